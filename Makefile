@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: MIT
+#
+# uMSI top-level build. Each module owns a fragment in mk/*.mk that adds to
+# the variables below; this file only wires them together.
+#
+#   make              library, simulator, the umsi command
+#   make test         every test (unit, property, fuzz smoke, QEMU), one summary
+#   make install PREFIX=/usr/local
+#
+CC      ?= cc
+AR      ?= ar
+BUILD   ?= build
+PREFIX  ?= /usr/local
+OPT     ?= -O2 -g
+WARN    := -std=c11 -Wall -Wextra -Werror
+CPPFLAGS_CORE := -Iinclude
+# The core is always compiled as a kernel would compile it.
+CFLAGS_CORE := $(WARN) $(OPT) -ffreestanding -fno-builtin -fno-strict-aliasing \
+               -fno-common $(EXTRA_CFLAGS)
+# Hosted code (simulator, tools, tests) may use libc.
+CFLAGS_HOST := $(WARN) $(OPT) -D_GNU_SOURCE $(EXTRA_CFLAGS)
+LDFLAGS_HOST := $(EXTRA_LDFLAGS)
+
+CORE_SRCS := $(sort $(wildcard src/*/*.c))
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/core/%.o)
+LIB       := $(BUILD)/libumsi.a
+
+# Fragments append to these.
+ALL_TARGETS  := $(LIB)
+TEST_BINS    :=
+TEST_SCRIPTS :=
+CHECK_TARGETS :=
+
+.PHONY: all test check install clean
+all: real-all
+
+$(BUILD)/core/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_CORE) -MMD -MP -c $< -o $@
+
+$(LIB): $(CORE_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+include $(sort $(wildcard mk/*.mk))
+
+real-all: $(ALL_TARGETS)
+
+# make test: build everything, run the checks, then every test binary and
+# script through one runner that prints "N passed, N failed" last.
+test: $(ALL_TARGETS) $(TEST_BINS) $(CHECK_TARGETS)
+	@scripts/run-tests $(TEST_BINS) -- $(TEST_SCRIPTS)
+
+install: $(LIB)
+	install -d $(DESTDIR)$(PREFIX)/include/umsi $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/umsi/*.h $(DESTDIR)$(PREFIX)/include/umsi/
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|' umsi.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/umsi.pc
+	if [ -x $(BUILD)/umsi ]; then install -m 755 $(BUILD)/umsi $(DESTDIR)$(PREFIX)/bin/; fi
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(CORE_OBJS:.o=.d)
