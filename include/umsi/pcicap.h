@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * umsi/pcicap.h - walking and decoding PCI capabilities over any view of
+ * configuration space.
+ *
+ * Configuration space is device-controlled data: a broken or hostile
+ * device can make its capability list loop, point into the header or past
+ * the end. Every walk here is bounded and every offset validated. The same
+ * functions serve the library (over the host's cfg_read) and `umsi
+ * inspect` (over a dump or sysfs file), so both decode identically.
+ */
+#ifndef UMSI_PCICAP_H
+#define UMSI_PCICAP_H
+
+#include <umsi/types.h>
+
+/**
+ * struct umsi_cfg_view - read access to one function's configuration space
+ * @read: read @width (1, 2, 4) bytes at @off into *@val; 0 or -UMSI_EIO
+ * @ctx: passed to @read
+ * @size: bytes that exist: 64 (a non-root sysfs read), 256 (conventional
+ *        PCI) or 4096 (PCIe extended space); reads at or beyond are not made
+ * @strict: true to reject a capability pointer with bits 1:0 set; false to
+ *          mask them off as PCI 3.0 6.7 tells software to (and lspci does)
+ */
+struct umsi_cfg_view {
+	int (*read)(void *ctx, uint16_t off, uint8_t width, uint32_t *val);
+	void *ctx;
+	uint16_t size;
+	bool strict;
+};
+
+/**
+ * umsi_pci_find_cap - find a standard capability
+ * @v: the configuration-space view
+ * @id: capability ID (UMSI_PCI_CAP_ID_*)
+ * @after: 0 to search from the start, else the offset of a capability to
+ *         continue after (for devices with two capabilities of one ID)
+ * @off: on success, the capability's offset
+ *
+ * Return: 0; -UMSI_ENOENT when the list lacks @id; -UMSI_ENODEV when the
+ * function reads all-ones (absent or surprise-removed); -UMSI_ELOOP when the
+ * list is longer than 48 entries (it loops); -UMSI_ERANGE for a pointer into
+ * the header (below 0x40) or past the end of the space; -UMSI_EINVAL for a
+ * misaligned pointer in strict mode; -UMSI_EIO when a read fails.
+ * Context: any.
+ */
+int umsi_pci_find_cap(const struct umsi_cfg_view *v, uint8_t id,
+		      uint16_t after, uint16_t *off);
+
+/**
+ * umsi_pci_find_ext_cap - find a PCI Express extended capability
+ * @v: the configuration-space view (size 4096)
+ * @id: extended capability ID
+ * @after: 0, or the offset of an extended capability to continue after
+ * @off: on success, the capability's offset
+ *
+ * Return: as umsi_pci_find_cap(); -UMSI_ENOENT also when @v has no
+ * extended space (size below 4096) or the list is empty (header 0 or
+ * all-ones at 0x100).
+ */
+int umsi_pci_find_ext_cap(const struct umsi_cfg_view *v, uint16_t id,
+			  uint16_t after, uint16_t *off);
+
+/**
+ * umsi_pci_walk_caps - call @fn for each standard capability in order
+ * @v: the configuration-space view
+ * @fn: called with (@arg, id, offset); a non-zero return stops the walk
+ *      and is returned
+ * @arg: passed to @fn
+ *
+ * Return: 0 after a complete walk, @fn's non-zero value, or an error as for
+ * umsi_pci_find_cap() (the capabilities before the fault were visited).
+ */
+int umsi_pci_walk_caps(const struct umsi_cfg_view *v,
+		       int (*fn)(void *arg, uint8_t id, uint16_t off),
+		       void *arg);
+
+/**
+ * struct umsi_msi_cap - an MSI capability as read from the device
+ * @off: capability offset
+ * @ctrl: Message Control register
+ * @enabled: MSI Enable
+ * @mmc: Multiple Message Capable as a count (1, 2, 4 .. 32)
+ * @mme: Multiple Message Enable as a count (1 .. 32)
+ * @addr64: 64-bit address capable
+ * @maskable: per-vector masking capable
+ * @address: message address (upper half read only when @addr64)
+ * @data: message data (16 bits)
+ * @mask: mask bits (0 when not @maskable)
+ * @pending: pending bits (0 when not @maskable)
+ * @mmc_reserved: Multiple Message Capable had a reserved encoding (6, 7)
+ */
+struct umsi_msi_cap {
+	uint16_t off;
+	uint16_t ctrl;
+	bool enabled;
+	uint8_t mmc;
+	uint8_t mme;
+	bool addr64;
+	bool maskable;
+	uint64_t address;
+	uint16_t data;
+	uint32_t mask;
+	uint32_t pending;
+	bool mmc_reserved;
+};
+
+/**
+ * umsi_pci_read_msi_cap - read and decode an MSI capability
+ * @v: view
+ * @off: the capability's offset (from umsi_pci_find_cap)
+ * @out: decoded fields
+ *
+ * Return: 0; -UMSI_ERANGE when the capability's registers would run past
+ * the end of @v's space; -UMSI_EIO on a failed read. Context: any.
+ */
+int umsi_pci_read_msi_cap(const struct umsi_cfg_view *v, uint16_t off,
+			  struct umsi_msi_cap *out);
+
+/**
+ * struct umsi_msix_cap - an MSI-X capability as read from the device
+ * @off: capability offset
+ * @ctrl: Message Control register
+ * @enabled: MSI-X Enable
+ * @function_mask: Function Mask
+ * @table_size: number of table entries (1-2048)
+ * @table_bir: BAR Indicator of the table (0-7 as read; 6 and 7 reserved)
+ * @table_offset: table offset in that BAR (8-byte aligned)
+ * @pba_bir: BAR Indicator of the Pending Bit Array
+ * @pba_offset: PBA offset in that BAR
+ */
+struct umsi_msix_cap {
+	uint16_t off;
+	uint16_t ctrl;
+	bool enabled;
+	bool function_mask;
+	uint16_t table_size;
+	uint8_t table_bir;
+	uint32_t table_offset;
+	uint8_t pba_bir;
+	uint32_t pba_offset;
+};
+
+/**
+ * umsi_pci_read_msix_cap - read and decode an MSI-X capability
+ * @v: view
+ * @off: the capability's offset
+ * @out: decoded fields
+ *
+ * Return: 0; -UMSI_ERANGE when the capability runs past the end of @v's
+ * space; -UMSI_EIO on a failed read. The table location is decoded, not
+ * validated against the BARs (see umsi/pci.h). Context: any.
+ */
+int umsi_pci_read_msix_cap(const struct umsi_cfg_view *v, uint16_t off,
+			   struct umsi_msix_cap *out);
+
+#endif /* UMSI_PCICAP_H */
