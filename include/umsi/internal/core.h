@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * umsi/internal/core.h - private structures shared by src/irq and src/pci.
+ *
+ * Not a public interface: it changes without notice. Embedders use
+ * umsi/irq.h and umsi/pci.h.
+ */
+#ifndef UMSI_INTERNAL_CORE_H
+#define UMSI_INTERNAL_CORE_H
+
+#include <stdatomic.h>
+#include <umsi/irq.h>
+#include <umsi/matrix.h>
+
+struct umsi_irq_desc;
+struct umsi_pci_dev;
+struct umsi_policy;
+
+/*
+ * Chip operations: how an IRQ's source is masked and retargeted. The seed
+ * had two MSI chip types, with and without mask bits; a chip without
+ * ->mask gets "lazy" masking from the core.
+ */
+struct umsi_irq_chip {
+	const char *name;
+	/* Hardware mask/unmask; NULL when the source has no mask bit. */
+	int (*mask)(struct umsi_system *sys, struct umsi_irq_desc *d);
+	int (*unmask)(struct umsi_system *sys, struct umsi_irq_desc *d);
+	/*
+	 * Point the source at (apic_id, vector) of @cpu with a protocol safe
+	 * against the device firing at any moment. Called without the
+	 * system lock. For a chip whose source cannot be masked (MSI
+	 * without mask bits) the core guarantees that either the vector is
+	 * unchanged or the new vector is also reserved on the old CPU, so
+	 * every intermediate (address, data) pair reaches a live vector.
+	 */
+	int (*set_target)(struct umsi_system *sys, struct umsi_irq_desc *d,
+			  uint32_t cpu, uint8_t vector);
+	/* Level-triggered source (IO-APIC): EOI must also reach the IO-APIC. */
+	bool level;
+};
+
+/* One handler attached to an IRQ. */
+struct umsi_irq_action {
+	umsi_handler_t handler;
+	void *dev_id;
+	const char *name;
+	uint32_t flags;
+	struct umsi_irq_action *_Atomic next;
+};
+
+/* An IRQ descriptor. Fields marked [lock] change under sys->lock only. */
+struct umsi_irq_desc {
+	uint32_t irq;
+	const struct umsi_irq_chip *chip;
+	void *chip_data;            /* the chip's per-IRQ state */
+	umsi_bdf_t bdf;
+	uint32_t hwirq;             /* MSI message, MSI-X index or GSI */
+	/* Target. [lock] */
+	uint32_t cpu;
+	uint8_t vector;
+	bool managed;
+	bool shutdown;              /* managed, whole mask offline */
+	uint8_t block_order;        /* MSI block: log2 of vectors, on leader */
+	struct umsi_irq_desc *block_leader;  /* NULL unless in an MSI block */
+	uint64_t *affinity;         /* cpu mask words, sys->mask_words long */
+	/* Handlers, published with release stores. */
+	struct umsi_irq_action *_Atomic actions;
+	/* Process-context changes of this IRQ are exclusive (EAGAIN). */
+	atomic_bool busy;
+	/* Masking: depth, and an interrupt noted while lazily masked. */
+	atomic_int mask_depth;
+	atomic_bool replay;
+	atomic_bool disabled;       /* by storm detection */
+	/* Statistics: per-CPU counts and storm detection state. */
+	_Atomic uint64_t *counts;   /* sys->ncpus entries */
+	_Atomic uint64_t unhandled_total;
+	atomic_uint storm_count;
+	atomic_uint storm_unhandled;
+	_Atomic uint64_t last_unhandled_ns;
+};
+
+/* Per-CPU state. */
+struct umsi_cpu {
+	uint32_t apic_id;
+	bool online;                /* [lock] */
+	bool reachable;             /* a message can name this CPU */
+	/* Dispatch generation: odd while in umsi_dispatch(). */
+	atomic_uint dispatch_seq;
+	_Atomic uint64_t spurious;
+	/* vector -> descriptor, the "vector indexing" table */
+	struct umsi_irq_desc *_Atomic vectab[256];
+};
+
+struct umsi_system {
+	const struct umsi_host_ops *ops;
+	void *host;
+	uint32_t plat_flags;
+	uint32_t ncpus;
+	uint32_t mask_words;
+	struct umsi_cpu *cpus;
+	size_t cpus_size;
+	void *lock;                 /* protects matrix, irq table, targets */
+	struct umsi_matrix *matrix;
+	void *matrix_mem;
+	size_t matrix_size;
+	/* IRQ number -> descriptor */
+	uint32_t max_irqs;
+	uint32_t first_dynamic_irq;
+	struct umsi_irq_desc *_Atomic *irqs;
+	/* Storm detection settings. */
+	uint32_t storm_threshold;
+	uint64_t storm_quiet_ns;
+	/* PCI layer. */
+	struct umsi_pci_dev *devs;  /* list of added functions [lock] */
+	struct umsi_policy *policy;
+};
+
+/* ---- helpers for every layer ------------------------------------------ */
+
+void umsi_log(struct umsi_system *sys, enum umsi_log_level lvl,
+	      const char *fmt, ...);
+void *umsi_zalloc(struct umsi_system *sys, size_t size);
+void umsi_free(struct umsi_system *sys, void *p, size_t size);
+
+static inline umsi_irqflags_t umsi_lock(struct umsi_system *sys)
+{
+	return sys->ops->lock_acquire(sys->host, sys->lock);
+}
+
+static inline void umsi_unlock(struct umsi_system *sys, umsi_irqflags_t f)
+{
+	sys->ops->lock_release(sys->host, sys->lock, f);
+}
+
+/* ---- IRQ core services for the PCI layer (src/irq/desc.c) -------------- */
+
+/**
+ * umsi_irq_alloc - create IRQs with vectors, not yet attached to a source
+ * @sys: the system
+ * @chip: chip operations
+ * @nvec: number of IRQs; with @block a power of two up to 32 that gets one
+ *        aligned block of vectors on one CPU (multi-message MSI)
+ * @block: allocate one aligned block of @nvec vectors
+ * @affinity: allowed CPUs (NULL: every online reachable CPU)
+ * @managed: reserve the vectors as managed
+ * @out: @nvec descriptors; the caller sets chip_data, bdf and hwirq
+ *
+ * Descriptors are published in the IRQ table and the vector tables, so a
+ * stray message to the new vectors is dispatched (and counted) instead of
+ * being spurious. All-or-nothing.
+ *
+ * Return: 0, -UMSI_ENOSPC, -UMSI_ENOMEM, -UMSI_EINVAL. Context: process.
+ */
+int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
+		   uint32_t nvec, bool block, const struct umsi_cpumask *affinity,
+		   bool managed, struct umsi_irq_desc **out);
+
+/**
+ * umsi_irq_alloc_at - create one IRQ with a given number (INTx: the GSI)
+ * @sys: the system
+ * @irq: the number wanted
+ * @chip: chip operations
+ * @out: the descriptor
+ *
+ * Return: 0, -UMSI_EBUSY when the number is taken, -UMSI_ENOSPC,
+ * -UMSI_ENOMEM, -UMSI_EINVAL. Context: process.
+ */
+int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
+		      const struct umsi_irq_chip *chip,
+		      struct umsi_irq_desc **out);
+
+/**
+ * umsi_irq_release - destroy IRQs made by umsi_irq_alloc()
+ * @sys: the system
+ * @descs: the descriptors (all of one block, when allocated as a block)
+ * @n: how many
+ *
+ * Unpublishes them, waits until no CPU is still dispatching them, returns
+ * the vectors and frees the memory. Handlers still attached are dropped.
+ * Context: process.
+ */
+void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
+		      uint32_t n);
+
+/**
+ * umsi_irq_compose - the message that reaches @d's current target
+ * @sys: the system
+ * @d: the descriptor
+ * @cpu: target CPU
+ * @vector: target vector
+ * @msg: the message
+ *
+ * Through the host's remapping back end when the platform remaps, else
+ * the x86 format. Return: 0 or a negative code.
+ */
+int umsi_irq_compose(struct umsi_system *sys, struct umsi_irq_desc *d,
+		     uint32_t cpu, uint8_t vector, struct umsi_msg *msg);
+
+/* Look up a live descriptor (NULL when none). Context: any. */
+struct umsi_irq_desc *umsi_irq_to_desc(struct umsi_system *sys, uint32_t irq);
+
+/* Format into a buffer; a subset of printf (see src/lib/format.c). */
+size_t umsi_snprintf(char *buf, size_t len, const char *fmt, ...);
+
+/* Freestanding memory helpers (src/lib/mem.c). */
+void *umsi_memset(void *d, int c, size_t n);
+void *umsi_memcpy(void *d, const void *s, size_t n);
+int umsi_memcmp(const void *a, const void *b, size_t n);
+size_t umsi_strlen(const char *s);
+
+#endif /* UMSI_INTERNAL_CORE_H */

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * umsi/pci.h - PCI functions, MSI and MSI-X, and the driver API.
+ *
+ * The kernel tells uMSI about each PCI function it enumerates
+ * (umsi_pci_add) and removes it on hot removal (umsi_pci_remove, which
+ * reclaims everything). Drivers then ask for interrupt vectors with
+ * umsi_pci_alloc_irq_vectors(), attach handlers to the returned IRQs
+ * (umsi/irq.h) and free them with umsi_pci_free_irq_vectors().
+ *
+ * The 2003 seed's API (msi_get_pci_irq_vector, msix_alloc_vectors, ...) is
+ * in umsi/compat.h, as a thin layer over this one.
+ */
+#ifndef UMSI_PCI_H
+#define UMSI_PCI_H
+
+#include <umsi/irq.h>
+#include <umsi/pcicap.h>
+
+struct umsi_pci_dev;
+
+/* Flags of umsi_pci_add(). */
+/* The function is in its reset state (uMSI may skip masking unused MSI-X
+ * entries: reset leaves every entry masked). */
+#define UMSI_PCI_ADD_FRESH  (1u << 0)
+
+/**
+ * umsi_pci_add - register a PCI function with uMSI
+ * @sys: the system
+ * @bdf: its address
+ * @parent: the bridge it sits behind (NULL on a root bus); used by the
+ *          "no MSI below this bridge" quirk
+ * @flags: UMSI_PCI_ADD_*
+ * @out: the function's record
+ *
+ * Reads IDs and the capability lists (bounded walks: a broken list is
+ * reported and MSI/MSI-X treated as absent), sizes the BARs that hold an
+ * MSI-X table or PBA (with memory decode briefly off, as a PCI core does at
+ * enumeration), validates the table location, and applies quirks and the
+ * boot-parameter policy. Does not enable anything.
+ *
+ * Return: 0; -UMSI_ENODEV when the function reads all-ones; -UMSI_EEXIST;
+ * -UMSI_ENOMEM; -UMSI_EIO. Context: process.
+ */
+int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
+		 struct umsi_pci_dev *parent, uint32_t flags,
+		 struct umsi_pci_dev **out);
+
+/**
+ * umsi_pci_remove - forget a PCI function, reclaiming everything
+ * @sys: the system
+ * @dev: the function
+ *
+ * Frees handlers, IRQs, vectors, MSI-X mappings and the record; disables
+ * MSI/MSI-X on the device unless it reads all-ones (already gone). The
+ * vector allocator's state afterwards equals its state before the device
+ * was added. This is the seed's transparent reclaim on hot removal.
+ * Context: process.
+ */
+void umsi_pci_remove(struct umsi_system *sys, struct umsi_pci_dev *dev);
+
+/**
+ * umsi_pci_find - the record of a registered function
+ * @sys: the system
+ * @bdf: its address
+ *
+ * Return: the record or NULL. Context: process.
+ */
+struct umsi_pci_dev *umsi_pci_find(struct umsi_system *sys, umsi_bdf_t bdf);
+
+/* Flags of umsi_pci_alloc_irq_vectors(). */
+#define UMSI_IRQ_INTX      (1u << 0)  /* INTx through the IO-APIC allowed */
+#define UMSI_IRQ_MSI       (1u << 1)
+#define UMSI_IRQ_MSIX      (1u << 2)
+#define UMSI_IRQ_AFFINITY  (1u << 3)  /* spread vectors over CPUs, managed */
+#define UMSI_IRQ_ALL_TYPES (UMSI_IRQ_INTX | UMSI_IRQ_MSI | UMSI_IRQ_MSIX)
+
+/* Interrupt mode of a function. */
+enum umsi_pci_mode {
+	UMSI_MODE_NONE = 0,
+	UMSI_MODE_INTX,
+	UMSI_MODE_MSI,
+	UMSI_MODE_MSIX,
+};
+
+/**
+ * umsi_pci_alloc_irq_vectors - give a function between @min and @max IRQs
+ * @dev: the function
+ * @min: fewest acceptable (>= 1)
+ * @max: most wanted
+ * @flags: UMSI_IRQ_* types to try, in the order MSI-X, MSI, INTx
+ *
+ * Tries each allowed type, shrinking towards @min to what the device and
+ * the vector allocator allow. MSI gets 2^k vectors as one aligned block
+ * (the device may send any of them) of which the first n are returned.
+ * Enabling MSI or MSI-X also sets Bus Master Enable in the Command
+ * register: a message is a DMA write. MSI/MSI-X disable INTx.
+ *
+ * Return: the number of IRQs (>= @min), or -UMSI_ENOSPC when not even
+ * @min fit, -UMSI_EPERM when policy or a quirk forbids every allowed type,
+ * -UMSI_EBUSY when vectors are already allocated, -UMSI_ENODEV when the
+ * device is gone, -UMSI_EINVAL, -UMSI_ENOMEM, -UMSI_EIO. On failure the
+ * device is left with MSI and MSI-X disabled and nothing allocated.
+ * Context: process.
+ */
+int umsi_pci_alloc_irq_vectors(struct umsi_pci_dev *dev, uint32_t min,
+			       uint32_t max, uint32_t flags);
+
+/**
+ * umsi_pci_free_irq_vectors - release every IRQ of a function
+ * @dev: the function
+ *
+ * Disables MSI/MSI-X (every MSI-X entry left masked), frees handlers still
+ * attached, IRQs and vectors. Context: process.
+ */
+void umsi_pci_free_irq_vectors(struct umsi_pci_dev *dev);
+
+/**
+ * umsi_pci_irq_vector - the IRQ number of vector @n
+ * @dev: the function
+ * @n: 0 .. count-1 (for MSI-X: the n-th allocated entry)
+ *
+ * Return: the IRQ, or -UMSI_EINVAL. Context: any.
+ */
+int umsi_pci_irq_vector(struct umsi_pci_dev *dev, uint32_t n);
+
+/**
+ * umsi_pci_mode - current interrupt mode of a function
+ * @dev: the function
+ *
+ * Return: an enum umsi_pci_mode. Context: any.
+ */
+enum umsi_pci_mode umsi_pci_mode(struct umsi_pci_dev *dev);
+
+/**
+ * umsi_pci_msix_alloc_entry - add one MSI-X entry while MSI-X is enabled
+ * @dev: the function, in MSI-X mode
+ * @index: table index wanted, or -1 for the lowest free one
+ *
+ * Dynamic MSI-X: the entry is programmed masked, then unmasked; running
+ * entries are not disturbed.
+ *
+ * Return: the IRQ; -UMSI_EBUSY when @index is in use; -UMSI_ENOSPC when no
+ * entry or vector is free; -UMSI_EINVAL when not in MSI-X mode or @index
+ * is out of the table. Context: process.
+ */
+int umsi_pci_msix_alloc_entry(struct umsi_pci_dev *dev, int32_t index);
+
+/**
+ * umsi_pci_msix_free_entry - remove one MSI-X entry added at run time
+ * @dev: the function
+ * @irq: the entry's IRQ
+ *
+ * Masks the entry and frees handler, IRQ and vector.
+ *
+ * Return: 0 or -UMSI_ENOENT. Context: process.
+ */
+int umsi_pci_msix_free_entry(struct umsi_pci_dev *dev, uint32_t irq);
+
+/**
+ * umsi_pci_alloc_msix_entries - MSI-X with table indices chosen by the
+ * driver (sparse entries)
+ * @dev: the function
+ * @indices: table indices, distinct
+ * @n: how many
+ * @irqs: filled with the IRQ of each index
+ *
+ * Return: 0 or as umsi_pci_alloc_irq_vectors() (all or nothing).
+ * Context: process.
+ */
+int umsi_pci_alloc_msix_entries(struct umsi_pci_dev *dev,
+				const uint16_t *indices, uint32_t n,
+				uint32_t *irqs);
+
+/**
+ * umsi_pci_irq_pending - read a vector's pending bit from the device
+ * @dev: the function
+ * @n: vector number as for umsi_pci_irq_vector()
+ *
+ * Return: 1 pending, 0 not, -UMSI_ENOTSUP for MSI without mask bits,
+ * -UMSI_EINVAL. Context: any.
+ */
+int umsi_pci_irq_pending(struct umsi_pci_dev *dev, uint32_t n);
+
+/**
+ * umsi_pci_save_state - remember MSI/MSI-X programming for a reset
+ * @dev: the function
+ *
+ * uMSI already caches what it programmed; this records that a reset is
+ * coming so restore knows what to rewrite. Return: 0. Context: process.
+ */
+int umsi_pci_save_state(struct umsi_pci_dev *dev);
+
+/**
+ * umsi_pci_restore_state - reprogram MSI/MSI-X after reset or resume
+ * @dev: the function
+ *
+ * Rewrites the capability and every table entry (masked ones masked)
+ * from uMSI's cache, in the set-up order, then Bus Master and INTx
+ * disable. Return: 0 or -UMSI_EIO / -UMSI_ENODEV. Context: process.
+ */
+int umsi_pci_restore_state(struct umsi_pci_dev *dev);
+
+/**
+ * struct umsi_pci_info - what uMSI knows about a function
+ * @bdf: address
+ * @vendor: vendor ID
+ * @device: device ID
+ * @class_code: class (24 bits)
+ * @msi_cap: MSI capability offset (0: none)
+ * @msix_cap: MSI-X capability offset (0: none)
+ * @msi_max: messages the MSI capability offers
+ * @msix_max: MSI-X table size
+ * @intx_pin: 0 none, 1-4 INTA-INTD
+ * @mode: current mode
+ * @nvec: IRQs allocated
+ * @msi_reserved: MSI: vectors in the block (2^MME)
+ * @gsi: INTx: the GSI, when in INTx mode
+ * @reason: why MSI/MSI-X are unavailable (NULL when available): one of
+ *          "policy:pci_nomsi", "policy:device_nomsi", "policy:not_listed",
+ *          "policy:platform", "quirk:NAME", "no_capability",
+ *          "bar_unassigned", "bad_capability"
+ */
+struct umsi_pci_info {
+	umsi_bdf_t bdf;
+	uint16_t vendor;
+	uint16_t device;
+	uint32_t class_code;
+	uint16_t msi_cap;
+	uint16_t msix_cap;
+	uint32_t msi_max;
+	uint32_t msix_max;
+	uint8_t intx_pin;
+	enum umsi_pci_mode mode;
+	uint32_t nvec;
+	uint32_t msi_reserved;
+	uint32_t gsi;
+	const char *reason;
+};
+
+/**
+ * umsi_pci_get_info - describe a function
+ * @dev: the function
+ * @info: filled
+ *
+ * Context: process.
+ */
+void umsi_pci_get_info(struct umsi_pci_dev *dev, struct umsi_pci_info *info);
+
+/* ---- policy: boot parameters ------------------------------------------ */
+
+/**
+ * umsi_policy_parse - take MSI policy from a kernel command line
+ * @sys: the system
+ * @cmdline: space-separated words; the ones uMSI knows:
+ *   pci_nomsi, pci=nomsi          no MSI or MSI-X for any device
+ *   device_nomsi=0xDDDDVVVV,...   no MSI for these devices (device ID in
+ *                                 the high 16 bits, vendor in the low)
+ *   device_msi=0xDDDDVVVV,...     the devices allowed in specific mode
+ *   pci_msi=specific              only devices in device_msi= get MSI;
+ *                                 device_nomsi= is then ignored (warned)
+ *   Lists hold at most 31 entries, as the seed's did.
+ *
+ * A malformed parameter is reported in the log and ignored as a whole,
+ * never half-applied. Unknown words are ignored. Calling it again adds to
+ * the policy. Applies to devices added afterwards.
+ *
+ * Return: 0, or the number of malformed parameters as a negative
+ * -UMSI_EINVAL when any was (the rest still applied). Context: process.
+ */
+int umsi_policy_parse(struct umsi_system *sys, const char *cmdline);
+
+/* ---- quirks ------------------------------------------------------------- */
+
+/* Quirk flags. */
+#define UMSI_QUIRK_NO_MSI          (1u << 0)  /* MSI and MSI-X broken */
+#define UMSI_QUIRK_NO_MSI_BELOW    (1u << 1)  /* bridge: nothing below gets MSI */
+#define UMSI_QUIRK_NO_64BIT_MSI    (1u << 2)  /* upper address ignored */
+#define UMSI_QUIRK_INTX_DISABLE_BUG (1u << 3) /* INTx Disable stops MSI too */
+#define UMSI_QUIRK_BROKEN_MASK     (1u << 4)  /* per-vector mask bits lie */
+
+/**
+ * struct umsi_quirk - one entry of the quirk table
+ * @vendor: vendor ID to match
+ * @device: device ID to match, or 0xffff for any device of @vendor
+ * @flags: UMSI_QUIRK_*
+ * @name: short name shown in reasons ("quirk:NAME")
+ */
+struct umsi_quirk {
+	uint16_t vendor;
+	uint16_t device;
+	uint32_t flags;
+	const char *name;
+};
+
+/**
+ * umsi_quirk_add - add a quirk at run time (the kernel knows its platform)
+ * @sys: the system
+ * @q: the quirk (copied)
+ *
+ * Return: 0, -UMSI_ENOMEM. Context: process.
+ */
+int umsi_quirk_add(struct umsi_system *sys, const struct umsi_quirk *q);
+
+/**
+ * umsi_quirk_table - the built-in quirk table
+ * @n: set to its length
+ *
+ * Return: the table. Context: any.
+ */
+const struct umsi_quirk *umsi_quirk_table(size_t *n);
+
+#endif /* UMSI_PCI_H */
