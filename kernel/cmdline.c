@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmdline.c - the multiboot command line.
+ *
+ * QEMU's multiboot loader passes "<kernel path> <-append text>", so the
+ * first word is skipped. Parameters are space-separated "key" or
+ * "key=value" words; the last occurrence of a key wins, as in Linux.
+ */
+#include "kernel.h"
+
+static char cmdline[1024];
+
+void cmdline_init(const char *raw)
+{
+	const char *p = raw ? raw : "";
+
+	while (*p == ' ')
+		p++;
+	while (*p && *p != ' ')
+		p++;	/* the kernel's own path */
+	while (*p == ' ')
+		p++;
+	size_t n = strlen(p);
+
+	if (n >= sizeof(cmdline))
+		n = sizeof(cmdline) - 1;
+	memcpy(cmdline, p, n);
+	cmdline[n] = '\0';
+}
+
+const char *cmdline_get(void)
+{
+	return cmdline;
+}
+
+const char *cmdline_value(const char *key, char *buf, size_t size)
+{
+	size_t klen = strlen(key);
+	const char *p = cmdline, *found = NULL;
+	size_t flen = 0;
+
+	while (*p) {
+		const char *w = p;
+		size_t wlen = 0;
+
+		while (w[wlen] && w[wlen] != ' ')
+			wlen++;
+		if (wlen >= klen && !strncmp(w, key, klen) &&
+		    (wlen == klen || w[klen] == '=')) {
+			found = wlen == klen ? w + wlen : w + klen + 1;
+			flen = wlen == klen ? 0 : wlen - klen - 1;
+		}
+		p = w + wlen;
+		while (*p == ' ')
+			p++;
+	}
+	if (!found || !size)
+		return found ? "" : NULL;
+	if (flen >= size)
+		flen = size - 1;
+	memcpy(buf, found, flen);
+	buf[flen] = '\0';
+	return buf;
+}
+
+bool cmdline_flag(const char *key)
+{
+	char buf[8];
+
+	return cmdline_value(key, buf, sizeof(buf)) != NULL;
+}

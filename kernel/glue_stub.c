@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * glue_stub.c - stand-in for the uMSI hand-over until the library's
+ * system and dispatch API exist.
+ */
+#include "kernel.h"
+#include "umsi_glue.h"
+
+void umsi_glue_run(void)
+{
+	kprintf("umsi: library not linked (stub)\n");
+}
+
+bool umsi_glue_failed(void)
+{
+	return false;
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ioapic.c - IO-APIC driver (82093AA datasheet; ICH9 datasheet 13.5).
+ *
+ * Each IO-APIC has an index register (IOREGSEL, +0x00) and a data window
+ * (IOWIN, +0x10). Register 1 bits 23:16 hold the highest redirection
+ * entry; entry n is registers 0x10 + 2n (low) and 0x11 + 2n (high):
+ * vector 7:0, delivery mode 10:8 (0 = fixed), destination mode 11
+ * (0 = physical), polarity 13 (1 = active low), trigger 15 (1 = level),
+ * mask 16; destination APIC ID in bits 63:56.
+ */
+#include "kernel.h"
+#include "acpi.h"
+#include "ioapic.h"
+
+#define IOREGSEL 0x00
+#define IOWIN    0x10
+
+#define RTE_POLARITY_LOW (1u << 13)
+#define RTE_LEVEL        (1u << 15)
+#define RTE_MASKED       (1u << 16)
+
+struct ioapic {
+	uint64_t base;
+	uint32_t gsi_base;
+	uint32_t count;
+	struct spinlock lock;
+};
+
+static struct ioapic ioapics[ACPI_MAX_IOAPICS];
+static uint32_t nioapics;
+
+/*
+ * Both 8259s: remap them away from the exception vectors (0x20/0x28, so a
+ * stray one is at least recognisable), then mask every line. The local
+ * APIC's LINT0, where they would arrive, is masked as well (apic.c).
+ */
+void pic_disable(void)
+{
+	outb(0x20, 0x11);
+	outb(0xa0, 0x11);
+	outb(0x21, 0x20);
+	outb(0xa1, 0x28);
+	outb(0x21, 0x04);
+	outb(0xa1, 0x02);
+	outb(0x21, 0x01);
+	outb(0xa1, 0x01);
+	outb(0x21, 0xff);
+	outb(0xa1, 0xff);
+}
+
+static uint32_t reg_read(struct ioapic *io, uint8_t reg)
+{
+	mmio_write32(io->base + IOREGSEL, reg);
+	return mmio_read32(io->base + IOWIN);
+}
+
+static void reg_write(struct ioapic *io, uint8_t reg, uint32_t v)
+{
+	mmio_write32(io->base + IOREGSEL, reg);
+	mmio_write32(io->base + IOWIN, v);
+}
+
+void ioapic_init(void)
+{
+	for (uint32_t i = 0; i < acpi.nioapics; i++) {
+		struct ioapic *io = &ioapics[nioapics++];
+
+		io->base = (uint64_t)mm_map_mmio(acpi.ioapic[i].addr, 4096);
+		io->gsi_base = acpi.ioapic[i].gsi_base;
+		io->count = ((reg_read(io, 1) >> 16) & 0xff) + 1;
+		for (uint32_t n = 0; n < io->count; n++) {
+			reg_write(io, (uint8_t)(0x10 + 2 * n), RTE_MASKED);
+			reg_write(io, (uint8_t)(0x11 + 2 * n), 0);
+		}
+	}
+}
+
+uint32_t ioapic_gsi_count(void)
+{
+	uint32_t max = 0;
+
+	for (uint32_t i = 0; i < nioapics; i++) {
+		if (ioapics[i].gsi_base + ioapics[i].count > max)
+			max = ioapics[i].gsi_base + ioapics[i].count;
+	}
+	return max;
+}
+
+static struct ioapic *find(uint32_t gsi, uint32_t *pin)
+{
+	for (uint32_t i = 0; i < nioapics; i++) {
+		struct ioapic *io = &ioapics[i];
+
+		if (gsi >= io->gsi_base && gsi < io->gsi_base + io->count) {
+			*pin = gsi - io->gsi_base;
+			return io;
+		}
+	}
+	return NULL;
+}
+
+/**
+ * ioapic_program - write a whole redirection entry
+ * @gsi: global system interrupt
+ * @r: destination, vector, trigger, polarity, mask
+ *
+ * The entry is masked while its halves are written, so the input never
+ * delivers a half-updated entry; the final write sets the wanted mask.
+ * Return: 0, or -1 when no IO-APIC has @gsi or the APIC ID needs more
+ * than the 8 bits an IO-APIC entry holds (no interrupt remapping).
+ */
+int ioapic_program(uint32_t gsi, const struct ioapic_route *r)
+{
+	uint32_t pin, lo;
+	struct ioapic *io = find(gsi, &pin);
+	unsigned long flags;
+
+	if (!io || r->apic_id > 0xff)
+		return -1;
+	lo = r->vector;
+	if (r->polarity == IOAPIC_POL_LOW)
+		lo |= RTE_POLARITY_LOW;
+	if (r->trigger == IOAPIC_TRIGGER_LEVEL)
+		lo |= RTE_LEVEL;
+	flags = spin_lock_irqsave(&io->lock);
+	reg_write(io, (uint8_t)(0x10 + 2 * pin), lo | RTE_MASKED);
+	reg_write(io, (uint8_t)(0x11 + 2 * pin), r->apic_id << 24);
+	reg_write(io, (uint8_t)(0x10 + 2 * pin), lo | (r->masked ? RTE_MASKED : 0));
+	spin_unlock_irqrestore(&io->lock, flags);
+	return 0;
+}
+
+int ioapic_set_mask(uint32_t gsi, bool masked)
+{
+	uint32_t pin, lo;
+	struct ioapic *io = find(gsi, &pin);
+	unsigned long flags;
+
+	if (!io)
+		return -1;
+	flags = spin_lock_irqsave(&io->lock);
+	lo = reg_read(io, (uint8_t)(0x10 + 2 * pin));
+	lo = masked ? lo | RTE_MASKED : lo & ~RTE_MASKED;
+	reg_write(io, (uint8_t)(0x10 + 2 * pin), lo);
+	spin_unlock_irqrestore(&io->lock, flags);
+	return 0;
+}
+
+int ioapic_read_entry(uint32_t gsi, uint64_t *entry)
+{
+	uint32_t pin;
+	struct ioapic *io = find(gsi, &pin);
+	unsigned long flags;
+
+	if (!io)
+		return -1;
+	flags = spin_lock_irqsave(&io->lock);
+	*entry = reg_read(io, (uint8_t)(0x10 + 2 * pin)) |
+		 ((uint64_t)reg_read(io, (uint8_t)(0x11 + 2 * pin)) << 32);
+	spin_unlock_irqrestore(&io->lock, flags);
+	return 0;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ioapic.h - IO-APIC redirection entries, and the 8259 PICs kept masked.
+ */
+#ifndef KERNEL_IOAPIC_H
+#define KERNEL_IOAPIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define IOAPIC_TRIGGER_EDGE   0
+#define IOAPIC_TRIGGER_LEVEL  1
+#define IOAPIC_POL_HIGH       0
+#define IOAPIC_POL_LOW        1
+
+struct ioapic_route {
+	uint32_t apic_id;	/* physical destination */
+	uint8_t vector;
+	uint8_t trigger;	/* IOAPIC_TRIGGER_* */
+	uint8_t polarity;	/* IOAPIC_POL_* */
+	bool masked;
+};
+
+void pic_disable(void);
+void ioapic_init(void);			/* every input masked */
+uint32_t ioapic_gsi_count(void);	/* highest GSI + 1 */
+int ioapic_program(uint32_t gsi, const struct ioapic_route *r);
+int ioapic_set_mask(uint32_t gsi, bool masked);
+int ioapic_read_entry(uint32_t gsi, uint64_t *entry);
+
+#endif /* KERNEL_IOAPIC_H */

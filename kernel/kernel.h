@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kernel.h - core services of the reference kernel: console, panic and
+ * exit, spinlocks, per-CPU data, memory, time and the command line.
+ */
+#ifndef KERNEL_KERNEL_H
+#define KERNEL_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch.h"
+#include "lib/klib.h"
+
+#define KERNEL_MAX_CPUS 64	/* also in boot.S (GDT size) */
+
+/*
+ * Exit status through isa-debug-exit (port 0xf4): QEMU exits with
+ * (value << 1) | 1, so PASS is 33 and FAIL is 35 as seen by the shell.
+ * A triple fault under -no-reboot exits with 0, a timeout with 124.
+ */
+#define DEBUG_EXIT_PORT   0xf4
+#define KERNEL_EXIT_PASS  0x10
+#define KERNEL_EXIT_FAIL  0x11
+
+#define ALIGN_UP(x, a)   (((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
+#define ALIGN_DOWN(x, a) ((x) & ~((uint64_t)(a) - 1))
+#define ARRAY_SIZE(a)    (sizeof(a) / sizeof((a)[0]))
+
+/* ---- console (kernel/serial.c, kernel/console.c) ---------------------- */
+void serial_init(void);
+void serial_write(const char *s, size_t n);
+void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void kputs_raw(const char *s);	/* no lock: for panic paths */
+__attribute__((noreturn)) void panic(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+__attribute__((noreturn)) void kernel_exit(uint8_t code);
+
+/* ---- spinlocks ---------------------------------------------------------- */
+struct spinlock {
+	volatile uint32_t locked;
+};
+
+static inline void spin_lock(struct spinlock *l)
+{
+	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))
+			cpu_relax();
+	}
+}
+
+static inline void spin_unlock(struct spinlock *l)
+{
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+}
+
+static inline unsigned long spin_lock_irqsave(struct spinlock *l)
+{
+	unsigned long flags = irq_save();
+
+	spin_lock(l);
+	return flags;
+}
+
+static inline void spin_unlock_irqrestore(struct spinlock *l,
+					  unsigned long flags)
+{
+	spin_unlock(l);
+	irq_restore(flags);
+}
+
+/* ---- per-CPU data (GS base points at the CPU's struct percpu) ---------- */
+struct tss {
+	uint32_t reserved0;
+	uint64_t rsp[3];
+	uint64_t reserved1;
+	uint64_t ist[7];
+	uint64_t reserved2;
+	uint16_t reserved3;
+	uint16_t iomap_base;
+} __attribute__((packed));
+
+struct percpu {
+	struct percpu *self;		/* must stay first: %gs:0 */
+	uint32_t cpu;			/* must stay second: %gs:8 */
+	uint32_t apic_id;
+	uint32_t tss_slot;		/* GDT slot of the TSS */
+	volatile bool online;
+	struct tss tss;
+	void *stack, *irq_stack, *exc_stack;
+	/* Cross-call mailbox (kernel/smp.c). */
+	void (*volatile xcall_fn)(void *);
+	void *volatile xcall_arg;
+	volatile uint32_t xcall_done;
+	volatile uint64_t irq_count;	/* interrupts taken, all vectors */
+	volatile uint64_t spurious_count;
+};
+
+extern struct percpu *percpu_table[KERNEL_MAX_CPUS];
+
+static inline uint32_t this_cpu_id(void)
+{
+	uint32_t v;
+
+	__asm__ volatile("movl %%gs:8, %0" : "=r"(v));
+	return v;
+}
+
+static inline struct percpu *this_cpu(void)
+{
+	struct percpu *p;
+
+	__asm__ volatile("movq %%gs:0, %0" : "=r"(p));
+	return p;
+}
+
+void cpu_setup(struct percpu *pc);	/* GDT/TSS/IDT/GS/SSE on this CPU */
+
+/* ---- memory (kernel/mm.c) ------------------------------------------------- */
+void mm_init(uint64_t heap_start, uint64_t heap_end, uint64_t ram_top);
+void *kalloc(size_t size);		/* zeroed, 16-byte aligned */
+void kfree(void *p, size_t size);
+void *kalloc_pages(size_t size);	/* zeroed, 4 KiB aligned, never freed */
+/* Identity-map [phys, phys+len) uncached; returns the virtual address. */
+void *mm_map_mmio(uint64_t phys, uint64_t len);
+uint64_t mm_heap_used(void);
+
+/* ---- time (kernel/time.c) ------------------------------------------------ */
+void time_init(uint16_t pm_port, bool pm_32bit);
+void udelay(uint64_t us);
+uint64_t clock_ns(void);
+
+/* ---- command line (kernel/cmdline.c) -------------------------------------- */
+void cmdline_init(const char *raw);
+const char *cmdline_get(void);
+/* Value of key=value, or "" for a bare flag, or NULL when absent. */
+const char *cmdline_value(const char *key, char *buf, size_t size);
+bool cmdline_flag(const char *key);
+
+/* ---- interrupts (kernel/idt.c) -------------------------------------------- */
+#define VECTOR_XCALL     0xfd	/* cross-call IPI */
+#define VECTOR_SPURIOUS  0xff	/* APIC spurious vector: never EOIed */
+
+struct trap_frame {
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+	uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+	uint64_t vector, error;
+	uint64_t rip, cs, rflags, rsp, ss;
+};
+
+void idt_init(void);
+void idt_load(void);
+void kernel_irq_entry(uint8_t vector);
+
+#endif /* KERNEL_KERNEL_H */

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pci.c - PCI configuration space and enumeration.
+ *
+ * ECAM (PCIe base spec 7.2.2): function (bus, dev, fn) owns the 4 KiB at
+ * base + ((bus - start_bus) << 20 | dev << 15 | fn << 12). q35 puts the
+ * 256 MiB window at 0xb0000000 (from the MCFG table, never assumed).
+ * Enumeration walks bus 0 and, below every type-1 header, the secondary
+ * bus the firmware assigned. BARs are read, sized with decoding off, and
+ * restored: their addresses are the firmware's.
+ */
+#include "kernel.h"
+#include "acpi.h"
+#include "pci.h"
+
+struct pci_dev pci_devs[PCI_MAX_DEVS];
+uint32_t pci_ndevs;
+
+static uint64_t ecam;
+static uint8_t bus_start, bus_end;
+static struct spinlock cf8_lock;
+
+void pci_init(void)
+{
+	if (acpi.have_mcfg) {
+		bus_start = acpi.ecam_bus_start;
+		bus_end = acpi.ecam_bus_end;
+		ecam = (uint64_t)mm_map_mmio(acpi.ecam_base,
+					     ((uint64_t)(bus_end - bus_start) + 1) << 20);
+	}
+}
+
+static uint64_t ecam_addr(uint32_t bdf, uint16_t off)
+{
+	uint32_t bus = PCI_BUS(bdf);
+
+	if (!ecam || bdf >> 16 || bus < bus_start || bus > bus_end)
+		return 0;
+	return ecam + ((uint64_t)(bus - bus_start) << 20) +
+	       ((uint64_t)(bdf & 0xff) << 12) + off;
+}
+
+uint32_t pci_cfg_read(uint32_t bdf, uint16_t off, uint8_t width)
+{
+	uint64_t a = ecam_addr(bdf, off);
+	uint32_t ones = width == 4 ? 0xffffffffu : (1u << (8 * width)) - 1;
+
+	if (off >= 4096 || (off & (width - 1)))
+		return ones;
+	if (!a) {
+		uint32_t v;
+		unsigned long flags;
+
+		/* Legacy mechanism #1: the first 256 bytes only. */
+		if (ecam || bdf >> 16 || off >= 256)
+			return ones;
+		flags = spin_lock_irqsave(&cf8_lock);
+		outl(0xcf8, 0x80000000u | ((bdf & 0xffff) << 8) | (off & 0xfc));
+		v = inl(0xcfc) >> (8 * (off & 3));
+		spin_unlock_irqrestore(&cf8_lock, flags);
+		return v & ones;
+	}
+	switch (width) {
+	case 1:
+		return mmio_read8(a);
+	case 2:
+		return mmio_read16(a);
+	default:
+		return mmio_read32(a);
+	}
+}
+
+void pci_cfg_write(uint32_t bdf, uint16_t off, uint8_t width, uint32_t v)
+{
+	uint64_t a = ecam_addr(bdf, off);
+
+	if (off >= 4096 || (off & (width - 1)))
+		return;
+	if (!a) {
+		unsigned long flags;
+		uint32_t shift = 8 * (off & 3), mask, old;
+
+		if (ecam || bdf >> 16 || off >= 256)
+			return;
+		mask = width == 4 ? 0xffffffffu : ((1u << (8 * width)) - 1) << shift;
+		flags = spin_lock_irqsave(&cf8_lock);
+		outl(0xcf8, 0x80000000u | ((bdf & 0xffff) << 8) | (off & 0xfc));
+		old = width == 4 ? 0 : inl(0xcfc);
+		outl(0xcfc, (old & ~mask) | ((v << shift) & mask));
+		spin_unlock_irqrestore(&cf8_lock, flags);
+		return;
+	}
+	switch (width) {
+	case 1:
+		mmio_write8(a, (uint8_t)v);
+		break;
+	case 2:
+		mmio_write16(a, (uint16_t)v);
+		break;
+	default:
+		mmio_write32(a, v);
+		break;
+	}
+	/* A read-back makes the write complete before we go on. */
+	(void)mmio_read32(a & ~3ull);
+}
+
+struct pci_dev *pci_find(uint32_t bdf)
+{
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		if (pci_devs[i].bdf == bdf)
+			return &pci_devs[i];
+	}
+	return NULL;
+}
+
+/*
+ * Size BAR @i of @d (PCI 3.0, 6.2.5.1): with I/O and memory decoding off,
+ * write all-ones, read back the size mask, restore. A BAR the firmware
+ * left at address 0 is marked unassigned and never used.
+ */
+static int size_bar(struct pci_dev *d, int i)
+{
+	uint16_t off = (uint16_t)(0x10 + 4 * i);
+	uint32_t lo = pci_cfg_read(d->bdf, off, 4), hi = 0, mlo, mhi = 0xffffffffu;
+	struct pci_bar *b = &d->bar[i];
+	uint64_t mask;
+
+	pci_cfg_write(d->bdf, off, 4, 0xffffffffu);
+	mlo = pci_cfg_read(d->bdf, off, 4);
+	pci_cfg_write(d->bdf, off, 4, lo);
+	if (mlo == 0)
+		return 1;
+	if (lo & 1) {
+		b->kind = PCI_BAR_IO;
+		b->addr = lo & ~3u;
+		mask = (mlo & ~3u) | 0xffff0000u;
+		b->size = (uint32_t)(~mask + 1);
+		b->assigned = b->addr != 0;
+		return 1;
+	}
+	b->prefetchable = (lo >> 3) & 1;
+	if (((lo >> 1) & 3) == 2 && i < 5) {
+		b->kind = PCI_BAR_MEM64;
+		hi = pci_cfg_read(d->bdf, off + 4, 4);
+		pci_cfg_write(d->bdf, off + 4, 4, 0xffffffffu);
+		mhi = pci_cfg_read(d->bdf, off + 4, 4);
+		pci_cfg_write(d->bdf, off + 4, 4, hi);
+	} else {
+		b->kind = PCI_BAR_MEM32;
+	}
+	mask = ((uint64_t)mhi << 32) | (mlo & ~0xfu);
+	b->addr = ((uint64_t)hi << 32) | (lo & ~0xfu);
+	b->size = ~mask + 1;
+	b->assigned = b->addr != 0;
+	return b->kind == PCI_BAR_MEM64 ? 2 : 1;
+}
+
+static void find_caps(struct pci_dev *d)
+{
+	uint8_t ptr;
+
+	if (!(pci_cfg_read(d->bdf, 0x06, 2) & (1u << 4)))
+		return;
+	ptr = (uint8_t)pci_cfg_read(d->bdf, d->header_type == 2 ? 0x14 : 0x34, 1);
+	for (int n = 0; n < 48 && ptr >= 0x40; n++) {
+		uint8_t id;
+
+		ptr &= 0xfc;
+		id = (uint8_t)pci_cfg_read(d->bdf, ptr, 1);
+		if (id == 0x05 && !d->msi_cap)
+			d->msi_cap = ptr;
+		else if (id == 0x11 && !d->msix_cap)
+			d->msix_cap = ptr;
+		else if (id == 0x10 && !d->pcie_cap)
+			d->pcie_cap = ptr;
+		ptr = (uint8_t)pci_cfg_read(d->bdf, ptr + 1, 1);
+	}
+}
+
+static void scan_bus(uint8_t bus, int parent, int depth);
+
+static void add_function(uint8_t bus, uint8_t dev, uint8_t fn, int parent,
+			 int depth)
+{
+	uint32_t bdf = PCI_BDF(bus, dev, fn);
+	uint32_t id = pci_cfg_read(bdf, 0, 4);
+	struct pci_dev *d;
+	uint16_t cmd;
+	int nbars;
+
+	if ((id & 0xffff) == 0xffff || (id & 0xffff) == 0)
+		return;
+	if (pci_ndevs >= PCI_MAX_DEVS) {
+		kprintf("pci: more than %u functions, ignoring %02x:%02x.%u\n",
+			PCI_MAX_DEVS, bus, dev, fn);
+		return;
+	}
+	d = &pci_devs[pci_ndevs++];
+	memset(d, 0, sizeof(*d));
+	d->bdf = bdf;
+	d->vendor = (uint16_t)id;
+	d->device = (uint16_t)(id >> 16);
+	d->class = pci_cfg_read(bdf, 0x08, 4) >> 8;
+	d->header_type = (uint8_t)pci_cfg_read(bdf, 0x0e, 1) & 0x7f;
+	d->irq_pin = (uint8_t)pci_cfg_read(bdf, 0x3d, 1);
+	d->parent = parent;
+	find_caps(d);
+
+	nbars = d->header_type == 0 ? 6 : d->header_type == 1 ? 2 : 0;
+	cmd = (uint16_t)pci_cfg_read(bdf, 0x04, 2);
+	pci_cfg_write(bdf, 0x04, 2, cmd & ~3u);
+	for (int i = 0; i < nbars;)
+		i += size_bar(d, i);
+	pci_cfg_write(bdf, 0x04, 2, cmd);
+
+	if (d->header_type == 1) {
+		int self = (int)(d - pci_devs);
+
+		d->secondary = (uint8_t)pci_cfg_read(bdf, 0x19, 1);
+		d->subordinate = (uint8_t)pci_cfg_read(bdf, 0x1a, 1);
+		if (d->secondary > bus && depth < 16)
+			scan_bus(d->secondary, self, depth + 1);
+	}
+}
+
+static void scan_bus(uint8_t bus, int parent, int depth)
+{
+	for (uint8_t dev = 0; dev < 32; dev++) {
+		uint32_t id = pci_cfg_read(PCI_BDF(bus, dev, 0), 0, 4);
+		uint8_t nfn;
+
+		if ((id & 0xffff) == 0xffff)
+			continue;
+		nfn = pci_cfg_read(PCI_BDF(bus, dev, 0), 0x0e, 1) & 0x80 ? 8 : 1;
+		for (uint8_t fn = 0; fn < nfn; fn++)
+			add_function(bus, dev, fn, parent, depth);
+	}
+}
+
+void pci_enumerate(void)
+{
+	pci_ndevs = 0;
+	scan_bus(ecam ? bus_start : 0, -1, 0);
+}
+
+/*
+ * q35 INTx routing, as QEMU 7.2 implements the ICH9 (hw/isa/lpc_ich9.c)
+ * and describes it in its DSDT _PRT:
+ *  - root-bus slots 0-24: INTx of slot s, pin p (0 = INTA) drives
+ *    PIRQ (s + p) % 4 + 4, i.e. PIRQ E-H;
+ *  - slots 25-29 and 31: the D<n>IR registers at their reset value 0x3210
+ *    send INTA..INTD to PIRQ A..D;
+ *  - slot 30 (the DMI-to-PCI bridge): INTA..INTD to PIRQ E..H.
+ * PIRQ A-H are IO-APIC inputs 16-23, level-triggered, active low. Behind
+ * bridges the pin is swizzled at each level: pin' = (pin + dev) % 4,
+ * dev being the device number on the bridge's secondary bus.
+ */
+int pci_intx_gsi(uint32_t bdf, uint8_t pin)
+{
+	struct pci_dev *d = pci_find(bdf);
+	uint32_t p, slot, pirq;
+
+	if (!d || pin < 1 || pin > 4)
+		return -1;
+	p = pin - 1u;
+	while (d->parent >= 0) {
+		p = (p + PCI_DEV(d->bdf)) % 4;
+		d = &pci_devs[d->parent];
+	}
+	slot = PCI_DEV(d->bdf);
+	if (slot >= 25 && slot != 30)
+		pirq = p;
+	else if (slot == 30)
+		pirq = p + 4;
+	else
+		pirq = (slot + p) % 4 + 4;
+	return (int)(16 + pirq);
+}

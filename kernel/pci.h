@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pci.h - configuration access through ECAM, enumeration, BARs as the
+ * firmware left them, and q35 INTx routing.
+ */
+#ifndef KERNEL_PCI_H
+#define KERNEL_PCI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PCI_MAX_DEVS 128
+
+/* A PCI function's address, as umsi_bdf_t: seg 31:16, bus 15:8, devfn 7:0. */
+#define PCI_BDF(bus, dev, fn) (((uint32_t)(bus) << 8) | ((uint32_t)(dev) << 3) | (fn))
+#define PCI_BUS(bdf) (((bdf) >> 8) & 0xff)
+#define PCI_DEV(bdf) (((bdf) >> 3) & 0x1f)
+#define PCI_FN(bdf)  ((bdf) & 7)
+
+enum pci_bar_kind { PCI_BAR_NONE, PCI_BAR_IO, PCI_BAR_MEM32, PCI_BAR_MEM64 };
+
+struct pci_bar {
+	enum pci_bar_kind kind;
+	bool prefetchable;
+	bool assigned;		/* the firmware gave it an address */
+	uint64_t addr;
+	uint64_t size;
+};
+
+struct pci_dev {
+	uint32_t bdf;
+	uint16_t vendor, device;
+	uint32_t class;		/* class 23:16, subclass 15:8, prog-if 7:0 */
+	uint8_t header_type;	/* 0 device, 1 bridge */
+	uint8_t irq_pin;	/* 1 = INTA .. 4 = INTD, 0 none */
+	int parent;		/* index of the upstream bridge, -1 on bus 0 */
+	uint8_t secondary, subordinate;
+	uint8_t msi_cap, msix_cap, pcie_cap;
+	struct pci_bar bar[6];
+};
+
+extern struct pci_dev pci_devs[PCI_MAX_DEVS];
+extern uint32_t pci_ndevs;
+
+void pci_init(void);		/* ECAM from MCFG, or 0xcf8 without it */
+void pci_enumerate(void);	/* fills pci_devs, sizes BARs */
+struct pci_dev *pci_find(uint32_t bdf);
+
+/* Configuration access; a missing function reads as all-ones. */
+uint32_t pci_cfg_read(uint32_t bdf, uint16_t off, uint8_t width);
+void pci_cfg_write(uint32_t bdf, uint16_t off, uint8_t width, uint32_t v);
+
+/*
+ * The GSI INTx pin @pin (1..4) of @bdf arrives on, after the bridge
+ * swizzle, by q35's fixed routing. Returns -1 when not routable.
+ */
+int pci_intx_gsi(uint32_t bdf, uint8_t pin);
+
+#endif /* KERNEL_PCI_H */

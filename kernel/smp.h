@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smp.h - application processor start-up and cross-calls.
+ */
+#ifndef KERNEL_SMP_H
+#define KERNEL_SMP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct percpu;
+
+extern uint32_t smp_ncpus;		/* CPUs in the MADT (possible) */
+
+struct percpu *smp_bsp_early(void);	/* BSP percpu before ACPI */
+void smp_bsp_init(struct percpu *pc);	/* its CPU number, from the MADT */
+void smp_boot_aps(void);		/* start every AP; report failures */
+bool smp_cpu_online(uint32_t cpu);
+uint32_t smp_cpu_apic_id(uint32_t cpu);
+int smp_cpu_by_apic_id(uint32_t apic_id);
+
+/*
+ * Run @fn(@arg) on CPU @cpu with interrupts off and wait for it to
+ * return. Returns 0, or -1 when @cpu is not online. Process context.
+ */
+int smp_cross_call(uint32_t cpu, void (*fn)(void *), void *arg);
+void smp_xcall_interrupt(void);		/* from kernel_irq_entry */
+
+#endif /* KERNEL_SMP_H */
