@@ -36,9 +36,22 @@ struct umsi_irq_chip {
 	 */
 	int (*set_target)(struct umsi_system *sys, struct umsi_irq_desc *d,
 			  uint32_t cpu, uint8_t vector);
+	/*
+	 * Optional: called when the first handler is requested, before the
+	 * IRQ is unmasked; a non-zero return refuses the request (the PCI
+	 * layer refuses MSI with Bus Master Enable clear).
+	 */
+	int (*startup)(struct umsi_system *sys, struct umsi_irq_desc *d);
 	/* Level-triggered source (IO-APIC): EOI must also reach the IO-APIC. */
 	bool level;
 };
+
+/*
+ * State of a new IRQ: umsi_irq_alloc() returns descriptors with mask depth
+ * 1 ("not started"). The chip must leave the source masked in hardware
+ * (where it can) until the first umsi_request_irq() unmasks it, as Linux
+ * does; umsi_free_irq() of the last handler masks it again.
+ */
 
 /* One handler attached to an IRQ. */
 struct umsi_irq_action {
@@ -114,7 +127,15 @@ struct umsi_system {
 	/* PCI layer. */
 	struct umsi_pci_dev *devs;  /* list of added functions [lock] */
 	struct umsi_policy *policy;
+	/* Placeholder left in a vector table slot an IRQ has just left. */
+	struct umsi_irq_desc moved;
+	/* CPUs a message can name, and whether that is all of them. */
+	uint64_t *reachable;
+	bool all_reachable;
 };
+
+/* Provided by src/pci for system tear-down. */
+void umsi_pci_policy_free(struct umsi_system *sys);
 
 /* ---- helpers for every layer ------------------------------------------ */
 
@@ -196,6 +217,9 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
  */
 int umsi_irq_compose(struct umsi_system *sys, struct umsi_irq_desc *d,
 		     uint32_t cpu, uint8_t vector, struct umsi_msg *msg);
+
+/* Wait until no CPU is still in a dispatch begun before the call. */
+void umsi_irq_sync(struct umsi_system *sys);
 
 /* Look up a live descriptor (NULL when none). Context: any. */
 struct umsi_irq_desc *umsi_irq_to_desc(struct umsi_system *sys, uint32_t irq);

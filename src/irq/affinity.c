@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Affinity and live migration, and CPU hotplug.
+ *
+ * Moving a live IRQ without losing an interrupt, in this order:
+ *  1. take a vector on the new CPU and publish the descriptor there, so a
+ *     message to the new target is handled from the first instant;
+ *  2. retarget the source (the chip's set_target protocol: mask, write,
+ *     unmask, flush; or, for MSI without mask bits, a write order in which
+ *     every intermediate message reaches a published vector);
+ *  3. ask the old CPU, by a cross-call that runs with its interrupts off,
+ *     whether the old vector is pending in its IRR: if so, retrigger it on
+ *     the new CPU; then, still there, replace the old slot by a "moved"
+ *     placeholder so the pending copy is acknowledged without a handler;
+ *  4. only then return the old vector to the allocator.
+ * Interrupts that arrive on the old vector between 1 and 3 are handled on
+ * the old CPU by the still-published old slot. Every interrupt therefore
+ * reaches exactly one handler call.
+ */
+#include <umsi/internal/core.h>
+
+static bool bit(const uint64_t *w, uint32_t cpu)
+{
+	return (w[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+struct move {
+	struct umsi_system *sys;
+	struct umsi_irq_desc *d;
+	uint32_t old_cpu, new_cpu;
+	uint8_t old_vec, new_vec;
+	bool temp;              /* new_vec also held on old_cpu */
+};
+
+/* Runs on the old CPU with interrupts disabled. */
+static void move_cleanup_on_old_cpu(void *arg)
+{
+	struct move *mv = arg;
+	struct umsi_system *sys = mv->sys;
+	struct umsi_cpu *c = &sys->cpus[mv->old_cpu];
+	bool pending = sys->ops->vector_pending(sys->host, mv->old_vec);
+
+	if (mv->temp)
+		pending |= sys->ops->vector_pending(sys->host, mv->new_vec);
+	atomic_store(&c->vectab[mv->old_vec], &sys->moved);
+	if (mv->temp)
+		atomic_store(&c->vectab[mv->new_vec], &sys->moved);
+	if (pending)
+		sys->ops->retrigger(sys->host, mv->new_cpu, mv->new_vec);
+}
+
+/*
+ * For a source that cannot be masked, find a vector on the new CPU that
+ * is either the old vector number or can also be held on the old CPU.
+ * [lock]
+ */
+static int pick_unmaskable(struct umsi_system *sys, struct move *mv,
+			   const struct umsi_cpumask *mask)
+{
+	uint32_t cpu;
+	int v = umsi_matrix_alloc(sys->matrix, mask, 0, &cpu);
+	unsigned w;
+
+	if (v < 0)
+		return v;
+	mv->new_cpu = cpu;
+	mv->new_vec = (uint8_t)v;
+	if (cpu == mv->old_cpu || v == mv->old_vec)
+		return 0;
+	if (umsi_matrix_alloc_at(sys->matrix, mv->old_cpu, (unsigned)v) == 0) {
+		mv->temp = true;
+		return 0;
+	}
+	umsi_matrix_free(sys->matrix, cpu, (unsigned)v, false);
+	if (umsi_matrix_alloc_at(sys->matrix, cpu, mv->old_vec) == 0) {
+		mv->new_vec = mv->old_vec;
+		return 0;
+	}
+	for (w = 0x20; w < 0x100; w++) {
+		if (umsi_matrix_alloc_at(sys->matrix, cpu, w))
+			continue;
+		if (umsi_matrix_alloc_at(sys->matrix, mv->old_cpu, w) == 0) {
+			mv->new_vec = (uint8_t)w;
+			mv->temp = true;
+			return 0;
+		}
+		umsi_matrix_free(sys->matrix, cpu, w, false);
+	}
+	return -UMSI_ENOSPC;
+}
+
+static void unpick(struct umsi_system *sys, struct move *mv)
+{
+	umsi_matrix_free(sys->matrix, mv->new_cpu, mv->new_vec,
+			 mv->d->managed);
+	if (mv->temp)
+		umsi_matrix_free(sys->matrix, mv->old_cpu, mv->new_vec, false);
+}
+
+/*
+ * Move @d to a CPU of @mask (already limited to reachable CPUs). Caller
+ * owns d->busy. Returns 0 or a negative code; on failure @d is unchanged.
+ */
+static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
+		    const struct umsi_cpumask *mask)
+{
+	struct move mv = { .sys = sys, .d = d };
+	umsi_irqflags_t fl;
+	int v, ret;
+
+	fl = umsi_lock(sys);
+	mv.old_cpu = d->cpu;
+	mv.old_vec = d->vector;
+	if (!d->chip->mask && !d->managed) {
+		ret = pick_unmaskable(sys, &mv, mask);
+	} else {
+		v = d->managed ?
+		    umsi_matrix_alloc_managed(sys->matrix, mask, &mv.new_cpu) :
+		    umsi_matrix_alloc(sys->matrix, mask, 0, &mv.new_cpu);
+		ret = v < 0 ? v : 0;
+		mv.new_vec = (uint8_t)v;
+	}
+	if (ret) {
+		umsi_unlock(sys, fl);
+		return ret;
+	}
+	/* Step 1: the new slot (and the shared one on the old CPU) live. */
+	atomic_store(&sys->cpus[mv.new_cpu].vectab[mv.new_vec], d);
+	if (mv.temp)
+		atomic_store(&sys->cpus[mv.old_cpu].vectab[mv.new_vec], d);
+	umsi_unlock(sys, fl);
+
+	/* Step 2: retarget the source. */
+	ret = d->chip->set_target(sys, d, mv.new_cpu, mv.new_vec);
+	if (ret) {
+		/* Put the source back where it was, then drop the new slot. */
+		d->chip->set_target(sys, d, mv.old_cpu, mv.old_vec);
+		fl = umsi_lock(sys);
+		atomic_store(&sys->cpus[mv.new_cpu].vectab[mv.new_vec], NULL);
+		if (mv.temp)
+			atomic_store(&sys->cpus[mv.old_cpu].vectab[mv.new_vec],
+				     NULL);
+		umsi_unlock(sys, fl);
+		umsi_irq_sync(sys);
+		fl = umsi_lock(sys);
+		unpick(sys, &mv);
+		umsi_unlock(sys, fl);
+		return ret;
+	}
+	fl = umsi_lock(sys);
+	d->cpu = mv.new_cpu;
+	d->vector = mv.new_vec;
+	umsi_unlock(sys, fl);
+
+	/* Step 3: the old CPU checks its IRR and gives up the old slot. */
+	if (sys->ops->run_on_cpu(sys->host, mv.old_cpu,
+				 move_cleanup_on_old_cpu, &mv)) {
+		umsi_log(sys, UMSI_LOG_WARN, "irq %u: cpu %u did not answer "
+			 "the migration cross-call; an interrupt pending "
+			 "there may be lost", d->irq, mv.old_cpu);
+		atomic_store(&sys->cpus[mv.old_cpu].vectab[mv.old_vec],
+			     &sys->moved);
+		if (mv.temp)
+			atomic_store(&sys->cpus[mv.old_cpu].vectab[mv.new_vec],
+				     &sys->moved);
+	}
+
+	/* Step 4: the old vector goes back. */
+	fl = umsi_lock(sys);
+	umsi_matrix_free(sys->matrix, mv.old_cpu, mv.old_vec, d->managed);
+	if (mv.temp)
+		umsi_matrix_free(sys->matrix, mv.old_cpu, mv.new_vec, false);
+	umsi_unlock(sys, fl);
+	return 0;
+}
+
+/* @out = @in & reachable & online; returns the number of CPUs left. */
+static uint32_t usable_mask(struct umsi_system *sys, const uint64_t *in,
+			    uint32_t nbits, uint64_t *out, uint32_t skip_cpu)
+{
+	uint32_t cpu, n = 0;
+
+	umsi_memset(out, 0, sys->mask_words * sizeof(uint64_t));
+	for (cpu = 0; cpu < sys->ncpus && cpu < nbits; cpu++) {
+		if (!bit(in, cpu) || cpu == skip_cpu ||
+		    !sys->cpus[cpu].online || !sys->cpus[cpu].reachable)
+			continue;
+		out[cpu / 64] |= 1ull << (cpu % 64);
+		n++;
+	}
+	return n;
+}
+
+static bool claim(struct umsi_irq_desc *d)
+{
+	bool expect = false;
+
+	return atomic_compare_exchange_strong(&d->busy, &expect, true);
+}
+
+int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
+			  const struct umsi_cpumask *mask)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+	struct umsi_cpumask m;
+	uint64_t *words;
+	uint32_t cpu;
+	int ret = 0;
+
+	if (!d)
+		return -UMSI_ENOENT;
+	if (!mask || !mask->words)
+		return -UMSI_EINVAL;
+	/* A multi-message MSI block moves only as a whole: not supported. */
+	if (d->block_leader && d->block_leader->block_order)
+		return -UMSI_ENOTSUP;
+	if (d->managed)
+		return -UMSI_EPERM;     /* managed affinity is fixed */
+	if (!claim(d))
+		return -UMSI_EAGAIN;
+	words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+	if (!words) {
+		ret = -UMSI_ENOMEM;
+		goto out;
+	}
+	if (!usable_mask(sys, mask->words, mask->nbits, words, UINT32_MAX)) {
+		ret = -UMSI_EINVAL;
+		goto out;
+	}
+	m.words = words;
+	m.nbits = sys->ncpus;
+	cpu = d->cpu;
+	if (!bit(words, cpu) || d->shutdown)
+		ret = move_irq(sys, d, &m);
+	if (!ret) {
+		umsi_memset(d->affinity, 0, sys->mask_words * sizeof(uint64_t));
+		for (cpu = 0; cpu < sys->ncpus && cpu < mask->nbits; cpu++)
+			if (bit(mask->words, cpu))
+				d->affinity[cpu / 64] |= 1ull << (cpu % 64);
+	}
+out:
+	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	atomic_store(&d->busy, false);
+	return ret;
+}
+
+/* ---- CPU hotplug --------------------------------------------------------- */
+
+/* Shut a managed IRQ down: its whole mask went offline. */
+static void managed_shutdown(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	umsi_irqflags_t fl;
+
+	umsi_irq_mask(sys, d->irq);
+	fl = umsi_lock(sys);
+	atomic_store(&sys->cpus[d->cpu].vectab[d->vector], NULL);
+	umsi_unlock(sys, fl);
+	umsi_irq_sync(sys);
+	fl = umsi_lock(sys);
+	umsi_matrix_free(sys->matrix, d->cpu, d->vector, true);
+	d->shutdown = true;
+	umsi_unlock(sys, fl);
+}
+
+/* Start a shut-down managed IRQ again on a CPU of its mask. */
+static int managed_restart(struct umsi_system *sys, struct umsi_irq_desc *d,
+			   const struct umsi_cpumask *m)
+{
+	umsi_irqflags_t fl;
+	uint32_t cpu;
+	int v, ret;
+
+	fl = umsi_lock(sys);
+	v = umsi_matrix_alloc_managed(sys->matrix, m, &cpu);
+	if (v >= 0) {
+		d->cpu = cpu;
+		d->vector = (uint8_t)v;
+		d->shutdown = false;
+		atomic_store(&sys->cpus[cpu].vectab[v], d);
+	}
+	umsi_unlock(sys, fl);
+	if (v < 0)
+		return v;
+	ret = d->chip->set_target(sys, d, d->cpu, d->vector);
+	umsi_irq_unmask(sys, d->irq);
+	return ret;
+}
+
+int umsi_cpu_online(struct umsi_system *sys, uint32_t cpu)
+{
+	umsi_irqflags_t fl;
+	uint64_t *words;
+	uint32_t irq;
+	int ret;
+
+	if (cpu >= sys->ncpus)
+		return -UMSI_EINVAL;
+	words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+	if (!words)
+		return -UMSI_ENOMEM;
+	fl = umsi_lock(sys);
+	if (sys->cpus[cpu].online) {
+		ret = -UMSI_EBUSY;
+	} else {
+		ret = umsi_matrix_online(sys->matrix, cpu);
+		if (!ret)
+			sys->cpus[cpu].online = true;
+	}
+	umsi_unlock(sys, fl);
+	for (irq = 0; !ret && irq < sys->max_irqs; irq++) {
+		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+		struct umsi_cpumask m = { words, sys->ncpus };
+
+		if (!d || !d->shutdown || !bit(d->affinity, cpu) || !claim(d))
+			continue;
+		if (usable_mask(sys, d->affinity, sys->ncpus, words,
+				UINT32_MAX) && managed_restart(sys, d, &m))
+			umsi_log(sys, UMSI_LOG_WARN, "irq %u: restart on cpu "
+				 "%u failed", irq, cpu);
+		atomic_store(&d->busy, false);
+	}
+	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	return ret;
+}
+
+/* Would the unmanaged IRQs on @cpu fit on the other online CPUs? */
+static bool room_elsewhere(struct umsi_system *sys, uint32_t cpu)
+{
+	struct umsi_matrix_cpu_stats st;
+	uint64_t room = 0, need = 0;
+	uint32_t c, irq;
+
+	for (c = 0; c < sys->ncpus; c++)
+		if (c != cpu && sys->cpus[c].online &&
+		    sys->cpus[c].reachable &&
+		    !umsi_matrix_cpu_stats(sys->matrix, c, &st))
+			room += st.available;
+	for (irq = 0; irq < sys->max_irqs; irq++) {
+		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+
+		if (d && d->cpu == cpu && !d->managed && !d->shutdown)
+			need++;
+	}
+	return need <= room;
+}
+
+int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
+{
+	struct umsi_cpumask m;
+	umsi_irqflags_t fl;
+	uint64_t *words;
+	uint32_t irq, c, online = 0;
+	int ret = 0;
+
+	if (cpu >= sys->ncpus || !sys->cpus[cpu].online)
+		return -UMSI_EINVAL;
+	for (c = 0; c < sys->ncpus; c++)
+		online += sys->cpus[c].online;
+	if (online == 1)
+		return -UMSI_EBUSY;
+	if (!room_elsewhere(sys, cpu))
+		return -UMSI_ENOSPC;
+	words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+	if (!words)
+		return -UMSI_ENOMEM;
+	m.words = words;
+	m.nbits = sys->ncpus;
+	for (irq = 0; irq < sys->max_irqs && !ret; irq++) {
+		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+		uint32_t n;
+
+		if (!d || d->cpu != cpu || d->shutdown)
+			continue;
+		if (d->block_leader && d->block_leader->block_order) {
+			/* Multi-message MSI cannot move (no remapping). */
+			ret = -UMSI_EBUSY;
+			break;
+		}
+		if (!claim(d)) {
+			ret = -UMSI_EAGAIN;
+			break;
+		}
+		n = usable_mask(sys, d->affinity, sys->ncpus, words, cpu);
+		if (!n && d->managed) {
+			managed_shutdown(sys, d);
+		} else {
+			/* Unmanaged with no CPU left: break affinity. */
+			if (!n)
+				n = usable_mask(sys, sys->reachable,
+						sys->ncpus, words, cpu);
+			ret = move_irq(sys, d, &m);
+		}
+		atomic_store(&d->busy, false);
+	}
+	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	if (ret)
+		return ret;
+	fl = umsi_lock(sys);
+	ret = umsi_matrix_offline(sys->matrix, cpu);
+	if (!ret)
+		sys->cpus[cpu].online = false;
+	umsi_unlock(sys, fl);
+	return ret;
+}

@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IRQ descriptors: creation with vectors, publication in the vector tables,
+ * handler attachment, masking, and tear-down.
+ *
+ * A descriptor becomes visible to dispatch by release stores into the IRQ
+ * table and the vector table of its CPU. It goes away in three steps:
+ * unpublish (store NULL), wait until every CPU that might have loaded the
+ * old pointer has left umsi_dispatch() (umsi_irq_sync), then free. That is
+ * RCU in miniature, and it is why dispatch never takes a lock.
+ */
+#include <umsi/internal/core.h>
+
+static bool mask_test(const uint64_t *w, uint32_t cpu)
+{
+	return (w[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+struct umsi_irq_desc *umsi_irq_to_desc(struct umsi_system *sys, uint32_t irq)
+{
+	struct umsi_irq_desc *d;
+
+	if (irq >= sys->max_irqs)
+		return NULL;
+	d = atomic_load_explicit(&sys->irqs[irq], memory_order_acquire);
+	return d;
+}
+
+/*
+ * Wait until no CPU is inside a dispatch that began before this call.
+ * A CPU's dispatch_seq is odd while it dispatches; seeing it even, or
+ * changed, proves that CPU has left any dispatch that could have loaded a
+ * pointer we have since unpublished. Our own CPU is skipped: a handler
+ * freeing its own IRQ would wait for itself forever (it is documented as
+ * forbidden, and logged).
+ */
+void umsi_irq_sync(struct umsi_system *sys)
+{
+	uint32_t self = sys->ops->current_cpu(sys->host);
+	uint32_t cpu;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	for (cpu = 0; cpu < sys->ncpus; cpu++) {
+		atomic_uint *seq = &sys->cpus[cpu].dispatch_seq;
+		unsigned s = atomic_load(seq);
+
+		if (!(s & 1))
+			continue;
+		if (cpu == self) {
+			umsi_log(sys, UMSI_LOG_ERROR, "irq teardown from an "
+				 "interrupt handler on cpu %u", cpu);
+			continue;
+		}
+		while (atomic_load(seq) == s)
+			;
+	}
+}
+
+static void desc_free_mem(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_irq_action *a = atomic_load(&d->actions);
+
+	while (a) {
+		struct umsi_irq_action *next = atomic_load(&a->next);
+
+		umsi_free(sys, a, sizeof(*a));
+		a = next;
+	}
+	umsi_free(sys, d->affinity, sys->mask_words * sizeof(uint64_t));
+	umsi_free(sys, (void *)d->counts, sys->ncpus * sizeof(*d->counts));
+	umsi_free(sys, d, sizeof(*d));
+}
+
+static struct umsi_irq_desc *desc_new(struct umsi_system *sys,
+				      const struct umsi_irq_chip *chip)
+{
+	struct umsi_irq_desc *d = umsi_zalloc(sys, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->chip = chip;
+	d->affinity = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+	d->counts = umsi_zalloc(sys, sys->ncpus * sizeof(*d->counts));
+	if (!d->affinity || !d->counts) {
+		desc_free_mem(sys, d);
+		return NULL;
+	}
+	atomic_init(&d->mask_depth, 1);
+	return d;
+}
+
+/* Find @n free IRQ numbers from @from up; all-or-nothing. [lock] */
+static int irq_numbers(struct umsi_system *sys, struct umsi_irq_desc **ds,
+		       uint32_t n)
+{
+	uint32_t irq, got = 0;
+
+	for (irq = sys->first_dynamic_irq; irq < sys->max_irqs && got < n;
+	     irq++)
+		if (!atomic_load_explicit(&sys->irqs[irq], memory_order_relaxed))
+			ds[got++]->irq = irq;
+	return got == n ? 0 : -UMSI_ENOSPC;
+}
+
+/*
+ * The CPUs an IRQ may use: its affinity, limited to CPUs a message can
+ * reach. Writes into @out (mask_words long); returns the mask to hand to
+ * the allocator, which is NULL ("every online CPU") in the common case.
+ */
+static const struct umsi_cpumask *
+effective_mask(struct umsi_system *sys, const struct umsi_cpumask *aff,
+	       uint64_t *out, struct umsi_cpumask *m)
+{
+	uint32_t w;
+
+	if (!aff && sys->all_reachable)
+		return NULL;
+	for (w = 0; w < sys->mask_words; w++) {
+		uint64_t bits = ~0ull;
+
+		if (aff) {
+			bits = w < UMSI_CPUMASK_WORDS(aff->nbits) ?
+			       aff->words[w] : 0;
+			if (w == aff->nbits / 64 && aff->nbits % 64)
+				bits &= (1ull << (aff->nbits % 64)) - 1;
+		}
+		out[w] = bits & sys->reachable[w];
+	}
+	m->words = out;
+	m->nbits = sys->ncpus;
+	return m;
+}
+
+/* Copy an affinity into a descriptor (all CPUs when NULL). */
+static void set_affinity_words(struct umsi_system *sys,
+			       struct umsi_irq_desc *d,
+			       const struct umsi_cpumask *aff)
+{
+	uint32_t cpu;
+
+	umsi_memset(d->affinity, 0, sys->mask_words * sizeof(uint64_t));
+	for (cpu = 0; cpu < sys->ncpus; cpu++)
+		if (!aff || (cpu < aff->nbits && mask_test(aff->words, cpu)))
+			d->affinity[cpu / 64] |= 1ull << (cpu % 64);
+}
+
+static void publish(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	atomic_store_explicit(&sys->cpus[d->cpu].vectab[d->vector], d,
+			      memory_order_release);
+	atomic_store_explicit(&sys->irqs[d->irq], d, memory_order_release);
+}
+
+int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
+		   uint32_t nvec, bool block, const struct umsi_cpumask *affinity,
+		   bool managed, struct umsi_irq_desc **out)
+{
+	struct umsi_cpumask mbuf;
+	const struct umsi_cpumask *mask;
+	uint64_t *words;
+	umsi_irqflags_t fl;
+	uint32_t i, done = 0, cpu = 0, order = 0;
+	int ret = -UMSI_ENOMEM, v;
+	bool reserved = false;
+
+	if (!nvec || (block && (nvec > 32 || managed)))
+		return -UMSI_EINVAL;
+	while (block && (1u << order) < nvec)
+		order++;
+	words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+	if (!words)
+		return -UMSI_ENOMEM;
+	for (i = 0; i < nvec; i++) {
+		out[i] = desc_new(sys, chip);
+		if (!out[i])
+			goto free_mem;
+		set_affinity_words(sys, out[i], affinity);
+		out[i]->managed = managed;
+	}
+	mask = effective_mask(sys, affinity, words, &mbuf);
+
+	fl = umsi_lock(sys);
+	ret = irq_numbers(sys, out, nvec);
+	if (ret)
+		goto unlock;
+	if (managed) {
+		ret = umsi_matrix_reserve_managed(sys->matrix, mask);
+		if (ret)
+			goto unlock;
+		reserved = true;
+	}
+	if (block) {
+		v = umsi_matrix_alloc_block(sys->matrix, mask, order, &cpu);
+		if (v < 0) {
+			ret = v;
+			goto unlock;
+		}
+		for (i = 0; i < nvec; i++) {
+			out[i]->cpu = cpu;
+			out[i]->vector = (uint8_t)(v + (int)i);
+			out[i]->block_leader = out[0];
+		}
+		out[0]->block_order = (uint8_t)order;
+		done = nvec;
+	} else {
+		for (; done < nvec; done++) {
+			v = managed ?
+			    umsi_matrix_alloc_managed(sys->matrix, mask, &cpu) :
+			    umsi_matrix_alloc(sys->matrix, mask, 0, &cpu);
+			if (v < 0) {
+				ret = v;
+				goto unwind;
+			}
+			out[done]->cpu = cpu;
+			out[done]->vector = (uint8_t)v;
+		}
+	}
+	for (i = 0; i < nvec; i++)
+		publish(sys, out[i]);
+	umsi_unlock(sys, fl);
+	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	return 0;
+
+unwind:
+	while (done--)
+		umsi_matrix_free(sys->matrix, out[done]->cpu, out[done]->vector,
+				 managed);
+unlock:
+	if (reserved)
+		umsi_matrix_remove_managed(sys->matrix, mask);
+	umsi_unlock(sys, fl);
+	i = nvec;
+free_mem:
+	while (i--)
+		desc_free_mem(sys, out[i]);
+	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	return ret;
+}
+
+int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
+		      const struct umsi_irq_chip *chip,
+		      struct umsi_irq_desc **out)
+{
+	struct umsi_cpumask mbuf;
+	const struct umsi_cpumask *mask;
+	struct umsi_irq_desc *d;
+	uint64_t *words;
+	umsi_irqflags_t fl;
+	uint32_t cpu;
+	int v, ret = 0;
+
+	if (irq >= sys->max_irqs)
+		return -UMSI_EINVAL;
+	words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+	d = desc_new(sys, chip);
+	if (!words || !d) {
+		if (d)
+			desc_free_mem(sys, d);
+		umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+		return -UMSI_ENOMEM;
+	}
+	set_affinity_words(sys, d, NULL);
+	mask = effective_mask(sys, NULL, words, &mbuf);
+	d->irq = irq;
+	fl = umsi_lock(sys);
+	if (atomic_load_explicit(&sys->irqs[irq], memory_order_relaxed)) {
+		ret = -UMSI_EBUSY;
+	} else {
+		v = umsi_matrix_alloc(sys->matrix, mask, 0, &cpu);
+		if (v < 0) {
+			ret = v;
+		} else {
+			d->cpu = cpu;
+			d->vector = (uint8_t)v;
+			publish(sys, d);
+		}
+	}
+	umsi_unlock(sys, fl);
+	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	if (ret) {
+		desc_free_mem(sys, d);
+		return ret;
+	}
+	*out = d;
+	return 0;
+}
+
+/* Return @d's vector(s) to the allocator. [lock] */
+static void free_vectors(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_cpumask m = { d->affinity, sys->ncpus };
+
+	if (d->block_leader && d->block_leader != d)
+		return;         /* the leader frees the whole block */
+	if (d->block_leader) {
+		umsi_matrix_free_block(sys->matrix, d->cpu, d->vector,
+				       d->block_order);
+		return;
+	}
+	if (!d->shutdown)
+		umsi_matrix_free(sys->matrix, d->cpu, d->vector, d->managed);
+	if (d->managed) {
+		uint64_t *w = sys->reachable;
+		uint32_t i;
+
+		/* The reservation was made on affinity & reachable. */
+		for (i = 0; i < sys->mask_words; i++)
+			d->affinity[i] &= w[i];
+		umsi_matrix_remove_managed(sys->matrix, &m);
+	}
+}
+
+static void unpublish(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_irq_desc *_Atomic *slot =
+		&sys->cpus[d->cpu].vectab[d->vector];
+	struct umsi_irq_desc *expect = d;
+
+	/* Only clear the slot if it is still ours (shutdown left it). */
+	atomic_compare_exchange_strong(slot, &expect, NULL);
+	atomic_store_explicit(&sys->irqs[d->irq], NULL, memory_order_release);
+}
+
+void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
+		      uint32_t n)
+{
+	umsi_irqflags_t fl;
+	uint32_t i;
+
+	fl = umsi_lock(sys);
+	for (i = 0; i < n; i++)
+		unpublish(sys, descs[i]);
+	umsi_unlock(sys, fl);
+	umsi_irq_sync(sys);
+	fl = umsi_lock(sys);
+	for (i = 0; i < n; i++)
+		free_vectors(sys, descs[i]);
+	umsi_unlock(sys, fl);
+	for (i = 0; i < n; i++) {
+		if (sys->ops->remap_free && (sys->plat_flags &
+					     UMSI_PLAT_IRQ_REMAP))
+			sys->ops->remap_free(sys->host, descs[i]->irq);
+		desc_free_mem(sys, descs[i]);
+	}
+}
+
+int umsi_irq_compose(struct umsi_system *sys, struct umsi_irq_desc *d,
+		     uint32_t cpu, uint8_t vector, struct umsi_msg *msg)
+{
+	uint32_t apic = sys->cpus[cpu].apic_id;
+
+	if ((sys->plat_flags & UMSI_PLAT_IRQ_REMAP) && sys->ops->remap_compose)
+		return sys->ops->remap_compose(sys->host, d->irq, apic, vector,
+					       msg);
+	return umsi_x86_msg_compose(apic, vector, sys->plat_flags, msg);
+}
+
+/* ---- handlers ------------------------------------------------------------ */
+
+int umsi_request_irq(struct umsi_system *sys, uint32_t irq,
+		     umsi_handler_t handler, uint32_t flags, const char *name,
+		     void *dev_id)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+	struct umsi_irq_action *a, *_Atomic *tail, *first;
+	umsi_irqflags_t fl;
+	int ret = 0;
+
+	if (!d)
+		return -UMSI_ENOENT;
+	if (!handler)
+		return -UMSI_EINVAL;
+	if (d->chip->startup && !atomic_load(&d->actions)) {
+		ret = d->chip->startup(sys, d);
+		if (ret)
+			return ret;
+	}
+	a = umsi_zalloc(sys, sizeof(*a));
+	if (!a)
+		return -UMSI_ENOMEM;
+	a->handler = handler;
+	a->dev_id = dev_id;
+	a->name = name;
+	a->flags = flags;
+
+	fl = umsi_lock(sys);
+	first = atomic_load(&d->actions);
+	if (first && (!(first->flags & UMSI_IRQF_SHARED) ||
+		      !(flags & UMSI_IRQF_SHARED))) {
+		ret = -UMSI_EBUSY;
+	} else {
+		tail = &d->actions;
+		while (atomic_load(tail))
+			tail = &atomic_load(tail)->next;
+		atomic_store_explicit(tail, a, memory_order_release);
+	}
+	umsi_unlock(sys, fl);
+	if (ret) {
+		umsi_free(sys, a, sizeof(*a));
+		return ret;
+	}
+	/* The first handler starts the IRQ: undo the "not started" mask. */
+	if (!first)
+		umsi_irq_unmask(sys, irq);
+	return 0;
+}
+
+int umsi_free_irq(struct umsi_system *sys, uint32_t irq, void *dev_id)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+	struct umsi_irq_action *a = NULL, *_Atomic *link;
+	umsi_irqflags_t fl;
+	bool last = false;
+
+	if (!d)
+		return -UMSI_ENOENT;
+	fl = umsi_lock(sys);
+	for (link = &d->actions; (a = atomic_load(link)) != NULL;
+	     link = &a->next) {
+		if (a->dev_id == dev_id) {
+			atomic_store_explicit(link, atomic_load(&a->next),
+					      memory_order_release);
+			last = atomic_load(&d->actions) == NULL;
+			break;
+		}
+	}
+	umsi_unlock(sys, fl);
+	if (!a)
+		return -UMSI_ENOENT;
+	if (last)
+		umsi_irq_mask(sys, irq);
+	/* No CPU may still be running the handler when we return. */
+	umsi_irq_sync(sys);
+	umsi_free(sys, a, sizeof(*a));
+	return 0;
+}
+
+int umsi_irq_mask(struct umsi_system *sys, uint32_t irq)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+
+	if (!d)
+		return -UMSI_ENOENT;
+	if (atomic_fetch_add(&d->mask_depth, 1) == 0 && d->chip->mask)
+		return d->chip->mask(sys, d);
+	return 0;
+}
+
+int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+	int depth, ret = 0;
+
+	if (!d)
+		return -UMSI_ENOENT;
+	depth = atomic_load(&d->mask_depth);
+	do {
+		if (depth <= 0)
+			return -UMSI_EINVAL;
+	} while (!atomic_compare_exchange_weak(&d->mask_depth, &depth,
+					       depth - 1));
+	if (depth != 1 || atomic_load(&d->disabled))
+		return 0;
+	if (d->chip->unmask)
+		ret = d->chip->unmask(sys, d);
+	/*
+	 * An interrupt taken while lazily masked is replayed now; a chip
+	 * with mask bits has the device resend it from its pending bit.
+	 */
+	if (atomic_exchange(&d->replay, false))
+		sys->ops->retrigger(sys->host, d->cpu, d->vector);
+	return ret;
+}

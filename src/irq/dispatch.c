@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Dispatch: from (cpu, vector) to the driver's handler, and the detection
+ * of interrupt storms nobody claims.
+ *
+ * No lock is taken here. The vector table slot is read with an acquire
+ * load; set-up paths publish descriptors with release stores. Tear-down
+ * unpublishes a descriptor, then waits in umsi_irq_sync() until every CPU
+ * has been seen outside dispatch, which is why each CPU bumps its
+ * dispatch_seq on entry (odd) and exit (even). Both sides use sequentially
+ * consistent operations, so either tear-down sees the odd count or
+ * dispatch sees the NULL slot.
+ */
+#include <umsi/internal/core.h>
+
+/*
+ * Linux's note_interrupt() rule: out of every 100,000 interrupts, more
+ * than 99,900 unhandled means a stuck source; an unhandled interrupt after
+ * a quiet spell (100 ms) restarts the count, so rare strays never add up.
+ */
+#define STORM_WINDOW 100000u
+
+static void storm_disable(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	atomic_store(&d->disabled, true);
+	if (d->chip->mask)
+		d->chip->mask(sys, d);
+	umsi_log(sys, UMSI_LOG_ERROR, "irq %u: nobody cared (%u of the last "
+		 "%u interrupts unhandled); disabling it", d->irq,
+		 atomic_load(&d->storm_unhandled), STORM_WINDOW);
+}
+
+static void note_interrupt(struct umsi_system *sys, struct umsi_irq_desc *d,
+			   int handled)
+{
+	unsigned n;
+
+	if (!handled) {
+		uint64_t now = sys->ops->clock_ns(sys->host);
+		uint64_t last = atomic_load_explicit(&d->last_unhandled_ns,
+						     memory_order_relaxed);
+
+		atomic_fetch_add_explicit(&d->unhandled_total, 1,
+					  memory_order_relaxed);
+		if (last && now - last > sys->storm_quiet_ns)
+			atomic_store(&d->storm_unhandled, 1);
+		else
+			atomic_fetch_add(&d->storm_unhandled, 1);
+		atomic_store_explicit(&d->last_unhandled_ns, now ? now : 1,
+				      memory_order_relaxed);
+	}
+	n = atomic_fetch_add(&d->storm_count, 1) + 1;
+	if (n < STORM_WINDOW)
+		return;
+	atomic_store(&d->storm_count, 0);
+	if (atomic_load(&d->storm_unhandled) > sys->storm_threshold)
+		storm_disable(sys, d);
+	atomic_store(&d->storm_unhandled, 0);
+}
+
+static int run_handlers(struct umsi_irq_desc *d)
+{
+	struct umsi_irq_action *a;
+	int handled = 0;
+
+	for (a = atomic_load_explicit(&d->actions, memory_order_acquire); a;
+	     a = atomic_load_explicit(&a->next, memory_order_acquire))
+		handled |= a->handler(d->irq, a->dev_id) == UMSI_IRQ_HANDLED;
+	return handled;
+}
+
+int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint8_t vector)
+{
+	struct umsi_cpu *c;
+	struct umsi_irq_desc *d;
+	int ret = 1;
+
+	if (cpu >= sys->ncpus)
+		return 0;
+	c = &sys->cpus[cpu];
+	atomic_fetch_add(&c->dispatch_seq, 1);
+	d = atomic_load(&c->vectab[vector]);
+	if (!d || d == &sys->moved) {
+		/*
+		 * Spurious: nothing owns the vector. A slot an IRQ has just
+		 * left (migration retriggered its pending interrupt on the new
+		 * CPU) is acknowledged without counting it as spurious. The
+		 * APIC's own spurious vector 0xff must not be EOIed.
+		 */
+		if (!d)
+			atomic_fetch_add_explicit(&c->spurious, 1,
+						  memory_order_relaxed);
+		if (vector != 0xff)
+			sys->ops->eoi(sys->host, vector);
+		atomic_fetch_add(&c->dispatch_seq, 1);
+		return 0;
+	}
+	atomic_fetch_add_explicit(&d->counts[cpu], 1, memory_order_relaxed);
+	if (atomic_load(&d->mask_depth) > 0 || atomic_load(&d->disabled)) {
+		/* Lazily masked: remember it, deliver it on unmask. */
+		atomic_store(&d->replay, true);
+	} else {
+		note_interrupt(sys, d, run_handlers(d));
+	}
+	sys->ops->eoi(sys->host, vector);
+	atomic_fetch_add(&c->dispatch_seq, 1);
+	return ret;
+}
+
+uint64_t umsi_spurious_count(struct umsi_system *sys, uint32_t cpu)
+{
+	return cpu < sys->ncpus ? atomic_load(&sys->cpus[cpu].spurious) : 0;
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Statistics: per-IRQ information, a /proc/interrupts-like table and a
+ * per-CPU vector summary like Linux's debugfs vector view.
+ */
+#include <umsi/internal/core.h>
+
+uint64_t umsi_irq_count(struct umsi_system *sys, uint32_t irq, uint32_t cpu)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+
+	if (!d || cpu >= sys->ncpus)
+		return 0;
+	return atomic_load_explicit(&d->counts[cpu], memory_order_relaxed);
+}
+
+int umsi_irq_next(struct umsi_system *sys, uint32_t irq)
+{
+	for (; irq < sys->max_irqs; irq++)
+		if (umsi_irq_to_desc(sys, irq))
+			return (int)irq;
+	return -UMSI_ENOENT;
+}
+
+int umsi_irq_get_info(struct umsi_system *sys, uint32_t irq,
+		      struct umsi_irq_info *info)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+	struct umsi_irq_action *a;
+	uint32_t cpu;
+
+	if (!d)
+		return -UMSI_ENOENT;
+	umsi_memset(info, 0, sizeof(*info));
+	info->irq = irq;
+	info->cpu = d->cpu;
+	info->apic_id = sys->cpus[d->cpu].apic_id;
+	info->vector = d->vector;
+	info->managed = d->managed;
+	info->disabled = atomic_load(&d->disabled);
+	info->masked = atomic_load(&d->mask_depth) > 0;
+	info->chip = d->chip->name;
+	a = atomic_load(&d->actions);
+	info->owner = a ? a->name : NULL;
+	info->bdf = d->bdf;
+	info->hwirq = d->hwirq;
+	for (cpu = 0; cpu < sys->ncpus; cpu++)
+		info->total += atomic_load_explicit(&d->counts[cpu],
+						    memory_order_relaxed);
+	info->unhandled = atomic_load(&d->storm_unhandled);
+	info->spurious_total = atomic_load(&d->unhandled_total);
+	return 0;
+}
+
+struct buf {
+	char *p;
+	size_t len;
+	size_t pos;
+};
+
+/* Append formatted text; keeps counting past the end like snprintf. */
+#define emit(b, ...) do {						\
+	size_t room_ = (b)->pos < (b)->len ? (b)->len - (b)->pos : 0;	\
+	(b)->pos += umsi_snprintf(room_ ? (b)->p + (b)->pos : NULL,	\
+				  room_, __VA_ARGS__);			\
+} while (0)
+
+static void finish(struct buf *b)
+{
+	if (b->len)
+		b->p[b->pos < b->len ? b->pos : b->len - 1] = '\0';
+}
+
+size_t umsi_format_interrupts(struct umsi_system *sys, char *out, size_t len)
+{
+	struct buf b = { out, len, 0 };
+	uint32_t cpu;
+	int irq;
+
+	emit(&b, "%5s", "");
+	for (cpu = 0; cpu < sys->ncpus; cpu++)
+		if (sys->cpus[cpu].online)
+			emit(&b, " %10s%-3u", "CPU", cpu);
+	emit(&b, "\n");
+	for (irq = umsi_irq_next(sys, 0); irq >= 0;
+	     irq = umsi_irq_next(sys, (uint32_t)irq + 1)) {
+		struct umsi_irq_info in;
+
+		if (umsi_irq_get_info(sys, (uint32_t)irq, &in))
+			continue;
+		emit(&b, "%4d:", irq);
+		for (cpu = 0; cpu < sys->ncpus; cpu++)
+			if (sys->cpus[cpu].online)
+				emit(&b, " %13llu", (unsigned long long)
+				     umsi_irq_count(sys, (uint32_t)irq, cpu));
+		emit(&b, "  %-10s %04x:%02x:%02x.%u %-5u %s%s%s\n", in.chip,
+		     UMSI_BDF_SEG(in.bdf), UMSI_BDF_BUS(in.bdf),
+		     UMSI_BDF_DEV(in.bdf), UMSI_BDF_FN(in.bdf), in.hwirq,
+		     in.owner ? in.owner : "-",
+		     in.disabled ? " (disabled: nobody cared)" : "",
+		     in.managed ? " managed" : "");
+	}
+	emit(&b, "%4s:", "SPU");
+	for (cpu = 0; cpu < sys->ncpus; cpu++)
+		if (sys->cpus[cpu].online)
+			emit(&b, " %13llu", (unsigned long long)
+			     umsi_spurious_count(sys, cpu));
+	emit(&b, "  Spurious interrupts\n");
+	finish(&b);
+	return b.pos;
+}
+
+size_t umsi_format_vectors(struct umsi_system *sys, char *out, size_t len)
+{
+	struct buf b = { out, len, 0 };
+	struct umsi_matrix_stats st;
+	uint32_t cpu;
+
+	umsi_matrix_stats(sys->matrix, &st);
+	emit(&b, "Online bitmaps: %7u\nGlobal available: %6u\n"
+	     "Global reserved: %7u\nTotal allocated: %7u\n",
+	     st.online, st.available, st.managed, st.allocated);
+	emit(&b, "%-6s %-8s %5s %5s %7s %7s\n", "CPU", "APIC-ID", "avl",
+	     "man", "mac", "act");
+	for (cpu = 0; cpu < sys->ncpus; cpu++) {
+		struct umsi_matrix_cpu_stats cs;
+
+		if (!sys->cpus[cpu].online ||
+		    umsi_matrix_cpu_stats(sys->matrix, cpu, &cs))
+			continue;
+		emit(&b, "%-6u %-8u %5u %5u %7u %7u\n", cpu,
+		     sys->cpus[cpu].apic_id, cs.available, cs.managed,
+		     cs.managed_allocated, cs.allocated);
+	}
+	finish(&b);
+	return b.pos;
+}
