@@ -1,0 +1,3 @@
+# SPDX-License-Identifier: MIT
+# The freestanding check runs as part of make test.
+TEST_SCRIPTS += tests/check-freestanding.t
