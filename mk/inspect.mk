@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: MIT
+#
+# `umsi inspect` (tools/inspect): objects of the umsi command, its tests and
+# its fuzzer.
+#
+#   make test                  runs tests/inspect/*.t, among them a bounded
+#                              fuzzing pass (20000 runs) when clang is here
+#   make fuzz-inspect          builds build/fuzz/fuzz_inspect
+#   make fuzz-inspect-long     fuzzes for FUZZ_TIME seconds (default 600)
+#
+# The fuzzer drives the dump parser, the capability decoder (the library's
+# src/pci/cap.c and src/arch/x86_msg.c) and both writers without any I/O.
+# Its seeds are the real dumps in ../shared/data/pci-dumps, found beside
+# the repository wherever it is checked out.
+INSPECT_SRCS := $(addprefix tools/inspect/,inspect.c dump.c decode.c live.c json.c text.c)
+UMSI_TOOL_OBJS += $(INSPECT_SRCS:%.c=$(BUILD)/host/%.o)
+
+
+PCI_DUMPS   ?= $(abspath $(CURDIR)/../shared/data/pci-dumps)
+FUZZ_CC     ?= clang
+FUZZ_TIME   ?= 600
+FUZZ_INSPECT := $(BUILD)/fuzz/fuzz_inspect
+FUZZ_INSPECT_SRCS := tests/fuzz/fuzz_inspect.c \
+	$(addprefix tools/inspect/,dump.c decode.c json.c text.c) \
+	src/pci/cap.c src/arch/x86_msg.c src/lib/strerror.c
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-Iinclude -Itools/inspect
+
+# Build the fuzzer with `make test` only where clang is installed; the
+# smoke test says plainly when it is not.
+ifneq ($(shell command -v $(FUZZ_CC) 2>/dev/null),)
+CHECK_TARGETS += $(FUZZ_INSPECT)
+endif
+
+.PHONY: fuzz-inspect fuzz-inspect-long
+fuzz-inspect: $(FUZZ_INSPECT)
+
+$(FUZZ_INSPECT): $(FUZZ_INSPECT_SRCS) tools/inspect/inspect.h $(wildcard include/umsi/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_INSPECT_SRCS)
+
+# A long pass with a corpus kept in build/; crashes land in build/fuzz/.
+fuzz-inspect-long: $(FUZZ_INSPECT)
+	@mkdir -p $(BUILD)/fuzz/corpus-inspect
+	@if [ -d "$(PCI_DUMPS)" ]; then cp -n $(PCI_DUMPS)/* $(BUILD)/fuzz/corpus-inspect/ 2>/dev/null || true; \
+	else echo "note: $(PCI_DUMPS) absent; fuzzing from an empty corpus"; fi
+	$(FUZZ_INSPECT) -max_total_time=$(FUZZ_TIME) -max_len=65536 \
+		-artifact_prefix=$(BUILD)/fuzz/ -dict=tests/fuzz/fuzz_inspect.dict \
+		$(BUILD)/fuzz/corpus-inspect

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading `lspci -x`, `-xxx` and `-xxxx` dumps.
+ *
+ * The grammar is pciutils' lib/dump.c, so that a file means to us what it
+ * means to `lspci -F`: we accept what it accepts and ignore what it
+ * ignores (the `lspci -v` text some dumps interleave). Where lspci gives up
+ * on the whole file (a row past 4096 bytes), we report the line and carry
+ * on with the rest. The input is untrusted: every index is checked before
+ * use and nothing here can read past @len.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inspect.h"
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Does the line start with @fmt, where '#' stands for a hex digit? This is
+ * lspci's dump_validate().
+ */
+static bool match(const char *s, size_t len, const char *fmt)
+{
+	size_t i;
+
+	for (i = 0; fmt[i]; i++) {
+		if (i >= len)
+			return false;
+		if (fmt[i] == '#' ? hexval(s[i]) < 0 : fmt[i] != s[i])
+			return false;
+	}
+	return true;
+}
+
+static uint32_t hexnum(const char *s, size_t n)
+{
+	uint32_t v = 0;
+
+	while (n--)
+		v = v << 4 | (uint32_t)hexval(*s++);
+	return v;
+}
+
+/* Parse a device header line; 1 on a header, 0 if not, -1 if malformed. */
+static int parse_header(const char *s, size_t len, uint32_t *dom,
+			uint32_t *bus, uint32_t *dev, uint32_t *fn)
+{
+	static const char *const fmts[] = {
+		"##:##.# ", "####:##:##.# ", "#####:##:##.# ", "######:##:##.# ",
+	};
+	size_t i, d;
+
+	for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		if (!match(s, len, fmts[i]))
+			continue;
+		d = i ? i + 3 : 0;      /* domain digits */
+		*dom = d ? hexnum(s, d) : 0;
+		if (d)
+			s += d + 1;
+		*bus = hexnum(s, 2);
+		*dev = hexnum(s + 3, 2);
+		/* lspci reads the function with %d: a-f is not a number. */
+		if (!isdigit((unsigned char)s[6]))
+			return 0;
+		*fn = (uint32_t)(s[6] - '0');
+		return 1;
+	}
+	return 0;
+}
+
+/* Parse a row's offset (`##: ` .. `########: `); the byte after ": " or NULL. */
+static const char *parse_row_offset(const char *s, size_t len, uint32_t *off)
+{
+	size_t n;
+
+	for (n = 0; n < len && n < 9 && hexval(s[n]) >= 0; n++)
+		;
+	if (n < 2 || n > 8 || n + 2 > len || s[n] != ':' || s[n + 1] != ' ')
+		return NULL;
+	*off = hexnum(s, n);
+	return s + n + 2;
+}
+
+static struct inspect_fn *new_fn(struct inspect_fn_list *out)
+{
+	struct inspect_fn *fn;
+
+	if (out->n == out->cap) {
+		size_t cap = out->cap ? out->cap * 2 : 16;
+		struct inspect_fn *p = realloc(out->fns, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		out->fns = p;
+		out->cap = cap;
+	}
+	fn = &out->fns[out->n++];
+	memset(fn, 0, sizeof(*fn));
+	memset(fn->cfg, 0xff, sizeof(fn->cfg));
+	return fn;
+}
+
+/* Store the bytes of one row; reports and stops at anything odd. */
+static void parse_row(struct inspect_report *rep, struct inspect_fn *fn,
+		      unsigned ln, uint32_t off, const char *z, const char *end)
+{
+	uint32_t start = off;
+	size_t n = 0;
+
+	while (end - z >= 2 && hexval(z[0]) >= 0 && hexval(z[1]) >= 0 &&
+	       (end - z == 2 || z[2] == ' ')) {
+		if (off >= INSPECT_CFG_MAX) {
+			inspect_error(rep, fn->bdf, true,
+				      "line %u: data at offset 0x%x is beyond the 4096 bytes of configuration space; rest of the row ignored",
+				      ln, off);
+			return;
+		}
+		fn->cfg[off++] = (uint8_t)hexnum(z, 2);
+		if (off > fn->size)
+			fn->size = (uint16_t)off;
+		n++;
+		z += 2;
+		if (z < end)
+			z++;
+	}
+	/* lspci prints 16 bytes a row; fewer means the file was cut. */
+	if (n < 16 && (start & 15) == 0)
+		inspect_error(rep, fn->bdf, true,
+			      "line %u: row 0x%02x holds %zu of 16 bytes (truncated dump?)",
+			      ln, start, n);
+}
+
+int inspect_dump_parse(const char *text, size_t len,
+		       struct inspect_fn_list *out, struct inspect_report *rep)
+{
+	const char *p = text, *end = text + len;
+	struct inspect_fn *cur = NULL;
+	size_t cur_idx = 0;
+	unsigned ln = 0;
+	bool orphan_told = false;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		uint32_t dom, bus, dev, fnum, off;
+		const char *z;
+		int h;
+
+		ln++;
+		if (le > p && le[-1] == '\r')
+			le--;
+		h = parse_header(p, (size_t)(le - p), &dom, &bus, &dev, &fnum);
+		if (h == 1) {
+			cur = NULL;
+			orphan_told = false;
+			if (dev > 0x1f || fnum > 7 || dom > 0xffff) {
+				const char *sp = memchr(p, ' ', (size_t)(le - p));
+
+				inspect_error(rep, 0, false,
+					      "line %u: '%.*s' is not a PCI address (device 0-1f, function 0-7, domain 0-ffff); its rows are ignored",
+					      ln, (int)(sp - p), p);
+			} else if (out->n >= INSPECT_MAX_FNS) {
+				inspect_error(rep, 0, false,
+					      "line %u: more than %d functions; the rest of the file is ignored",
+					      ln, INSPECT_MAX_FNS);
+				return 0;
+			} else {
+				cur = new_fn(out);
+				if (!cur)
+					return -1;
+				cur_idx = out->n - 1;
+				cur->bdf = UMSI_BDF(dom, bus, dev, fnum);
+				cur->line = ln;
+			}
+		} else if (le == p) {
+			cur = NULL;     /* an empty line ends a device */
+		} else if ((z = parse_row_offset(p, (size_t)(le - p), &off))) {
+			if (cur) {
+				/* new_fn() may have moved the array. */
+				cur = &out->fns[cur_idx];
+				parse_row(rep, cur, ln, off, z, le);
+			} else if (!orphan_told) {
+				/* lspci ignores these too; say so once. */
+				inspect_error(rep, 0, false,
+					      "line %u: hex row outside any device (no header line above it since the last empty line); ignored",
+					      ln);
+				orphan_told = true;
+			}
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+void inspect_fn_list_free(struct inspect_fn_list *l)
+{
+	free(l->fns);
+	l->fns = NULL;
+	l->n = l->cap = 0;
+}

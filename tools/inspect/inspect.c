@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `umsi inspect [--dump FILE] [-s [[domain:]bus:]dev.fn] [--json] [-v]`
+ *
+ * Exit status: 0 when at least one function was decoded (problems with
+ * others are reported, not fatal), 1 when nothing could be decoded, 2 for
+ * a usage error.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inspect.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: umsi inspect [--dump FILE] [-s [[domain:]bus:]dev.fn] [--json] [-v]\n"
+	      "\n"
+	      "Decode the MSI and MSI-X state of every PCI function of this machine\n"
+	      "(from sysfs, read-only), or of an `lspci -x/-xxx/-xxxx` dump.\n"
+	      "\n"
+	      "  --dump FILE  read FILE (- for standard input) instead of this machine\n"
+	      "  -s SLOT      only the function [[domain:]bus:]dev.fn (hex; omitted\n"
+	      "               domain and bus are 0)\n"
+	      "  --json       one JSON document instead of text\n"
+	      "  -v           also list functions without MSI or MSI-X\n"
+	      "  --sysroot D  read sysfs and procfs under D instead of / (for tests)\n"
+	      "\n"
+	      "See umsi(1).\n", f);
+}
+
+static int hexfield(const char *s, size_t n, size_t maxdigits, unsigned max,
+		    unsigned *out)
+{
+	unsigned v = 0;
+
+	if (n == 0 || n > maxdigits)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		int d = c >= '0' && c <= '9' ? c - '0' :
+			c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+			c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+
+		if (d < 0)
+			return -1;
+		v = v * 16 + (unsigned)d;
+	}
+	if (v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int inspect_parse_selector(const char *s, umsi_bdf_t *bdf)
+{
+	const char *colon[3], *dot, *p;
+	unsigned ncolon = 0, dom = 0, bus = 0, dev, fn;
+	const char *devs;
+
+	for (p = s; *p; p++)
+		if (*p == ':') {
+			if (ncolon == 2)
+				return -1;
+			colon[ncolon++] = p;
+		}
+	dot = strchr(s, '.');
+	if (!dot || strchr(dot + 1, '.') || (ncolon && dot < colon[ncolon - 1]))
+		return -1;
+	devs = ncolon ? colon[ncolon - 1] + 1 : s;
+	if (ncolon == 2 && hexfield(s, (size_t)(colon[0] - s), 4, 0xffff, &dom))
+		return -1;
+	if (ncolon >= 1) {
+		const char *bs = ncolon == 2 ? colon[0] + 1 : s;
+
+		if (hexfield(bs, (size_t)(colon[ncolon - 1] - bs), 2, 0xff, &bus))
+			return -1;
+	}
+	if (hexfield(devs, (size_t)(dot - devs), 2, 0x1f, &dev) ||
+	    hexfield(dot + 1, strlen(dot + 1), 1, 7, &fn))
+		return -1;
+	*bdf = UMSI_BDF(dom, bus, dev, fn);
+	return 0;
+}
+
+static char *read_file(const char *name, size_t *len)
+{
+	FILE *f = strcmp(name, "-") ? fopen(name, "rb") : stdin;
+	size_t cap = 1 << 16, n = 0, got;
+	char *buf;
+
+	if (!f)
+		return NULL;
+	buf = malloc(cap);
+	while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap) {
+			char *nb = cap < (256u << 20) ? realloc(buf, cap * 2) : NULL;
+
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				errno = EFBIG;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (buf && ferror(f)) {
+		free(buf);
+		buf = NULL;
+	}
+	if (f != stdin)
+		fclose(f);
+	*len = n;
+	return buf;
+}
+
+static int cmp_dev(const void *a, const void *b)
+{
+	const struct inspect_dev *x = a, *y = b;
+
+	return x->bdf < y->bdf ? -1 : x->bdf > y->bdf;
+}
+
+/* Keep only the errors about @sel and about the input as a whole. */
+static void filter_errors(struct inspect_report *rep, umsi_bdf_t sel)
+{
+	char b[16];
+	size_t k = 0;
+
+	inspect_bdf_str(sel, b);
+	for (size_t i = 0; i < rep->nerrs; i++)
+		if (!rep->errs[i].bdf[0] || !strcmp(rep->errs[i].bdf, b))
+			rep->errs[k++] = rep->errs[i];
+	rep->nerrs = k;
+}
+
+static int from_dump(struct inspect_report *rep, const char *file,
+		     umsi_bdf_t sel, bool have_sel)
+{
+	struct inspect_fn_list fl = { 0 };
+	size_t len;
+	char *text = read_file(file, &len);
+	bool found = false;
+
+	if (!text) {
+		fprintf(stderr, "umsi inspect: cannot read %s: %s\n", file,
+			strerror(errno));
+		return -1;
+	}
+	if (inspect_dump_parse(text, len, &fl, rep)) {
+		free(text);
+		inspect_fn_list_free(&fl);
+		fprintf(stderr, "umsi inspect: out of memory reading %s\n", file);
+		return -1;
+	}
+	free(text);
+	for (size_t i = 0; i < fl.n; i++) {
+		struct inspect_dev *d;
+
+		if (have_sel && fl.fns[i].bdf != sel)
+			continue;
+		found = true;
+		d = inspect_decode_fn(rep, &fl.fns[i], NULL);
+		if (d && d->has_msix)
+			snprintf(d->entries_reason, INSPECT_MSG_LEN,
+				 "a dump holds configuration space only, not the BAR memory where the MSI-X table lives");
+	}
+	if (have_sel) {
+		filter_errors(rep, sel);
+		if (!found) {
+			char b[16];
+
+			inspect_bdf_str(sel, b);
+			inspect_error(rep, 0, false, "no function %s in %s", b,
+				      file);
+		}
+	} else if (!fl.n) {
+		inspect_error(rep, 0, false,
+			      "%s holds no device (expected lspci -x/-xxx/-xxxx output: a line such as '00:1f.3 Audio device: ...' followed by rows '00: 86 80 ...')",
+			      file);
+	}
+	inspect_fn_list_free(&fl);
+	return 0;
+}
+
+int umsi_cmd_inspect(int argc, char **argv)
+{
+	const char *dump = NULL, *sysroot = "";
+	bool json = false, verbose = false, have_sel = false;
+	umsi_bdf_t sel = 0;
+	struct inspect_report rep;
+	int status;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (!strcmp(a, "-v")) {
+			verbose = true;
+		} else if ((!strcmp(a, "--dump") || !strcmp(a, "-F") ||
+			    !strcmp(a, "-s") || !strcmp(a, "--sysroot")) &&
+			   i + 1 >= argc) {
+			fprintf(stderr, "umsi inspect: %s needs an argument\n", a);
+			return 2;
+		} else if (!strcmp(a, "--dump") || !strcmp(a, "-F")) {
+			dump = argv[++i];
+		} else if (!strcmp(a, "--sysroot")) {
+			sysroot = argv[++i];
+		} else if (!strcmp(a, "-s")) {
+			if (inspect_parse_selector(argv[++i], &sel)) {
+				fprintf(stderr,
+					"umsi inspect: malformed selector '%s': expected [[domain:]bus:]dev.fn in hex without wildcards, e.g. 0000:00:1f.3 or 03:00.0\n",
+					argv[i]);
+				return 2;
+			}
+			have_sel = true;
+		} else {
+			fprintf(stderr, "umsi inspect: unknown argument '%s'\n", a);
+			usage(stderr);
+			return 2;
+		}
+	}
+
+	inspect_report_init(&rep, dump ? dump : "live");
+	if (dump ? from_dump(&rep, dump, sel, have_sel) :
+	    inspect_live(&rep, sel, have_sel, sysroot)) {
+		if (!dump)
+			for (size_t i = 0; i < rep.nerrs; i++)
+				fprintf(stderr, "umsi inspect: %s\n",
+					rep.errs[i].message);
+		inspect_report_free(&rep);
+		return 1;
+	}
+	/* lspci lists functions in address order; so do we. */
+	qsort(rep.devs, rep.ndevs, sizeof(*rep.devs), cmp_dev);
+	if (json)
+		inspect_write_json(stdout, &rep);
+	else
+		inspect_write_text(stdout, &rep, verbose);
+	status = rep.decoded ? 0 : 1;
+	if (!rep.decoded)
+		fprintf(stderr, "umsi inspect: nothing could be decoded\n");
+	inspect_report_free(&rep);
+	return status;
+}

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/inspect/inspect.h - `umsi inspect`, private to the tool.
+ *
+ * The tool has four separable parts so the fuzzer can drive the first two
+ * without any I/O:
+ *   dump.c    lspci -x/-xxx/-xxxx text -> one inspect_fn per function
+ *   decode.c  inspect_fn -> inspect_dev (MSI/MSI-X capability and the x86
+ *             decoding of every message), through the library's
+ *             umsi_pci_* and umsi_x86_msg_decode
+ *   live.c    this machine: sysfs config space, MSI-X table from the BAR,
+ *             Linux's IRQs, counts and affinity
+ *   json.c, text.c  the two output formats
+ * inspect.c holds the command line.
+ */
+#ifndef UMSI_TOOLS_INSPECT_H
+#define UMSI_TOOLS_INSPECT_H
+
+#include <stdio.h>
+
+#include <umsi/msg.h>
+#include <umsi/pcicap.h>
+
+#define INSPECT_CFG_MAX   4096
+#define INSPECT_MAX_FNS   65536  /* 256 buses x 256 functions */
+#define INSPECT_MSG_LEN   1024
+
+/*
+ * One function's configuration space as read from a dump or sysfs. Bytes
+ * below @size that the source did not provide read as 0xff, as lspci's
+ * dump back end does.
+ */
+struct inspect_fn {
+	umsi_bdf_t bdf;
+	uint16_t size;
+	unsigned line;          /* dump: line of the header; 0 for live */
+	uint8_t cfg[INSPECT_CFG_MAX];
+};
+
+/* A problem with one function (or the input as a whole when @bdf is ""). */
+struct inspect_err {
+	char bdf[16];
+	char message[INSPECT_MSG_LEN];
+};
+
+/* Linux's view of one MSI or MSI-X vector (live mode only). */
+struct inspect_irq {
+	uint32_t index;         /* MSI-X entry or MSI message number */
+	int irq;                /* Linux IRQ number */
+	bool index_known;       /* /proc/interrupts named the entry */
+	char chip[64];          /* e.g. "PCI-MSIX-0000:00:01.0", "IR-PCI-MSI" */
+	char actions[96];       /* handler names from /proc/interrupts */
+	char affinity[64];      /* /proc/irq/N/effective_affinity_list */
+	uint64_t *counts;       /* per-CPU counts, ncpus of them, or NULL */
+};
+
+/* One MSI-X table entry as read from the BAR (live mode only). */
+struct inspect_msix_entry {
+	uint32_t index;
+	uint64_t address;
+	uint32_t data;
+	uint32_t ctrl;          /* Vector Control */
+	bool pending;
+	struct umsi_x86_msi msg;
+	const struct inspect_irq *irq;  /* Linux's IRQ for it, or NULL */
+};
+
+struct inspect_dev {
+	umsi_bdf_t bdf;
+	uint16_t vendor, device;
+	uint8_t hdr_type;
+	uint16_t cfg_size;
+	bool cfg_short;         /* only the 64-byte header could be read */
+
+	bool has_msi;
+	struct umsi_msi_cap msi;
+	unsigned msi_count_cap;         /* 2^MMC field, as lspci prints it */
+	unsigned msi_count_enabled;     /* 2^MME field */
+	struct umsi_x86_msi msi_msg;
+
+	bool has_msix;
+	struct umsi_msix_cap msix;
+	bool msix_location_ok;  /* table and PBA can be where they say */
+	struct inspect_msix_entry *entries;     /* NULL: not read */
+	char entries_reason[INSPECT_MSG_LEN];
+
+	/* Linux's IRQs of this function (live mode), by kind. */
+	struct inspect_irq *msi_irqs, *msix_irqs;
+	size_t n_msi_irqs, n_msix_irqs;
+	bool linux_known;       /* live mode: the IRQ fields mean something */
+};
+
+struct inspect_report {
+	const char *source;     /* "live" or the dump's file name */
+	struct inspect_dev *devs;
+	size_t ndevs, cap_devs;
+	struct inspect_err *errs;
+	size_t nerrs, cap_errs;
+	unsigned ncpus;         /* columns of every inspect_irq.counts */
+	unsigned *cpus;         /* the CPU number of each column */
+	char notes[8][INSPECT_MSG_LEN];   /* machine-wide notes (live mode) */
+	size_t nnotes;
+	size_t decoded;         /* functions whose header could be decoded */
+};
+
+/* dump.c */
+struct inspect_fn_list {
+	struct inspect_fn *fns;
+	size_t n, cap;
+};
+
+/**
+ * inspect_dump_parse - parse lspci -x/-xxx/-xxxx text
+ * @text: the file's contents (need not be NUL-terminated)
+ * @len: its length
+ * @out: receives one inspect_fn per device header, in file order
+ * @rep: problems are appended to its error list
+ *
+ * Follows pciutils' lib/dump.c: a header line is `bb:dd.f ` or
+ * `dddd:bb:dd.f ` (4 to 6 domain digits) followed by a space, a row is an
+ * offset of 2 to 8 hex digits, ": " and up to 16 bytes, an empty line ends
+ * a device and every other line (lspci -v text) is ignored.
+ *
+ * Return: 0, or -1 when out of memory.
+ */
+int inspect_dump_parse(const char *text, size_t len,
+		       struct inspect_fn_list *out, struct inspect_report *rep);
+void inspect_fn_list_free(struct inspect_fn_list *l);
+
+/* decode.c */
+void inspect_report_init(struct inspect_report *rep, const char *source);
+void inspect_report_free(struct inspect_report *rep);
+void inspect_error(struct inspect_report *rep, umsi_bdf_t bdf, bool has_bdf,
+		   const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void inspect_bdf_str(umsi_bdf_t bdf, char buf[16]);
+
+/**
+ * inspect_decode_fn - decode one function's MSI and MSI-X capabilities
+ * @rep: the report; a device is appended unless the header is unreadable
+ * @fn: the function's configuration space
+ * @bar_size: the six BAR sizes when known (live mode), else NULL; used to
+ *            check that the MSI-X table and PBA fit in their BAR
+ *
+ * Return: the appended device, or NULL (the reason is in @rep's errors).
+ */
+struct inspect_dev *inspect_decode_fn(struct inspect_report *rep,
+				      const struct inspect_fn *fn,
+				      const uint64_t *bar_size);
+
+/* Decode one message read from an MSI-X table entry. */
+void inspect_decode_entry(struct inspect_msix_entry *e);
+
+const char *inspect_delivery_name(uint8_t dm);
+
+/* live.c */
+/**
+ * inspect_live - inspect every PCI function of this machine
+ * @rep: the report to fill
+ * @sel: only this function, when @have_sel
+ * @have_sel: whether @sel applies
+ * @sysroot: "" normally; a directory standing in for / (tests)
+ *
+ * Never writes to a device: config space and BARs are opened read-only.
+ * Return: 0, or -1 when /sys/bus/pci/devices cannot be listed at all.
+ */
+int inspect_live(struct inspect_report *rep, umsi_bdf_t sel, bool have_sel,
+		 const char *sysroot);
+
+/* json.c and text.c */
+void inspect_write_json(FILE *f, const struct inspect_report *rep);
+void inspect_write_text(FILE *f, const struct inspect_report *rep,
+			bool verbose);
+
+/* inspect.c */
+/**
+ * inspect_parse_selector - parse `[[domain:]bus:]dev.fn`
+ * Return: 0 and *@bdf set, or -1 for a malformed selector.
+ */
+int inspect_parse_selector(const char *s, umsi_bdf_t *bdf);
+
+#endif /* UMSI_TOOLS_INSPECT_H */

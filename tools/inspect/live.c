@@ -1,0 +1,679 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `umsi inspect` on a live Linux machine.
+ *
+ * Sources, all opened read-only:
+ *   /sys/bus/pci/devices/B/config       configuration space (4096 bytes
+ *                                        as root, 64 otherwise)
+ *   /sys/bus/pci/devices/B/resource     BAR addresses and sizes
+ *   /sys/bus/pci/devices/B/resourceN    the BAR itself, mmap()ed PROT_READ
+ *   /dev/mem                            fallback for the BAR
+ *   /sys/bus/pci/devices/B/msi_irqs/    Linux IRQ of each vector
+ *   /proc/interrupts                    per-CPU counts, and the entry of
+ *                                        each IRQ (its hwirq)
+ *   /proc/irq/N/effective_affinity_list where each IRQ is delivered
+ * Nothing is ever written: the only access to device memory is a 32-bit
+ * load from a read-only mapping of the MSI-X table and PBA, which the PCI
+ * spec allows at any time and which has no side effects.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <umsi/pci_regs.h>
+
+#include "inspect.h"
+
+/* One line of /proc/interrupts. */
+struct proc_irq {
+	int irq;
+	uint64_t *counts;
+	char chip[64];
+	bool has_hwirq;
+	unsigned long hwirq;
+	char actions[96];
+};
+
+struct live {
+	struct inspect_report *rep;
+	const char *root;
+	struct proc_irq *irqs;
+	size_t nirqs;
+	bool devmem_absent;     /* /dev/mem does not exist */
+	bool any_resource_file; /* some device has a resourceN file */
+	bool strict_refusal;    /* a mapping was refused as strict devmem does */
+};
+
+static void note(struct inspect_report *rep, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void note(struct inspect_report *rep, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (rep->nnotes >= sizeof(rep->notes) / sizeof(rep->notes[0]))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(rep->notes[rep->nnotes++], INSPECT_MSG_LEN, fmt, ap);
+	va_end(ap);
+}
+
+static void path(char *buf, size_t n, const struct live *l, const char *fmt,
+		 const char *a, long b)
+{
+	char tail[256];
+
+	snprintf(tail, sizeof(tail), fmt, a, b);
+	snprintf(buf, n, "%s%s", l->root, tail);
+}
+
+/* Read a small text file into @buf; returns its length or -1. */
+static ssize_t slurp(const char *p, char *buf, size_t n)
+{
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t got, total = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)total + 1 < n &&
+	       (got = read(fd, buf + total, n - 1 - (size_t)total)) > 0)
+		total += got;
+	close(fd);
+	buf[total] = 0;
+	return total;
+}
+
+/* /proc/interrupts, read whole: it can be large on big machines. */
+static char *slurp_all(const char *p)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t got;
+
+	if (!buf || fd < 0) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((got = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)got;
+		if (len + 1 == cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	buf[len] = 0;
+	return buf;
+}
+
+static const char *skip_ws(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+/*
+ * Parse /proc/interrupts. The first line names the CPU columns; each
+ * numbered line is "N: count... chip hwirq-trigger handlers". Linux 6.1
+ * prints MSI IRQs as "PCI-MSI <hwirq>" (hwirq: domain << 27 | bus << 19 |
+ * devfn << 11 | entry), 6.2 and later "PCI-MSIX-<bdf> <entry>" or
+ * "PCI-MSI-<bdf> <entry>", with "IR-" before either under remapping.
+ */
+static void parse_interrupts(struct live *l)
+{
+	char p[512];
+	char *text, *line, *save = NULL;
+	struct inspect_report *rep = l->rep;
+
+	path(p, sizeof(p), l, "/proc/interrupts%s", "", 0);
+	text = slurp_all(p);
+	if (!text) {
+		note(rep, "%s cannot be read (%s): no per-CPU counts", p,
+			 strerror(errno));
+		return;
+	}
+	line = strtok_r(text, "\n", &save);
+	if (line) {
+		const char *s = line;
+
+		while ((s = strstr(s, "CPU"))) {
+			unsigned *nc = realloc(rep->cpus,
+					       (rep->ncpus + 1) * sizeof(*nc));
+
+			if (!nc)
+				break;
+			rep->cpus = nc;
+			rep->cpus[rep->ncpus++] = (unsigned)strtoul(s + 3, NULL, 10);
+			s += 3;
+		}
+	}
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		const char *s = skip_ws(line);
+		struct proc_irq q = { 0 };
+		char *e;
+		size_t n;
+
+		if (!isdigit((unsigned char)*s))
+			continue;       /* NMI:, LOC:, ... */
+		q.irq = (int)strtol(s, &e, 10);
+		if (*e != ':')
+			continue;
+		s = e + 1;
+		q.counts = calloc(rep->ncpus ? rep->ncpus : 1, sizeof(uint64_t));
+		if (!q.counts)
+			break;
+		for (unsigned c = 0; c < rep->ncpus; c++) {
+			s = skip_ws(s);
+			if (!isdigit((unsigned char)*s))
+				break;
+			q.counts[c] = strtoull(s, &e, 10);
+			s = e;
+		}
+		s = skip_ws(s);
+		n = strcspn(s, " \t");
+		snprintf(q.chip, sizeof(q.chip), "%.*s", (int)n, s);
+		s = skip_ws(s + n);
+		if (isdigit((unsigned char)*s)) {
+			q.has_hwirq = true;
+			q.hwirq = strtoul(s, &e, 10);
+			s = e;
+		}
+		s += strcspn(s, " \t");         /* the rest of "-edge" */
+		s = skip_ws(s);
+		snprintf(q.actions, sizeof(q.actions), "%s", s);
+		{
+			struct proc_irq *ni = realloc(l->irqs,
+						      (l->nirqs + 1) * sizeof(*ni));
+
+			if (!ni) {
+				free(q.counts);
+				break;
+			}
+			l->irqs = ni;
+			l->irqs[l->nirqs++] = q;
+		}
+	}
+	free(text);
+}
+
+static const struct proc_irq *find_proc_irq(const struct live *l, int irq)
+{
+	for (size_t i = 0; i < l->nirqs; i++)
+		if (l->irqs[i].irq == irq)
+			return &l->irqs[i];
+	return NULL;
+}
+
+/*
+ * Which MSI/MSI-X entry does a Linux IRQ stand for? See
+ * parse_interrupts() for the two formats.
+ */
+static bool irq_index(const struct proc_irq *q, umsi_bdf_t bdf,
+		      uint32_t *index)
+{
+	const char *c = q->chip;
+	char name[16];
+
+	if (!q->has_hwirq)
+		return false;
+	if (!strncmp(c, "IR-", 3))
+		c += 3;
+	inspect_bdf_str(bdf, name);
+	if ((!strncmp(c, "PCI-MSIX-", 9) && !strcmp(c + 9, name)) ||
+	    (!strncmp(c, "PCI-MSI-", 8) && !strcmp(c + 8, name))) {
+		*index = (uint32_t)q->hwirq;
+		return true;
+	}
+	if (!strcmp(c, "PCI-MSI") &&
+	    ((q->hwirq >> 11) & 0xffff) == (bdf & 0xffff)) {
+		*index = (uint32_t)(q->hwirq & 0x7ff);
+		return true;
+	}
+	return false;
+}
+
+static int cmp_irq(const void *a, const void *b)
+{
+	const struct inspect_irq *x = a, *y = b;
+
+	if (x->index_known != y->index_known)
+		return x->index_known ? -1 : 1;
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return x->irq - y->irq;
+}
+
+/* Collect msi_irqs/ of one function into the device's two lists. */
+static void linux_irqs(struct live *l, const char *name, struct inspect_dev *d)
+{
+	struct inspect_report *rep = l->rep;
+	char p[512], kind[16];
+	struct dirent *de;
+	DIR *dir;
+
+	d->linux_known = true;
+	path(p, sizeof(p), l, "/sys/bus/pci/devices/%s/msi_irqs", name, 0);
+	dir = opendir(p);
+	if (!dir)
+		return;         /* no MSI/MSI-X IRQ allocated */
+	while ((de = readdir(dir))) {
+		struct inspect_irq q = { 0 }, **list;
+		const struct proc_irq *pq;
+		size_t *n;
+		char *e;
+		long irq = strtol(de->d_name, &e, 10);
+
+		if (!isdigit((unsigned char)de->d_name[0]) || *e)
+			continue;
+		q.irq = (int)irq;
+		snprintf(p, sizeof(p), "%s/sys/bus/pci/devices/%s/msi_irqs/%ld",
+			 l->root, name, irq);
+		if (slurp(p, kind, sizeof(kind)) < 0)
+			kind[0] = 0;
+		pq = find_proc_irq(l, q.irq);
+		if (pq) {
+			snprintf(q.chip, sizeof(q.chip), "%s", pq->chip);
+			snprintf(q.actions, sizeof(q.actions), "%s", pq->actions);
+			q.index_known = irq_index(pq, d->bdf, &q.index);
+			q.counts = malloc((rep->ncpus ? rep->ncpus : 1) *
+					  sizeof(uint64_t));
+			if (q.counts)
+				memcpy(q.counts, pq->counts,
+				       rep->ncpus * sizeof(uint64_t));
+		}
+		path(p, sizeof(p), l, "/proc/irq/%s%ld/effective_affinity_list",
+		     "", irq);
+		if (slurp(p, q.affinity, sizeof(q.affinity)) > 0)
+			q.affinity[strcspn(q.affinity, "\n")] = 0;
+		if (!strncmp(kind, "msix", 4)) {
+			list = &d->msix_irqs;
+			n = &d->n_msix_irqs;
+		} else {
+			list = &d->msi_irqs;
+			n = &d->n_msi_irqs;
+		}
+		{
+			struct inspect_irq *nl = realloc(*list,
+							 (*n + 1) * sizeof(*nl));
+
+			if (!nl) {
+				free(q.counts);
+				break;
+			}
+			*list = nl;
+			nl[(*n)++] = q;
+		}
+	}
+	closedir(dir);
+	qsort(d->msi_irqs, d->n_msi_irqs, sizeof(*d->msi_irqs), cmp_irq);
+	qsort(d->msix_irqs, d->n_msix_irqs, sizeof(*d->msix_irqs), cmp_irq);
+}
+
+/* BAR n: start and size from the sysfs resource file. */
+static void read_resources(struct live *l, const char *name,
+			   uint64_t start[6], uint64_t size[6])
+{
+	char p[512], buf[2048];
+	const char *s = buf;
+
+	memset(start, 0, 6 * sizeof(*start));
+	memset(size, 0, 6 * sizeof(*size));
+	path(p, sizeof(p), l, "/sys/bus/pci/devices/%s/resource", name, 0);
+	if (slurp(p, buf, sizeof(buf)) < 0)
+		return;
+	for (int i = 0; i < 6 && *s; i++) {
+		unsigned long long a, b, fl;
+
+		if (sscanf(s, "%llx %llx %llx", &a, &b, &fl) == 3 && b > a) {
+			start[i] = a;
+			size[i] = b - a + 1;
+		}
+		s = strchr(s, '\n');
+		if (!s)
+			break;
+		s++;
+	}
+}
+
+/*
+ * Reading device memory through a mapping can fault (SIGBUS) when the
+ * kernel revokes the mapping under us (a driver claiming the BAR with
+ * CONFIG_IO_STRICT_DEVMEM) or a test's file is short. Catch it rather
+ * than die.
+ */
+static sigjmp_buf bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jmp, 1);
+}
+
+static int read_words(const volatile uint32_t *src, uint32_t *dst, size_t n)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus }, old;
+	volatile int ok = 0;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old);
+	if (!sigsetjmp(bus_jmp, 1)) {
+		/* One aligned 32-bit load per word: the MSI-X rule. */
+		for (size_t i = 0; i < n; i++)
+			dst[i] = src[i];
+		ok = 1;
+	}
+	sigaction(SIGBUS, &old, NULL);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Map [@off, @off + @len) of @file at file offset @base + @off read-only
+ * and copy it out as 32-bit words. Returns 0 or an errno; *@stage names
+ * the step that failed.
+ */
+static int read_region(const char *file, uint64_t base, uint64_t off,
+		       size_t len, uint32_t *out, const char **stage)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t at = base + off, map_at = at & ~(uint64_t)(pg - 1);
+	size_t map_len = (size_t)(at - map_at) + len;
+	void *m;
+	int fd, err = 0;
+
+	*stage = "open";
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_SYNC);
+	if (fd < 0)
+		return errno;
+	*stage = "mmap";
+	m = mmap(NULL, map_len, PROT_READ, MAP_SHARED, fd, (off_t)map_at);
+	if (m == MAP_FAILED) {
+		err = errno;
+		close(fd);
+		return err;
+	}
+	*stage = "read";
+	if (read_words((const volatile uint32_t *)((char *)m + (at - map_at)),
+		       out, len / 4))
+		err = EFAULT;
+	munmap(m, map_len);
+	close(fd);
+	return err;
+}
+
+/*
+ * Read the table and PBA of @d through @file (@base is 0 for resourceN,
+ * the BAR's physical address for /dev/mem).
+ */
+static int read_table(const char *file, uint64_t tbase, uint64_t pbase,
+		      struct inspect_dev *d, uint32_t *tab, uint32_t *pba,
+		      const char **stage)
+{
+	const struct umsi_msix_cap *x = &d->msix;
+	size_t tlen = (size_t)x->table_size * UMSI_MSIX_ENTRY_SIZE;
+	size_t plen = ((size_t)x->table_size + 63) / 64 * 8;
+	int err;
+
+	err = read_region(file, tbase, x->table_offset, tlen, tab, stage);
+	if (!err)
+		err = read_region(file, pbase, x->pba_offset, plen, pba, stage);
+	return err;
+}
+
+static void fill_entries(struct inspect_dev *d, const uint32_t *tab,
+			 const uint32_t *pba)
+{
+	for (uint32_t i = 0; i < d->msix.table_size; i++) {
+		struct inspect_msix_entry *e = &d->entries[i];
+		const uint32_t *w = tab + i * 4;
+
+		e->index = i;
+		e->address = (uint64_t)w[1] << 32 | w[0];
+		e->data = w[2];
+		e->ctrl = w[3];
+		e->pending = (pba[i / 32] >> (i % 32)) & 1;
+		inspect_decode_entry(e);
+		for (size_t k = 0; k < d->n_msix_irqs; k++)
+			if (d->msix_irqs[k].index_known &&
+			    d->msix_irqs[k].index == i)
+				e->irq = &d->msix_irqs[k];
+	}
+}
+
+static void describe(char *buf, size_t n, const char *file, const char *stage,
+		     int err)
+{
+	if (err == ENOENT && !strcmp(stage, "open"))
+		snprintf(buf, n, "%s does not exist", file);
+	else
+		snprintf(buf, n, "%s of %s failed: %s", stage, file,
+			 strerror(err));
+}
+
+/* Try resourceN, then /dev/mem; on failure say exactly why. */
+static void live_table(struct live *l, const char *name, struct inspect_dev *d,
+		       const uint64_t start[6])
+{
+	const struct umsi_msix_cap *x = &d->msix;
+	size_t twords = (size_t)x->table_size * 4;
+	size_t pwords = ((size_t)x->table_size + 63) / 64 * 2;
+	uint32_t *tab = calloc(twords, 4), *pba = calloc(pwords + 1, 4);
+	char rfile[512], mfile[512], why1[300], why2[300];
+	const char *stage = "open";
+	int e1, e2 = 0;
+
+	if (!tab || !pba) {
+		snprintf(d->entries_reason, INSPECT_MSG_LEN, "out of memory");
+		goto out;
+	}
+	if (!d->msix_location_ok) {
+		snprintf(d->entries_reason, INSPECT_MSG_LEN,
+			 "the table location is impossible (see errors); not read");
+		goto out;
+	}
+	snprintf(rfile, sizeof(rfile), "%s/sys/bus/pci/devices/%s/resource%u",
+		 l->root, name, x->table_bir);
+	/* Table and PBA may sit in different BARs. */
+	if (x->pba_bir == x->table_bir) {
+		e1 = read_table(rfile, 0, 0, d, tab, pba, &stage);
+	} else {
+		char pfile[512];
+
+		snprintf(pfile, sizeof(pfile), "%s/sys/bus/pci/devices/%s/resource%u",
+			 l->root, name, x->pba_bir);
+		e1 = read_region(rfile, 0, x->table_offset, twords * 4, tab, &stage);
+		if (!e1)
+			e1 = read_region(pfile, 0, x->pba_offset, pwords * 4, pba,
+					 &stage);
+	}
+	if (!e1)
+		goto ok;
+	if (!(e1 == ENOENT && !strcmp(stage, "open")))
+		l->any_resource_file = true;
+	describe(why1, sizeof(why1), rfile, stage, e1);
+	if (e1 == EINVAL && !strcmp(stage, "mmap"))
+		l->strict_refusal = true;
+
+	snprintf(mfile, sizeof(mfile), "%s/dev/mem", l->root);
+	e2 = read_table(mfile, start[x->table_bir], start[x->pba_bir], d, tab,
+			pba, &stage);
+	if (!e2)
+		goto ok;
+	describe(why2, sizeof(why2), mfile, stage, e2);
+	if (e2 == ENOENT && !strcmp(stage, "open"))
+		l->devmem_absent = true;
+	if (e2 == EPERM && !strcmp(stage, "mmap"))
+		l->strict_refusal = true;
+	if ((e1 == EINVAL || e1 == EPERM) && e2 == EPERM &&
+	    !strcmp(stage, "mmap"))
+		snprintf(d->entries_reason, INSPECT_MSG_LEN,
+			 "the kernel refuses to map this BAR: it is claimed by a driver and the kernel has CONFIG_IO_STRICT_DEVMEM (or is locked down): %s; %s. Booting with iomem=relaxed lifts the CONFIG_IO_STRICT_DEVMEM refusal",
+			 why1, why2);
+	else if (e1 == ENOENT && e2 == ENOENT)
+		snprintf(d->entries_reason, INSPECT_MSG_LEN,
+			 "this kernel offers no way to read BAR memory: %s and %s (no resource files, no /dev/mem); iomem=relaxed only lifts a CONFIG_IO_STRICT_DEVMEM refusal and cannot help here",
+			 why1, why2);
+	else
+		snprintf(d->entries_reason, INSPECT_MSG_LEN,
+			 "the table could not be read: %s; %s%s", why1, why2,
+			 e2 == EPERM || e1 == EPERM ?
+			 " (if the kernel has CONFIG_IO_STRICT_DEVMEM, booting with iomem=relaxed lifts the refusal)" : "");
+	goto out;
+ok:
+	d->entries = calloc(x->table_size, sizeof(*d->entries));
+	if (d->entries)
+		fill_entries(d, tab, pba);
+	else
+		snprintf(d->entries_reason, INSPECT_MSG_LEN, "out of memory");
+out:
+	free(tab);
+	free(pba);
+}
+
+static bool parse_name(const char *s, umsi_bdf_t *bdf)
+{
+	unsigned dom, bus, dev, fn;
+	char tail;
+
+	if (sscanf(s, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4 ||
+	    dom > 0xffff || bus > 0xff || dev > 0x1f || fn > 7)
+		return false;
+	*bdf = UMSI_BDF(dom, bus, dev, fn);
+	return true;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void live_fn(struct live *l, const char *name, umsi_bdf_t bdf,
+		    struct inspect_fn *fn)
+{
+	uint64_t start[6], size[6];
+	struct inspect_dev *d;
+	char p[512];
+	ssize_t got, total = 0;
+	int fd;
+
+	memset(fn, 0, sizeof(*fn));
+	memset(fn->cfg, 0xff, sizeof(fn->cfg));
+	fn->bdf = bdf;
+	path(p, sizeof(p), l, "/sys/bus/pci/devices/%s/config", name, 0);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		inspect_error(l->rep, bdf, true, "cannot open %s: %s", p,
+			      strerror(errno));
+		return;
+	}
+	while (total < INSPECT_CFG_MAX &&
+	       (got = pread(fd, fn->cfg + total, INSPECT_CFG_MAX - (size_t)total,
+			    total)) > 0)
+		total += got;
+	close(fd);
+	fn->size = (uint16_t)total;
+	read_resources(l, name, start, size);
+	d = inspect_decode_fn(l->rep, fn, size);
+	if (!d)
+		return;
+	if (d->cfg_short)
+		return;
+	linux_irqs(l, name, d);
+	if (d->has_msix) {
+		/* A disabled memory decoder answers every read with all-ones. */
+		if (!(fn->cfg[UMSI_PCI_COMMAND] & UMSI_PCI_CMD_MEMORY))
+			snprintf(d->entries_reason, INSPECT_MSG_LEN,
+				 "memory decoding is off in the Command register, so the BAR does not respond; not read");
+		else
+			live_table(l, name, d, start);
+	}
+}
+
+int inspect_live(struct inspect_report *rep, umsi_bdf_t sel, bool have_sel,
+		 const char *sysroot)
+{
+	struct live l = { .rep = rep, .root = sysroot };
+	struct inspect_fn *fn = malloc(sizeof(*fn));
+	char p[512], **names = NULL;
+	size_t n = 0;
+	struct dirent *de;
+	DIR *dir;
+	bool found = false;
+
+	if (!fn)
+		return -1;
+	path(p, sizeof(p), &l, "/sys/bus/pci/devices%s", "", 0);
+	dir = opendir(p);
+	if (!dir) {
+		inspect_error(rep, 0, false, "cannot list %s: %s", p,
+			      strerror(errno));
+		free(fn);
+		return -1;
+	}
+	while ((de = readdir(dir))) {
+		char **nn;
+
+		if (de->d_name[0] == '.')
+			continue;
+		nn = realloc(names, (n + 1) * sizeof(*nn));
+		if (!nn)
+			break;
+		names = nn;
+		names[n] = strdup(de->d_name);
+		if (names[n])
+			n++;
+	}
+	closedir(dir);
+	qsort(names, n, sizeof(*names), cmp_name);
+	if (geteuid() != 0)
+		note(rep, "not running as root: Linux lets other users read only the first 64 bytes of configuration space, which end before the capabilities; run as root to decode MSI and MSI-X");
+	parse_interrupts(&l);
+	for (size_t i = 0; i < n; i++) {
+		umsi_bdf_t bdf;
+
+		if (!parse_name(names[i], &bdf)) {
+			inspect_error(rep, 0, false,
+				      "%s/%s is not a PCI address; skipped", p,
+				      names[i]);
+			continue;
+		}
+		if (have_sel && bdf != sel)
+			continue;
+		found = true;
+		live_fn(&l, names[i], bdf, fn);
+	}
+	if (l.devmem_absent && !l.any_resource_file)
+		note(rep, "MSI-X tables cannot be read on this machine: the kernel exposes no sysfs resourceN file for any BAR, and there is no /dev/mem (a kernel built without CONFIG_DEVMEM has none); what Linux itself exposes is shown instead (IRQ, per-CPU counts, effective affinity of each vector)");
+	else if (l.strict_refusal)
+		note(rep, "some MSI-X tables could not be mapped: the kernel refuses BARs claimed by a driver (CONFIG_IO_STRICT_DEVMEM); booting with iomem=relaxed lifts this");
+	if (have_sel && !found) {
+		char b[16];
+
+		inspect_bdf_str(sel, b);
+		inspect_error(rep, 0, false, "no PCI function %s on this machine", b);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	for (size_t i = 0; i < l.nirqs; i++)
+		free(l.irqs[i].counts);
+	free(l.irqs);
+	free(fn);
+	return 0;
+}
