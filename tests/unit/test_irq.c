@@ -1,0 +1,702 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The IRQ core on the simulator: dispatch, spurious vectors, shared
+ * handlers, storm detection, live migration under fire, CPU hotplug and
+ * failure injection.
+ *
+ * The interrupt source here is a minimal device model of the test's own
+ * (a message register pair with an optional mask bit and pending bit),
+ * driven through the core's chip interface, so these tests depend on the
+ * IRQ core and the simulator only. Each chip step makes a host call (a
+ * barrier), so a hook that fires the device after every host access also
+ * fires it between the chip's writes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <umsi/internal/core.h>
+#include <umsi/pci.h>
+#include "sim/umsi_sim.h"
+
+/* ---- a tiny device -------------------------------------------------------- */
+
+struct tdev {
+	struct umsi_system *sys;
+	struct umsi_sim *sim;
+	struct umsi_irq_desc *d;
+	bool maskable;
+	bool masked;
+	bool pending;
+	struct umsi_msg msg;
+	/* Test bookkeeping. */
+	unsigned outstanding;
+	uint64_t fired, handled;
+	uint32_t allowed[2];    /* CPUs the handler may run on */
+	uint64_t wrong_cpu;
+	int answer;             /* what the handler returns */
+};
+
+static void send(struct tdev *t)
+{
+	umsi_sim_msg_write(t->sim, t->msg.address, t->msg.data);
+}
+
+static void tdev_fire(struct tdev *t)
+{
+	if (t->outstanding)
+		return;
+	t->outstanding = 1;
+	t->fired++;
+	if (t->maskable && t->masked)
+		t->pending = true;
+	else
+		send(t);
+}
+
+static void step(struct umsi_system *sys)
+{
+	sys->ops->barrier(sys->host);
+}
+
+static struct tdev *to_tdev(struct umsi_irq_desc *d)
+{
+	return d->chip_data;
+}
+
+static int t_mask(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	to_tdev(d)->masked = true;
+	step(sys);
+	return 0;
+}
+
+static int t_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct tdev *t = to_tdev(d);
+
+	t->masked = false;
+	step(sys);
+	if (t->pending) {
+		t->pending = false;
+		send(t);
+	}
+	return 0;
+}
+
+/* Maskable: mask, write address, write data, restore the mask. */
+static int t_set_target_masked(struct umsi_system *sys,
+			       struct umsi_irq_desc *d, uint32_t cpu,
+			       uint8_t vector)
+{
+	struct tdev *t = to_tdev(d);
+	struct umsi_msg m;
+	bool was = t->masked;
+	int ret = umsi_irq_compose(sys, d, cpu, vector, &m);
+
+	if (ret)
+		return ret;
+	t_mask(sys, d);
+	t->msg.address = m.address;
+	step(sys);
+	t->msg.data = m.data;
+	step(sys);
+	if (!was)
+		t_unmask(sys, d);
+	return 0;
+}
+
+/* Unmaskable: data first, then address, a host call between them. */
+static int t_set_target_unmasked(struct umsi_system *sys,
+				 struct umsi_irq_desc *d, uint32_t cpu,
+				 uint8_t vector)
+{
+	struct tdev *t = to_tdev(d);
+	struct umsi_msg m;
+	int ret = umsi_irq_compose(sys, d, cpu, vector, &m);
+
+	if (ret)
+		return ret;
+	t->msg.data = m.data;
+	step(sys);
+	t->msg.address = m.address;
+	step(sys);
+	return 0;
+}
+
+static const struct umsi_irq_chip chip_masked = {
+	.name = "TEST-MASK", .mask = t_mask, .unmask = t_unmask,
+	.set_target = t_set_target_masked,
+};
+static const struct umsi_irq_chip chip_unmasked = {
+	.name = "TEST-NOMASK", .set_target = t_set_target_unmasked,
+};
+
+static int t_handler(uint32_t irq, void *arg)
+{
+	struct tdev *t = arg;
+	uint32_t cpu = t->sys->ops->current_cpu(t->sys->host);
+
+	(void)irq;
+	if (cpu != t->allowed[0] && cpu != t->allowed[1])
+		t->wrong_cpu++;
+	t->handled++;
+	t->outstanding = 0;
+	return t->answer;
+}
+
+/* ---- a machine ------------------------------------------------------------ */
+
+struct machine {
+	struct umsi_sim *sim;
+	struct umsi_system *sys;
+	struct umsi_sim_leaks leaks0;
+};
+
+static int sim_dispatch(void *arg, uint32_t cpu, uint8_t vector)
+{
+	return umsi_dispatch(arg, cpu, vector);
+}
+
+static void machine_up(struct machine *m, uint32_t ncpus,
+		       const uint32_t *apic_ids, uint32_t plat)
+{
+	struct umsi_sim_config cfg = {
+		.ncpus = ncpus, .apic_ids = apic_ids, .plat_flags = plat,
+	};
+
+	m->sim = umsi_sim_create(&cfg);
+	assert_non_null(m->sim);
+	umsi_sim_leaks(m->sim, &m->leaks0);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim, NULL,
+					    &m->sys), 0);
+	umsi_sim_set_dispatch(m->sim, sim_dispatch, m->sys);
+}
+
+static void machine_down(struct machine *m)
+{
+	struct umsi_sim_leaks l;
+
+	umsi_system_destroy(m->sys);
+	umsi_sim_leaks(m->sim, &l);
+	/* Everything the library took from the host went back. */
+	assert_int_equal(l.allocs, m->leaks0.allocs);
+	assert_int_equal(l.maps, m->leaks0.maps);
+	assert_int_equal(l.locks, m->leaks0.locks);
+	umsi_sim_destroy(m->sim);
+}
+
+static void tdev_attach(struct machine *m, struct tdev *t,
+			const struct umsi_irq_chip *chip,
+			const struct umsi_cpumask *aff)
+{
+	memset(t, 0, sizeof(*t));
+	t->sys = m->sys;
+	t->sim = m->sim;
+	t->maskable = chip->mask != NULL;
+	t->masked = true;
+	t->answer = UMSI_IRQ_HANDLED;
+	assert_int_equal(umsi_irq_alloc(m->sys, chip, 1, false, aff, false,
+					&t->d), 0);
+	t->d->chip_data = t;
+	assert_int_equal(chip->set_target(m->sys, t->d, t->d->cpu,
+					  t->d->vector), 0);
+	t->allowed[0] = t->allowed[1] = t->d->cpu;
+	assert_int_equal(umsi_request_irq(m->sys, t->d->irq, t_handler, 0,
+					  "tdev", t), 0);
+}
+
+static void tdev_detach(struct machine *m, struct tdev *t)
+{
+	assert_int_equal(umsi_free_irq(m->sys, t->d->irq, t), 0);
+	umsi_irq_release(m->sys, &t->d, 1);
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+static void dispatch_runs_the_handler_once_on_the_assigned_cpu(void **state)
+{
+	static const uint32_t ids[] = { 0, 2, 4, 6 };
+	struct machine m;
+	struct tdev t;
+	int i;
+
+	(void)state;
+	machine_up(&m, 4, ids, 0);
+	tdev_attach(&m, &t, &chip_masked, NULL);
+	for (i = 0; i < 100; i++)
+		tdev_fire(&t);
+	umsi_sim_quiesce(m.sim);
+	assert_int_equal(t.handled, 1);   /* one outstanding at a time */
+	for (i = 0; i < 99; i++) {
+		tdev_fire(&t);
+		umsi_sim_quiesce(m.sim);
+	}
+	assert_int_equal(t.handled, 100);
+	assert_int_equal(t.wrong_cpu, 0);
+	assert_int_equal(umsi_irq_count(m.sys, t.d->irq, t.d->cpu), 100);
+	tdev_detach(&m, &t);
+	machine_down(&m);
+}
+
+static void vectors_spread_over_cpus_by_free_count(void **state)
+{
+	struct machine m;
+	struct tdev t[4];
+	bool seen[4] = { false };
+	int i;
+
+	(void)state;
+	machine_up(&m, 4, NULL, 0);
+	for (i = 0; i < 4; i++) {
+		tdev_attach(&m, &t[i], &chip_masked, NULL);
+		seen[t[i].d->cpu] = true;
+	}
+	for (i = 0; i < 4; i++)
+		assert_true(seen[i]);
+	for (i = 0; i < 4; i++)
+		tdev_detach(&m, &t[i]);
+	machine_down(&m);
+}
+
+static void a_vector_nobody_owns_is_spurious_and_reaches_no_driver(void **s)
+{
+	struct machine m;
+	struct umsi_sim_stats st;
+	struct umsi_msg msg;
+
+	(void)s;
+	machine_up(&m, 2, NULL, 0);
+	assert_int_equal(umsi_x86_msg_compose(1, 0x99, 0, &msg), 0);
+	umsi_sim_msg_write(m.sim, msg.address, msg.data);
+	umsi_sim_quiesce(m.sim);
+	assert_int_equal(umsi_spurious_count(m.sys, 1), 1);
+	umsi_sim_stats(m.sim, &st);
+	assert_int_equal(st.unassigned, 1);
+	assert_int_equal(st.eoi_missing, 0);
+	machine_down(&m);
+}
+
+static int share_a(uint32_t irq, void *arg)
+{
+	(void)irq;
+	(*(int *)arg)++;
+	return UMSI_IRQ_NONE;
+}
+
+static void shared_handlers_all_run_and_unshared_requests_are_refused(void **s)
+{
+	struct machine m;
+	struct tdev t;
+	int a = 0, b = 0;
+
+	(void)s;
+	machine_up(&m, 2, NULL, 0);
+	memset(&t, 0, sizeof(t));
+	t.sys = m.sys;
+	t.sim = m.sim;
+	t.maskable = true;
+	t.masked = true;
+	assert_int_equal(umsi_irq_alloc(m.sys, &chip_masked, 1, false, NULL,
+					false, &t.d), 0);
+	t.d->chip_data = &t;
+	chip_masked.set_target(m.sys, t.d, t.d->cpu, t.d->vector);
+	assert_int_equal(umsi_request_irq(m.sys, t.d->irq, share_a,
+					  UMSI_IRQF_SHARED, "a", &a), 0);
+	assert_int_equal(umsi_request_irq(m.sys, t.d->irq, share_a, 0, "x",
+					  &t), -UMSI_EBUSY);
+	assert_int_equal(umsi_request_irq(m.sys, t.d->irq, share_a,
+					  UMSI_IRQF_SHARED, "b", &b), 0);
+	tdev_fire(&t);
+	umsi_sim_quiesce(m.sim);
+	assert_int_equal(a, 1);
+	assert_int_equal(b, 1);
+	assert_int_equal(umsi_free_irq(m.sys, t.d->irq, &a), 0);
+	t.outstanding = 0;
+	tdev_fire(&t);
+	umsi_sim_quiesce(m.sim);
+	assert_int_equal(a, 1);
+	assert_int_equal(b, 2);
+	assert_int_equal(umsi_free_irq(m.sys, t.d->irq, &b), 0);
+	assert_int_equal(umsi_free_irq(m.sys, t.d->irq, &b), -UMSI_ENOENT);
+	umsi_irq_release(m.sys, &t.d, 1);
+	machine_down(&m);
+}
+
+static void a_stuck_source_is_disabled_and_the_others_keep_working(void **s)
+{
+	struct machine m;
+	struct tdev stuck, good;
+	struct umsi_irq_info info;
+	int i;
+
+	(void)s;
+	machine_up(&m, 2, NULL, 0);
+	tdev_attach(&m, &stuck, &chip_masked, NULL);
+	tdev_attach(&m, &good, &chip_masked, NULL);
+	stuck.answer = UMSI_IRQ_NONE;
+	for (i = 0; i < 100000; i++) {
+		tdev_fire(&stuck);
+		umsi_sim_quiesce(m.sim);
+		if (i % 1000 == 0) {
+			tdev_fire(&good);
+			umsi_sim_quiesce(m.sim);
+		}
+	}
+	assert_int_equal(umsi_irq_get_info(m.sys, stuck.d->irq, &info), 0);
+	assert_true(info.disabled);
+	assert_true(stuck.masked);      /* masked at the device */
+	assert_non_null(strstr(umsi_sim_log_text(m.sim), "nobody cared"));
+	/* The stuck one no longer reaches its handler; the good one does. */
+	stuck.outstanding = 0;
+	tdev_fire(&stuck);
+	umsi_sim_quiesce(m.sim);
+	assert_int_equal(stuck.handled, 100000);
+	tdev_fire(&good);
+	umsi_sim_quiesce(m.sim);
+	assert_int_equal(good.handled, 101);
+	assert_int_equal(umsi_irq_get_info(m.sys, good.d->irq, &info), 0);
+	assert_false(info.disabled);
+	tdev_detach(&m, &stuck);
+	tdev_detach(&m, &good);
+	machine_down(&m);
+}
+
+static void rare_unhandled_interrupts_after_quiet_spells_never_disable(void **s)
+{
+	struct machine m;
+	struct tdev t;
+	struct umsi_irq_info info;
+	int i;
+
+	(void)s;
+	machine_up(&m, 1, NULL, 0);
+	tdev_attach(&m, &t, &chip_masked, NULL);
+	t.answer = UMSI_IRQ_NONE;
+	/*
+	 * Every interrupt is unhandled, but each comes after 200 ms of
+	 * quiet: the unhandled count restarts each time (Linux's rule), so
+	 * 100,000 of them never add up to a storm.
+	 */
+	for (i = 0; i < 100000; i++) {
+		umsi_sim_clock_advance(m.sim, 200000000ull);
+		tdev_fire(&t);
+		umsi_sim_quiesce(m.sim);
+	}
+	assert_int_equal(umsi_irq_get_info(m.sys, t.d->irq, &info), 0);
+	assert_false(info.disabled);
+	tdev_detach(&m, &t);
+	machine_down(&m);
+}
+
+/* Migration under fire. */
+struct fire_hook {
+	struct tdev *t;
+	bool busy;
+	uint64_t injected;
+};
+
+static void fire_after_access(void *arg, enum umsi_sim_op op)
+{
+	struct fire_hook *h = arg;
+
+	(void)op;
+	if (h->busy || !h->t)
+		return;
+	h->busy = true;
+	if (!h->t->outstanding)
+		h->injected++;
+	tdev_fire(h->t);
+	h->busy = false;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void migrate_under_fire(const struct umsi_irq_chip *chip,
+			       uint32_t plat, unsigned moves)
+{
+	static const uint32_t ids[] = { 0, 2, 4, 6, 300, 301 };
+	uint32_t ncpus = plat & UMSI_PLAT_EXT_DEST_ID ? 6 : 4;
+	struct machine m;
+	struct tdev t;
+	struct fire_hook h = { 0 };
+	struct umsi_matrix_stats before, after;
+	uint64_t seed = 0x2545f4914f6cdd1dull, w;
+	struct umsi_cpumask mask = { &w, ncpus };
+	unsigned i;
+
+	machine_up(&m, ncpus, ids, plat);
+	umsi_matrix_stats(m.sys->matrix, &before);
+	tdev_attach(&m, &t, chip, NULL);
+	h.t = &t;
+	umsi_sim_set_hook(m.sim, fire_after_access, &h);
+	for (i = 0; i < moves; i++) {
+		uint32_t to = (uint32_t)(xorshift(&seed) % ncpus);
+
+		if (to == t.d->cpu)
+			to = (to + 1) % ncpus;
+		w = 1ull << to;
+		t.allowed[0] = t.d->cpu;
+		t.allowed[1] = to;
+		assert_int_equal(umsi_irq_set_affinity(m.sys, t.d->irq, &mask),
+				 0);
+		assert_int_equal(t.d->cpu, to);
+		umsi_sim_quiesce(m.sim);
+		/* Every fire so far produced exactly one handler call. */
+		assert_int_equal(t.handled, t.fired);
+		assert_int_equal(t.outstanding, 0);
+	}
+	umsi_sim_set_hook(m.sim, NULL, NULL);
+	assert_int_equal(t.wrong_cpu, 0);
+	assert_true(h.injected > moves);
+	print_message("    %u moves, %llu fires injected, %llu handled\n",
+		      moves, (unsigned long long)t.fired,
+		      (unsigned long long)t.handled);
+	tdev_detach(&m, &t);
+	umsi_matrix_stats(m.sys->matrix, &after);
+	assert_memory_equal(&before, &after, sizeof(before));
+	assert_int_equal(umsi_matrix_check(m.sys->matrix), 0);
+	machine_down(&m);
+}
+
+static void ten_thousand_moves_under_fire_lose_nothing_maskable(void **s)
+{
+	(void)s;
+	migrate_under_fire(&chip_masked, 0, 10000);
+}
+
+static void ten_thousand_moves_under_fire_lose_nothing_unmaskable(void **s)
+{
+	(void)s;
+	migrate_under_fire(&chip_unmasked, 0, 10000);
+}
+
+static void moves_reach_apic_ids_above_255_with_extended_dest_id(void **s)
+{
+	(void)s;
+	migrate_under_fire(&chip_masked, UMSI_PLAT_EXT_DEST_ID, 2000);
+}
+
+static void a_cpu_messages_cannot_name_is_never_a_target(void **s)
+{
+	static const uint32_t ids[] = { 0, 1, 255, 300 };
+	struct machine m;
+	struct tdev t[8];
+	uint64_t w = 0xc;       /* only the unreachable CPUs 2 and 3 */
+	struct umsi_cpumask mask = { &w, 4 };
+	int i;
+
+	(void)s;
+	machine_up(&m, 4, ids, 0);
+	for (i = 0; i < 8; i++) {
+		tdev_attach(&m, &t[i], &chip_masked, NULL);
+		assert_true(t[i].d->cpu < 2);
+	}
+	assert_int_equal(umsi_irq_set_affinity(m.sys, t[0].d->irq, &mask),
+			 -UMSI_EINVAL);
+	for (i = 0; i < 8; i++)
+		tdev_detach(&m, &t[i]);
+	machine_down(&m);
+}
+
+static void offline_moves_irqs_away_and_online_takes_them_back(void **s)
+{
+	struct machine m;
+	struct tdev t[6], mt;
+	uint64_t w = 1ull << 3;
+	struct umsi_cpumask only3 = { &w, 4 };
+	struct umsi_matrix_stats before, after;
+	int i;
+
+	(void)s;
+	machine_up(&m, 4, NULL, 0);
+	umsi_matrix_stats(m.sys->matrix, &before);
+	for (i = 0; i < 6; i++)
+		tdev_attach(&m, &t[i], &chip_masked, NULL);
+	/* A managed IRQ whose mask is CPU 3 alone. */
+	memset(&mt, 0, sizeof(mt));
+	mt.sys = m.sys;
+	mt.sim = m.sim;
+	mt.maskable = true;
+	mt.masked = true;
+	mt.answer = UMSI_IRQ_HANDLED;
+	assert_int_equal(umsi_irq_alloc(m.sys, &chip_masked, 1, false, &only3,
+					true, &mt.d), 0);
+	mt.d->chip_data = &mt;
+	chip_masked.set_target(m.sys, mt.d, mt.d->cpu, mt.d->vector);
+	mt.allowed[0] = mt.allowed[1] = 3;
+	assert_int_equal(umsi_request_irq(m.sys, mt.d->irq, t_handler, 0,
+					  "managed", &mt), 0);
+
+	assert_int_equal(umsi_cpu_offline(m.sys, 3), 0);
+	for (i = 0; i < 6; i++) {
+		assert_int_not_equal(t[i].d->cpu, 3);
+		t[i].allowed[0] = t[i].allowed[1] = t[i].d->cpu;
+		tdev_fire(&t[i]);
+	}
+	assert_true(mt.d->shutdown);
+	tdev_fire(&mt);         /* masked while shut down: stays pending */
+	umsi_sim_quiesce(m.sim);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(t[i].handled, 1);
+	assert_int_equal(mt.handled, 0);
+	assert_int_equal(umsi_cpu_online(m.sys, 3), 0);
+	umsi_sim_quiesce(m.sim);
+	assert_false(mt.d->shutdown);
+	assert_int_equal(mt.d->cpu, 3);
+	assert_int_equal(mt.handled, 1);  /* delivered on restart */
+	assert_int_equal(umsi_matrix_check(m.sys->matrix), 0);
+
+	for (i = 0; i < 6; i++)
+		tdev_detach(&m, &t[i]);
+	tdev_detach(&m, &mt);
+	umsi_matrix_stats(m.sys->matrix, &after);
+	assert_memory_equal(&before, &after, sizeof(before));
+	machine_down(&m);
+}
+
+static void offline_is_refused_when_the_other_cpus_have_no_room(void **s)
+{
+	struct machine m;
+	struct tdev *t;
+	uint64_t w = 1;
+	struct umsi_cpumask cpu0 = { &w, 2 };
+	struct umsi_matrix_cpu_stats cs;
+	unsigned i, n;
+
+	(void)s;
+	machine_up(&m, 2, NULL, 0);
+	assert_int_equal(umsi_matrix_cpu_stats(m.sys->matrix, 0, &cs), 0);
+	n = cs.available + 1;   /* fill CPU 0, then one on CPU 1 */
+	t = calloc(n, sizeof(*t));
+	for (i = 0; i < n; i++)
+		tdev_attach(&m, &t[i], &chip_masked, i + 1 < n ? &cpu0 : NULL);
+	assert_int_equal(t[n - 1].d->cpu, 1);
+	assert_int_equal(umsi_cpu_offline(m.sys, 0), -UMSI_ENOSPC);
+	assert_int_equal(umsi_cpu_offline(m.sys, 1), -UMSI_ENOSPC);
+	for (i = 0; i < n; i++)
+		tdev_detach(&m, &t[i]);
+	free(t);
+	assert_int_equal(umsi_cpu_offline(m.sys, 1), 0);
+	assert_int_equal(umsi_cpu_offline(m.sys, 0), -UMSI_EBUSY);
+	assert_int_equal(umsi_cpu_online(m.sys, 1), 0);
+	machine_down(&m);
+}
+
+static void a_failed_host_call_during_a_move_leaves_the_irq_working(void **s)
+{
+	struct machine m;
+	struct tdev t;
+	uint64_t w;
+	struct umsi_cpumask mask = { &w, 4 };
+	struct umsi_matrix_stats before, after;
+	uint64_t k;
+	int ret;
+
+	(void)s;
+	machine_up(&m, 4, NULL, 0);
+	tdev_attach(&m, &t, &chip_masked, NULL);
+	for (k = 1; k < 40; k++) {
+		uint32_t from = t.d->cpu, to = (from + 1) % 4;
+
+		umsi_matrix_stats(m.sys->matrix, &before);
+		w = 1ull << to;
+		umsi_sim_fail_at(m.sim, k, -UMSI_EIO);
+		ret = umsi_irq_set_affinity(m.sys, t.d->irq, &mask);
+		umsi_sim_fail_at(m.sim, 0, 0);
+		umsi_matrix_stats(m.sys->matrix, &after);
+		if (ret) {
+			assert_int_equal(t.d->cpu, from);
+			assert_memory_equal(&before, &after, sizeof(before));
+		}
+		t.allowed[0] = t.allowed[1] = t.d->cpu;
+		tdev_fire(&t);
+		umsi_sim_quiesce(m.sim);
+		assert_int_equal(t.handled, t.fired);
+		assert_int_equal(umsi_matrix_check(m.sys->matrix), 0);
+	}
+	tdev_detach(&m, &t);
+	machine_down(&m);
+}
+
+static void system_create_fails_cleanly_at_every_host_call(void **s)
+{
+	struct umsi_sim_config cfg = { .ncpus = 4 };
+	uint64_t k;
+
+	(void)s;
+	for (k = 1; k < 64; k++) {
+		struct umsi_sim *sim = umsi_sim_create(&cfg);
+		struct umsi_sim_leaks l0, l1;
+		struct umsi_system *sys = NULL;
+		int ret;
+
+		umsi_sim_leaks(sim, &l0);
+		umsi_sim_fail_at(sim, k, -UMSI_EIO);
+		ret = umsi_system_create(umsi_sim_host_ops(), sim, NULL, &sys);
+		umsi_sim_fail_at(sim, 0, 0);
+		if (ret == 0) {
+			umsi_system_destroy(sys);
+		}
+		umsi_sim_leaks(sim, &l1);
+		assert_int_equal(l1.allocs, l0.allocs);
+		assert_int_equal(l1.locks, l0.locks);
+		umsi_sim_destroy(sim);
+	}
+}
+
+static void tables_read_like_proc_interrupts(void **s)
+{
+	struct machine m;
+	struct tdev t;
+	char buf[4096];
+
+	(void)s;
+	machine_up(&m, 2, NULL, 0);
+	tdev_attach(&m, &t, &chip_masked, NULL);
+	tdev_fire(&t);
+	umsi_sim_quiesce(m.sim);
+	assert_true(umsi_format_interrupts(m.sys, buf, sizeof(buf)) <
+		    sizeof(buf));
+	assert_non_null(strstr(buf, "TEST-MASK"));
+	assert_non_null(strstr(buf, "tdev"));
+	assert_non_null(strstr(buf, "SPU"));
+	assert_true(umsi_format_vectors(m.sys, buf, sizeof(buf)) < sizeof(buf));
+	assert_non_null(strstr(buf, "APIC-ID"));
+	tdev_detach(&m, &t);
+	machine_down(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(dispatch_runs_the_handler_once_on_the_assigned_cpu),
+		cmocka_unit_test(vectors_spread_over_cpus_by_free_count),
+		cmocka_unit_test(a_vector_nobody_owns_is_spurious_and_reaches_no_driver),
+		cmocka_unit_test(shared_handlers_all_run_and_unshared_requests_are_refused),
+		cmocka_unit_test(a_stuck_source_is_disabled_and_the_others_keep_working),
+		cmocka_unit_test(rare_unhandled_interrupts_after_quiet_spells_never_disable),
+		cmocka_unit_test(ten_thousand_moves_under_fire_lose_nothing_maskable),
+		cmocka_unit_test(ten_thousand_moves_under_fire_lose_nothing_unmaskable),
+		cmocka_unit_test(moves_reach_apic_ids_above_255_with_extended_dest_id),
+		cmocka_unit_test(a_cpu_messages_cannot_name_is_never_a_target),
+		cmocka_unit_test(offline_moves_irqs_away_and_online_takes_them_back),
+		cmocka_unit_test(offline_is_refused_when_the_other_cpus_have_no_room),
+		cmocka_unit_test(a_failed_host_call_during_a_move_leaves_the_irq_working),
+		cmocka_unit_test(system_create_fails_cleanly_at_every_host_call),
+		cmocka_unit_test(tables_read_like_proc_interrupts),
+	};
+
+	return cmocka_run_group_tests_name("irq core", tests, NULL, NULL);
+}
