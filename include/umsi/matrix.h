@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * umsi/matrix.h - the per-CPU vector matrix: which interrupt vector of which
+ * CPU is free, reserved, or owned.
+ *
+ * Every CPU has 256 vectors (an x86 IDT). The matrix hands them out and
+ * takes them back; it is a pure data structure: no I/O, no locks, no
+ * allocation, no global state. The caller provides the memory
+ * (umsi_matrix_size() then umsi_matrix_init()) and serialises every call
+ * that changes the matrix (the IRQ layer holds its vector lock around
+ * them). Queries that take a const matrix may run concurrently with each
+ * other, not with a change.
+ *
+ * Vector classes on one CPU, with the x86 defaults of
+ * umsi_matrix_default_config():
+ *
+ *   0x00-0x1f  exceptions: below alloc_first, never allocatable
+ *   0x20-0xeb  the allocatable range [alloc_first, alloc_last], except:
+ *     0x30-0x3f  legacy ISA IRQs 0-15 (legacy_first, legacy_count), on the
+ *                legacy CPU only, handed out by umsi_matrix_assign_legacy()
+ *     0x80       reserved on every CPU (the syscall gate, as the 2003 seed
+ *                patch kept it), through the reserved[] bitmap
+ *   0xec-0xff  system vectors (system_first..system_last): reserved on every
+ *              CPU from umsi_matrix_init() on, before any CPU is online
+ *
+ * With these defaults a CPU has 203 allocatable vectors, and the legacy CPU
+ * 187.
+ *
+ * Kinds of allocation:
+ *  - unmanaged: umsi_matrix_alloc() and friends place one vector (or an
+ *    aligned block) on the online CPU of an affinity mask with the most
+ *    available vectors;
+ *  - managed: umsi_matrix_reserve_managed() sets one vector aside on every
+ *    CPU of a mask (online or not); umsi_matrix_alloc_managed() takes a
+ *    reserved slot, umsi_matrix_free(..., true) gives it back to the
+ *    reservation, and umsi_matrix_remove_managed() ends the reservation.
+ *    Offline CPUs keep their reservations, as in Linux, so a managed IRQ
+ *    finds its vector again when its CPU returns;
+ *  - legacy: the fixed vectors of ISA IRQs on the legacy CPU.
+ *
+ * Accounting (always exact, checked by umsi_matrix_check()):
+ *  - per CPU: available = capacity - allocated - managed, where capacity
+ *    counts the CPU's allocatable vectors, allocated the unmanaged vectors
+ *    it owns and managed its managed reservations (allocated or not);
+ *  - globally: available is the sum over online CPUs; allocated, managed,
+ *    managed_allocated and legacy are sums over all CPUs.
+ *
+ * Cost, with n CPUs (see docs/bench-matrix.md for measurements): choosing
+ * the CPU is O(1) for the all-online mask, O(log n) for a contiguous range,
+ * and at most one pass over the words of an arbitrary mask with constant
+ * work per word; every update that follows is O(log n). Managed, block and
+ * legacy operations, rarer, are linear in the CPUs of their mask.
+ *
+ * Every function returns a negative error code on failure (-UMSI_ENOSPC,
+ * -UMSI_EINVAL, ...) and then leaves the matrix exactly as it was, byte for
+ * byte.
+ */
+#ifndef UMSI_MATRIX_H
+#define UMSI_MATRIX_H
+
+#include <umsi/types.h>
+
+/* Vectors per CPU: the x86 IDT has 256 entries. */
+#define UMSI_MATRIX_VECTORS     256u
+/* Most CPUs one matrix can hold. */
+#define UMSI_MATRIX_MAX_CPUS    65536u
+/* Largest block order of umsi_matrix_alloc_block(): 2^5 = 32 vectors, the
+ * most a multi-message MSI function can ask for (PCI Local Bus 3.0, 6.8.1.3,
+ * Multiple Message Capable). */
+#define UMSI_MATRIX_MAX_ORDER   5u
+/* Largest number of legacy ISA IRQs. */
+#define UMSI_MATRIX_MAX_LEGACY  16u
+
+/* x86 defaults (Intel SDM vol. 3A, 6.2: vectors 0-31 are exceptions). */
+#define UMSI_MATRIX_X86_ALLOC_FIRST   0x20u
+#define UMSI_MATRIX_X86_ALLOC_LAST    0xebu
+#define UMSI_MATRIX_X86_SYSTEM_FIRST  0xecu
+#define UMSI_MATRIX_X86_SYSTEM_LAST   0xffu
+#define UMSI_MATRIX_X86_LEGACY_FIRST  0x30u
+#define UMSI_MATRIX_X86_SYSCALL       0x80u
+
+/*
+ * umsi_matrix_alloc() flags.
+ * UMSI_MATRIX_SPREAD: inside the chosen CPU, take a vector in the priority
+ * class (vector >> 4) that holds the fewest owned vectors, instead of the
+ * lowest free vector. A local APIC holds at most one in-service and one
+ * pending interrupt per class, so spreading keeps devices from queueing
+ * behind each other; the seed patch did it by stepping vectors by 8.
+ */
+#define UMSI_MATRIX_SPREAD      (1u << 0)
+
+/**
+ * struct umsi_matrix_config - shape of a matrix
+ * @ncpus: number of CPUs, 1 .. UMSI_MATRIX_MAX_CPUS. CPUs are numbered
+ *	0 .. ncpus - 1 (the host's CPU numbers, not APIC IDs).
+ * @alloc_first: lowest allocatable vector. Vectors below it are never
+ *	handed out (on x86 the 32 exception vectors).
+ * @alloc_last: highest allocatable vector, inclusive, >= @alloc_first.
+ * @system_first: first system vector, reserved on every CPU. Set
+ *	@system_first > @system_last for none.
+ * @system_last: last system vector, inclusive, at most 255.
+ * @legacy_first: vector of ISA IRQ 0; ISA IRQ i uses @legacy_first + i.
+ * @legacy_count: number of legacy ISA IRQs, 0 .. UMSI_MATRIX_MAX_LEGACY.
+ *	The legacy vectors must not be system or reserved vectors.
+ * @legacy_cpu: the CPU that holds the legacy vectors (< @ncpus). On x86
+ *	the 8259 PIC in virtual-wire mode delivers to the boot CPU only, so
+ *	the legacy vectors are withheld there and nowhere else.
+ * @reserved: bitmap of further vectors reserved on every CPU (bit v of
+ *	reserved[v / 64] is vector v); the x86 default reserves 0x80.
+ */
+struct umsi_matrix_config {
+	uint32_t ncpus;
+	uint16_t alloc_first;
+	uint16_t alloc_last;
+	uint16_t system_first;
+	uint16_t system_last;
+	uint16_t legacy_first;
+	uint16_t legacy_count;
+	uint32_t legacy_cpu;
+	uint64_t reserved[4];
+};
+
+/**
+ * struct umsi_matrix_stats - whole-matrix accounting
+ * @ncpus: CPUs in the matrix.
+ * @online: CPUs online.
+ * @available: unmanaged vectors that can still be allocated, summed over
+ *	online CPUs.
+ * @allocated: unmanaged vectors allocated (single and block), all CPUs.
+ * @managed: managed reservations, allocated or not, all CPUs.
+ * @managed_allocated: managed reservations in use, all CPUs.
+ * @legacy: legacy ISA IRQs assigned.
+ */
+struct umsi_matrix_stats {
+	uint32_t ncpus;
+	uint32_t online;
+	uint32_t available;
+	uint32_t allocated;
+	uint32_t managed;
+	uint32_t managed_allocated;
+	uint32_t legacy;
+};
+
+/**
+ * struct umsi_matrix_cpu_stats - one CPU's accounting
+ * @capacity: allocatable vectors of this CPU (fixed by the configuration).
+ * @available: capacity - allocated - managed.
+ * @allocated: unmanaged vectors owned.
+ * @managed: managed reservations, allocated or not.
+ * @managed_allocated: managed reservations in use.
+ * @legacy: legacy ISA IRQs assigned (legacy CPU only).
+ * @online: whether the CPU is online.
+ */
+struct umsi_matrix_cpu_stats {
+	uint32_t capacity;
+	uint32_t available;
+	uint32_t allocated;
+	uint32_t managed;
+	uint32_t managed_allocated;
+	uint32_t legacy;
+	bool online;
+};
+
+/* What one vector of one CPU is, from umsi_matrix_vector_state(). */
+enum umsi_vector_state {
+	UMSI_VECTOR_FREE = 0,           /* allocatable, not owned */
+	UMSI_VECTOR_ALLOCATED,          /* owned, unmanaged */
+	UMSI_VECTOR_MANAGED_FREE,       /* reserved for managed, not in use */
+	UMSI_VECTOR_MANAGED_ALLOCATED,  /* reserved for managed, in use */
+	UMSI_VECTOR_LEGACY_FREE,        /* legacy vector, ISA IRQ unassigned */
+	UMSI_VECTOR_LEGACY_ALLOCATED,   /* legacy vector, ISA IRQ assigned */
+	UMSI_VECTOR_RESERVED,           /* exception, system or reserved */
+};
+
+struct umsi_matrix;
+
+/**
+ * umsi_matrix_default_config - Fill a configuration with the x86 defaults
+ * @cfg: configuration to fill
+ * @ncpus: number of CPUs
+ *
+ * Allocatable 0x20-0xeb, system vectors 0xec-0xff, 0x80 reserved, ISA IRQs
+ * 0-15 at 0x30-0x3f on CPU 0. @ncpus is stored as given; umsi_matrix_size()
+ * and umsi_matrix_init() reject it if out of range.
+ */
+void umsi_matrix_default_config(struct umsi_matrix_config *cfg, uint32_t ncpus);
+
+/**
+ * umsi_matrix_size - Memory needed by a matrix
+ * @cfg: configuration
+ *
+ * About 74 bytes per CPU plus a header; alignment slack is included, so any
+ * byte buffer of this length will do.
+ *
+ * Return: the number of bytes umsi_matrix_init() needs, or 0 if @cfg is
+ * NULL or invalid.
+ */
+size_t umsi_matrix_size(const struct umsi_matrix_config *cfg);
+
+/**
+ * umsi_matrix_init - Build an empty matrix in caller-provided memory
+ * @mem: memory of at least umsi_matrix_size(@cfg) bytes, any alignment;
+ *	it belongs to the matrix until the caller stops using it (there is no
+ *	destroy call: the matrix holds nothing else)
+ * @len: length of @mem in bytes
+ * @cfg: configuration, copied
+ * @out: receives the matrix (a pointer into @mem)
+ *
+ * All CPUs start offline with no vector owned; system and reserved vectors
+ * are withheld on every CPU from now on.
+ *
+ * Return: 0, -UMSI_EINVAL if an argument is NULL or @cfg is invalid (ranges
+ * out of 0..255 or overlapping as described in struct umsi_matrix_config),
+ * -UMSI_ENOMEM if @len is too small.
+ */
+int umsi_matrix_init(void *mem, size_t len, const struct umsi_matrix_config *cfg,
+		     struct umsi_matrix **out);
+
+/**
+ * umsi_matrix_online - Bring a CPU online
+ * @m: matrix
+ * @cpu: CPU number
+ *
+ * The CPU becomes a target for allocation; its available vectors join the
+ * global count. Vectors it still owns and its managed reservations are
+ * kept from before.
+ *
+ * Return: 0, or -UMSI_EINVAL if @cpu is out of range or already online.
+ */
+int umsi_matrix_online(struct umsi_matrix *m, uint32_t cpu);
+
+/**
+ * umsi_matrix_offline - Take a CPU offline
+ * @m: matrix
+ * @cpu: CPU number
+ *
+ * The CPU is no longer a target. It keeps what it owns: the IRQ layer moves
+ * unmanaged vectors away first (and frees the old ones, which stays legal on
+ * an offline CPU); managed reservations stay, as in Linux.
+ *
+ * Return: 0, or -UMSI_EINVAL if @cpu is out of range or already offline.
+ */
+int umsi_matrix_offline(struct umsi_matrix *m, uint32_t cpu);
+
+/**
+ * umsi_matrix_alloc - Allocate a vector on the best CPU of a mask
+ * @m: matrix
+ * @mask: allowed CPUs, or NULL for every online CPU; bits at or beyond
+ *	@m's CPU count are ignored
+ * @flags: 0 or UMSI_MATRIX_SPREAD
+ * @cpu: receives the CPU that owns the vector
+ *
+ * Picks the online CPU of @mask with the most available vectors (ties: the
+ * lowest CPU number), then the lowest free vector there (or, with
+ * UMSI_MATRIX_SPREAD, the lowest free vector of its least-used priority
+ * class). Cost: O(log n) for NULL, one pass over @mask's words otherwise.
+ *
+ * Return: the vector (>= 0), -UMSI_ENOSPC if no online CPU of @mask has an
+ * available vector (also for an empty mask), -UMSI_EINVAL for a NULL @m or
+ * @cpu, unknown @flags, or a mask with bits but no words.
+ */
+int umsi_matrix_alloc(struct umsi_matrix *m, const struct umsi_cpumask *mask,
+		      unsigned int flags, uint32_t *cpu);
+
+/**
+ * umsi_matrix_alloc_range - Allocate a vector on the best CPU of a range
+ * @m: matrix
+ * @first: first CPU of the range
+ * @count: number of CPUs, >= 1
+ * @flags: 0 or UMSI_MATRIX_SPREAD
+ * @cpu: receives the CPU that owns the vector
+ *
+ * As umsi_matrix_alloc() with the mask of CPUs @first .. @first + @count - 1
+ * (a NUMA node, a package), in O(log n). @count 1 allocates on one CPU.
+ *
+ * Return: the vector, -UMSI_ENOSPC if no online CPU of the range has an
+ * available vector, -UMSI_EINVAL if the range is empty or passes the last
+ * CPU, or for NULL pointers or unknown @flags.
+ */
+int umsi_matrix_alloc_range(struct umsi_matrix *m, uint32_t first, uint32_t count,
+			    unsigned int flags, uint32_t *cpu);
+
+/**
+ * umsi_matrix_alloc_block - Allocate an aligned block of vectors on one CPU
+ * @m: matrix
+ * @mask: allowed CPUs, or NULL for every online CPU
+ * @order: the block holds 2^@order vectors, 0 .. UMSI_MATRIX_MAX_ORDER
+ * @cpu: receives the CPU that owns the block
+ *
+ * For multi-message MSI, where the device ORs the message number into the
+ * low bits of the data and therefore needs 2^@order consecutive vectors
+ * starting at a multiple of 2^@order. All or nothing. The CPU is the one
+ * with the most available vectors among the online CPUs of @mask that have
+ * such a free block (ties: lowest CPU). Each vector counts as an unmanaged
+ * allocation; free them with umsi_matrix_free_block() or one by one with
+ * umsi_matrix_free(). Cost: that of umsi_matrix_alloc() when the best CPU
+ * has a free block, else one pass over the CPUs of @mask.
+ *
+ * Return: the base vector, a multiple of 2^@order; -UMSI_ENOSPC if no CPU
+ * has such a block; -UMSI_EINVAL for NULL pointers, @order too large, or a
+ * mask with bits but no words.
+ */
+int umsi_matrix_alloc_block(struct umsi_matrix *m, const struct umsi_cpumask *mask,
+			    unsigned int order, uint32_t *cpu);
+
+/**
+ * umsi_matrix_free - Free one vector
+ * @m: matrix
+ * @cpu: CPU that owns the vector
+ * @vector: the vector
+ * @managed: true for a vector from umsi_matrix_alloc_managed() (it returns
+ *	to the CPU's managed reservation), false for an unmanaged one
+ *
+ * Legal on an offline CPU.
+ *
+ * Return: 0, or -UMSI_EINVAL if @cpu or @vector is out of range, the vector
+ * is not allocated, or its kind does not match @managed (the matrix is
+ * unchanged).
+ */
+int umsi_matrix_free(struct umsi_matrix *m, uint32_t cpu, unsigned int vector,
+		     bool managed);
+
+/**
+ * umsi_matrix_free_block - Free an aligned block of unmanaged vectors
+ * @m: matrix
+ * @cpu: CPU that owns the block
+ * @base: first vector, a multiple of 2^@order
+ * @order: block order, 0 .. UMSI_MATRIX_MAX_ORDER
+ *
+ * All or nothing: every vector of the block must be an unmanaged
+ * allocation.
+ *
+ * Return: 0, or -UMSI_EINVAL if an argument is out of range, @base is not
+ * aligned, or a vector of the block is not an unmanaged allocation.
+ */
+int umsi_matrix_free_block(struct umsi_matrix *m, uint32_t cpu, unsigned int base,
+			   unsigned int order);
+
+/**
+ * umsi_matrix_reserve_managed - Reserve a managed vector on every CPU of a mask
+ * @m: matrix
+ * @mask: CPUs, online or not; NULL is not allowed
+ *
+ * Sets aside the lowest free vector of each CPU of @mask for a managed IRQ.
+ * The reservation reduces the CPU's available count at once and outlives
+ * frees and offline periods. All or nothing.
+ *
+ * Return: 0; -UMSI_ENOSPC if a CPU of @mask has no available vector;
+ * -UMSI_EINVAL for NULL pointers, a mask with bits but no words, or a mask
+ * with no CPU of the matrix.
+ */
+int umsi_matrix_reserve_managed(struct umsi_matrix *m, const struct umsi_cpumask *mask);
+
+/**
+ * umsi_matrix_remove_managed - Release a managed reservation on every CPU of a mask
+ * @m: matrix
+ * @mask: CPUs, as given to umsi_matrix_reserve_managed()
+ *
+ * Releases one unused managed vector (the highest) on each CPU of @mask.
+ * All or nothing.
+ *
+ * Return: 0; -UMSI_EINVAL for NULL pointers, a mask with no CPU of the
+ * matrix, or if a CPU of @mask has no unused managed reservation (free the
+ * managed vector first).
+ */
+int umsi_matrix_remove_managed(struct umsi_matrix *m, const struct umsi_cpumask *mask);
+
+/**
+ * umsi_matrix_alloc_managed - Take a reserved managed vector
+ * @m: matrix
+ * @mask: allowed CPUs, or NULL for every online CPU
+ * @cpu: receives the CPU
+ *
+ * Uses the online CPU of @mask with the most unused managed reservations
+ * (ties: lowest CPU) and its lowest unused managed vector. Linear in the
+ * CPUs of @mask.
+ *
+ * Return: the vector; -UMSI_ENOSPC if no online CPU of @mask has an unused
+ * reservation; -UMSI_EINVAL for NULL @m or @cpu or a mask with bits but no
+ * words.
+ */
+int umsi_matrix_alloc_managed(struct umsi_matrix *m, const struct umsi_cpumask *mask,
+			      uint32_t *cpu);
+
+/**
+ * umsi_matrix_assign_legacy - Assign the fixed vector of an ISA IRQ
+ * @m: matrix
+ * @isa_irq: ISA IRQ, below the configured legacy count
+ *
+ * Marks legacy_first + @isa_irq as owned on the legacy CPU, online or not.
+ *
+ * Return: the vector; -UMSI_EINVAL if @isa_irq is out of range; -UMSI_EBUSY
+ * if it is already assigned.
+ */
+int umsi_matrix_assign_legacy(struct umsi_matrix *m, unsigned int isa_irq);
+
+/**
+ * umsi_matrix_release_legacy - Release the vector of an ISA IRQ
+ * @m: matrix
+ * @isa_irq: ISA IRQ
+ *
+ * Return: 0, or -UMSI_EINVAL if @isa_irq is out of range or not assigned.
+ */
+int umsi_matrix_release_legacy(struct umsi_matrix *m, unsigned int isa_irq);
+
+/**
+ * umsi_matrix_is_allocated - Whether a vector of a CPU is owned
+ * @m: matrix
+ * @cpu: CPU
+ * @vector: vector
+ *
+ * Return: true for an unmanaged, managed-in-use or assigned legacy vector;
+ * false otherwise, also for out-of-range arguments.
+ */
+bool umsi_matrix_is_allocated(const struct umsi_matrix *m, uint32_t cpu,
+			      unsigned int vector);
+
+/**
+ * umsi_matrix_vector_state - What a vector of a CPU is
+ * @m: matrix
+ * @cpu: CPU
+ * @vector: vector
+ *
+ * Return: an enum umsi_vector_state (>= 0), or -UMSI_EINVAL for out-of-range
+ * arguments.
+ */
+int umsi_matrix_vector_state(const struct umsi_matrix *m, uint32_t cpu,
+			     unsigned int vector);
+
+/**
+ * umsi_matrix_stats - Whole-matrix accounting
+ * @m: matrix
+ * @st: receives the figures
+ *
+ * O(1): the figures are kept, not computed.
+ */
+void umsi_matrix_stats(const struct umsi_matrix *m, struct umsi_matrix_stats *st);
+
+/**
+ * umsi_matrix_cpu_stats - One CPU's accounting
+ * @m: matrix
+ * @cpu: CPU
+ * @st: receives the figures
+ *
+ * Return: 0, or -UMSI_EINVAL if @cpu is out of range or a pointer is NULL.
+ */
+int umsi_matrix_cpu_stats(const struct umsi_matrix *m, uint32_t cpu,
+			  struct umsi_matrix_cpu_stats *st);
+
+/**
+ * umsi_matrix_check - Verify every invariant of a matrix
+ * @m: matrix
+ *
+ * Recomputes everything kept from the per-CPU bitmaps: no vector is both
+ * reserved and owned, managed vectors lie in the allocatable range, every
+ * counter equals its bitmap, legacy vectors are only owned on the legacy
+ * CPU, the per-block count slices and the CPU-choice tree match the
+ * counters, and the global sums match. O(n); meant for tests and debug
+ * builds.
+ *
+ * Return: 0 if the matrix is consistent, -UMSI_EIO if an invariant is
+ * broken, -UMSI_EINVAL if @m is NULL.
+ */
+int umsi_matrix_check(const struct umsi_matrix *m);
+
+/**
+ * umsi_matrix_check_detail - umsi_matrix_check() with a diagnosis
+ * @m: matrix
+ * @why: if not NULL, receives a static sentence naming the broken invariant
+ *	(or "consistent")
+ * @cpu: if not NULL, receives the CPU concerned, or UINT32_MAX
+ *
+ * Return: as umsi_matrix_check().
+ */
+int umsi_matrix_check_detail(const struct umsi_matrix *m, const char **why,
+			     uint32_t *cpu);
+
+#endif /* UMSI_MATRIX_H */
