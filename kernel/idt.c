@@ -9,6 +9,7 @@
  */
 #include "kernel.h"
 #include "apic.h"
+#include "selftest.h"
 #include "smp.h"
 
 struct idt_gate {
@@ -176,6 +177,8 @@ void kernel_irq_entry(uint8_t vector)
 		apic_eoi();
 		return;
 	}
+	if (vector >= 0xec && selftest_irq(vector))
+		return;
 	if (irq_dispatch_hook) {
 		irq_dispatch_hook(pc->cpu, vector);
 		return;

@@ -7,6 +7,7 @@
 #include "apic.h"
 #include "ioapic.h"
 #include "pci.h"
+#include "selftest.h"
 #include "smp.h"
 #include "umsi_glue.h"
 
@@ -159,6 +160,12 @@ void kmain(uint32_t magic, uint32_t mbi_addr)
 	pci_init();
 	pci_enumerate();
 	print_pci();
+
+	if (cmdline_value("umsi.selftest", param, sizeof(param))) {
+		int bad = selftest_run(param);
+
+		kernel_exit(bad ? KERNEL_EXIT_FAIL : KERNEL_EXIT_PASS);
+	}
 
 	umsi_glue_run();
 

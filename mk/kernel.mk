@@ -39,9 +39,16 @@ KERNEL_LDFLAGS := -m elf_x86_64 -nostdlib -static -z max-page-size=4096 \
 # libgcc supplies helpers the compiler may call (e.g. __popcountdi2).
 KERNEL_LIBGCC := $(shell $(KERNEL_CC) -print-libgcc-file-name 2>/dev/null)
 
-KERNEL_GLUE ?= kernel/glue_stub.c
+# The hand-over to uMSI (host.c, glue.c) is linked when build/libumsi.a
+# provides the API it calls; until the library has it, glue_stub.c stands
+# in, so the kernel boots while the library is being written.
+KERNEL_GLUE_OBJS := $(KERNEL_OUT)/kernel/host.o $(KERNEL_OUT)/kernel/glue.o
+KERNEL_STUB_OBJS := $(KERNEL_OUT)/kernel/glue_stub.o
+KERNEL_NEEDS := umsi_system_create umsi_dispatch umsi_pci_add \
+	umsi_pci_alloc_irq_vectors umsi_pci_irq_vector umsi_pci_get_info \
+	umsi_request_irq umsi_irq_get_info umsi_strerror
 KERNEL_SRCS := $(filter-out kernel/glue_stub.c kernel/host.c kernel/glue.c, \
-	$(sort $(wildcard kernel/*.c kernel/lib/*.c))) $(KERNEL_GLUE)
+	$(sort $(wildcard kernel/*.c kernel/lib/*.c)))
 KERNEL_ASMS := kernel/boot.S kernel/trampoline.S kernel/isr.S
 KERNEL_OBJS := $(KERNEL_SRCS:%.c=$(KERNEL_OUT)/%.o) \
 	$(KERNEL_ASMS:%.S=$(KERNEL_OUT)/%.o)
@@ -57,9 +64,17 @@ $(KERNEL_OUT)/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(KERNEL_CC) $(KERNEL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(KERNEL_ELF): $(KERNEL_OBJS) $(LIB) kernel/kernel.ld
+$(KERNEL_ELF): $(KERNEL_OBJS) $(KERNEL_GLUE_OBJS) $(KERNEL_STUB_OBJS) \
+		$(LIB) kernel/kernel.ld
+	@defined=$$(nm -g --defined-only $(LIB) 2>/dev/null | awk '{print $$3}'); \
+	glue="$(KERNEL_GLUE_OBJS)"; \
+	for s in $(KERNEL_NEEDS); do \
+		echo "$$defined" | grep -qx "$$s" || { glue="$(KERNEL_STUB_OBJS)"; \
+		echo "kernel: $(LIB) lacks $$s; linking the uMSI stub"; break; }; \
+	done; \
+	echo "$(KERNEL_LD) ... -o $@ ($$glue)"; \
 	$(KERNEL_LD) $(KERNEL_LDFLAGS) -T kernel/kernel.ld -o $@ \
-		$(KERNEL_OBJS) $(LIB) $(KERNEL_LIBGCC)
+		$(KERNEL_OBJS) $$glue $(LIB) $(KERNEL_LIBGCC)
 
 $(KERNEL_BIN): $(KERNEL_ELF)
 	$(OBJCOPY) -O binary $< $@
@@ -67,4 +82,4 @@ $(KERNEL_BIN): $(KERNEL_ELF)
 ALL_TARGETS  += $(KERNEL_BIN)
 TEST_SCRIPTS += $(sort $(wildcard tests/qemu/*.t))
 
--include $(KERNEL_OBJS:.o=.d)
+-include $(KERNEL_OBJS:.o=.d) $(KERNEL_GLUE_OBJS:.o=.d) $(KERNEL_STUB_OBJS:.o=.d)

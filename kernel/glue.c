@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * glue.c - the kernel's use of uMSI: create the system on kernel/host.c,
+ * register every PCI function, apply `umsi.probe=all`, and report the
+ * result as UMSI JSON lines on COM1 (format in kernel/README.md).
+ */
+#include <umsi/irq.h>
+#include <umsi/pci.h>
+
+#include "kernel.h"
+#include "host.h"
+#include "pci.h"
+#include "smp.h"
+#include "umsi_glue.h"
+
+/* A vector given out by umsi.probe=all, with a handler that counts. */
+struct probe_vec {
+	uint32_t irq;
+	volatile uint64_t count;
+	volatile uint64_t wrong_cpu;
+};
+
+struct glue_dev {
+	struct umsi_pci_dev *udev;
+	int probe_err;		/* 0, or the error of alloc_irq_vectors */
+	bool probed;
+	uint32_t nvec;
+	struct probe_vec *vecs;
+};
+
+static struct umsi_system *sys;
+static struct glue_dev gdevs[PCI_MAX_DEVS];
+static bool failed;
+
+extern void (*irq_dispatch_hook)(uint32_t cpu, uint8_t vector);
+
+struct umsi_system *kernel_umsi_system(void);
+
+struct umsi_system *kernel_umsi_system(void)
+{
+	return sys;
+}
+
+bool umsi_glue_failed(void)
+{
+	return failed;
+}
+
+static void glue_dispatch(uint32_t cpu, uint8_t vector)
+{
+	umsi_dispatch(sys, cpu, vector);
+}
+
+static int probe_handler(uint32_t irq, void *dev_id)
+{
+	struct probe_vec *pv = dev_id;
+	struct umsi_irq_info info;
+
+	pv->count++;
+	if (!umsi_irq_get_info(sys, irq, &info) && info.cpu != this_cpu_id())
+		pv->wrong_cpu++;
+	return UMSI_IRQ_HANDLED;
+}
+
+/*
+ * umsi.probe=all: every function with MSI or MSI-X gets as many vectors as
+ * it offers, MSI-X first, then MSI, then INTx, through the driver API.
+ */
+static void probe(struct glue_dev *g)
+{
+	struct umsi_pci_info info;
+	uint32_t max;
+	int n;
+
+	umsi_pci_get_info(g->udev, &info);
+	if (!info.msi_cap && !info.msix_cap)
+		return;
+	max = info.msix_max > info.msi_max ? info.msix_max : info.msi_max;
+	if (!max)
+		max = 1;
+	g->probed = true;
+	n = umsi_pci_alloc_irq_vectors(g->udev, 1, max, UMSI_IRQ_ALL_TYPES);
+	if (n < 0) {
+		g->probe_err = n;
+		return;
+	}
+	g->nvec = (uint32_t)n;
+	g->vecs = kalloc(sizeof(*g->vecs) * (size_t)n);
+	if (!g->vecs)
+		panic("glue: out of memory");
+	for (uint32_t i = 0; i < g->nvec; i++) {
+		int irq = umsi_pci_irq_vector(g->udev, i);
+		int err;
+
+		if (irq < 0) {
+			kprintf("umsi: %06x vector %u: no IRQ (%s)\n",
+				info.bdf, i, umsi_strerror(irq));
+			failed = true;
+			continue;
+		}
+		g->vecs[i].irq = (uint32_t)irq;
+		err = umsi_request_irq(sys, (uint32_t)irq, probe_handler,
+				       UMSI_IRQF_SHARED, "probe", &g->vecs[i]);
+		if (err) {
+			kprintf("umsi: request_irq %d: %s\n", irq,
+				umsi_strerror(err));
+			failed = true;
+		}
+	}
+}
+
+static const char *mode_name(enum umsi_pci_mode m)
+{
+	switch (m) {
+	case UMSI_MODE_INTX:
+		return "intx";
+	case UMSI_MODE_MSI:
+		return "msi";
+	case UMSI_MODE_MSIX:
+		return "msix";
+	default:
+		return "none";
+	}
+}
+
+/* (APIC ID, vector) pairs seen in the report, to catch double use. */
+static struct { uint32_t apic_id; uint8_t vector; } used[1024];
+static uint32_t nused;
+
+static void note_pair(uint32_t apic_id, uint8_t vector, uint32_t irq)
+{
+	for (uint32_t i = 0; i < nused; i++) {
+		if (used[i].apic_id == apic_id && used[i].vector == vector) {
+			kprintf("check: apic_id %u vector %u used twice (irq %u)\n",
+				apic_id, vector, irq);
+			failed = true;
+			return;
+		}
+	}
+	if (nused < ARRAY_SIZE(used)) {
+		used[nused].apic_id = apic_id;
+		used[nused].vector = vector;
+		nused++;
+	}
+}
+
+/* One UMSI device line; built in pieces, printed as one write. */
+static void report(struct pci_dev *d, struct glue_dev *g)
+{
+	static char line[8192];
+	struct umsi_pci_info info;
+	size_t len = 0;
+	const char *reason = NULL;
+	char errbuf[32];
+
+#define OUT(...) do { \
+		if (len < sizeof(line)) \
+			len += (size_t)ksnprintf(line + len, sizeof(line) - len, __VA_ARGS__); \
+	} while (0)
+
+	umsi_pci_get_info(g->udev, &info);
+	if (!info.msi_cap && !info.msix_cap && !info.intx_pin)
+		return;
+	OUT("UMSI {\"event\":\"device\",\"bdf\":\"%04x:%02x:%02x.%u\","
+	    "\"vendor\":\"0x%04x\",\"device\":\"0x%04x\",\"mode\":\"%s\"",
+	    info.bdf >> 16, PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
+	    info.vendor, info.device, mode_name(info.mode));
+	if (info.mode == UMSI_MODE_NONE) {
+		if (!info.msi_cap && !info.msix_cap) {
+			reason = "no_capability";
+		} else if (info.reason) {
+			reason = info.reason;
+		} else if (!g->probed) {
+			reason = "no_driver";
+		} else if (g->probe_err == -UMSI_ENOSPC) {
+			reason = "no_vectors";
+		} else if (g->probe_err) {
+			ksnprintf(errbuf, sizeof(errbuf), "error:%s",
+				  umsi_strerror(g->probe_err));
+			reason = errbuf;
+		} else {
+			reason = "no_vectors";
+		}
+		OUT(",\"reason\":\"%s\"", reason);
+	}
+	if (info.mode == UMSI_MODE_MSI)
+		OUT(",\"reserved\":%u", info.msi_reserved);
+	OUT(",\"msi_cap\":%u,\"msix_cap\":%u,\"msi_max\":%u,\"msix_max\":%u",
+	    info.msi_cap, info.msix_cap, info.msi_max, info.msix_max);
+	OUT(",\"vectors\":[");
+	for (uint32_t i = 0; i < g->nvec && info.mode != UMSI_MODE_NONE; i++) {
+		struct umsi_irq_info ii;
+
+		if (umsi_irq_get_info(sys, g->vecs[i].irq, &ii))
+			continue;
+		OUT("%s{\"index\":%u,\"irq\":%u,\"cpu\":%u,\"apic_id\":%u,"
+		    "\"vector\":%u", i ? "," : "", ii.hwirq, ii.irq, ii.cpu,
+		    ii.apic_id, ii.vector);
+		if (info.mode == UMSI_MODE_INTX)
+			OUT(",\"gsi\":%u,\"pin\":\"%c\"", info.gsi,
+			    'A' + info.intx_pin - 1);
+		OUT("}");
+		/* INTx lines may be shared; messages never. */
+		if (info.mode != UMSI_MODE_INTX)
+			note_pair(ii.apic_id, ii.vector, ii.irq);
+	}
+	OUT("]}\n");
+	if (len >= sizeof(line)) {
+		kprintf("UMSI {\"event\":\"error\",\"reason\":\"line too long\"}\n");
+		failed = true;
+		return;
+	}
+	kprintf("%s", line);
+#undef OUT
+}
+
+void umsi_glue_run(void)
+{
+	struct umsi_config cfg = { 0 };
+	bool probe_all;
+	char val[16];
+	int err;
+
+	host_set_debug(cmdline_flag("umsi.debug"));
+	cfg.cmdline = cmdline_get();
+	err = umsi_system_create(&kernel_host_ops, NULL, &cfg, &sys);
+	if (err) {
+		kprintf("umsi: system_create failed: %s\n", umsi_strerror(err));
+		kprintf("UMSI {\"event\":\"error\",\"reason\":\"system_create:%s\"}\n",
+			umsi_strerror(err));
+		failed = true;
+		return;
+	}
+	irq_dispatch_hook = glue_dispatch;
+
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		struct pci_dev *d = &pci_devs[i];
+		struct umsi_pci_dev *parent =
+			d->parent >= 0 ? gdevs[d->parent].udev : NULL;
+
+		err = umsi_pci_add(sys, d->bdf, parent, 0, &gdevs[i].udev);
+		if (err) {
+			kprintf("umsi: pci_add %02x:%02x.%u: %s\n",
+				PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
+				umsi_strerror(err));
+			gdevs[i].udev = NULL;
+		}
+	}
+
+	probe_all = cmdline_value("umsi.probe", val, sizeof(val)) &&
+		    !strcmp(val, "all");
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		if (gdevs[i].udev && probe_all)
+			probe(&gdevs[i]);
+	}
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		if (gdevs[i].udev)
+			report(&pci_devs[i], &gdevs[i]);
+	}
+}

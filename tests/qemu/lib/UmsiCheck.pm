@@ -1,0 +1,263 @@
+# SPDX-License-Identifier: MIT
+#
+# UmsiCheck - compare what the kernel reported with the real device state,
+# read through QEMU's HMP monitor and decoded here, independently of the
+# kernel and the library:
+#   - the ECAM window's address from `info mtree` (pcie-mmcfg-mmio);
+#   - each function's configuration space with `xp` over ECAM;
+#   - BARs decoded from that configuration space;
+#   - the MSI-X table with `xp` over the BAR the capability names.
+#
+#   my $hw = UmsiCheck::snapshot($mon, $serial_text);   # in the callback
+#   my @results = UmsiCheck::check($hw, $run_result);   # [ok, name, diag]
+package UmsiCheck;
+
+use strict;
+use warnings;
+use JSON::PP;
+
+sub parse_bdf {
+	my ($s) = @_;
+	my ($seg, $bus, $dev, $fn) =
+		$s =~ /^(?:([0-9a-f]{4}):)?([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$/i
+		or return;
+	return (hex($seg // 0), hex($bus), hex($dev), $fn);
+}
+
+sub ecam_base {
+	my ($mon) = @_;
+	my $mt = $mon->cmd('info mtree');
+	my ($a) = $mt =~ /([0-9a-f]+)-[0-9a-f]+ \(prio [-\d]+, i\/o\): pcie-mmcfg-mmio/;
+	return defined $a ? hex($a) : undef;
+}
+
+sub b8 { my ($w, $o) = @_; return ($w->[$o >> 2] >> (8 * ($o & 3))) & 0xff; }
+sub b16 { my ($w, $o) = @_; return b8($w, $o) | (b8($w, $o + 1) << 8); }
+sub b32 { my ($w, $o) = @_; return $w->[$o >> 2]; }
+
+# Decode one function's first 256 bytes of configuration space.
+sub decode_function {
+	my ($mon, $w) = @_;
+	my %f = (vendor => b16($w, 0), device => b16($w, 2),
+		 command => b16($w, 4), status => b16($w, 6),
+		 header => b8($w, 0x0e) & 0x7f, pin => b8($w, 0x3d));
+	my $nbars = $f{header} == 0 ? 6 : $f{header} == 1 ? 2 : 0;
+	my @bars;
+	for (my $i = 0; $i < $nbars; $i++) {
+		my $v = b32($w, 0x10 + 4 * $i);
+		if ($v & 1) {
+			$bars[$i] = { kind => 'io', addr => $v & ~3 };
+		} elsif ((($v >> 1) & 3) == 2 && $i < 5) {
+			$bars[$i] = { kind => 'mem64',
+				      addr => ($v & ~0xf) + b32($w, 0x14 + 4 * $i) * 2**32 };
+			$i++;
+		} else {
+			$bars[$i] = { kind => 'mem32', addr => $v & ~0xf };
+		}
+	}
+	$f{bars} = \@bars;
+	return \%f unless $f{status} & 0x10;
+	my $ptr = b8($w, 0x34);
+	for (my $n = 0; $n < 48 && $ptr >= 0x40; $n++) {
+		$ptr &= 0xfc;
+		my $id = b8($w, $ptr);
+		if ($id == 0x05 && !$f{msi}) {
+			my $ctl = b16($w, $ptr + 2);
+			my $is64 = ($ctl >> 7) & 1;
+			my $m = { cap => $ptr, ctl => $ctl, enable => $ctl & 1,
+				  mmc => ($ctl >> 1) & 7, mme => ($ctl >> 4) & 7,
+				  is64 => $is64, pvm => ($ctl >> 8) & 1,
+				  addr => b32($w, $ptr + 4) +
+					  ($is64 ? b32($w, $ptr + 8) * 2**32 : 0),
+				  data => b16($w, $ptr + ($is64 ? 12 : 8)) };
+			$m->{mask} = b32($w, $ptr + ($is64 ? 16 : 12)) if $m->{pvm};
+			$f{msi} = $m;
+		} elsif ($id == 0x11 && !$f{msix}) {
+			my $ctl = b16($w, $ptr + 2);
+			my $t = b32($w, $ptr + 4);
+			$f{msix} = { cap => $ptr, ctl => $ctl,
+				     size => ($ctl & 0x7ff) + 1,
+				     fmask => ($ctl >> 14) & 1,
+				     enable => ($ctl >> 15) & 1,
+				     bir => $t & 7, offset => $t & ~7 };
+		}
+		$ptr = b8($w, $ptr + 1);
+	}
+	if (my $x = $f{msix}) {
+		my $bar = $bars[$x->{bir}];
+		if ($bar && $bar->{kind} ne 'io' && $bar->{addr}) {
+			$x->{table_addr} = $bar->{addr} + $x->{offset};
+			my @t = $mon->read32($x->{table_addr}, 4 * $x->{size});
+			$x->{entries} = [map {
+				{ addr => $t[4 * $_] + $t[4 * $_ + 1] * 2**32,
+				  data => $t[4 * $_ + 2],
+				  masked => $t[4 * $_ + 3] & 1 }
+			} 0 .. $x->{size} - 1];
+		}
+	}
+	return \%f;
+}
+
+# Read every function the kernel mentioned (UMSI lines and "pci" lines).
+sub snapshot {
+	my ($mon, $text) = @_;
+	my $ecam = ecam_base($mon);
+	return { error => 'no pcie-mmcfg-mmio in info mtree' } unless defined $ecam;
+	my %bdfs;
+	for my $l (split(/\n/, $text)) {
+		$bdfs{lc $1} = 1 if $l =~ /^UMSI .*"bdf":"([0-9a-f:.]+)"/i;
+		$bdfs{lc $1} = 1 if $l =~ /^pci ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) /;
+	}
+	my %fn;
+	for my $bdf (sort keys %bdfs) {
+		my ($seg, $bus, $dev, $f) = parse_bdf($bdf) or next;
+		next if $seg;
+		my @w = $mon->read32($ecam + ($bus << 20) + ($dev << 15) + ($f << 12), 64);
+		next unless @w == 64;
+		$fn{$bdf} = decode_function($mon, \@w);
+	}
+	return { ecam => $ecam, functions => \%fn };
+}
+
+sub msg_dest {
+	my ($addr) = @_;
+	return (($addr >> 12) & 0xff) | ((($addr >> 5) & 0x7f) << 8);
+}
+
+sub msg_ok {
+	my ($addr) = @_;
+	return ($addr & 0xfff00000) == 0xfee00000 && $addr < 2**32;
+}
+
+# Check one UMSI device line against the hardware. Returns a list of
+# problems (empty when all agree) and adds the pairs it sees to $pairs.
+sub check_device {
+	my ($d, $f, $pairs) = @_;
+	my @bad;
+	my $mode = $d->{mode} // '';
+	my $bm = ($f->{command} >> 2) & 1;
+	my $intx_dis = ($f->{command} >> 10) & 1;
+	my $msi_en = $f->{msi} ? $f->{msi}{enable} : 0;
+	my $msix_en = $f->{msix} ? $f->{msix}{enable} : 0;
+	push @bad, sprintf('vendor/device %04x:%04x, line says %s:%s',
+			   $f->{vendor}, $f->{device}, $d->{vendor}, $d->{device})
+		if hex($d->{vendor}) != $f->{vendor} || hex($d->{device}) != $f->{device};
+	my @vecs = @{$d->{vectors} // []};
+	if ($mode eq 'msix') {
+		my $x = $f->{msix} or return ('no MSI-X capability');
+		push @bad, 'MSI-X not enabled' unless $x->{enable};
+		push @bad, 'MSI-X function mask set' if $x->{fmask};
+		push @bad, 'MSI enabled too' if $msi_en;
+		push @bad, 'Bus Master off' unless $bm;
+		push @bad, 'INTx Disable clear' unless $intx_dis;
+		return (@bad, 'MSI-X table unreadable') unless $x->{entries};
+		my %listed;
+		for my $v (@vecs) {
+			my $e = $x->{entries}[$v->{index}];
+			if (!$e) {
+				push @bad, "index $v->{index} beyond the table";
+				next;
+			}
+			$listed{$v->{index}} = 1;
+			push @bad, sprintf('entry %d address 0x%x not an interrupt message',
+					   $v->{index}, $e->{addr}) unless msg_ok($e->{addr});
+			push @bad, sprintf('entry %d dest %d, line says apic_id %d',
+					   $v->{index}, msg_dest($e->{addr}), $v->{apic_id})
+				if msg_dest($e->{addr}) != $v->{apic_id};
+			push @bad, sprintf('entry %d vector %d, line says %d',
+					   $v->{index}, $e->{data} & 0xff, $v->{vector})
+				if ($e->{data} & 0xff) != $v->{vector};
+			push @bad, "entry $v->{index} masked" if $e->{masked};
+			push @{$pairs->{msg_dest($e->{addr}) . '/' . ($e->{data} & 0xff)}},
+				"$d->{bdf}#$v->{index}";
+		}
+		for my $i (0 .. $#{$x->{entries}}) {
+			push @bad, "unlisted entry $i unmasked"
+				if !$listed{$i} && !$x->{entries}[$i]{masked};
+		}
+	} elsif ($mode eq 'msi') {
+		my $m = $f->{msi} or return ('no MSI capability');
+		push @bad, 'MSI not enabled' unless $m->{enable};
+		push @bad, 'MSI-X enabled too' if $msix_en;
+		push @bad, 'Bus Master off' unless $bm;
+		push @bad, 'INTx Disable clear' unless $intx_dis;
+		my $block = 1 << $m->{mme};
+		push @bad, "multiple message enable $block, line says reserved $d->{reserved}"
+			if ($d->{reserved} // -1) != $block;
+		push @bad, "MME $m->{mme} above MMC $m->{mmc}" if $m->{mme} > $m->{mmc};
+		my $base = $m->{data} & 0xff;
+		push @bad, sprintf('data vector 0x%x not aligned to %d', $base, $block)
+			if $base % $block;
+		push @bad, sprintf('address 0x%x not an interrupt message', $m->{addr})
+			unless msg_ok($m->{addr});
+		push @bad, sprintf('%d vectors listed, block holds %d', scalar @vecs, $block)
+			if @vecs > $block;
+		for my $v (@vecs) {
+			push @bad, sprintf('message %d dest %d, line says apic_id %d',
+					   $v->{index}, msg_dest($m->{addr}), $v->{apic_id})
+				if msg_dest($m->{addr}) != $v->{apic_id};
+			push @bad, sprintf('message %d vector %d, line says %d',
+					   $v->{index}, $base + $v->{index}, $v->{vector})
+				if $base + $v->{index} != $v->{vector};
+			push @bad, "message $v->{index} masked"
+				if $m->{pvm} && (($m->{mask} >> $v->{index}) & 1);
+		}
+		for my $i (0 .. $block - 1) {
+			push @{$pairs->{msg_dest($m->{addr}) . '/' . ($base + $i)}},
+				"$d->{bdf}#$i";
+		}
+	} elsif ($mode eq 'intx') {
+		push @bad, 'MSI enabled' if $msi_en;
+		push @bad, 'MSI-X enabled' if $msix_en;
+		push @bad, 'INTx Disable set' if $intx_dis;
+		push @bad, 'no interrupt pin' unless $f->{pin};
+		for my $v (@vecs) {
+			push @bad, "pin $v->{pin}, config space says " . chr(64 + $f->{pin})
+				if ($v->{pin} // '') ne chr(64 + $f->{pin});
+		}
+	} elsif ($mode eq 'none') {
+		push @bad, 'MSI enabled' if $msi_en;
+		push @bad, 'MSI-X enabled' if $msix_en;
+		push @bad, 'no reason given' unless $d->{reason};
+	} else {
+		push @bad, "unknown mode '$mode'";
+	}
+	return @bad;
+}
+
+# All checks of one held run. Returns [ok, name, diagnostics] triples.
+sub check {
+	my ($hw, $r) = @_;
+	my @res;
+	if (!$hw || $hw->{error}) {
+		return ([0, 'monitor snapshot', $hw ? $hw->{error} : 'none taken']);
+	}
+	my %pairs;
+	for my $d (@{$r->{devices}}) {
+		my $f = $hw->{functions}{lc $d->{bdf}};
+		if (!$f) {
+			push @res, [0, "$d->{bdf} readable through ECAM", 'not read'];
+			next;
+		}
+		my @bad = check_device($d, $f, \%pairs);
+		push @res, [!@bad, "$d->{bdf} $d->{mode} matches the hardware",
+			    join('; ', @bad)];
+	}
+	my @dups = grep { @{$pairs{$_}} > 1 } sort keys %pairs;
+	push @res, [!@dups, 'no (APIC ID, vector) pair used twice',
+		    join('; ', map { "$_: @{$pairs{$_}}" } @dups)];
+	# BARs the kernel printed against configuration space.
+	my @barbad;
+	for my $l (@{$r->{lines}}) {
+		next unless $l =~ /^pci (\S+) bar (\d) (\S+)(?: prefetch)? 0x([0-9a-f]+)/;
+		my ($bdf, $i, $kind, $addr) = (lc $1, $2, $3, hex($4));
+		my $b = $hw->{functions}{$bdf} && $hw->{functions}{$bdf}{bars}[$i];
+		push @barbad, "$bdf bar $i: kernel $kind 0x" . sprintf('%x', $addr) .
+			', config space ' . ($b ? "$b->{kind} " . sprintf('0x%x', $b->{addr}) : 'none')
+			if !$b || $b->{kind} ne $kind || $b->{addr} != $addr;
+	}
+	push @res, [!@barbad, 'BARs as the kernel reported them', join('; ', @barbad)];
+	return @res;
+}
+
+1;

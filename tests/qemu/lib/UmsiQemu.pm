@@ -1,0 +1,279 @@
+# SPDX-License-Identifier: MIT
+#
+# UmsiQemu - boot build/umsi-kernel in QEMU and collect what it says.
+#
+#   my $r = UmsiQemu::run(smp => '4', devices => [...], append => '...',
+#                         accel => 'tcg', hold => 1, monitor => sub { ... });
+#
+# Every QEMU run is under timeout(1). The machine is q35 with no default
+# NIC (-nic none; q35 would add an e1000e at 00:02.0), 256 MiB, COM1 to a
+# file, the HMP monitor on a Unix socket and isa-debug-exit at 0xf4.
+# With hold => 1 the kernel gets `umsi.hold`; once its UMSI ready line is
+# out, the monitor callback runs (it may use UmsiQemu::Monitor) and QEMU
+# is told to quit.
+#
+# The result: { rc, exit (kernel verdict: 'pass', 'fail', or a reason),
+# serial (text), lines (array), umsi (decoded UMSI JSON objects), ready,
+# accel, cmd }.
+package UmsiQemu;
+
+use strict;
+use warnings;
+use File::Temp qw(tempdir);
+use IO::Socket::UNIX;
+use JSON::PP;
+use POSIX qw(:sys_wait_h);
+use Time::HiRes qw(sleep time);
+use Cwd qw(abs_path);
+use File::Basename qw(dirname);
+
+our $ROOT = abs_path(dirname(__FILE__) . '/../../..');
+our $BUILD = $ENV{BUILD} // "$ROOT/build";
+$BUILD = "$ROOT/$BUILD" unless $BUILD =~ m{^/};
+our $KERNEL = $ENV{UMSI_KERNEL} // "$BUILD/umsi-kernel";
+our $QEMU = $ENV{QEMU} // 'qemu-system-x86_64';
+
+# QEMU's exit status for the kernel's isa-debug-exit values.
+our $EXIT_PASS = (0x10 << 1) | 1;	# 33
+our $EXIT_FAIL = (0x11 << 1) | 1;	# 35
+
+sub have_qemu {
+	return system("command -v $QEMU >/dev/null 2>&1") == 0;
+}
+
+sub verdict {
+	my ($rc) = @_;
+	return 'pass' if $rc == $EXIT_PASS;
+	return 'fail' if $rc == $EXIT_FAIL;
+	return 'timeout' if $rc == 124 || $rc == 137;
+	return 'reset or quit (triple fault?)' if $rc == 0;
+	return "qemu error (exit $rc)";
+}
+
+sub qemu_cmd {
+	my (%o) = @_;
+	my $accel = $o{accel} // 'tcg';
+	my @cmd = ($QEMU, '-machine', 'q35', '-accel', $accel,
+		   '-m', $o{mem} // '256M', '-smp', $o{smp} // '1',
+		   '-nic', 'none', '-display', 'none', '-no-reboot',
+		   '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04',
+		   '-kernel', $o{kernel} // $KERNEL);
+	push @cmd, '-cpu', ($o{cpu} // 'host') if $accel eq 'kvm';
+	push @cmd, '-cpu', $o{cpu} if $accel ne 'kvm' && $o{cpu};
+	push @cmd, @{$o{devices} // []};
+	return @cmd;
+}
+
+sub run {
+	my (%o) = @_;
+	my $dir = tempdir('umsi-qemu-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	my $serial = "$dir/serial.log";
+	my $sock = "$dir/monitor.sock";
+	my $timeout = $o{timeout} // 60;
+	my $append = $o{append} // '';
+	$append .= ' umsi.hold' if $o{hold};
+	my @cmd = ('timeout', '-k', '5', $timeout, qemu_cmd(%o),
+		   '-append', $append,
+		   '-serial', "file:$serial",
+		   '-monitor', "unix:$sock,server=on,wait=off");
+	open(my $touch, '>', $serial) or die "$serial: $!";
+	close($touch);
+
+	my $pid = fork() // die "fork: $!";
+	if (!$pid) {
+		open(STDIN, '<', '/dev/null');
+		open(STDOUT, '>', "$dir/qemu.out");
+		open(STDERR, '>&', \*STDOUT);
+		exec(@cmd) or exit(127);
+	}
+	my ($status, $text) = (undef, '');
+	my $held = 0;
+	my $mon_result;
+	my $deadline = time() + $timeout + 10;
+	while (time() < $deadline) {
+		my $w = waitpid($pid, WNOHANG);
+		if ($w == $pid) {
+			$status = $?;
+			last;
+		}
+		$text = slurp($serial);
+		if ($o{hold} && !$held && $text =~ /^UMSI \{"event":"ready"/m) {
+			$held = 1;
+			my $mon = UmsiQemu::Monitor->new($sock);
+			if ($mon) {
+				$mon_result = eval { $o{monitor}->($mon, $text) }
+					if $o{monitor};
+				$mon_result = { error => "monitor callback: $@" }
+					if $@;
+				$mon->quit();
+			} else {
+				kill('TERM', $pid);
+			}
+		}
+		sleep(0.05);
+	}
+	if (!defined $status) {
+		kill('KILL', $pid);
+		waitpid($pid, 0);
+		$status = 124 << 8;
+	}
+	$text = slurp($serial);
+	$text =~ s/\r//g;
+	my $rc = $status >> 8;
+	my @lines = split(/\n/, $text);
+	my @umsi;
+	for (@lines) {
+		next unless /^UMSI (\{.*\})\s*$/;
+		my $obj = eval { decode_json($1) };
+		push @umsi, $obj // { event => 'unparsable', text => $1 };
+	}
+	return {
+		rc => $rc,
+		exit => $o{hold} && $held ? 'held' : verdict($rc),
+		serial => $text,
+		lines => \@lines,
+		umsi => \@umsi,
+		ready => (grep { ($_->{event} // '') eq 'ready' } @umsi)[0],
+		devices => [grep { ($_->{event} // '') eq 'device' } @umsi],
+		monitor => $mon_result,
+		qemu_out => slurp("$dir/qemu.out"),
+		accel => $o{accel} // 'tcg',
+		cmd => join(' ', @cmd),
+	};
+}
+
+sub slurp {
+	my ($f) = @_;
+	open(my $fh, '<', $f) or return '';
+	local $/;
+	my $t = <$fh>;
+	close($fh);
+	return $t // '';
+}
+
+# Is KVM usable? A short probe boot under KVM, cached in build/kvm-usable
+# ("yes" or "no: reason"). Nested KVM has hung guests on this machine, so
+# the probe itself runs under a short timeout.
+sub kvm_status {
+	return 'no: UMSI_NO_KVM set' if $ENV{UMSI_NO_KVM};
+	my $cache = "$BUILD/kvm-usable";
+	if (-f $cache && -M $cache < -M $KERNEL) {
+		my $c = slurp($cache);
+		chomp($c);
+		return $c if $c ne '';
+	}
+	my $ans;
+	if (!-r '/dev/kvm' || !-w '/dev/kvm') {
+		$ans = 'no: /dev/kvm not accessible';
+	} else {
+		my $r = run(accel => 'kvm', smp => '2', timeout => 20);
+		if ($r->{exit} eq 'pass' && $r->{ready}) {
+			$ans = 'yes';
+		} else {
+			my $why = $r->{exit};
+			my ($err) = $r->{qemu_out} =~ /(\S[^\n]*)/;
+			$why .= ": $err" if $err;
+			$ans = "no: probe boot under KVM: $why";
+		}
+	}
+	if (open(my $fh, '>', $cache)) {
+		print $fh "$ans\n";
+		close($fh);
+	}
+	return $ans;
+}
+
+sub kvm_usable { return kvm_status() eq 'yes'; }
+
+# The accelerators a test should run under: TCG always, KVM when usable.
+sub accels {
+	return ('tcg', kvm_usable() ? ('kvm') : ());
+}
+
+package UmsiQemu::Monitor;
+
+# A minimal HMP client over the Unix socket.
+
+use strict;
+use warnings;
+use IO::Socket::UNIX;
+use Time::HiRes qw(sleep time);
+
+sub new {
+	my ($class, $path) = @_;
+	my $s;
+	for (1 .. 100) {
+		$s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $path);
+		last if $s;
+		sleep(0.05);
+	}
+	return undef unless $s;
+	my $self = bless { s => $s }, $class;
+	$self->_read_prompt();
+	return $self;
+}
+
+sub _read_prompt {
+	my ($self) = @_;
+	my $buf = '';
+	my $deadline = time() + 30;
+	my $s = $self->{s};
+	while (time() < $deadline) {
+		my $rin = '';
+		vec($rin, fileno($s), 1) = 1;
+		next unless select(my $rout = $rin, undef, undef, 0.5);
+		my $n = sysread($s, my $chunk, 65536);
+		last unless $n;
+		$buf .= $chunk;
+		last if $buf =~ /\(qemu\) $/;
+	}
+	return $buf;
+}
+
+# Run one HMP command and return its output, without the echo and prompt.
+sub cmd {
+	my ($self, $line) = @_;
+	syswrite($self->{s}, "$line\n");
+	my $out = $self->_read_prompt();
+	$out =~ s/\e\[[0-9;]*[A-Za-z]//g;	# readline's cursor movement
+	$out =~ s/\r//g;
+	$out =~ s/\(qemu\) $//;
+	my @l = split(/\n/, $out, -1);
+	shift @l if @l && $l[0] =~ /\Q$line\E\s*$/;	# the echo
+	return join("\n", @l);
+}
+
+# Read $n 32-bit words of guest physical memory: xp /Nwx.
+sub read32 {
+	my ($self, $addr, $n) = @_;
+	my @w;
+	while ($n > 0) {
+		my $chunk = $n > 256 ? 256 : $n;
+		my $out = $self->cmd(sprintf('xp /%dwx 0x%x', $chunk, $addr));
+		for my $l (split(/\n/, $out)) {
+			next unless $l =~ /^[0-9a-f]+:\s*(.*)$/;
+			push @w, map { hex($_) } ($1 =~ /0x([0-9a-f]+)/g);
+		}
+		$addr += 4 * $chunk;
+		$n -= $chunk;
+	}
+	return @w;
+}
+
+# Ask QEMU to exit and wait (bounded) until it has closed the socket:
+# closing our end at once can drop the command unread.
+sub quit {
+	my ($self) = @_;
+	my $s = $self->{s};
+	syswrite($s, "quit\n");
+	my $deadline = time() + 10;
+	while (time() < $deadline) {
+		my $rin = '';
+		vec($rin, fileno($s), 1) = 1;
+		next unless select(my $rout = $rin, undef, undef, 0.5);
+		last unless sysread($s, my $chunk, 65536);
+	}
+	close($s);
+}
+
+1;
