@@ -15,6 +15,9 @@
 INSPECT_SRCS := $(addprefix tools/inspect/,inspect.c dump.c decode.c live.c json.c text.c)
 UMSI_TOOL_OBJS += $(INSPECT_SRCS:%.c=$(BUILD)/host/%.o)
 
+TEST_SCRIPTS += tests/inspect/cli.t tests/inspect/hostile.t \
+		tests/inspect/lspci-oracle.t tests/inspect/fuzz-smoke.t
+
 
 PCI_DUMPS   ?= $(abspath $(CURDIR)/../shared/data/pci-dumps)
 FUZZ_CC     ?= clang

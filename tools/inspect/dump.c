@@ -203,6 +203,57 @@ int inspect_dump_parse(const char *text, size_t len,
 	return 0;
 }
 
+static int hexfield(const char *s, size_t n, size_t maxdigits, unsigned max,
+		    unsigned *out)
+{
+	unsigned v = 0;
+
+	if (n == 0 || n > maxdigits)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		int d = hexval(s[i]);
+
+		if (d < 0)
+			return -1;
+		v = v * 16 + (unsigned)d;
+	}
+	if (v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int inspect_parse_selector(const char *s, umsi_bdf_t *bdf)
+{
+	const char *colon[3], *dot, *p;
+	unsigned ncolon = 0, dom = 0, bus = 0, dev, fn;
+	const char *devs;
+
+	for (p = s; *p; p++)
+		if (*p == ':') {
+			if (ncolon == 2)
+				return -1;
+			colon[ncolon++] = p;
+		}
+	dot = strchr(s, '.');
+	if (!dot || strchr(dot + 1, '.') || (ncolon && dot < colon[ncolon - 1]))
+		return -1;
+	devs = ncolon ? colon[ncolon - 1] + 1 : s;
+	if (ncolon == 2 && hexfield(s, (size_t)(colon[0] - s), 4, 0xffff, &dom))
+		return -1;
+	if (ncolon >= 1) {
+		const char *bs = ncolon == 2 ? colon[0] + 1 : s;
+
+		if (hexfield(bs, (size_t)(colon[ncolon - 1] - bs), 2, 0xff, &bus))
+			return -1;
+	}
+	if (hexfield(devs, (size_t)(dot - devs), 2, 0x1f, &dev) ||
+	    hexfield(dot + 1, strlen(dot + 1), 1, 7, &fn))
+		return -1;
+	*bdf = UMSI_BDF(dom, bus, dev, fn);
+	return 0;
+}
+
 void inspect_fn_list_free(struct inspect_fn_list *l)
 {
 	free(l->fns);

@@ -127,6 +127,12 @@ int inspect_dump_parse(const char *text, size_t len,
 		       struct inspect_fn_list *out, struct inspect_report *rep);
 void inspect_fn_list_free(struct inspect_fn_list *l);
 
+/**
+ * inspect_parse_selector - parse `[[domain:]bus:]dev.fn`
+ * Return: 0 and *@bdf set, or -1 for a malformed selector.
+ */
+int inspect_parse_selector(const char *s, umsi_bdf_t *bdf);
+
 /* decode.c */
 void inspect_report_init(struct inspect_report *rep, const char *source);
 void inspect_report_free(struct inspect_report *rep);
@@ -171,12 +177,5 @@ int inspect_live(struct inspect_report *rep, umsi_bdf_t sel, bool have_sel,
 void inspect_write_json(FILE *f, const struct inspect_report *rep);
 void inspect_write_text(FILE *f, const struct inspect_report *rep,
 			bool verbose);
-
-/* inspect.c */
-/**
- * inspect_parse_selector - parse `[[domain:]bus:]dev.fn`
- * Return: 0 and *@bdf set, or -1 for a malformed selector.
- */
-int inspect_parse_selector(const char *s, umsi_bdf_t *bdf);
 
 #endif /* UMSI_TOOLS_INSPECT_H */
