@@ -27,27 +27,39 @@
 #define EDU_RAISE     0x60
 #define EDU_ACK       0x64
 
-static volatile uint32_t intx_seen[8];
+static volatile uint32_t intx_seen[8];	/* deliveries per GSI 16-23 */
+static volatile uint32_t intx_real[8];	/* ... that found an edu raised */
 static volatile uint32_t ipi_seen[KERNEL_MAX_CPUS];
 static uint64_t edu_bars[16];
 static uint32_t nedu;
 
-/* Acknowledge every edu's interrupt status, whichever raised the line. */
-static void edu_ack_all(void)
+/*
+ * Acknowledge every edu's interrupt status, whichever raised the line.
+ * Returns whether any had raised it: under KVM on this host a level
+ * interrupt is delivered once more after the device deasserted it, and
+ * that delivery finds nothing raised (see kernel/README.md).
+ */
+static bool edu_ack_all(void)
 {
+	bool any = false;
+
 	for (uint32_t i = 0; i < nedu; i++) {
 		uint32_t st = mmio_read32(edu_bars[i] + EDU_STATUS);
 
-		if (st)
+		if (st) {
 			mmio_write32(edu_bars[i] + EDU_ACK, st);
+			any = true;
+		}
 	}
+	return any;
 }
 
 bool selftest_irq(uint8_t vector)
 {
 	if (vector >= VEC_INTX_BASE && vector < VEC_INTX_BASE + 8) {
 		intx_seen[vector - VEC_INTX_BASE]++;
-		edu_ack_all();
+		if (edu_ack_all())
+			intx_real[vector - VEC_INTX_BASE]++;
 		apic_eoi();
 		return true;
 	}
@@ -95,27 +107,30 @@ static int selftest_intx(void)
 	}
 	for (uint32_t i = 0, e = 0; i < pci_ndevs; i++) {
 		struct pci_dev *d = &pci_devs[i];
-		uint32_t before[8], fired = ~0u, hits = 0;
+		uint32_t before[8], real[8], fired = ~0u, hits = 0, extra = 0;
 		int want;
 
 		if (d->vendor != 0x1234 || d->device != 0x11e8 ||
 		    !d->bar[0].assigned)
 			continue;
 		want = pci_intx_gsi(d->bdf, d->irq_pin);
-		for (uint32_t g = 0; g < 8; g++)
+		for (uint32_t g = 0; g < 8; g++) {
 			before[g] = intx_seen[g];
+			real[g] = intx_real[g];
+		}
 		mmio_write32(edu_bars[e++] + EDU_RAISE, 1);
 		udelay(20000);
 		for (uint32_t g = 0; g < 8; g++) {
-			if (intx_seen[g] != before[g]) {
+			if (intx_real[g] != real[g]) {
 				fired = 16 + g;
-				hits += intx_seen[g] - before[g];
+				hits += intx_real[g] - real[g];
 			}
+			extra += (intx_seen[g] - before[g]) - (intx_real[g] - real[g]);
 		}
 		kprintf("selftest intx %02x:%02x.%u pin %c predicted gsi %d "
-			"observed gsi %d count %u %s\n", PCI_BUS(d->bdf),
+			"observed gsi %d count %u redelivered %u %s\n", PCI_BUS(d->bdf),
 			PCI_DEV(d->bdf), PCI_FN(d->bdf), 'A' + d->irq_pin - 1,
-			want, fired == ~0u ? -1 : (int)fired, hits,
+			want, fired == ~0u ? -1 : (int)fired, hits, extra,
 			(int)fired == want && hits == 1 ? "ok" : "FAIL");
 		if ((int)fired != want || hits != 1)
 			bad++;
