@@ -19,7 +19,12 @@
  *     per slice, from the top bit down: keep the candidates that have the
  *     bit whenever some candidate has it. What survives holds the maximum,
  *     and its lowest bit is the lowest such CPU. A count change flips only
- *     the slices of the bits that changed.
+ *     the slices of the bits that changed. The block also keeps "top", the
+ *     online CPUs at its maximum, so that a change of one count usually
+ *     updates the block's best in O(1) (a CPU rising to or past the
+ *     maximum joins or replaces top; one falling below it leaves top, and
+ *     only when top empties are the slices consulted again), and a subset
+ *     that meets top has the block's maximum without any slice work.
  *
  *  3. Over the blocks, a segment tree (an implicit binary heap layout,
  *     root at index 1, leaf of block b at leaves + b) of keys
@@ -62,6 +67,7 @@ struct cpu_map {
 
 struct cpu_block {
 	uint64_t online;
+	uint64_t top;                    /* online CPUs at the block maximum */
 	uint64_t slice[MAX_SLICES];
 };
 
@@ -270,38 +276,64 @@ size_t umsi_matrix_size(const struct umsi_matrix_config *cfg)
 
 /* ---- The three layers ----------------------------------------------------- */
 
+/* Keep the candidates that have a bit, if any has it. */
+static inline uint64_t narrow(uint64_t cand, uint64_t slice)
+{
+	uint64_t t = cand & slice;
+
+	return t ? t : cand;
+}
+
 /*
- * Best key among the online CPUs of block @blk that are in @cand: the
- * bit-sliced maximum described at the top of the file.
+ * The CPUs of @cand (non-empty, online) whose available count is the
+ * largest among @cand: the bit-sliced maximum described at the top of the
+ * file, unrolled and branch-free. Slices above the configured width are
+ * zero and leave the candidates alone.
  */
+static uint64_t block_top(const struct umsi_matrix *m, const struct cpu_block *b,
+			  uint64_t cand)
+{
+	if (m->nslices > 8)
+		cand = narrow(cand, b->slice[8]);
+	cand = narrow(cand, b->slice[7]);
+	cand = narrow(cand, b->slice[6]);
+	cand = narrow(cand, b->slice[5]);
+	cand = narrow(cand, b->slice[4]);
+	cand = narrow(cand, b->slice[3]);
+	cand = narrow(cand, b->slice[2]);
+	cand = narrow(cand, b->slice[1]);
+	return narrow(cand, b->slice[0]);
+}
+
+/* Key of the lowest CPU of the non-empty set @set of block @blk. */
+static inline uint32_t set_key(const struct umsi_matrix *m, uint32_t blk, uint64_t set)
+{
+	uint32_t cpu = blk * CPUS_PER_BLOCK + ctz64(set);
+
+	return key_make(m->cpus[cpu].available, cpu);
+}
+
+/* Best key among the online CPUs of block @blk that are in @cand. */
 static uint32_t block_key(const struct umsi_matrix *m, uint32_t blk, uint64_t cand)
 {
 	const struct cpu_block *b = &m->blocks[blk];
-	uint32_t count = 0;
+	uint64_t hit;
 
 	cand &= b->online;
 	if (!cand)
 		return 0;
-	for (uint32_t s = m->nslices; s-- > 0;) {
-		uint64_t t = cand & b->slice[s];
-
-		if (t) {
-			cand = t;
-			count |= 1u << s;
-		}
-	}
-	return key_make(count, blk * CPUS_PER_BLOCK + ctz64(cand));
+	/* A subset that meets top has the block maximum. */
+	hit = cand & b->top;
+	if (hit)
+		return set_key(m, blk, hit);
+	return set_key(m, blk, block_top(m, b, cand));
 }
 
-/*
- * Recompute the leaf of @blk and its ancestors. A node whose value does not
- * change cannot change its parent, so the walk stops there.
- */
-static void tree_update(struct umsi_matrix *m, uint32_t blk)
+/* Write the leaf of @blk and carry it up until a node does not change. */
+static void tree_set(struct umsi_matrix *m, uint32_t blk, uint32_t key)
 {
 	uint32_t *tree = m->tree;
 	uint32_t i = m->leaves + blk;
-	uint32_t key = block_key(m, blk, ~0ull);
 
 	if (tree[i] == key)
 		return;
@@ -313,6 +345,42 @@ static void tree_update(struct umsi_matrix *m, uint32_t blk)
 			return;
 		tree[i] = key;
 	}
+}
+
+/* Recompute block @blk from its slices (after online or offline). */
+static void block_refresh(struct umsi_matrix *m, uint32_t blk)
+{
+	struct cpu_block *b = &m->blocks[blk];
+
+	b->top = b->online ? block_top(m, b, b->online) : 0;
+	tree_set(m, blk, b->top ? set_key(m, blk, b->top) : 0);
+}
+
+/*
+ * The count of online CPU @cpu changed; its slices are already updated.
+ * Bring top, the leaf and the tree along, in O(1) unless the CPU was the
+ * last one at the block maximum and fell below it.
+ */
+static void block_count_changed(struct umsi_matrix *m, uint32_t cpu)
+{
+	uint32_t blk = cpu / CPUS_PER_BLOCK;
+	struct cpu_block *b = &m->blocks[blk];
+	uint64_t bit = 1ull << (cpu % CPUS_PER_BLOCK);
+	uint32_t avail = m->cpus[cpu].available;
+	uint32_t max = key_count(m->tree[m->leaves + blk]);
+
+	if (avail > max) {
+		b->top = bit;
+	} else if (avail == max) {
+		b->top |= bit;
+	} else if (b->top & bit) {
+		b->top &= ~bit;
+		if (!b->top)
+			b->top = block_top(m, b, b->online);
+	} else {
+		return;   /* below the maximum before and after */
+	}
+	tree_set(m, blk, set_key(m, blk, b->top));
 }
 
 /* Best key over blocks @lo .. @hi inclusive, in O(log n). */
@@ -340,8 +408,7 @@ static uint32_t tree_query(const struct umsi_matrix *m, uint32_t lo, uint32_t hi
 static void set_available(struct umsi_matrix *m, uint32_t cpu, uint32_t avail)
 {
 	struct cpu_map *c = &m->cpus[cpu];
-	uint32_t blk = cpu / CPUS_PER_BLOCK;
-	struct cpu_block *b = &m->blocks[blk];
+	struct cpu_block *b = &m->blocks[cpu / CPUS_PER_BLOCK];
 	uint64_t bit = 1ull << (cpu % CPUS_PER_BLOCK);
 	uint32_t diff = c->available ^ avail;
 
@@ -352,7 +419,7 @@ static void set_available(struct umsi_matrix *m, uint32_t cpu, uint32_t avail)
 	if (b->online & bit) {
 		m->available = m->available - c->available + avail;
 		c->available = (uint16_t)avail;
-		tree_update(m, blk);
+		block_count_changed(m, cpu);
 	} else {
 		c->available = (uint16_t)avail;
 	}
@@ -579,7 +646,7 @@ int umsi_matrix_online(struct umsi_matrix *m, uint32_t cpu)
 	m->blocks[cpu / CPUS_PER_BLOCK].online |= 1ull << (cpu % CPUS_PER_BLOCK);
 	m->online++;
 	m->available += m->cpus[cpu].available;
-	tree_update(m, cpu / CPUS_PER_BLOCK);
+	block_refresh(m, cpu / CPUS_PER_BLOCK);
 	return 0;
 }
 
@@ -590,7 +657,7 @@ int umsi_matrix_offline(struct umsi_matrix *m, uint32_t cpu)
 	m->blocks[cpu / CPUS_PER_BLOCK].online &= ~(1ull << (cpu % CPUS_PER_BLOCK));
 	m->online--;
 	m->available -= m->cpus[cpu].available;
-	tree_update(m, cpu / CPUS_PER_BLOCK);
+	block_refresh(m, cpu / CPUS_PER_BLOCK);
 	return 0;
 }
 
@@ -1065,12 +1132,16 @@ static const char *check_layers(const struct umsi_matrix *m, uint32_t *where)
 		*where = blk * CPUS_PER_BLOCK;
 		if (b->online & beyond)
 			return "a CPU beyond the last one is online";
+		if (b->top & ~b->online)
+			return "an offline CPU is in a block's top set";
 		for (unsigned int s = 0; s < MAX_SLICES; s++) {
 			if (b->slice[s] & beyond)
 				return "a count slice has a bit beyond the last CPU";
 		}
-		if (m->tree[m->leaves + blk] != block_key(m, blk, ~0ull))
-			return "a tree leaf differs from its block's slices";
+		if (b->top != (b->online ? block_top(m, b, b->online) : 0))
+			return "a block's top set differs from its slices";
+		if (m->tree[m->leaves + blk] != (b->top ? set_key(m, blk, b->top) : 0))
+			return "a tree leaf differs from its block's top set";
 	}
 	*where = UINT32_MAX;
 	for (uint32_t i = m->nblocks; i < m->leaves; i++) {
