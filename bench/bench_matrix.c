@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/bench_matrix.c - cost of one free plus one allocation in the vector
+ * matrix, in steady state, at 1, 64, 1024 and 8192 CPUs.
+ *
+ * Workload (the one the Linux figures in docs/bench-matrix.md were taken
+ * with): every CPU online, 4096 live unmanaged vectors (fewer where the
+ * CPUs cannot hold 4096: three quarters of their capacity), then each step
+ * frees a random live vector and allocates a new one through
+ *  - "full":  the all-online mask (NULL),
+ *  - "half":  an arbitrary mask holding a random half of the CPUs,
+ *  - "range": a contiguous range of half the CPUs that starts and ends
+ *             inside a 64-CPU block (a NUMA node, say),
+ *  - "scan":  for comparison, the same "full" workload through a linear
+ *             scan over every CPU's count, as Linux's kernel/irq/matrix.c
+ *             chooses (written here from the algorithm, no Linux code).
+ *
+ * Without arguments it prints wall time per step (best of five runs) and
+ * memory per CPU. With --callgrind (see the bench-matrix target in
+ * mk/matrix.mk) it runs fewer steps and, around each scenario, resets and
+ * dumps callgrind's counters, which count only inside bench_step_*(): one
+ * step is exactly one free and one allocation. Figures, never assertions.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <umsi/matrix.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define HAVE_CALLGRIND 1
+#endif
+#endif
+#ifndef HAVE_CALLGRIND
+#define CALLGRIND_ZERO_STATS do { } while (0)
+#define CALLGRIND_DUMP_STATS_AT(s) do { (void)(s); } while (0)
+#endif
+
+#define LIVE_TARGET 4096u
+
+enum mode { MODE_FULL, MODE_HALF, MODE_RANGE, MODE_SCAN, MODE_COUNT };
+static const char *const mode_name[MODE_COUNT] = { "full", "half", "range", "scan" };
+
+struct slot {
+	uint32_t cpu;
+	int vec;
+};
+
+/*
+ * The linear-scan baseline: per-CPU available counts and 256-bit maps,
+ * the best CPU found by visiting every CPU of the mask, the vector by a
+ * find-first-zero. Deliberately lean (no tracing, no managed maps), so it
+ * is a lower bound for a scanning allocator, not a model of Linux's cost.
+ */
+struct scan {
+	uint32_t ncpus;
+	uint16_t *avail;
+	uint64_t (*map)[4];
+	uint64_t blocked[4];
+};
+
+struct bench {
+	struct umsi_matrix *m;
+	struct scan *s;
+	struct slot *slots;
+	uint32_t nslots;
+	struct umsi_cpumask mask;
+	uint32_t first, count;
+};
+
+static uint64_t rng = 0x2003;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "bench_matrix: %s failed: %d\n", what, err);
+	exit(1);
+}
+
+static int scan_alloc(struct scan *s, uint32_t *cpu)
+{
+	uint32_t best = UINT32_MAX, best_avail = 0;
+
+	for (uint32_t c = 0; c < s->ncpus; c++) {
+		if (s->avail[c] > best_avail) {
+			best_avail = s->avail[c];
+			best = c;
+		}
+	}
+	if (best == UINT32_MAX)
+		return -UMSI_ENOSPC;
+	for (unsigned int w = 0; w < 4; w++) {
+		uint64_t free = ~(s->map[best][w] | s->blocked[w]);
+
+		if (free) {
+			unsigned int v = w * 64 + (unsigned int)__builtin_ctzll(free);
+
+			s->map[best][w] |= 1ull << (v % 64);
+			s->avail[best]--;
+			*cpu = best;
+			return (int)v;
+		}
+	}
+	return -UMSI_ENOSPC;
+}
+
+static void scan_free(struct scan *s, uint32_t cpu, unsigned int v)
+{
+	s->map[cpu][v / 64] &= ~(1ull << (v % 64));
+	s->avail[cpu]++;
+}
+
+/* One step each: free a live vector, allocate its replacement. */
+__attribute__((noinline)) void bench_step_full(struct bench *b, uint32_t i)
+{
+	struct slot *s = &b->slots[i];
+
+	umsi_matrix_free(b->m, s->cpu, (unsigned int)s->vec, false);
+	s->vec = umsi_matrix_alloc(b->m, NULL, 0, &s->cpu);
+}
+
+__attribute__((noinline)) void bench_step_half(struct bench *b, uint32_t i)
+{
+	struct slot *s = &b->slots[i];
+
+	umsi_matrix_free(b->m, s->cpu, (unsigned int)s->vec, false);
+	s->vec = umsi_matrix_alloc(b->m, &b->mask, 0, &s->cpu);
+}
+
+__attribute__((noinline)) void bench_step_range(struct bench *b, uint32_t i)
+{
+	struct slot *s = &b->slots[i];
+
+	umsi_matrix_free(b->m, s->cpu, (unsigned int)s->vec, false);
+	s->vec = umsi_matrix_alloc_range(b->m, b->first, b->count, 0, &s->cpu);
+}
+
+__attribute__((noinline)) void bench_step_scan(struct bench *b, uint32_t i)
+{
+	struct slot *s = &b->slots[i];
+
+	scan_free(b->s, s->cpu, (unsigned int)s->vec);
+	s->vec = scan_alloc(b->s, &s->cpu);
+}
+
+static void step(struct bench *b, enum mode mode, uint32_t i)
+{
+	switch (mode) {
+	case MODE_FULL: bench_step_full(b, i); break;
+	case MODE_HALF: bench_step_half(b, i); break;
+	case MODE_RANGE: bench_step_range(b, i); break;
+	default: bench_step_scan(b, i); break;
+	}
+}
+
+static int alloc_one(struct bench *b, enum mode mode, uint32_t *cpu)
+{
+	switch (mode) {
+	case MODE_FULL: return umsi_matrix_alloc(b->m, NULL, 0, cpu);
+	case MODE_HALF: return umsi_matrix_alloc(b->m, &b->mask, 0, cpu);
+	case MODE_RANGE: return umsi_matrix_alloc_range(b->m, b->first, b->count, 0, cpu);
+	default: return scan_alloc(b->s, cpu);
+	}
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+struct result {
+	uint32_t live, targets;
+	double ns;
+	size_t bytes;
+};
+
+static struct result run(uint32_t ncpus, enum mode mode, uint32_t steps, int repeats,
+			 bool callgrind)
+{
+	struct umsi_matrix_config cfg;
+	struct bench b = { 0 };
+	struct result r = { 0 };
+	uint64_t *words = calloc((ncpus + 63) / 64, sizeof(uint64_t));
+	uint32_t *idx = malloc(sizeof(uint32_t) * steps);
+	void *mem;
+	uint64_t capacity = 0;
+	char label[96];
+	int err;
+
+	umsi_matrix_default_config(&cfg, ncpus);
+	r.bytes = umsi_matrix_size(&cfg);
+	mem = malloc(r.bytes);
+	if (!mem || !words || !idx)
+		die("malloc", 0);
+	err = umsi_matrix_init(mem, r.bytes, &cfg, &b.m);
+	if (err)
+		die("umsi_matrix_init", err);
+	for (uint32_t c = 0; c < ncpus; c++) {
+		err = umsi_matrix_online(b.m, c);
+		if (err)
+			die("umsi_matrix_online", err);
+	}
+
+	/* The CPUs the scenario may use, and their capacity. */
+	b.first = ncpus >= 64 ? ncpus / 4 + 3 : 0;
+	b.count = ncpus >= 2 ? ncpus / 2 : 1;
+	for (uint32_t c = 0; c < ncpus; c++) {
+		bool in;
+		struct umsi_matrix_cpu_stats st;
+
+		if (mode == MODE_HALF)
+			in = ncpus == 1 || (rnd() & 1);
+		else if (mode == MODE_RANGE)
+			in = c >= b.first && c < b.first + b.count;
+		else
+			in = true;
+		if (!in)
+			continue;
+		words[c / 64] |= 1ull << (c % 64);
+		umsi_matrix_cpu_stats(b.m, c, &st);
+		capacity += st.capacity;
+		r.targets++;
+	}
+	b.mask.words = words;
+	b.mask.nbits = ncpus;
+
+	if (mode == MODE_SCAN) {
+		b.s = calloc(1, sizeof(*b.s));
+		b.s->ncpus = ncpus;
+		b.s->avail = calloc(ncpus, sizeof(uint16_t));
+		b.s->map = calloc(ncpus, sizeof(*b.s->map));
+		for (unsigned int v = 0; v < 256; v++) {
+			if (umsi_matrix_vector_state(b.m, 1 % ncpus, v) != UMSI_VECTOR_FREE)
+				b.s->blocked[v / 64] |= 1ull << (v % 64);
+		}
+		for (uint32_t c = 0; c < ncpus; c++)
+			b.s->avail[c] = 256 - (uint16_t)(__builtin_popcountll(b.s->blocked[0]) +
+				__builtin_popcountll(b.s->blocked[1]) +
+				__builtin_popcountll(b.s->blocked[2]) +
+				__builtin_popcountll(b.s->blocked[3]));
+	}
+
+	r.live = capacity * 3 / 4 < LIVE_TARGET ? (uint32_t)(capacity * 3 / 4) : LIVE_TARGET;
+	b.slots = calloc(r.live, sizeof(*b.slots));
+	b.nslots = r.live;
+	for (uint32_t i = 0; i < r.live; i++) {
+		b.slots[i].vec = alloc_one(&b, mode, &b.slots[i].cpu);
+		if (b.slots[i].vec < 0)
+			die("fill", b.slots[i].vec);
+	}
+	for (uint32_t i = 0; i < steps; i++)
+		idx[i] = (uint32_t)(rnd() % r.live);
+
+	/* Warm up into the steady state, then measure. */
+	for (uint32_t i = 0; i < steps; i++)
+		step(&b, mode, idx[i]);
+	r.ns = 1e30;
+	for (int k = 0; k < repeats; k++) {
+		double t0;
+
+		if (callgrind)
+			CALLGRIND_ZERO_STATS;
+		t0 = now_ns();
+		for (uint32_t i = 0; i < steps; i++)
+			step(&b, mode, idx[i]);
+		t0 = (now_ns() - t0) / steps;
+		if (t0 < r.ns)
+			r.ns = t0;
+		if (callgrind) {
+			snprintf(label, sizeof(label), "cpus=%u mask=%s steps=%u", ncpus,
+				 mode_name[mode], steps);
+			CALLGRIND_DUMP_STATS_AT(label);
+		}
+	}
+	for (uint32_t i = 0; i < b.nslots; i++) {
+		if (b.slots[i].vec < 0)
+			die("steady-state allocation", b.slots[i].vec);
+	}
+	if (mode != MODE_SCAN && umsi_matrix_check(b.m) != 0)
+		die("umsi_matrix_check", umsi_matrix_check(b.m));
+	if (b.s) {
+		free(b.s->avail);
+		free(b.s->map);
+		free(b.s);
+	}
+	free(b.slots);
+	free(mem);
+	free(words);
+	free(idx);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	static const uint32_t sizes[] = { 1, 64, 1024, 8192 };
+	bool callgrind = argc > 1 && strcmp(argv[1], "--callgrind") == 0;
+	uint32_t steps = callgrind ? 20000 : 200000;
+	int repeats = callgrind ? 1 : 5;
+
+	printf("vector matrix: one free + one allocation per step, steady state, all CPUs online\n");
+	printf("%6s %-6s %7s %6s %10s %10s %10s\n", "cpus", "mask", "targets", "live",
+	       "ns/step", "bytes/cpu", "total KiB");
+	for (unsigned int s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		for (int mode = 0; mode < MODE_COUNT; mode++) {
+			struct result r = run(sizes[s], (enum mode)mode, steps, repeats, callgrind);
+
+			printf("%6u %-6s %7u %6u %10.1f %10.1f %10.1f\n", sizes[s],
+			       mode_name[mode], r.targets, r.live, r.ns,
+			       (double)r.bytes / sizes[s], (double)r.bytes / 1024.0);
+			fflush(stdout);
+		}
+	}
+	return 0;
+}
