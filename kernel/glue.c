@@ -185,6 +185,9 @@ static void report(struct pci_dev *d, struct glue_dev *g)
 	}
 	if (info.mode == UMSI_MODE_MSI)
 		OUT(",\"reserved\":%u", info.msi_reserved);
+	/* Why a function with MSI or MSI-X fell back to INTx. */
+	if (info.mode == UMSI_MODE_INTX && info.reason)
+		OUT(",\"msi_reason\":\"%s\"", info.reason);
 	OUT(",\"msi_cap\":%u,\"msix_cap\":%u,\"msi_max\":%u,\"msix_max\":%u",
 	    info.msi_cap, info.msix_cap, info.msi_max, info.msix_max);
 	OUT(",\"vectors\":[");
