@@ -216,10 +216,17 @@ int umsi_pci_restore_state(struct umsi_pci_dev *dev);
  * @nvec: IRQs allocated
  * @msi_reserved: MSI: vectors in the block (2^MME)
  * @gsi: INTx: the GSI, when in INTx mode
- * @reason: why MSI/MSI-X are unavailable (NULL when available): one of
- *          "policy:pci_nomsi", "policy:device_nomsi", "policy:not_listed",
- *          "policy:platform", "quirk:NAME", "no_capability",
- *          "bar_unassigned", "bad_capability"
+ * @reason: why neither MSI nor MSI-X can be used (NULL when one can):
+ *          one of "policy:pci_nomsi", "policy:device_nomsi",
+ *          "policy:not_listed", "policy:platform", "quirk:NAME" (the
+ *          function's own quirk or a bridge's above it), "no_capability",
+ *          "bar_unassigned", "bad_msix_table", "bad_capability"
+ * @msix_reason: why MSI-X in particular cannot be used (NULL when it can,
+ *          policy aside): "no_capability"; "bar_unassigned" (the BAR of
+ *          the table or PBA has address 0); "bad_msix_table" (BIR 6/7 or
+ *          beyond the header's BARs, an I/O or absent BAR, the upper half
+ *          of a 64-bit BAR, table or PBA outside the BAR, or overlapping);
+ *          "bad_capability" (the capability list is broken)
  */
 struct umsi_pci_info {
 	umsi_bdf_t bdf;
@@ -236,6 +243,7 @@ struct umsi_pci_info {
 	uint32_t msi_reserved;
 	uint32_t gsi;
 	const char *reason;
+	const char *msix_reason;
 };
 
 /**

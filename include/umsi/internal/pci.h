@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * umsi/internal/pci.h - private structures of the PCI layer (src/pci).
+ *
+ * Not a public interface: it changes without notice. The IRQ core sees a
+ * PCI function only as the opaque struct umsi_pci_dev on sys->devs and
+ * through the chip operations the PCI layer hands to umsi_irq_alloc().
+ *
+ * Contract with the IRQ core (src/irq), for the record:
+ *  - set_target() of an MSI block (block_order > 0) must be called on the
+ *    block leader with the new base vector; the whole block moves. Calls
+ *    on another member return -UMSI_EINVAL. (The core does not move
+ *    blocks today; single-message MSI is a block of one and moves.)
+ *  - startup() refuses an MSI/MSI-X IRQ whose device has Bus Master
+ *    Enable clear (-UMSI_EPERM, logged), and a device that reads
+ *    all-ones (-UMSI_ENODEV).
+ *  - umsi_pci_remove() unlinks the function from sys->devs itself, so
+ *    umsi_system_destroy()'s "while (sys->devs) umsi_pci_remove()" ends.
+ */
+#ifndef UMSI_INTERNAL_PCI_H
+#define UMSI_INTERNAL_PCI_H
+
+#include <umsi/internal/core.h>
+#include <umsi/pci.h>
+#include <umsi/pci_regs.h>
+
+/* The seed's lists held 31 entries (32 words, the first one a count). */
+#define UMSI_POLICY_LIST_MAX 31
+
+/* Boot-parameter policy and quirks added at run time: sys->policy. */
+struct umsi_policy {
+	bool nomsi;                 /* pci_nomsi or pci=nomsi */
+	bool specific;              /* pci_msi=specific */
+	uint32_t nomsi_n;
+	uint32_t nomsi_ids[UMSI_POLICY_LIST_MAX];   /* device << 16 | vendor */
+	uint32_t msi_n;
+	uint32_t msi_ids[UMSI_POLICY_LIST_MAX];
+	struct umsi_quirk *quirks;  /* added by umsi_quirk_add() */
+	size_t nquirks, quirks_cap;
+};
+
+/* One MSI-X entry in use: the chip_data of its IRQ. */
+struct umsi_msix_vec {
+	struct umsi_pci_dev *dev;
+	uint16_t index;             /* table index */
+	bool dynamic;               /* added while MSI-X was on */
+	uint32_t ctrl;              /* Vector Control as last written [dev lock] */
+	struct umsi_msg msg;        /* address and data as last written */
+};
+
+/* An IO-APIC line used for INTx; the chip_data of IRQ number = GSI. */
+struct umsi_intx_line {
+	uint32_t gsi;
+	struct umsi_intx_route route;
+	uint32_t users;             /* functions using it [sys lock] */
+	struct umsi_irq_desc *desc;
+};
+
+#define UMSI_MSIX_BITMAP_WORDS (UMSI_MSIX_MAX_VECTORS / 64)
+
+/* A PCI function known to uMSI. */
+struct umsi_pci_dev {
+	struct umsi_system *sys;
+	struct umsi_pci_dev *next;          /* sys->devs [sys lock] */
+	struct umsi_pci_dev *parent;
+	void *lock;                         /* mask caches, table writes */
+	umsi_bdf_t bdf;
+	uint16_t vendor, device;
+	uint32_t class_code;
+	uint8_t header_type;
+	uint32_t add_flags;
+	uint16_t pcie_cap;
+
+	/* Why MSI and MSI-X are forbidden (policy, quirk), or NULL. */
+	const char *deny_reason;
+	char reason_buf[40];
+	/* Why MSI-X in particular is unusable (table location), or NULL. */
+	const char *msix_reason;
+	uint32_t quirks;                    /* UMSI_QUIRK_* of this function */
+
+	/* MSI capability. */
+	uint16_t msi_cap;
+	uint16_t msi_ctrl;                  /* Message Control as last written */
+	uint8_t msi_mmc;                    /* messages the device offers */
+	bool msi_64;
+	bool msi_maskable;                  /* mask bits, and not quirked off */
+	uint32_t msi_mask;                  /* mask bits as last written [lock] */
+	struct umsi_msg msi_msg;            /* message of vector 0 */
+	uint32_t msi_block;                 /* 2^MME vectors reserved */
+
+	/* MSI-X capability and its table. */
+	uint16_t msix_cap;
+	uint16_t msix_ctrl;                 /* Message Control at add */
+	uint16_t msix_size;                 /* table entries */
+	uint64_t msix_table_phys, msix_pba_phys;
+	volatile uint32_t *table;           /* mapped while in MSI-X mode */
+	volatile uint32_t *pba;
+	bool msix_clean;                    /* every table entry is masked */
+	bool reset_expected;                /* umsi_pci_save_state() called */
+	uint64_t msix_used[UMSI_MSIX_BITMAP_WORDS];
+
+	/* INTx. */
+	uint8_t intx_pin;
+	bool intx_routed;
+	struct umsi_intx_route route;
+	struct umsi_intx_line *intx;        /* in INTx mode */
+
+	/* The IRQs handed out. */
+	enum umsi_pci_mode mode;
+	struct umsi_irq_desc **descs;       /* descs_cap slots */
+	uint32_t descs_cap;
+	uint32_t nvec;                      /* IRQs given to the driver */
+	uint32_t ndesc;                     /* descriptors held (MSI: 2^MME) */
+	uint16_t cmd_before;                /* Command before we enabled */
+};
+
+/* ---- dev.c: configuration access ----------------------------------------- */
+
+int umsi_pci_cfg_read(struct umsi_pci_dev *dev, uint16_t off, uint8_t width,
+		      uint32_t *val);
+int umsi_pci_cfg_write(struct umsi_pci_dev *dev, uint16_t off, uint8_t width,
+		       uint32_t val);
+/* Read Command; -UMSI_ENODEV when the function reads all-ones. */
+int umsi_pci_read_command(struct umsi_pci_dev *dev, uint16_t *cmd);
+/* Write Command only when @cmd differs from @old. */
+int umsi_pci_update_command(struct umsi_pci_dev *dev, uint16_t old,
+			    uint16_t cmd);
+/* The Command bits MSI/MSI-X need: Bus Master, INTx Disable (quirk). */
+uint16_t umsi_pci_msi_command(struct umsi_pci_dev *dev, uint16_t cmd);
+/* Give back descs (NULL-safe) and reset the IRQ bookkeeping. */
+int umsi_pci_descs_alloc(struct umsi_pci_dev *dev, uint32_t n);
+void umsi_pci_descs_free(struct umsi_pci_dev *dev);
+/* The startup check of MSI and MSI-X IRQs: Bus Master Enable is set. */
+int umsi_pci_bme_check(struct umsi_pci_dev *dev, uint32_t irq);
+
+/* ---- msi.c ----------------------------------------------------------------- */
+
+/*
+ * Enable MSI with between @min and @max messages; @irq_at >= 0 asks for
+ * that IRQ number (single message only). Return: messages, or an error.
+ */
+int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
+		    int64_t irq_at);
+void umsi_msi_disable(struct umsi_pci_dev *dev);
+int umsi_msi_restore(struct umsi_pci_dev *dev);
+int umsi_msi_pending(struct umsi_pci_dev *dev, uint32_t n);
+bool umsi_msi_chip_is(const struct umsi_irq_chip *chip);
+
+/* ---- msix.c ---------------------------------------------------------------- */
+
+/*
+ * Enable MSI-X. With @indices, exactly those @n entries (sparse, all or
+ * nothing); without, between @min and @max entries 0.. . @managed spreads
+ * the vectors over the CPUs. @irq_at >= 0: that IRQ number (one entry).
+ * Return: entries enabled, or an error.
+ */
+int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
+		     uint32_t min, uint32_t max, bool managed, int64_t irq_at);
+void umsi_msix_disable(struct umsi_pci_dev *dev);
+int umsi_msix_restore(struct umsi_pci_dev *dev);
+int umsi_msix_pending(struct umsi_pci_dev *dev, uint32_t n);
+int umsi_msix_add_entry(struct umsi_pci_dev *dev, int32_t index,
+			bool dynamic);
+int umsi_msix_remove_entry(struct umsi_pci_dev *dev,
+			   struct umsi_irq_desc *d);
+struct umsi_msix_vec *umsi_msix_vec_of(struct umsi_pci_dev *dev,
+				       uint32_t irq);
+
+/* ---- intx.c ---------------------------------------------------------------- */
+
+int umsi_intx_enable(struct umsi_pci_dev *dev);
+void umsi_intx_disable(struct umsi_pci_dev *dev);
+/* Another registered function routes its INTx to @dev's GSI. */
+bool umsi_intx_shared(struct umsi_pci_dev *dev);
+
+/* ---- policy.c and quirks.c --------------------------------------------------- */
+
+/* sys->policy, allocated on first use; NULL when out of memory. */
+struct umsi_policy *umsi_policy_get(struct umsi_system *sys);
+/* Set dev->deny_reason from platform, boot parameters and quirks. */
+void umsi_pci_apply_policy(struct umsi_pci_dev *dev);
+/* UMSI_QUIRK_* flags of every entry matching vendor/device. */
+uint32_t umsi_quirk_lookup(struct umsi_system *sys, uint16_t vendor,
+			   uint16_t device);
+/* Name of the first matching entry that has @flag ("?" when none). */
+const char *umsi_quirk_name(struct umsi_system *sys, uint16_t vendor,
+			    uint16_t device, uint32_t flag);
+
+#endif /* UMSI_INTERNAL_PCI_H */

@@ -1,0 +1,587 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PCI functions: registration, the bounded capability walk, the MSI-X
+ * table location check, and removal that reclaims everything.
+ *
+ * Everything read from a function is device-controlled data. The
+ * capability list is walked with the bounded walker of src/pci/cap.c; a
+ * broken list leaves MSI and MSI-X absent instead of failing the function,
+ * and a function that reads all-ones (absent, surprise-removed) is reported
+ * as gone (-UMSI_ENODEV).
+ */
+#include <umsi/internal/pci.h>
+
+/* ---- configuration access --------------------------------------------- */
+
+int umsi_pci_cfg_read(struct umsi_pci_dev *dev, uint16_t off, uint8_t width,
+		      uint32_t *val)
+{
+	struct umsi_system *sys = dev->sys;
+	int ret = sys->ops->cfg_read(sys->host, dev->bdf, off, width, val);
+
+	if (ret)
+		*val = width == 4 ? 0xffffffffu : (1u << (8 * width)) - 1;
+	return ret;
+}
+
+int umsi_pci_cfg_write(struct umsi_pci_dev *dev, uint16_t off, uint8_t width,
+		       uint32_t val)
+{
+	struct umsi_system *sys = dev->sys;
+
+	return sys->ops->cfg_write(sys->host, dev->bdf, off, width, val);
+}
+
+/*
+ * Command can never read 0xffff from a live function (bits 15:11 are
+ * reserved and read 0), so all-ones there means the function is gone.
+ */
+int umsi_pci_read_command(struct umsi_pci_dev *dev, uint16_t *cmd)
+{
+	uint32_t v;
+	int ret = umsi_pci_cfg_read(dev, UMSI_PCI_COMMAND, 2, &v);
+
+	if (ret)
+		return ret;
+	if (v == 0xffff)
+		return -UMSI_ENODEV;
+	*cmd = (uint16_t)v;
+	return 0;
+}
+
+int umsi_pci_update_command(struct umsi_pci_dev *dev, uint16_t old,
+			    uint16_t cmd)
+{
+	if (old == cmd)
+		return 0;
+	return umsi_pci_cfg_write(dev, UMSI_PCI_COMMAND, 2, cmd);
+}
+
+/*
+ * A message is a DMA write: MSI needs Bus Master Enable. INTx Disable
+ * keeps a device that signals both from raising its pin too, except on
+ * devices whose INTx Disable also stops MSI (the quirk).
+ */
+uint16_t umsi_pci_msi_command(struct umsi_pci_dev *dev, uint16_t cmd)
+{
+	cmd |= UMSI_PCI_CMD_MASTER;
+	if (!(dev->quirks & UMSI_QUIRK_INTX_DISABLE_BUG))
+		cmd |= UMSI_PCI_CMD_INTX_DISABLE;
+	return cmd;
+}
+
+int umsi_pci_bme_check(struct umsi_pci_dev *dev, uint32_t irq)
+{
+	uint16_t cmd;
+	int ret;
+
+	ret = umsi_pci_read_command(dev, &cmd);
+	if (ret)
+		return ret;
+	if (!(cmd & UMSI_PCI_CMD_MASTER)) {
+		umsi_log(dev->sys, UMSI_LOG_ERROR, "%04x:%02x:%02x.%u: irq %u: Bus "
+			 "Master Enable is clear in the Command register; an "
+			 "MSI is a DMA write and cannot be sent. uMSI set it "
+			 "when it enabled MSI: something turned it off",
+			 UMSI_BDF_SEG(dev->bdf), UMSI_BDF_BUS(dev->bdf),
+			 UMSI_BDF_DEV(dev->bdf), UMSI_BDF_FN(dev->bdf), irq);
+		return -UMSI_EPERM;
+	}
+	return 0;
+}
+
+int umsi_pci_descs_alloc(struct umsi_pci_dev *dev, uint32_t n)
+{
+	dev->descs = umsi_zalloc(dev->sys, n * sizeof(*dev->descs));
+	if (!dev->descs)
+		return -UMSI_ENOMEM;
+	dev->descs_cap = n;
+	dev->nvec = 0;
+	dev->ndesc = 0;
+	return 0;
+}
+
+void umsi_pci_descs_free(struct umsi_pci_dev *dev)
+{
+	umsi_free(dev->sys, dev->descs, dev->descs_cap * sizeof(*dev->descs));
+	dev->descs = NULL;
+	dev->descs_cap = 0;
+	dev->nvec = 0;
+	dev->ndesc = 0;
+	dev->mode = UMSI_MODE_NONE;
+}
+
+/* ---- capability walk ---------------------------------------------------- */
+
+static int view_read(void *ctx, uint16_t off, uint8_t width, uint32_t *val)
+{
+	return umsi_pci_cfg_read(ctx, off, width, val);
+}
+
+struct caps_found {
+	uint16_t msi, msix, pcie;
+};
+
+static int note_cap(void *arg, uint8_t id, uint16_t off)
+{
+	struct caps_found *c = arg;
+
+	if (id == UMSI_PCI_CAP_ID_MSI && !c->msi)
+		c->msi = off;
+	else if (id == UMSI_PCI_CAP_ID_MSIX && !c->msix)
+		c->msix = off;
+	else if (id == UMSI_PCI_CAP_ID_EXP && !c->pcie)
+		c->pcie = off;
+	return 0;
+}
+
+static void log_dev(struct umsi_pci_dev *dev, enum umsi_log_level lvl,
+		    const char *what, int err)
+{
+	umsi_log(dev->sys, lvl, "%04x:%02x:%02x.%u: %s (%s)",
+		 UMSI_BDF_SEG(dev->bdf), UMSI_BDF_BUS(dev->bdf),
+		 UMSI_BDF_DEV(dev->bdf), UMSI_BDF_FN(dev->bdf), what,
+		 umsi_strerror(err));
+}
+
+/* ---- BARs and the MSI-X table location --------------------------------- */
+
+struct bar {
+	uint64_t addr;
+	uint64_t size;
+	bool mem;
+	bool is64;
+};
+
+/* Restore what sizing changed; errors here are reported by the caller. */
+static int size_bar(struct umsi_pci_dev *dev, unsigned int i, struct bar *b)
+{
+	uint16_t off = (uint16_t)(UMSI_PCI_BAR0 + 4 * i), cmd;
+	uint32_t lo, hi = 0, szlo, szhi = 0xffffffffu;
+	uint64_t mask;
+	int ret, ret2;
+
+	ret = umsi_pci_cfg_read(dev, off, 4, &lo);
+	if (ret)
+		return ret;
+	*b = (struct bar){ .mem = !(lo & UMSI_PCI_BAR_IO) };
+	if (!b->mem)
+		return 0;
+	b->is64 = (lo & UMSI_PCI_BAR_MEM_TYPE_MASK) == UMSI_PCI_BAR_MEM_TYPE_64;
+	if (b->is64) {
+		if (i == 5)
+			return -UMSI_ERANGE;
+		ret = umsi_pci_cfg_read(dev, off + 4, 4, &hi);
+		if (ret)
+			return ret;
+	}
+	b->addr = ((uint64_t)hi << 32) | (lo & UMSI_PCI_BAR_MEM_MASK);
+	/* Size it with memory decode off, so the probe address decodes
+	 * nothing, as a PCI core does at enumeration. */
+	ret = umsi_pci_read_command(dev, &cmd);
+	if (ret)
+		return ret;
+	ret = umsi_pci_update_command(dev, cmd, cmd & ~UMSI_PCI_CMD_MEMORY);
+	if (ret)
+		return ret;
+	ret = umsi_pci_cfg_write(dev, off, 4, 0xffffffffu);
+	if (!ret)
+		ret = umsi_pci_cfg_read(dev, off, 4, &szlo);
+	ret2 = umsi_pci_cfg_write(dev, off, 4, lo);
+	ret = ret ? ret : ret2;
+	if (b->is64 && !ret) {
+		ret = umsi_pci_cfg_write(dev, off + 4, 4, 0xffffffffu);
+		if (!ret)
+			ret = umsi_pci_cfg_read(dev, off + 4, 4, &szhi);
+		ret2 = umsi_pci_cfg_write(dev, off + 4, 4, hi);
+		ret = ret ? ret : ret2;
+	}
+	ret2 = umsi_pci_update_command(dev, cmd & ~UMSI_PCI_CMD_MEMORY, cmd);
+	if (ret || ret2)
+		return ret ? ret : ret2;
+	mask = ((uint64_t)(b->is64 ? szhi : 0xffffffffu) << 32) |
+	       (szlo & UMSI_PCI_BAR_MEM_MASK);
+	b->size = mask ? (~mask + 1) : 0;
+	if (!b->is64 && b->size > 0x100000000ull)
+		b->size = 0;
+	return 0;
+}
+
+/*
+ * Is BAR @bir the upper half of a 64-bit BAR? Walk the BARs from 0, as
+ * the type bits of each say how many slots it takes.
+ */
+static int bar_is_upper_half(struct umsi_pci_dev *dev, unsigned int bir,
+			     bool *upper)
+{
+	unsigned int i = 0;
+	uint32_t v;
+	int ret;
+
+	while (i < bir) {
+		ret = umsi_pci_cfg_read(dev, (uint16_t)(UMSI_PCI_BAR0 + 4 * i),
+					4, &v);
+		if (ret)
+			return ret;
+		if (!(v & UMSI_PCI_BAR_IO) && (v & UMSI_PCI_BAR_MEM_TYPE_MASK) ==
+		    UMSI_PCI_BAR_MEM_TYPE_64)
+			i += 2;
+		else
+			i += 1;
+	}
+	*upper = i != bir;
+	return 0;
+}
+
+/* A range [off, off + len) inside a BAR of @size. */
+static bool fits(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/*
+ * Locate and validate the MSI-X table and PBA (PCI 3.0 6.8.2.4-5): BIR
+ * names BAR 0-5 (0-1 on a bridge), that BAR exists, is memory and is not
+ * the upper half of a 64-bit BAR; both structures lie inside their BAR and
+ * do not overlap. Return: 0 with dev->msix_reason set when unusable, or a
+ * host error.
+ */
+static int msix_locate(struct umsi_pci_dev *dev, const struct umsi_msix_cap *c)
+{
+	unsigned int nbars = dev->header_type == UMSI_PCI_HEADER_BRIDGE ? 2 :
+			     dev->header_type == UMSI_PCI_HEADER_NORMAL ? 6 : 0;
+	uint64_t tlen = (uint64_t)c->table_size * UMSI_MSIX_ENTRY_SIZE;
+	uint64_t plen = ((uint64_t)c->table_size + 63) / 64 * 8;
+	struct bar tb, pb;
+	bool upper;
+	int ret;
+
+	if (c->table_bir >= nbars || c->pba_bir >= nbars)
+		goto bad;
+	ret = bar_is_upper_half(dev, c->table_bir, &upper);
+	if (ret)
+		return ret;
+	if (upper)
+		goto bad;
+	if (c->pba_bir != c->table_bir) {
+		ret = bar_is_upper_half(dev, c->pba_bir, &upper);
+		if (ret)
+			return ret;
+		if (upper)
+			goto bad;
+	}
+	ret = size_bar(dev, c->table_bir, &tb);
+	if (ret)
+		return ret == -UMSI_ERANGE ? (dev->msix_reason =
+					      "bad_msix_table", 0) : ret;
+	if (c->pba_bir == c->table_bir) {
+		pb = tb;
+	} else {
+		ret = size_bar(dev, c->pba_bir, &pb);
+		if (ret)
+			return ret == -UMSI_ERANGE ? (dev->msix_reason =
+						      "bad_msix_table", 0) : ret;
+	}
+	if (!tb.mem || !pb.mem || !tb.size || !pb.size)
+		goto bad;
+	if (!fits(c->table_offset, tlen, tb.size) ||
+	    !fits(c->pba_offset, plen, pb.size))
+		goto bad;
+	if (c->table_bir == c->pba_bir &&
+	    c->table_offset < c->pba_offset + plen &&
+	    c->pba_offset < c->table_offset + tlen)
+		goto bad;
+	if (!tb.addr || !pb.addr) {
+		dev->msix_reason = "bar_unassigned";
+		return 0;
+	}
+	if (tb.addr + c->table_offset < tb.addr ||
+	    pb.addr + c->pba_offset < pb.addr)
+		goto bad;
+	dev->msix_table_phys = tb.addr + c->table_offset;
+	dev->msix_pba_phys = pb.addr + c->pba_offset;
+	return 0;
+bad:
+	dev->msix_reason = "bad_msix_table";
+	return 0;
+}
+
+/* ---- registration ------------------------------------------------------- */
+
+struct umsi_pci_dev *umsi_pci_find(struct umsi_system *sys, umsi_bdf_t bdf)
+{
+	struct umsi_pci_dev *dev;
+	umsi_irqflags_t fl = umsi_lock(sys);
+
+	for (dev = sys->devs; dev && dev->bdf != bdf; dev = dev->next)
+		;
+	umsi_unlock(sys, fl);
+	return dev;
+}
+
+static void dev_free(struct umsi_pci_dev *dev)
+{
+	struct umsi_system *sys = dev->sys;
+
+	if (dev->lock)
+		sys->ops->lock_destroy(sys->host, dev->lock);
+	umsi_free(sys, dev, sizeof(*dev));
+}
+
+/* MSI: cache the capability, and turn MSI off if firmware left it on. */
+static int probe_msi(struct umsi_pci_dev *dev, const struct umsi_cfg_view *v)
+{
+	struct umsi_msi_cap c;
+	int ret = umsi_pci_read_msi_cap(v, dev->msi_cap, &c);
+
+	if (ret == -UMSI_ERANGE) {
+		log_dev(dev, UMSI_LOG_WARN, "MSI capability runs past the end "
+			"of config space; MSI not used", ret);
+		dev->msi_cap = 0;
+		return 0;
+	}
+	if (ret)
+		return ret;
+	if (c.ctrl == 0xffff)
+		return -UMSI_ENODEV;
+	if (c.mmc_reserved)
+		log_dev(dev, UMSI_LOG_WARN, "MSI Multiple Message Capable has a "
+			"reserved encoding; using 32", -UMSI_ERANGE);
+	dev->msi_ctrl = c.ctrl;
+	dev->msi_mmc = c.mmc;
+	dev->msi_64 = c.addr64;
+	dev->msi_maskable = c.maskable &&
+			    !(dev->quirks & UMSI_QUIRK_BROKEN_MASK);
+	dev->msi_mask = c.mask;
+	if (c.enabled) {
+		dev->msi_ctrl &= (uint16_t)~UMSI_MSI_FLAGS_ENABLE;
+		ret = umsi_pci_cfg_write(dev, dev->msi_cap + UMSI_MSI_FLAGS, 2,
+					 dev->msi_ctrl);
+	}
+	return ret;
+}
+
+/* MSI-X: cache the capability, turn it off if left on, check the table. */
+static int probe_msix(struct umsi_pci_dev *dev, const struct umsi_cfg_view *v,
+		      bool check_table)
+{
+	struct umsi_msix_cap c;
+	int ret = umsi_pci_read_msix_cap(v, dev->msix_cap, &c);
+
+	if (ret == -UMSI_ERANGE) {
+		dev->msix_reason = "bad_capability";
+		return 0;
+	}
+	if (ret)
+		return ret;
+	if (c.ctrl == 0xffff)
+		return -UMSI_ENODEV;
+	dev->msix_ctrl = c.ctrl & (uint16_t)~(UMSI_MSIX_FLAGS_ENABLE |
+					      UMSI_MSIX_FLAGS_MASKALL);
+	dev->msix_size = c.table_size;
+	/* Reset leaves every entry masked; anything else may have left live
+	 * entries pointing anywhere. */
+	dev->msix_clean = (dev->add_flags & UMSI_PCI_ADD_FRESH) &&
+			  !c.enabled && !c.function_mask;
+	if (c.enabled || c.function_mask) {
+		ret = umsi_pci_cfg_write(dev, dev->msix_cap + UMSI_MSIX_FLAGS,
+					 2, dev->msix_ctrl);
+		if (ret)
+			return ret;
+	}
+	return check_table ? msix_locate(dev, &c) : 0;
+}
+
+static int probe_intx(struct umsi_pci_dev *dev)
+{
+	struct umsi_system *sys = dev->sys;
+	uint32_t pin;
+	int ret = umsi_pci_cfg_read(dev, UMSI_PCI_INTERRUPT_PIN, 1, &pin);
+
+	if (ret)
+		return ret;
+	if (pin == 0xff)
+		return -UMSI_ENODEV;
+	dev->intx_pin = pin <= 4 ? (uint8_t)pin : 0;
+	if (!dev->intx_pin || !sys->ops->intx_route)
+		return 0;
+	ret = sys->ops->intx_route(sys->host, dev->bdf, dev->intx_pin,
+				   &dev->route);
+	if (ret == -UMSI_ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	dev->intx_routed = true;
+	return 0;
+}
+
+static int probe(struct umsi_pci_dev *dev)
+{
+	struct umsi_cfg_view v = {
+		.read = view_read, .ctx = dev, .size = UMSI_PCI_CFG_SIZE,
+	};
+	struct caps_found caps = { 0 };
+	uint32_t id, cls, hdr;
+	int ret;
+
+	ret = umsi_pci_cfg_read(dev, UMSI_PCI_VENDOR_ID, 4, &id);
+	if (ret)
+		return ret;
+	if ((id & 0xffff) == 0xffff)
+		return -UMSI_ENODEV;
+	dev->vendor = (uint16_t)id;
+	dev->device = (uint16_t)(id >> 16);
+	ret = umsi_pci_cfg_read(dev, UMSI_PCI_REVISION, 4, &cls);
+	if (!ret)
+		ret = umsi_pci_cfg_read(dev, UMSI_PCI_HEADER_TYPE, 1, &hdr);
+	if (ret)
+		return ret;
+	dev->class_code = cls >> 8;
+	dev->header_type = (uint8_t)(hdr & UMSI_PCI_HEADER_TYPE_MASK);
+	dev->quirks = umsi_quirk_lookup(dev->sys, dev->vendor, dev->device);
+	umsi_pci_apply_policy(dev);
+
+	ret = umsi_pci_walk_caps(&v, note_cap, &caps);
+	if (ret == -UMSI_ENODEV || ret == -UMSI_EIO)
+		return ret;
+	if (ret) {
+		/* A broken list: keep what came before the fault. */
+		log_dev(dev, UMSI_LOG_WARN, "broken capability list", ret);
+		if (!caps.msi && !caps.msix)
+			dev->msix_reason = "bad_capability";
+	}
+	dev->msi_cap = caps.msi;
+	dev->msix_cap = caps.msix;
+	dev->pcie_cap = caps.pcie;
+	if (dev->msi_cap) {
+		ret = probe_msi(dev, &v);
+		if (ret)
+			return ret;
+	}
+	if (dev->msix_cap) {
+		ret = probe_msix(dev, &v, !dev->deny_reason);
+		if (ret)
+			return ret;
+	}
+	return probe_intx(dev);
+}
+
+int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
+		 struct umsi_pci_dev *parent, uint32_t flags,
+		 struct umsi_pci_dev **out)
+{
+	struct umsi_pci_dev *dev, *d;
+	umsi_irqflags_t fl;
+	int ret;
+
+	if (!sys || !out)
+		return -UMSI_EINVAL;
+	if (umsi_pci_find(sys, bdf))
+		return -UMSI_EEXIST;
+	dev = umsi_zalloc(sys, sizeof(*dev));
+	if (!dev)
+		return -UMSI_ENOMEM;
+	dev->sys = sys;
+	dev->bdf = bdf;
+	dev->parent = parent;
+	dev->add_flags = flags;
+	dev->lock = sys->ops->lock_create(sys->host);
+	if (!dev->lock) {
+		dev_free(dev);
+		return -UMSI_ENOMEM;
+	}
+	ret = probe(dev);
+	if (ret) {
+		if (ret != -UMSI_ENODEV)
+			log_dev(dev, UMSI_LOG_ERROR, "cannot add function", ret);
+		dev_free(dev);
+		return ret;
+	}
+	fl = umsi_lock(sys);
+	for (d = sys->devs; d && d->bdf != bdf; d = d->next)
+		;
+	if (!d) {
+		dev->next = sys->devs;
+		sys->devs = dev;
+	}
+	umsi_unlock(sys, fl);
+	if (d) {
+		dev_free(dev);
+		return -UMSI_EEXIST;
+	}
+	*out = dev;
+	return 0;
+}
+
+void umsi_pci_free_irq_vectors(struct umsi_pci_dev *dev)
+{
+	if (!dev)
+		return;
+	switch (dev->mode) {
+	case UMSI_MODE_MSI:
+		umsi_msi_disable(dev);
+		break;
+	case UMSI_MODE_MSIX:
+		umsi_msix_disable(dev);
+		break;
+	case UMSI_MODE_INTX:
+		umsi_intx_disable(dev);
+		break;
+	case UMSI_MODE_NONE:
+		break;
+	}
+}
+
+void umsi_pci_remove(struct umsi_system *sys, struct umsi_pci_dev *dev)
+{
+	struct umsi_pci_dev **link, *d;
+	umsi_irqflags_t fl;
+
+	if (!sys || !dev)
+		return;
+	umsi_pci_free_irq_vectors(dev);
+	fl = umsi_lock(sys);
+	for (link = &sys->devs; *link && *link != dev; link = &(*link)->next)
+		;
+	if (*link)
+		*link = dev->next;
+	/* Children keep a pointer to their bridge for the quirk check. */
+	for (d = sys->devs; d; d = d->next)
+		if (d->parent == dev)
+			d->parent = dev->parent;
+	umsi_unlock(sys, fl);
+	dev_free(dev);
+}
+
+enum umsi_pci_mode umsi_pci_mode(struct umsi_pci_dev *dev)
+{
+	return dev ? dev->mode : UMSI_MODE_NONE;
+}
+
+void umsi_pci_get_info(struct umsi_pci_dev *dev, struct umsi_pci_info *info)
+{
+	umsi_memset(info, 0, sizeof(*info));
+	info->bdf = dev->bdf;
+	info->vendor = dev->vendor;
+	info->device = dev->device;
+	info->class_code = dev->class_code;
+	info->msi_cap = dev->msi_cap;
+	info->msix_cap = dev->msix_cap;
+	info->msi_max = dev->msi_cap ? dev->msi_mmc : 0;
+	info->msix_max = dev->msix_cap ? dev->msix_size : 0;
+	info->intx_pin = dev->intx_pin;
+	info->mode = dev->mode;
+	info->nvec = dev->nvec;
+	info->msi_reserved = dev->mode == UMSI_MODE_MSI ? dev->msi_block : 0;
+	info->gsi = dev->mode == UMSI_MODE_INTX ? dev->route.gsi : 0;
+	info->msix_reason = dev->msix_cap ? dev->msix_reason : "no_capability";
+	if (dev->deny_reason)
+		info->reason = dev->deny_reason;
+	else if (!dev->msi_cap && !dev->msix_cap)
+		info->reason = dev->msix_reason ? dev->msix_reason :
+			       "no_capability";
+	else if (!dev->msi_cap && dev->msix_reason)
+		info->reason = dev->msix_reason;
+	else
+		info->reason = NULL;
+}

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MSI (PCI 3.0, 6.8.1): one address, one data word, 1-32 messages.
+ *
+ * A device with Multiple Message Enable = k may send any of 2^k messages,
+ * ORing the message number into the low k bits of the data. So n messages
+ * take the smallest 2^k >= n vectors as one aligned block on one CPU, and
+ * all 2^k become IRQs (a message the driver did not ask for still reaches
+ * a descriptor and is counted, never a stranger's vector).
+ *
+ * Per-vector mask bits are optional; uMSI keeps a copy of the mask
+ * register so masking is one configuration write. Configuration writes
+ * are non-posted (the device has the value when the write returns), so
+ * MSI needs no flushing reads.
+ */
+#include <umsi/internal/pci.h>
+
+static uint16_t data_reg(const struct umsi_pci_dev *dev)
+{
+	return (uint16_t)(dev->msi_cap + (dev->msi_64 ? UMSI_MSI_DATA_64 :
+					  UMSI_MSI_DATA_32));
+}
+
+static uint16_t mask_reg(const struct umsi_pci_dev *dev)
+{
+	return (uint16_t)(dev->msi_cap + (dev->msi_64 ? UMSI_MSI_MASK_64 :
+					  UMSI_MSI_MASK_32));
+}
+
+static uint16_t pending_reg(const struct umsi_pci_dev *dev)
+{
+	return (uint16_t)(dev->msi_cap + (dev->msi_64 ? UMSI_MSI_PENDING_64 :
+					  UMSI_MSI_PENDING_32));
+}
+
+/* Bits of @n vectors from 0 (n up to 32). */
+static uint32_t low_bits(uint32_t n)
+{
+	return n >= 32 ? 0xffffffffu : (1u << n) - 1;
+}
+
+static umsi_irqflags_t dev_lock(struct umsi_pci_dev *dev)
+{
+	return dev->sys->ops->lock_acquire(dev->sys->host, dev->lock);
+}
+
+static void dev_unlock(struct umsi_pci_dev *dev, umsi_irqflags_t fl)
+{
+	dev->sys->ops->lock_release(dev->sys->host, dev->lock, fl);
+}
+
+/* Write the mask register and keep the copy in step. [dev lock] */
+static int write_mask(struct umsi_pci_dev *dev, uint32_t mask)
+{
+	int ret = umsi_pci_cfg_write(dev, mask_reg(dev), 4, mask);
+
+	if (!ret)
+		dev->msi_mask = mask;
+	return ret;
+}
+
+static int msi_mask(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_pci_dev *dev = d->chip_data;
+	umsi_irqflags_t fl;
+	int ret;
+
+	(void)sys;
+	fl = dev_lock(dev);
+	ret = write_mask(dev, dev->msi_mask | 1u << d->hwirq);
+	dev_unlock(dev, fl);
+	return ret;
+}
+
+static int msi_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_pci_dev *dev = d->chip_data;
+	umsi_irqflags_t fl;
+	int ret;
+
+	(void)sys;
+	fl = dev_lock(dev);
+	ret = write_mask(dev, dev->msi_mask & ~(1u << d->hwirq));
+	dev_unlock(dev, fl);
+	return ret;
+}
+
+/*
+ * Write the words of @msg that differ from what the device holds, data
+ * first, then the low address, then the high address; the copy follows
+ * each write that succeeded, so a failure leaves it telling the truth.
+ */
+static int write_msg(struct umsi_pci_dev *dev, const struct umsi_msg *msg)
+{
+	struct umsi_msg *cur = &dev->msi_msg;
+	uint32_t lo = (uint32_t)msg->address, hi = (uint32_t)(msg->address >> 32);
+	int ret;
+
+	if ((cur->data & 0xffff) != (msg->data & 0xffff)) {
+		ret = umsi_pci_cfg_write(dev, data_reg(dev), 2,
+					 msg->data & 0xffff);
+		if (ret)
+			return ret;
+		cur->data = msg->data & 0xffff;
+	}
+	if ((uint32_t)cur->address != lo) {
+		ret = umsi_pci_cfg_write(dev, dev->msi_cap + UMSI_MSI_ADDR_LO,
+					 4, lo);
+		if (ret)
+			return ret;
+		cur->address = (cur->address & ~0xffffffffull) | lo;
+	}
+	if ((uint32_t)(cur->address >> 32) != hi) {
+		ret = umsi_pci_cfg_write(dev, dev->msi_cap + UMSI_MSI_ADDR_HI,
+					 4, hi);
+		if (ret)
+			return ret;
+		cur->address = ((uint64_t)hi << 32) | (uint32_t)cur->address;
+	}
+	return 0;
+}
+
+/* A message this device can hold: 64-bit only when it (truly) is. */
+static int check_msg(struct umsi_pci_dev *dev, const struct umsi_msg *msg)
+{
+	if (!(msg->address >> 32))
+		return 0;
+	if (!dev->msi_64 || (dev->quirks & UMSI_QUIRK_NO_64BIT_MSI))
+		return -UMSI_ENOTSUP;
+	return 0;
+}
+
+/*
+ * Retarget a live MSI (the whole block when it has several vectors).
+ *
+ * With mask bits: mask the block, write, restore the mask; a message
+ * raised meanwhile waits in the pending bits and goes out, to the new
+ * target, on unmask.
+ *
+ * Without mask bits the device may fire between any two writes, so the
+ * order is what makes it safe: data first, then address. The message in
+ * between is (old address, new data): the new vector on the old CPU,
+ * which the IRQ core keeps reserved and published there until this
+ * returns (or the vector did not change, and it is simply the old
+ * message). Writing the address first would give (new CPU, old vector),
+ * which nobody reserved. The upper address half cannot be part of that
+ * dance; on x86 it is always 0, and a change of it is refused.
+ */
+static int msi_set_target(struct umsi_system *sys, struct umsi_irq_desc *d,
+			  uint32_t cpu, uint8_t vector)
+{
+	struct umsi_pci_dev *dev = d->chip_data;
+	struct umsi_msg msg;
+	umsi_irqflags_t fl;
+	uint32_t bits, saved;
+	int ret, ret2;
+
+	if (d->block_leader && d->block_leader != d)
+		return -UMSI_EINVAL;
+	ret = umsi_irq_compose(sys, d, cpu, vector, &msg);
+	if (ret)
+		return ret;
+	ret = check_msg(dev, &msg);
+	if (ret)
+		return ret;
+	fl = dev_lock(dev);
+	if (!dev->msi_maskable) {
+		if ((msg.address >> 32) != (dev->msi_msg.address >> 32))
+			ret = -UMSI_ENOTSUP;
+		else
+			ret = write_msg(dev, &msg);
+		dev_unlock(dev, fl);
+		return ret;
+	}
+	bits = low_bits(dev->ndesc ? dev->ndesc : 1);
+	saved = dev->msi_mask;
+	if ((saved & bits) != bits)
+		ret = write_mask(dev, saved | bits);
+	if (!ret)
+		ret = write_msg(dev, &msg);
+	if (dev->msi_mask != saved) {
+		ret2 = write_mask(dev, saved);
+		ret = ret ? ret : ret2;
+	}
+	dev_unlock(dev, fl);
+	return ret;
+}
+
+static int msi_startup(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	(void)sys;
+	return umsi_pci_bme_check(d->chip_data, d->irq);
+}
+
+static const struct umsi_irq_chip msi_mask_chip = {
+	.name = "PCI-MSI",
+	.mask = msi_mask,
+	.unmask = msi_unmask,
+	.set_target = msi_set_target,
+	.startup = msi_startup,
+};
+
+/* The seed's "MSI without mask bits" type: the core masks lazily. */
+static const struct umsi_irq_chip msi_nomask_chip = {
+	.name = "PCI-MSI",
+	.set_target = msi_set_target,
+	.startup = msi_startup,
+};
+
+bool umsi_msi_chip_is(const struct umsi_irq_chip *chip)
+{
+	return chip == &msi_mask_chip || chip == &msi_nomask_chip;
+}
+
+static uint32_t order_of(uint32_t n)
+{
+	uint32_t k = 0;
+
+	while ((1u << k) < n)
+		k++;
+	return k;
+}
+
+/*
+ * Program the capability for a block of @block vectors, in the order the
+ * hardware needs (PCI 3.0 6.8.3.1; Linux msi_capability_init()):
+ *  1. MSI off, so no half-written message can be sent;
+ *  2. address and data;
+ *  3. every vector masked (they stay masked until a handler is
+ *     requested);
+ *  4. Bus Master on (a message is a DMA write) and INTx off;
+ *  5. Multiple Message Enable and MSI Enable in one write.
+ * Accesses: 1 read (Command) and, for a 64-bit maskable capability, 6
+ * writes: address low/high, data, mask, Command, Message Control. Step 1
+ * costs a write only when uMSI's copy says MSI is on; Command is written
+ * only when it changes. On failure MSI is off and Command as it was.
+ */
+static int msi_program(struct umsi_pci_dev *dev, uint32_t block,
+		       const struct umsi_msg *msg, bool restore)
+{
+	uint16_t cmd, newcmd, ctrl_reg = dev->msi_cap + UMSI_MSI_FLAGS;
+	uint16_t ctrl;
+	bool cmd_written = false, ctrl_written = false;
+	int ret;
+
+	ret = umsi_pci_read_command(dev, &cmd);
+	if (ret)
+		return ret;
+	if (!restore)
+		dev->cmd_before = cmd;
+	/* 1. MSI off. After a reset uMSI's copy cannot be trusted. */
+	if (restore || (dev->msi_ctrl & UMSI_MSI_FLAGS_ENABLE)) {
+		ctrl = dev->msi_ctrl & (uint16_t)~UMSI_MSI_FLAGS_ENABLE;
+		ret = umsi_pci_cfg_write(dev, ctrl_reg, 2, ctrl);
+		if (ret)
+			goto fail;
+		dev->msi_ctrl = ctrl;
+	}
+	/* 2. Address and data: a full write, the device's copy is unknown. */
+	ret = umsi_pci_cfg_write(dev, dev->msi_cap + UMSI_MSI_ADDR_LO, 4,
+				 (uint32_t)msg->address);
+	if (!ret && dev->msi_64)
+		ret = umsi_pci_cfg_write(dev, dev->msi_cap + UMSI_MSI_ADDR_HI,
+					 4, (uint32_t)(msg->address >> 32));
+	if (!ret)
+		ret = umsi_pci_cfg_write(dev, data_reg(dev), 2,
+					 msg->data & 0xffff);
+	if (ret)
+		goto fail;
+	dev->msi_msg = *msg;
+	dev->msi_msg.data &= 0xffff;
+	/* 3. Mask all (restore: the masks as they were). */
+	if (dev->msi_maskable) {
+		ret = write_mask(dev, restore ? dev->msi_mask :
+				 low_bits(dev->msi_mmc));
+		if (ret)
+			goto fail;
+	}
+	/* 4. Bus Master on, INTx off. */
+	newcmd = umsi_pci_msi_command(dev, cmd);
+	cmd_written = newcmd != cmd;
+	ret = umsi_pci_update_command(dev, cmd, newcmd);
+	if (ret)
+		goto fail;
+	/* 5. Enable. */
+	ctrl = (uint16_t)((dev->msi_ctrl & ~UMSI_MSI_FLAGS_QSIZE) |
+			  (order_of(block) << UMSI_MSI_FLAGS_QSIZE_SHIFT) |
+			  UMSI_MSI_FLAGS_ENABLE);
+	ctrl_written = true;
+	ret = umsi_pci_cfg_write(dev, ctrl_reg, 2, ctrl);
+	if (ret)
+		goto fail;
+	dev->msi_ctrl = ctrl;
+	return 0;
+fail:
+	/* Leave MSI off and Command as it was; best effort, the device may
+	 * be gone. */
+	if (ctrl_written) {
+		ctrl = dev->msi_ctrl & (uint16_t)~(UMSI_MSI_FLAGS_ENABLE |
+						   UMSI_MSI_FLAGS_QSIZE);
+		if (!umsi_pci_cfg_write(dev, ctrl_reg, 2, ctrl))
+			dev->msi_ctrl = ctrl;
+	}
+	if (cmd_written)
+		(void)umsi_pci_cfg_write(dev, UMSI_PCI_COMMAND, 2, cmd);
+	return ret;
+}
+
+/* Allocate the block, halving it while the allocator has no room. */
+static int msi_alloc_block(struct umsi_pci_dev *dev, uint32_t min,
+			   uint32_t *n, int64_t irq_at)
+{
+	struct umsi_system *sys = dev->sys;
+	const struct umsi_irq_chip *chip = dev->msi_maskable ?
+					   &msi_mask_chip : &msi_nomask_chip;
+	uint32_t block = 1u << order_of(*n);
+	int ret;
+
+	if (irq_at >= 0) {
+		ret = umsi_irq_alloc_at(sys, (uint32_t)irq_at, chip,
+					&dev->descs[0]);
+		return ret ? ret : 1;
+	}
+	for (;;) {
+		ret = umsi_irq_alloc(sys, chip, block, true, NULL, false,
+				     dev->descs);
+		if (ret != -UMSI_ENOSPC || block == 1 || block / 2 < min)
+			break;
+		block /= 2;
+		*n = block;
+	}
+	if (ret)
+		return ret;
+	return (int)block;
+}
+
+int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
+		    int64_t irq_at)
+{
+	struct umsi_system *sys = dev->sys;
+	struct umsi_msg msg;
+	uint32_t n = max, i;
+	int block, ret;
+
+	if (!dev->msi_cap)
+		return -UMSI_ENOENT;
+	if (dev->deny_reason)
+		return -UMSI_EPERM;
+	if (n > dev->msi_mmc)
+		n = dev->msi_mmc;
+	/*
+	 * Under interrupt remapping each IRQ has its own remapping entry;
+	 * a block would need consecutive entries addressed by subhandle,
+	 * which the host interface does not offer. One message, then.
+	 */
+	if ((sys->plat_flags & UMSI_PLAT_IRQ_REMAP) && n > 1)
+		n = 1;
+	if (irq_at >= 0)
+		n = 1;
+	if (n < min)
+		return -UMSI_ENOSPC;
+	ret = umsi_pci_descs_alloc(dev, 1u << order_of(n));
+	if (ret)
+		return ret;
+	block = msi_alloc_block(dev, min, &n, irq_at);
+	if (block < 0) {
+		umsi_pci_descs_free(dev);
+		return block;
+	}
+	for (i = 0; i < (uint32_t)block; i++) {
+		dev->descs[i]->chip_data = dev;
+		dev->descs[i]->bdf = dev->bdf;
+		dev->descs[i]->hwirq = i;
+	}
+	dev->ndesc = (uint32_t)block;
+	ret = umsi_irq_compose(sys, dev->descs[0], dev->descs[0]->cpu,
+			       dev->descs[0]->vector, &msg);
+	if (!ret)
+		ret = check_msg(dev, &msg);
+	if (!ret)
+		ret = msi_program(dev, (uint32_t)block, &msg, false);
+	if (ret) {
+		umsi_irq_release(sys, dev->descs, (uint32_t)block);
+		umsi_pci_descs_free(dev);
+		return ret;
+	}
+	dev->msi_block = (uint32_t)block;
+	dev->nvec = n;
+	dev->mode = UMSI_MODE_MSI;
+	return (int)n;
+}
+
+/*
+ * Turn MSI off before the vectors go back, so the device cannot write to
+ * a vector someone else gets next; give INTx back (clear INTx Disable
+ * when uMSI set it). Accesses: Command read, Message Control write, and
+ * a Command write when INTx Disable changes. A function that reads
+ * all-ones is gone: only the IRQs are reclaimed.
+ */
+void umsi_msi_disable(struct umsi_pci_dev *dev)
+{
+	uint16_t cmd, ctrl;
+
+	if (!umsi_pci_read_command(dev, &cmd)) {
+		ctrl = dev->msi_ctrl & (uint16_t)~(UMSI_MSI_FLAGS_ENABLE |
+						   UMSI_MSI_FLAGS_QSIZE);
+		if (!umsi_pci_cfg_write(dev, dev->msi_cap + UMSI_MSI_FLAGS,
+					2, ctrl))
+			dev->msi_ctrl = ctrl;
+		(void)umsi_pci_update_command(dev, cmd,
+			(uint16_t)((cmd & ~UMSI_PCI_CMD_INTX_DISABLE) |
+				   (dev->cmd_before & UMSI_PCI_CMD_INTX_DISABLE)));
+	}
+	umsi_irq_release(dev->sys, dev->descs, dev->ndesc);
+	umsi_pci_descs_free(dev);
+	dev->msi_block = 0;
+}
+
+int umsi_msi_restore(struct umsi_pci_dev *dev)
+{
+	return msi_program(dev, dev->msi_block, &dev->msi_msg, true);
+}
+
+int umsi_msi_pending(struct umsi_pci_dev *dev, uint32_t n)
+{
+	uint32_t v;
+	int ret;
+
+	if (!dev->msi_maskable)
+		return -UMSI_ENOTSUP;
+	ret = umsi_pci_cfg_read(dev, pending_reg(dev), 4, &v);
+	if (ret)
+		return ret;
+	return (v >> n) & 1;
+}

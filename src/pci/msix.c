@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MSI-X (PCI 3.0, 6.8.2): a table of (address, data, vector control)
+ * entries in a memory BAR, and a Pending Bit Array.
+ *
+ * Table writes are posted MMIO writes: they may still be on their way when
+ * mmio_write32() returns, but they reach the device in order (posted writes
+ * do not pass posted writes), so a mask write followed by address and data
+ * writes is safe without reads in between. A read from the same function
+ * flushes them when uMSI needs them to have landed: after masking an entry
+ * (so no message follows the return), after reprogramming a live entry,
+ * and once at the end of set-up (which also verifies the device took the
+ * writes).
+ *
+ * Vector Control reserved bits (31:1) are written as zero. A copy of each
+ * used entry is kept, so masking, unmasking and retargeting never read the
+ * table first.
+ */
+#include <umsi/internal/pci.h>
+
+static volatile void *entry_reg(struct umsi_pci_dev *dev, uint32_t idx,
+				uint32_t reg)
+{
+	return (volatile uint8_t *)dev->table + idx * UMSI_MSIX_ENTRY_SIZE + reg;
+}
+
+static void twrite(struct umsi_pci_dev *dev, uint32_t idx, uint32_t reg,
+		   uint32_t val)
+{
+	dev->sys->ops->mmio_write32(dev->sys->host, entry_reg(dev, idx, reg),
+				    val);
+}
+
+static uint32_t tread(struct umsi_pci_dev *dev, uint32_t idx, uint32_t reg)
+{
+	return dev->sys->ops->mmio_read32(dev->sys->host,
+					  entry_reg(dev, idx, reg));
+}
+
+static umsi_irqflags_t dev_lock(struct umsi_pci_dev *dev)
+{
+	return dev->sys->ops->lock_acquire(dev->sys->host, dev->lock);
+}
+
+static void dev_unlock(struct umsi_pci_dev *dev, umsi_irqflags_t fl)
+{
+	dev->sys->ops->lock_release(dev->sys->host, dev->lock, fl);
+}
+
+static uint64_t pba_len(const struct umsi_pci_dev *dev)
+{
+	return ((uint64_t)dev->msix_size + 63) / 64 * 8;
+}
+
+static bool used(const struct umsi_pci_dev *dev, uint32_t idx)
+{
+	return (dev->msix_used[idx / 64] >> (idx % 64)) & 1;
+}
+
+static void set_used(struct umsi_pci_dev *dev, uint32_t idx, bool on)
+{
+	if (on)
+		dev->msix_used[idx / 64] |= 1ull << (idx % 64);
+	else
+		dev->msix_used[idx / 64] &= ~(1ull << (idx % 64));
+}
+
+/* Write the words of @msg that differ from the entry's copy. [dev lock] */
+static void write_msg(struct umsi_msix_vec *v, const struct umsi_msg *msg)
+{
+	struct umsi_pci_dev *dev = v->dev;
+
+	if ((uint32_t)v->msg.address != (uint32_t)msg->address)
+		twrite(dev, v->index, UMSI_MSIX_ENTRY_ADDR_LO,
+		       (uint32_t)msg->address);
+	if ((uint32_t)(v->msg.address >> 32) != (uint32_t)(msg->address >> 32))
+		twrite(dev, v->index, UMSI_MSIX_ENTRY_ADDR_HI,
+		       (uint32_t)(msg->address >> 32));
+	if (v->msg.data != msg->data)
+		twrite(dev, v->index, UMSI_MSIX_ENTRY_DATA, msg->data);
+	v->msg = *msg;
+}
+
+/* Mask: 1 write and 1 flushing read, so nothing is sent after return. */
+static int msix_mask(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_msix_vec *v = d->chip_data;
+	umsi_irqflags_t fl;
+
+	(void)sys;
+	fl = dev_lock(v->dev);
+	v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
+	twrite(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
+	(void)tread(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL);
+	dev_unlock(v->dev, fl);
+	return 0;
+}
+
+/* Unmask: 1 write; it needs no flush (a late unmask loses nothing). */
+static int msix_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_msix_vec *v = d->chip_data;
+	umsi_irqflags_t fl;
+
+	(void)sys;
+	fl = dev_lock(v->dev);
+	v->ctrl &= ~UMSI_MSIX_CTRL_MASKBIT;
+	twrite(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
+	dev_unlock(v->dev, fl);
+	return 0;
+}
+
+/*
+ * Reprogram an entry that may be live. The specification leaves a write
+ * to an unmasked entry undefined (6.8.2.9), so: mask it, write the words
+ * that change, restore Vector Control, and read to flush. A message the
+ * device raises meanwhile sets the PBA bit and goes out to the new target
+ * on unmask. A masked entry needs only the writes. Minimum accesses: live,
+ * vector change only: 3 writes (mask, data, unmask) + 1 read; masked: 1.
+ */
+static int msix_set_target(struct umsi_system *sys, struct umsi_irq_desc *d,
+			   uint32_t cpu, uint8_t vector)
+{
+	struct umsi_msix_vec *v = d->chip_data;
+	struct umsi_msg msg;
+	umsi_irqflags_t fl;
+	bool live;
+	int ret;
+
+	ret = umsi_irq_compose(sys, d, cpu, vector, &msg);
+	if (ret)
+		return ret;
+	fl = dev_lock(v->dev);
+	if (v->msg.address == msg.address && v->msg.data == msg.data) {
+		dev_unlock(v->dev, fl);
+		return 0;
+	}
+	live = !(v->ctrl & UMSI_MSIX_CTRL_MASKBIT);
+	if (live)
+		twrite(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL,
+		       v->ctrl | UMSI_MSIX_CTRL_MASKBIT);
+	write_msg(v, &msg);
+	if (live) {
+		twrite(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
+		(void)tread(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL);
+	}
+	dev_unlock(v->dev, fl);
+	return 0;
+}
+
+static int msix_startup(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_msix_vec *v = d->chip_data;
+
+	(void)sys;
+	return umsi_pci_bme_check(v->dev, d->irq);
+}
+
+static const struct umsi_irq_chip msix_chip = {
+	.name = "PCI-MSI-X",
+	.mask = msix_mask,
+	.unmask = msix_unmask,
+	.set_target = msix_set_target,
+	.startup = msix_startup,
+};
+
+struct umsi_msix_vec *umsi_msix_vec_of(struct umsi_pci_dev *dev, uint32_t irq)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(dev->sys, irq);
+	struct umsi_msix_vec *v;
+
+	if (!d || d->chip != &msix_chip)
+		return NULL;
+	v = d->chip_data;
+	return v && v->dev == dev ? v : NULL;
+}
+
+/* ---- set-up ----------------------------------------------------------- */
+
+/*
+ * CPUs of vector @i of @n when spreading: an even share of the possible
+ * CPUs, or one CPU each (round robin) when there are more vectors.
+ */
+static void spread_mask(struct umsi_system *sys, uint32_t i, uint32_t n,
+			uint64_t *words)
+{
+	uint32_t first, last, cpu;
+
+	umsi_memset(words, 0, sys->mask_words * sizeof(uint64_t));
+	if (n >= sys->ncpus) {
+		first = i % sys->ncpus;
+		last = first + 1;
+	} else {
+		first = (uint32_t)((uint64_t)i * sys->ncpus / n);
+		last = (uint32_t)((uint64_t)(i + 1) * sys->ncpus / n);
+	}
+	for (cpu = first; cpu < last; cpu++)
+		words[cpu / 64] |= 1ull << (cpu % 64);
+}
+
+/*
+ * Take up to @n IRQs one at a time, so that when the allocator runs dry
+ * uMSI knows how many fit. Return: how many (>= 0) or an error other
+ * than running out.
+ */
+static int alloc_irqs(struct umsi_pci_dev *dev, uint32_t n, bool managed,
+		      int64_t irq_at)
+{
+	struct umsi_system *sys = dev->sys;
+	struct umsi_cpumask m;
+	uint64_t *words = NULL;
+	uint32_t got = 0;
+	int ret = 0;
+
+	if (irq_at >= 0) {
+		ret = umsi_irq_alloc_at(sys, (uint32_t)irq_at, &msix_chip,
+					&dev->descs[0]);
+		return ret ? ret : 1;
+	}
+	if (managed) {
+		words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+		if (!words)
+			return -UMSI_ENOMEM;
+		m.words = words;
+		m.nbits = sys->ncpus;
+	}
+	for (got = 0; got < n; got++) {
+		if (managed)
+			spread_mask(sys, got, n, words);
+		ret = umsi_irq_alloc(sys, &msix_chip, 1, false,
+				     managed ? &m : NULL, managed,
+				     &dev->descs[got]);
+		if (ret)
+			break;
+	}
+	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	if (ret && ret != -UMSI_ENOSPC) {
+		umsi_irq_release(sys, dev->descs, got);
+		return ret;
+	}
+	return (int)got;
+}
+
+static void free_vecs(struct umsi_pci_dev *dev, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		struct umsi_msix_vec *v = dev->descs[i]->chip_data;
+
+		if (!v)
+			continue;
+		set_used(dev, v->index, false);
+		umsi_free(dev->sys, v, sizeof(*v));
+		dev->descs[i]->chip_data = NULL;
+	}
+}
+
+static int map_table(struct umsi_pci_dev *dev)
+{
+	struct umsi_system *sys = dev->sys;
+	void *t, *p;
+	int ret;
+
+	ret = sys->ops->mmio_map(sys->host, dev->msix_table_phys,
+				 (uint64_t)dev->msix_size * UMSI_MSIX_ENTRY_SIZE,
+				 &t);
+	if (ret)
+		return ret;
+	ret = sys->ops->mmio_map(sys->host, dev->msix_pba_phys, pba_len(dev),
+				 &p);
+	if (ret) {
+		sys->ops->mmio_unmap(sys->host, t, (uint64_t)dev->msix_size *
+				     UMSI_MSIX_ENTRY_SIZE);
+		return ret;
+	}
+	dev->table = t;
+	dev->pba = p;
+	return 0;
+}
+
+static void unmap_table(struct umsi_pci_dev *dev)
+{
+	struct umsi_system *sys = dev->sys;
+
+	if (dev->table)
+		sys->ops->mmio_unmap(sys->host, (void *)dev->table,
+				     (uint64_t)dev->msix_size *
+				     UMSI_MSIX_ENTRY_SIZE);
+	if (dev->pba)
+		sys->ops->mmio_unmap(sys->host, (void *)dev->pba, pba_len(dev));
+	dev->table = NULL;
+	dev->pba = NULL;
+}
+
+/*
+ * Bring MSI-X up the way Linux does, because some devices accept table
+ * writes only while MSI-X is enabled:
+ *  1. Memory Space on if it is off (the table lives in a memory BAR);
+ *  2. MSI-X Enable and Function Mask set in one write: the function may
+ *     send nothing, whatever its entries say;
+ *  3. unless the table is known clean (reset state, or uMSI left it so),
+ *     every entry masked: a previous kernel or firmware may have left
+ *     entries live, pointing anywhere;
+ *  4. each used entry's address and data written; its mask bit stays set
+ *     until a handler is requested;
+ *  5. one read, of the last data word written: it flushes the posted
+ *     writes and shows the device took them (all-ones: gone or not
+ *     decoding);
+ *  6. Bus Master on, INTx off;
+ *  7. Function Mask cleared.
+ * Table accesses for N entries: 3N writes + 1 read on a clean table, plus
+ * one write per entry (T for a table of T entries) otherwise; the N unmask
+ * writes come with the requests. Configuration: 1 read (Command) and 2
+ * writes (Message Control twice), plus Command when it changes.
+ */
+static int msix_program(struct umsi_pci_dev *dev, bool restore)
+{
+	uint16_t cmd, newcmd, ctrl_reg = dev->msix_cap + UMSI_MSIX_FLAGS;
+	bool cmd_written = false, ctrl_written = false;
+	uint32_t i, last = 0, expect = 0, got;
+	int ret;
+
+	ret = umsi_pci_read_command(dev, &cmd);
+	if (ret)
+		return ret;
+	if (!restore)
+		dev->cmd_before = cmd;
+	newcmd = cmd;
+	/* 1. Memory decode. */
+	if (!(cmd & UMSI_PCI_CMD_MEMORY)) {
+		newcmd = cmd | UMSI_PCI_CMD_MEMORY;
+		cmd_written = true;
+		ret = umsi_pci_cfg_write(dev, UMSI_PCI_COMMAND, 2, newcmd);
+		if (ret)
+			goto fail;
+	}
+	/* 2. Enable + Function Mask. */
+	ctrl_written = true;
+	ret = umsi_pci_cfg_write(dev, ctrl_reg, 2, dev->msix_ctrl |
+				 UMSI_MSIX_FLAGS_ENABLE |
+				 UMSI_MSIX_FLAGS_MASKALL);
+	if (ret)
+		goto fail;
+	/* 3. Mask what may be live. */
+	if (!dev->msix_clean && !(restore && dev->reset_expected)) {
+		for (i = 0; i < dev->msix_size; i++)
+			if (!restore || !used(dev, i))
+				twrite(dev, i, UMSI_MSIX_ENTRY_CTRL,
+				       UMSI_MSIX_CTRL_MASKBIT);
+		dev->msix_clean = true;
+	}
+	/* 4. The used entries (restore: with their mask state). */
+	for (i = 0; i < dev->ndesc; i++) {
+		struct umsi_msix_vec *v = dev->descs[i]->chip_data;
+
+		twrite(dev, v->index, UMSI_MSIX_ENTRY_ADDR_LO,
+		       (uint32_t)v->msg.address);
+		twrite(dev, v->index, UMSI_MSIX_ENTRY_ADDR_HI,
+		       (uint32_t)(v->msg.address >> 32));
+		twrite(dev, v->index, UMSI_MSIX_ENTRY_DATA, v->msg.data);
+		if (restore)
+			twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
+		last = v->index;
+		expect = v->msg.data;
+	}
+	/* 5. Flush and verify. */
+	if (dev->ndesc) {
+		got = tread(dev, last, UMSI_MSIX_ENTRY_DATA);
+		if (got != expect) {
+			ret = got == 0xffffffffu ? -UMSI_ENODEV : -UMSI_EIO;
+			umsi_log(dev->sys, UMSI_LOG_ERROR, "%04x:%02x:%02x.%u: "
+				 "MSI-X entry %u reads back 0x%x, not 0x%x",
+				 UMSI_BDF_SEG(dev->bdf), UMSI_BDF_BUS(dev->bdf),
+				 UMSI_BDF_DEV(dev->bdf), UMSI_BDF_FN(dev->bdf),
+				 last, got, expect);
+			goto fail;
+		}
+	}
+	/* 6. Bus Master on, INTx off. */
+	cmd_written = true;
+	ret = umsi_pci_update_command(dev, newcmd,
+				      umsi_pci_msi_command(dev, newcmd));
+	if (ret)
+		goto fail;
+	/* 7. Function Mask off. */
+	ret = umsi_pci_cfg_write(dev, ctrl_reg, 2, dev->msix_ctrl |
+				 UMSI_MSIX_FLAGS_ENABLE);
+	if (ret)
+		goto fail;
+	dev->reset_expected = false;
+	return 0;
+fail:
+	if (ctrl_written)
+		(void)umsi_pci_cfg_write(dev, ctrl_reg, 2, dev->msix_ctrl);
+	if (cmd_written)
+		(void)umsi_pci_cfg_write(dev, UMSI_PCI_COMMAND, 2, cmd);
+	return ret;
+}
+
+static int check_indices(struct umsi_pci_dev *dev, const uint16_t *idx,
+			 uint32_t n)
+{
+	uint64_t seen[UMSI_MSIX_BITMAP_WORDS] = { 0 };
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (idx[i] >= dev->msix_size)
+			return -UMSI_EINVAL;
+		if ((seen[idx[i] / 64] >> (idx[i] % 64)) & 1)
+			return -UMSI_EINVAL;
+		seen[idx[i] / 64] |= 1ull << (idx[i] % 64);
+	}
+	return 0;
+}
+
+int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
+		     uint32_t min, uint32_t max, bool managed, int64_t irq_at)
+{
+	struct umsi_system *sys = dev->sys;
+	uint32_t n = max, i;
+	int got, ret;
+
+	if (!dev->msix_cap)
+		return -UMSI_ENOENT;
+	if (dev->deny_reason)
+		return -UMSI_EPERM;
+	if (dev->msix_reason)
+		return -UMSI_ENOTSUP;
+	if (indices) {
+		ret = check_indices(dev, indices, max);
+		if (ret)
+			return ret;
+		min = max;
+	}
+	if (n > dev->msix_size)
+		n = dev->msix_size;
+	if (irq_at >= 0)
+		n = 1;
+	if (n < min)
+		return -UMSI_ENOSPC;
+	ret = umsi_pci_descs_alloc(dev, dev->msix_size);
+	if (ret)
+		return ret;
+	got = alloc_irqs(dev, n, managed, irq_at);
+	if (got >= 0 && (uint32_t)got < min) {
+		umsi_irq_release(sys, dev->descs, (uint32_t)got);
+		got = -UMSI_ENOSPC;
+	}
+	if (got < 0) {
+		umsi_pci_descs_free(dev);
+		return got;
+	}
+	n = (uint32_t)got;
+	dev->ndesc = n;
+	ret = 0;
+	for (i = 0; i < n && !ret; i++) {
+		struct umsi_irq_desc *d = dev->descs[i];
+		struct umsi_msix_vec *v = umsi_zalloc(sys, sizeof(*v));
+
+		if (!v) {
+			ret = -UMSI_ENOMEM;
+			break;
+		}
+		v->dev = dev;
+		v->index = indices ? indices[i] : (uint16_t)i;
+		v->ctrl = UMSI_MSIX_CTRL_MASKBIT;
+		set_used(dev, v->index, true);
+		d->chip_data = v;
+		d->bdf = dev->bdf;
+		d->hwirq = v->index;
+		ret = umsi_irq_compose(sys, d, d->cpu, d->vector, &v->msg);
+	}
+	if (!ret)
+		ret = map_table(dev);
+	if (!ret) {
+		ret = msix_program(dev, false);
+		if (ret)
+			unmap_table(dev);
+	}
+	if (ret) {
+		umsi_irq_release(sys, dev->descs, n);
+		free_vecs(dev, n);
+		umsi_pci_descs_free(dev);
+		return ret;
+	}
+	dev->nvec = n;
+	dev->mode = UMSI_MODE_MSIX;
+	return (int)n;
+}
+
+/*
+ * Tear down: mask each used entry still unmasked (one flushing read for
+ * all), MSI-X off, INTx Disable as it was; then the IRQs go (no CPU still
+ * dispatches them) and only then the table mapping. The table is left with
+ * every entry masked, so the next enable can skip masking it.
+ */
+void umsi_msix_disable(struct umsi_pci_dev *dev)
+{
+	umsi_irqflags_t fl;
+	uint16_t cmd;
+	uint32_t i;
+	bool wrote = false;
+
+	if (!umsi_pci_read_command(dev, &cmd)) {
+		fl = dev_lock(dev);
+		for (i = 0; i < dev->ndesc; i++) {
+			struct umsi_msix_vec *v = dev->descs[i]->chip_data;
+
+			if (v->ctrl & UMSI_MSIX_CTRL_MASKBIT)
+				continue;
+			v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
+			twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
+			wrote = true;
+		}
+		if (wrote)
+			(void)tread(dev, 0, UMSI_MSIX_ENTRY_CTRL);
+		dev_unlock(dev, fl);
+		(void)umsi_pci_cfg_write(dev, dev->msix_cap + UMSI_MSIX_FLAGS,
+					 2, dev->msix_ctrl);
+		(void)umsi_pci_update_command(dev, cmd,
+			(uint16_t)((cmd & ~UMSI_PCI_CMD_INTX_DISABLE) |
+				   (dev->cmd_before & UMSI_PCI_CMD_INTX_DISABLE)));
+		dev->msix_clean = true;
+	} else {
+		dev->msix_clean = false;
+	}
+	umsi_irq_release(dev->sys, dev->descs, dev->ndesc);
+	unmap_table(dev);
+	free_vecs(dev, dev->ndesc);
+	umsi_pci_descs_free(dev);
+}
+
+int umsi_msix_restore(struct umsi_pci_dev *dev)
+{
+	return msix_program(dev, true);
+}
+
+int umsi_msix_pending(struct umsi_pci_dev *dev, uint32_t n)
+{
+	struct umsi_msix_vec *v;
+	uint32_t w;
+
+	if (n >= dev->nvec)
+		return -UMSI_EINVAL;
+	v = dev->descs[n]->chip_data;
+	w = dev->sys->ops->mmio_read32(dev->sys->host,
+				       dev->pba + v->index / 32);
+	return (w >> (v->index % 32)) & 1;
+}
+
+/* ---- dynamic entries ------------------------------------------------------ */
+
+/*
+ * Add one entry while MSI-X is on. Unused entries are masked (uMSI masked
+ * them at enable, or the table was clean), so the new entry is written
+ * masked: address and data, 3 writes, no flush (the unmask that makes it
+ * live is a later posted write to the same function and cannot pass them).
+ */
+int umsi_msix_add_entry(struct umsi_pci_dev *dev, int32_t index, bool dynamic)
+{
+	struct umsi_system *sys = dev->sys;
+	struct umsi_irq_desc *d;
+	struct umsi_msix_vec *v;
+	umsi_irqflags_t fl;
+	uint32_t idx;
+	int ret;
+
+	if (dev->mode != UMSI_MODE_MSIX)
+		return -UMSI_EINVAL;
+	if (index < 0) {
+		for (idx = 0; idx < dev->msix_size && used(dev, idx); idx++)
+			;
+		if (idx == dev->msix_size)
+			return -UMSI_ENOSPC;
+	} else {
+		idx = (uint32_t)index;
+		if (idx >= dev->msix_size)
+			return -UMSI_EINVAL;
+		if (used(dev, idx))
+			return -UMSI_EBUSY;
+	}
+	if (dev->ndesc == dev->descs_cap)
+		return -UMSI_ENOSPC;
+	v = umsi_zalloc(sys, sizeof(*v));
+	if (!v)
+		return -UMSI_ENOMEM;
+	ret = umsi_irq_alloc(sys, &msix_chip, 1, false, NULL, false, &d);
+	if (ret) {
+		umsi_free(sys, v, sizeof(*v));
+		return ret;
+	}
+	v->dev = dev;
+	v->index = (uint16_t)idx;
+	v->dynamic = dynamic;
+	v->ctrl = UMSI_MSIX_CTRL_MASKBIT;
+	ret = umsi_irq_compose(sys, d, d->cpu, d->vector, &v->msg);
+	if (ret) {
+		umsi_irq_release(sys, &d, 1);
+		umsi_free(sys, v, sizeof(*v));
+		return ret;
+	}
+	d->chip_data = v;
+	d->bdf = dev->bdf;
+	d->hwirq = idx;
+	fl = dev_lock(dev);
+	twrite(dev, idx, UMSI_MSIX_ENTRY_ADDR_LO, (uint32_t)v->msg.address);
+	twrite(dev, idx, UMSI_MSIX_ENTRY_ADDR_HI,
+	       (uint32_t)(v->msg.address >> 32));
+	twrite(dev, idx, UMSI_MSIX_ENTRY_DATA, v->msg.data);
+	dev_unlock(dev, fl);
+	set_used(dev, idx, true);
+	dev->descs[dev->ndesc++] = d;
+	dev->nvec = dev->ndesc;
+	return (int)d->irq;
+}
+
+/* Remove one entry: masked (1 write + 1 read if live), then freed. */
+int umsi_msix_remove_entry(struct umsi_pci_dev *dev, struct umsi_irq_desc *d)
+{
+	struct umsi_msix_vec *v = d->chip_data;
+	umsi_irqflags_t fl;
+	uint32_t i;
+
+	for (i = 0; i < dev->ndesc && dev->descs[i] != d; i++)
+		;
+	if (i == dev->ndesc)
+		return -UMSI_ENOENT;
+	fl = dev_lock(dev);
+	if (!(v->ctrl & UMSI_MSIX_CTRL_MASKBIT)) {
+		v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
+		twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
+		(void)tread(dev, v->index, UMSI_MSIX_ENTRY_CTRL);
+	}
+	dev_unlock(dev, fl);
+	umsi_irq_release(dev->sys, &d, 1);
+	set_used(dev, v->index, false);
+	umsi_free(dev->sys, v, sizeof(*v));
+	for (; i + 1 < dev->ndesc; i++)
+		dev->descs[i] = dev->descs[i + 1];
+	dev->ndesc--;
+	dev->nvec = dev->ndesc;
+	return 0;
+}
