@@ -484,7 +484,7 @@ static void live_table(struct live *l, const char *name, struct inspect_dev *d,
 	}
 	if (!d->msix_location_ok) {
 		snprintf(d->entries_reason, INSPECT_MSG_LEN,
-			 "the table location is impossible (see errors); not read");
+			 "the table location is impossible (see the errors)");
 		goto out;
 	}
 	snprintf(rfile, sizeof(rfile), "%s/sys/bus/pci/devices/%s/resource%u",
@@ -599,7 +599,7 @@ static void live_fn(struct live *l, const char *name, umsi_bdf_t bdf,
 		/* A disabled memory decoder answers every read with all-ones. */
 		if (!(fn->cfg[UMSI_PCI_COMMAND] & UMSI_PCI_CMD_MEMORY))
 			snprintf(d->entries_reason, INSPECT_MSG_LEN,
-				 "memory decoding is off in the Command register, so the BAR does not respond; not read");
+				 "memory decoding is off in the Command register, so the BAR does not respond");
 		else
 			live_table(l, name, d, start);
 	}

@@ -14,6 +14,12 @@ static char flag(bool b)
 	return b ? '+' : '-';
 }
 
+/* Delivery mode in at most 6 characters, for the table's column. */
+static const char *dm_short(uint8_t dm)
+{
+	return dm == UMSI_X86_DM_LOWPRI ? "lowpri" : inspect_delivery_name(dm);
+}
+
 static void msg_line(FILE *f, const struct umsi_x86_msi *m, uint64_t addr,
 		     unsigned nvec)
 {
@@ -62,7 +68,7 @@ static void irq_table(FILE *f, const struct inspect_report *rep,
 		      const struct inspect_irq *q, size_t n)
 {
 	if (!n) {
-		fputs("\t\tLinux: no IRQs allocated (no driver uses this capability)\n", f);
+		fputs("\t\tLinux: no IRQ allocated for it (no msi_irqs entry of this kind)\n", f);
 		return;
 	}
 	fputs("\t\tLinux IRQs (per-CPU counts CPU0/CPU1/..):\n", f);
@@ -111,14 +117,14 @@ static void entry(FILE *f, const struct inspect_report *rep,
 		(unsigned long long)e->address, e->data,
 		flag(e->ctrl & 1), flag(e->pending));
 	if (!m->valid)
-		fprintf(f, "%-42s", "(not an x86 interrupt message)");
+		fprintf(f, "%-43s", "(not an x86 interrupt message)");
 	else if (m->remapped)
-		fprintf(f, "IR handle %-5u SHV%c subhandle %-5u          ",
+		fprintf(f, "IR handle %-5u SHV%c subhandle %-5u           ",
 			m->handle, flag(m->shv), m->subhandle);
 	else
-		fprintf(f, "%-5x %-4s %c   %-6s %-5s  0x%02x  ", m->dest_id,
+		fprintf(f, "0x%-4x %-4s %c   %-6s %-5s  0x%02x  ", m->dest_id,
 			m->logical ? "log" : "phys", flag(m->redir_hint),
-			inspect_delivery_name(m->delivery),
+			dm_short(m->delivery),
 			m->level ? "level" : "edge", m->vector);
 	if (e->irq) {
 		fprintf(f, "%5d %-8s ", e->irq->irq,
@@ -145,7 +151,7 @@ static void msix(FILE *f, const struct inspect_report *rep,
 		return;
 	}
 	fputs("\t\tTable (M masked, P pending; dest/mode/RH/delivery/trigger/vector for the x86 LAPIC):\n", f);
-	fputs("\t\t  entry  address           data      MP  dest  mode RH  deliv  trig   vector", f);
+	fputs("\t\t  entry  address           data      MP  dest   mode RH  deliv  trig   vector", f);
 	fputs(d->linux_known ? "   irq affinity counts\n" : "\n", f);
 	for (uint32_t i = 0; i < x->table_size; i++)
 		entry(f, rep, &d->entries[i]);

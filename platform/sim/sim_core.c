@@ -1,0 +1,895 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_core.c - the simulated machine: CPUs and their local APICs, message
+ * delivery, dispatch (synchronous or one thread per CPU), statistics, the
+ * log and the virtual clock.
+ *
+ * The local APIC model follows the Intel SDM Vol. 3, 11.8: an accepted
+ * fixed interrupt sets its bit in the IRR (a second arrival while it is set
+ * is lost: it coalesces); the CPU takes the highest IRR vector whose
+ * priority class (vector >> 4) is above that of the highest ISR vector,
+ * moving it from IRR to ISR; EOI clears the highest ISR bit and, when the
+ * vector was accepted level-triggered (TMR), is broadcast to the IO-APIC.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_priv.h"
+
+/* Threaded mode: which machine and CPU the calling thread is. */
+static _Thread_local struct umsi_sim *tls_sim;
+static _Thread_local uint32_t tls_cpu;
+
+void sim_lock(struct umsi_sim *sim)
+{
+	pthread_mutex_lock(&sim->mtx);
+}
+
+void sim_unlock(struct umsi_sim *sim)
+{
+	pthread_mutex_unlock(&sim->mtx);
+}
+
+/* ---- 256-bit APIC registers ------------------------------------------------ */
+
+static bool bit_test(const uint64_t *m, unsigned int v)
+{
+	return (m[v / 64] >> (v % 64)) & 1;
+}
+
+static void bit_set(uint64_t *m, unsigned int v)
+{
+	m[v / 64] |= 1ull << (v % 64);
+}
+
+static void bit_clear(uint64_t *m, unsigned int v)
+{
+	m[v / 64] &= ~(1ull << (v % 64));
+}
+
+static int bit_highest(const uint64_t *m)
+{
+	for (int i = 3; i >= 0; i--)
+		if (m[i])
+			return i * 64 + 63 - __builtin_clzll(m[i]);
+	return -1;
+}
+
+/* ---- Log ------------------------------------------------------------------ */
+
+void sim_log_line_locked(struct umsi_sim *sim, char level, const char *msg)
+{
+	size_t n = strlen(msg) + 4;
+
+	if (sim->verbose)
+		fprintf(stderr, "%c: %s\n", level, msg);
+	if (sim->log_len + n + 1 > sim->log_cap) {
+		size_t cap = sim->log_cap ? sim->log_cap : 4096;
+		char *p;
+
+		while (sim->log_len + n + 1 > cap)
+			cap *= 2;
+		p = realloc(sim->log, cap);
+		if (!p)
+			return;	/* a lost log line is better than a crash */
+		sim->log = p;
+		sim->log_cap = cap;
+	}
+	sim->log_len += (size_t)snprintf(sim->log + sim->log_len,
+					 sim->log_cap - sim->log_len,
+					 "%c: %s\n", level, msg);
+}
+
+void sim_logf_locked(struct umsi_sim *sim, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	memcpy(buf, "sim: ", 5);
+	va_start(ap, fmt);
+	vsnprintf(buf + 5, sizeof(buf) - 5, fmt, ap);
+	va_end(ap);
+	sim_log_line_locked(sim, 'W', buf);
+}
+
+void sim_bad_access_locked(struct umsi_sim *sim, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	sim->st.bad_accesses++;
+	memcpy(buf, "sim: bad access: ", 17);
+	va_start(ap, fmt);
+	vsnprintf(buf + 17, sizeof(buf) - 17, fmt, ap);
+	va_end(ap);
+	sim_log_line_locked(sim, 'E', buf);
+}
+
+const char *umsi_sim_log_text(struct umsi_sim *sim)
+{
+	const char *s;
+
+	sim_lock(sim);
+	s = sim->log ? sim->log : "";
+	sim_unlock(sim);
+	return s;
+}
+
+void umsi_sim_log_clear(struct umsi_sim *sim)
+{
+	sim_lock(sim);
+	sim->log_len = 0;
+	if (sim->log)
+		sim->log[0] = 0;
+	sim_unlock(sim);
+}
+
+/* ---- CPUs ------------------------------------------------------------------ */
+
+uint32_t sim_current_cpu_locked(struct umsi_sim *sim)
+{
+	if (sim->threaded && tls_sim == sim)
+		return tls_cpu;
+	return sim->cur_cpu;
+}
+
+/* Threaded mode: wake CPU @cpu's thread to look at its state again. */
+void sim_cpu_kick_locked(struct umsi_sim *sim, uint32_t cpu)
+{
+	if (sim->threaded)
+		pthread_cond_signal(&sim->cpus[cpu].cond);
+}
+
+void sim_irq_enable_locked(struct umsi_sim *sim, uint32_t cpu)
+{
+	struct sim_cpu *c = &sim->cpus[cpu];
+
+	if (c->irq_off > 0 && --c->irq_off == 0)
+		sim_cpu_kick_locked(sim, cpu);
+}
+
+/*
+ * The vector CPU @c would take now, or -1. In non-threaded mode nothing is
+ * taken while any CPU holds a uMSI lock (see umsi_sim.h: a real CPU would
+ * spin on it; one thread cannot).
+ */
+static int cpu_next_vector_locked(struct umsi_sim *sim, struct sim_cpu *c)
+{
+	int v, s;
+
+	if (!c->online || c->irq_off > 0)
+		return -1;
+	if (!sim->threaded && sim->locks_held)
+		return -1;
+	v = bit_highest(c->irr);
+	if (v < 0)
+		return -1;
+	s = bit_highest(c->isr);
+	if (s >= 0 && (v >> 4) <= (s >> 4))
+		return -1;
+	return v;
+}
+
+/* IRR -> ISR: the CPU takes @v; its interrupts are off while it runs. */
+static void cpu_take_locked(struct umsi_sim *sim, uint32_t cpu, int v)
+{
+	struct sim_cpu *c = &sim->cpus[cpu];
+
+	bit_clear(c->irr, (unsigned int)v);
+	bit_set(c->isr, (unsigned int)v);
+	c->irq_off++;
+	c->vs[v].dispatched++;
+	sim->st.dispatched++;
+}
+
+static void eoi_cpu_locked(struct umsi_sim *sim, uint32_t cpu, uint8_t vector)
+{
+	struct sim_cpu *c = &sim->cpus[cpu];
+	int s = bit_highest(c->isr);
+
+	sim->st.eois++;
+	if (s < 0) {
+		sim->st.eoi_spurious++;
+		return;
+	}
+	if (s != vector)
+		sim->st.eoi_mismatch++;
+	bit_clear(c->isr, (unsigned int)s);
+	/* A level-triggered vector's EOI goes on to the IO-APIC (SDM 11.8.5). */
+	if (bit_test(c->tmr, (unsigned int)s))
+		sim_ioapic_eoi_locked(sim, (uint8_t)s);
+	sim_cpu_kick_locked(sim, cpu);
+}
+
+void sim_eoi_locked(struct umsi_sim *sim, uint8_t vector)
+{
+	eoi_cpu_locked(sim, sim_current_cpu_locked(sim), vector);
+}
+
+static void cpu_finish_locked(struct umsi_sim *sim, uint32_t cpu, int v,
+			      bool had_fn, int ret)
+{
+	struct sim_cpu *c = &sim->cpus[cpu];
+
+	c->irq_off--;
+	if (!had_fn)
+		eoi_cpu_locked(sim, cpu, (uint8_t)v);
+	if (ret == 0) {
+		c->vs[v].unassigned++;
+		sim->st.unassigned++;
+	}
+	if (had_fn && bit_test(c->isr, (unsigned int)v))
+		sim->st.eoi_missing++;
+}
+
+/*
+ * Non-threaded mode: dispatch everything deliverable, lowest CPU first,
+ * one interrupt at a time. Re-entered from host calls made by handlers;
+ * a CPU inside a handler has its interrupts off, so recursion is bounded
+ * by the number of CPUs.
+ */
+void sim_drain(struct umsi_sim *sim)
+{
+	if (sim->threaded)
+		return;
+	for (;;) {
+		int (*fn)(void *, uint32_t, uint8_t);
+		void *arg;
+		uint32_t cpu, prev;
+		int v = -1, ret;
+
+		sim_lock(sim);
+		for (cpu = 0; cpu < sim->ncpus; cpu++) {
+			v = cpu_next_vector_locked(sim, &sim->cpus[cpu]);
+			if (v >= 0)
+				break;
+		}
+		if (v < 0) {
+			sim_unlock(sim);
+			return;
+		}
+		cpu_take_locked(sim, cpu, v);
+		fn = sim->dispatch;
+		arg = sim->dispatch_arg;
+		prev = sim->cur_cpu;
+		sim->cur_cpu = cpu;
+		sim_unlock(sim);
+
+		ret = fn ? fn(arg, cpu, (uint8_t)v) : 0;
+
+		sim_lock(sim);
+		sim->cur_cpu = prev;
+		cpu_finish_locked(sim, cpu, v, fn != NULL, ret);
+		sim_unlock(sim);
+	}
+}
+
+/* Threaded mode: one CPU. Runs cross-calls first, then interrupts. */
+static void *cpu_thread(void *p)
+{
+	struct sim_cpu *c = p;
+	struct umsi_sim *sim = tls_sim;
+	uint32_t cpu = tls_cpu;
+
+	(void)c;
+	sim_lock(sim);
+	while (!sim->stopping) {
+		struct sim_xcall *x = sim->cpus[cpu].xq_head;
+		int v;
+
+		if (x) {
+			struct sim_cpu *me = &sim->cpus[cpu];
+
+			me->xq_head = x->next;
+			if (!me->xq_head)
+				me->xq_tail = NULL;
+			me->busy = true;
+			me->irq_off++;
+			sim_unlock(sim);
+			x->fn(x->arg);
+			sim_lock(sim);
+			me->irq_off--;
+			me->busy = false;
+			x->done = true;
+			pthread_cond_broadcast(&sim->xdone_cond);
+			continue;
+		}
+		v = cpu_next_vector_locked(sim, &sim->cpus[cpu]);
+		if (v >= 0) {
+			int (*fn)(void *, uint32_t, uint8_t) = sim->dispatch;
+			void *arg = sim->dispatch_arg;
+			int ret;
+
+			cpu_take_locked(sim, cpu, v);
+			sim->cpus[cpu].busy = true;
+			sim_unlock(sim);
+			ret = fn ? fn(arg, cpu, (uint8_t)v) : 0;
+			sim_lock(sim);
+			sim->cpus[cpu].busy = false;
+			cpu_finish_locked(sim, cpu, v, fn != NULL, ret);
+			continue;
+		}
+		pthread_cond_broadcast(&sim->idle_cond);
+		pthread_cond_wait(&sim->cpus[cpu].cond, &sim->mtx);
+	}
+	sim_unlock(sim);
+	return NULL;
+}
+
+struct cpu_start {
+	struct umsi_sim *sim;
+	uint32_t cpu;
+};
+
+static void *cpu_thread_start(void *p)
+{
+	struct cpu_start s = *(struct cpu_start *)p;
+
+	free(p);
+	tls_sim = s.sim;
+	tls_cpu = s.cpu;
+	return cpu_thread(&s.sim->cpus[s.cpu]);
+}
+
+int sim_run_on_cpu(struct umsi_sim *sim, uint32_t cpu,
+		   void (*fn)(void *arg), void *arg)
+{
+	struct sim_xcall x = { fn, arg, false, NULL };
+	struct sim_cpu *c;
+
+	sim_lock(sim);
+	if (cpu >= sim->ncpus || !sim->cpus[cpu].online) {
+		sim_unlock(sim);
+		return -UMSI_EINVAL;
+	}
+	c = &sim->cpus[cpu];
+	if (!sim->threaded || (tls_sim == sim && tls_cpu == cpu)) {
+		/* Switch to the CPU, run with its interrupts off, switch back. */
+		uint32_t prev = sim->cur_cpu;
+
+		if (!sim->threaded)
+			sim->cur_cpu = cpu;
+		c->irq_off++;
+		sim_unlock(sim);
+		fn(arg);
+		sim_lock(sim);
+		if (!sim->threaded)
+			sim->cur_cpu = prev;
+		sim_irq_enable_locked(sim, cpu);
+		sim_unlock(sim);
+		sim_drain(sim);
+		return 0;
+	}
+	if (c->xq_tail)
+		c->xq_tail->next = &x;
+	else
+		c->xq_head = &x;
+	c->xq_tail = &x;
+	pthread_cond_signal(&c->cond);
+	while (!x.done)
+		pthread_cond_wait(&sim->xdone_cond, &sim->mtx);
+	sim_unlock(sim);
+	return 0;
+}
+
+/* ---- Delivery ------------------------------------------------------------- */
+
+static int undeliverable_locked(struct umsi_sim *sim, enum umsi_sim_undeliv why,
+				uint64_t address, uint32_t data)
+{
+	sim->st.undeliverable++;
+	sim->st.undeliverable_by[why]++;
+	if (why == UMSI_SIM_UNDELIV_STRAY)
+		sim->st.stray_dma++;
+	sim->st.last_undeliverable.valid = true;
+	sim->st.last_undeliverable.address = address;
+	sim->st.last_undeliverable.data = data;
+	sim->st.last_undeliverable.reason = why;
+	return 0;
+}
+
+/* The local APIC of @cpu accepts @vector. Return: 1. */
+int sim_lapic_accept_locked(struct umsi_sim *sim, uint32_t cpu,
+			    uint8_t vector, bool level)
+{
+	struct sim_cpu *c = &sim->cpus[cpu];
+
+	if (bit_test(c->irr, vector)) {
+		c->vs[vector].coalesced++;
+		sim->st.irr_coalesced++;
+	} else {
+		bit_set(c->irr, vector);
+		c->vs[vector].delivered++;
+		sim->st.delivered++;
+	}
+	if (level)
+		bit_set(c->tmr, vector);
+	else
+		bit_clear(c->tmr, vector);
+	sim_cpu_kick_locked(sim, cpu);
+	return 1;
+}
+
+int sim_deliver_phys_locked(struct umsi_sim *sim, uint32_t apic_id,
+			    uint8_t vector, bool level, uint64_t address,
+			    uint32_t data)
+{
+	uint32_t bcast = (sim->plat_flags & UMSI_PLAT_X2APIC) ? 0xffffffffu
+							      : 0xffu;
+	int n = 0;
+
+	if (vector < 16)
+		return undeliverable_locked(sim, UMSI_SIM_UNDELIV_VECTOR,
+					    address, data);
+	if (apic_id == bcast) {
+		for (uint32_t i = 0; i < sim->ncpus; i++)
+			if (sim->cpus[i].online)
+				n += sim_lapic_accept_locked(sim, i, vector,
+							     level);
+		if (!n)
+			return undeliverable_locked(sim,
+						    UMSI_SIM_UNDELIV_OFFLINE,
+						    address, data);
+		return n;
+	}
+	for (uint32_t i = 0; i < sim->ncpus; i++) {
+		if (sim->cpus[i].apic_id != apic_id)
+			continue;
+		if (!sim->cpus[i].online)
+			return undeliverable_locked(sim,
+						    UMSI_SIM_UNDELIV_OFFLINE,
+						    address, data);
+		return sim_lapic_accept_locked(sim, i, vector, level);
+	}
+	return undeliverable_locked(sim, UMSI_SIM_UNDELIV_NO_CPU, address,
+				    data);
+}
+
+/* Logical destination, flat model: CPU n < 8 has logical ID 1 << n. */
+static int deliver_logical_locked(struct umsi_sim *sim,
+				  const struct umsi_x86_msi *d,
+				  uint64_t address, uint32_t data)
+{
+	uint32_t mask = d->dest_id & 0xff;
+	int n = 0, matched = 0;
+
+	for (uint32_t i = 0; i < sim->ncpus && i < 8; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		matched++;
+		if (!sim->cpus[i].online)
+			continue;
+		n += sim_lapic_accept_locked(sim, i, d->vector, false);
+		if (d->delivery == UMSI_X86_DM_LOWPRI)
+			break;	/* one CPU of the set: the lowest numbered */
+	}
+	if (!n)
+		return undeliverable_locked(sim, matched ?
+					    UMSI_SIM_UNDELIV_OFFLINE :
+					    UMSI_SIM_UNDELIV_NO_CPU,
+					    address, data);
+	return n;
+}
+
+int sim_msg_write_locked(struct umsi_sim *sim, uint64_t address, uint32_t data)
+{
+	struct umsi_msg m = { address, data };
+	struct umsi_x86_msi d;
+
+	sim->st.msgs++;
+	umsi_x86_msg_decode(&m, (sim->plat_flags & UMSI_PLAT_EXT_DEST_ID) != 0,
+			    &d);
+	if (!d.valid)
+		return undeliverable_locked(sim, UMSI_SIM_UNDELIV_STRAY,
+					    address, data);
+	if (d.remapped) {
+		uint32_t apic_id;
+		uint8_t vector;
+		uint32_t index = d.handle + (d.shv ? d.subhandle : 0u);
+
+		if (!(sim->plat_flags & UMSI_PLAT_IRQ_REMAP) ||
+		    sim_remap_lookup_locked(sim, index, &apic_id, &vector))
+			return undeliverable_locked(sim, UMSI_SIM_UNDELIV_REMAP,
+						    address, data);
+		return sim_deliver_phys_locked(sim, apic_id, vector, false,
+					       address, data);
+	}
+	if (d.delivery != UMSI_X86_DM_FIXED && d.delivery != UMSI_X86_DM_LOWPRI)
+		return undeliverable_locked(sim, UMSI_SIM_UNDELIV_MODE,
+					    address, data);
+	if (d.vector < 16)
+		return undeliverable_locked(sim, UMSI_SIM_UNDELIV_VECTOR,
+					    address, data);
+	if (d.logical)
+		return deliver_logical_locked(sim, &d, address, data);
+	return sim_deliver_phys_locked(sim, d.dest_id, d.vector, false,
+				       address, data);
+}
+
+int umsi_sim_msg_write(struct umsi_sim *sim, uint64_t address, uint32_t data)
+{
+	int n;
+
+	sim_lock(sim);
+	n = sim_msg_write_locked(sim, address, data);
+	sim_unlock(sim);
+	sim_drain(sim);
+	return n;
+}
+
+int umsi_sim_retrigger(struct umsi_sim *sim, uint32_t cpu, uint8_t vector)
+{
+	int err = 0;
+
+	sim_lock(sim);
+	if (cpu >= sim->ncpus || vector < 16 || !sim->cpus[cpu].online)
+		err = -UMSI_EINVAL;
+	else
+		sim_lapic_accept_locked(sim, cpu, vector, false);
+	sim_unlock(sim);
+	sim_drain(sim);
+	return err;
+}
+
+/* ---- Machine --------------------------------------------------------------- */
+
+static void sim_free(struct umsi_sim *sim)
+{
+	for (size_t i = 0; i < sim->ndevs; i++)
+		sim_dev_free(sim->devs[i]);
+	free(sim->devs);
+	sim_maps_fini(sim);
+	sim_host_fini(sim);
+	sim_ioapic_fini(sim);
+	free(sim->log);
+	free(sim->cpus);
+	pthread_cond_destroy(&sim->idle_cond);
+	pthread_cond_destroy(&sim->xdone_cond);
+	pthread_mutex_destroy(&sim->mtx);
+	free(sim);
+}
+
+static void stop_threads(struct umsi_sim *sim, uint32_t started)
+{
+	sim_lock(sim);
+	sim->stopping = true;
+	for (uint32_t i = 0; i < started; i++)
+		pthread_cond_signal(&sim->cpus[i].cond);
+	sim_unlock(sim);
+	for (uint32_t i = 0; i < started; i++)
+		pthread_join(sim->cpus[i].thread, NULL);
+}
+
+static bool config_valid(const struct umsi_sim_config *cfg)
+{
+	if (!cfg || cfg->ncpus == 0 || cfg->ncpus > SIM_MAX_CPUS)
+		return false;
+	if (cfg->ioapic_pins > 240)
+		return false;
+	if (!cfg->apic_ids)
+		return true;
+	for (uint32_t i = 0; i < cfg->ncpus; i++)
+		for (uint32_t j = i + 1; j < cfg->ncpus; j++)
+			if (cfg->apic_ids[i] == cfg->apic_ids[j])
+				return false;
+	return true;
+}
+
+struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg)
+{
+	struct umsi_sim *sim;
+	uint32_t started = 0;
+
+	if (!config_valid(cfg))
+		return NULL;
+	sim = calloc(1, sizeof(*sim));
+	if (!sim)
+		return NULL;
+	pthread_mutex_init(&sim->mtx, NULL);
+	pthread_cond_init(&sim->idle_cond, NULL);
+	pthread_cond_init(&sim->xdone_cond, NULL);
+	sim->threaded = cfg->threaded;
+	sim->plat_flags = cfg->plat_flags;
+	sim->ncpus = cfg->ncpus;
+	sim->next_mem32 = 0xe0000000u;
+	sim->next_mem64 = 0x800000000ull;
+	sim->next_io = 0xc000;
+	sim->verbose = getenv("UMSI_SIM_VERBOSE") != NULL;
+	sim->cpus = calloc(cfg->ncpus, sizeof(*sim->cpus));
+	if (!sim->cpus || sim_ioapic_init(sim, cfg->ioapic_pins ?
+					  cfg->ioapic_pins : 24)) {
+		sim_free(sim);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < cfg->ncpus; i++) {
+		sim->cpus[i].apic_id = cfg->apic_ids ? cfg->apic_ids[i] : i;
+		sim->cpus[i].online = true;
+		pthread_cond_init(&sim->cpus[i].cond, NULL);
+	}
+	if (sim->threaded) {
+		for (; started < cfg->ncpus; started++) {
+			struct cpu_start *s = malloc(sizeof(*s));
+
+			if (!s)
+				break;
+			s->sim = sim;
+			s->cpu = started;
+			if (pthread_create(&sim->cpus[started].thread, NULL,
+					   cpu_thread_start, s)) {
+				free(s);
+				break;
+			}
+		}
+		if (started < cfg->ncpus) {
+			stop_threads(sim, started);
+			for (uint32_t i = 0; i < cfg->ncpus; i++)
+				pthread_cond_destroy(&sim->cpus[i].cond);
+			sim_free(sim);
+			return NULL;
+		}
+	}
+	return sim;
+}
+
+void umsi_sim_destroy(struct umsi_sim *sim)
+{
+	if (!sim)
+		return;
+	if (sim->threaded)
+		stop_threads(sim, sim->ncpus);
+	for (uint32_t i = 0; i < sim->ncpus; i++)
+		pthread_cond_destroy(&sim->cpus[i].cond);
+	sim_free(sim);
+}
+
+void umsi_sim_set_dispatch(struct umsi_sim *sim,
+			   int (*fn)(void *arg, uint32_t cpu, uint8_t vector),
+			   void *arg)
+{
+	sim_lock(sim);
+	sim->dispatch = fn;
+	sim->dispatch_arg = arg;
+	sim_unlock(sim);
+}
+
+int umsi_sim_set_current_cpu(struct umsi_sim *sim, uint32_t cpu)
+{
+	if (cpu >= sim->ncpus)
+		return -UMSI_EINVAL;
+	if (sim->threaded) {
+		tls_sim = sim;
+		tls_cpu = cpu;
+		return 0;
+	}
+	sim_lock(sim);
+	sim->cur_cpu = cpu;
+	sim_unlock(sim);
+	sim_drain(sim);
+	return 0;
+}
+
+uint32_t umsi_sim_current_cpu(struct umsi_sim *sim)
+{
+	uint32_t cpu;
+
+	sim_lock(sim);
+	cpu = sim_current_cpu_locked(sim);
+	sim_unlock(sim);
+	return cpu;
+}
+
+uint32_t umsi_sim_ncpus(struct umsi_sim *sim)
+{
+	return sim->ncpus;
+}
+
+int umsi_sim_cpu_set_online(struct umsi_sim *sim, uint32_t cpu, bool online)
+{
+	if (cpu >= sim->ncpus)
+		return -UMSI_EINVAL;
+	sim_lock(sim);
+	sim->cpus[cpu].online = online;
+	sim_cpu_kick_locked(sim, cpu);
+	sim_unlock(sim);
+	sim_drain(sim);
+	return 0;
+}
+
+int umsi_sim_cpu_irq_disable(struct umsi_sim *sim, uint32_t cpu)
+{
+	if (cpu >= sim->ncpus)
+		return -UMSI_EINVAL;
+	sim_lock(sim);
+	sim->cpus[cpu].irq_off++;
+	sim_unlock(sim);
+	return 0;
+}
+
+int umsi_sim_cpu_irq_enable(struct umsi_sim *sim, uint32_t cpu)
+{
+	int err = 0;
+
+	if (cpu >= sim->ncpus)
+		return -UMSI_EINVAL;
+	sim_lock(sim);
+	if (sim->cpus[cpu].irq_off == 0)
+		err = -UMSI_EINVAL;
+	else
+		sim_irq_enable_locked(sim, cpu);
+	sim_unlock(sim);
+	sim_drain(sim);
+	return err;
+}
+
+bool umsi_sim_cpu_irq_enabled(struct umsi_sim *sim, uint32_t cpu)
+{
+	bool on;
+
+	if (cpu >= sim->ncpus)
+		return false;
+	sim_lock(sim);
+	on = sim->cpus[cpu].online && sim->cpus[cpu].irq_off == 0 &&
+	     (sim->threaded || !sim->locks_held);
+	sim_unlock(sim);
+	return on;
+}
+
+bool umsi_sim_irr_test(struct umsi_sim *sim, uint32_t cpu, uint8_t vector)
+{
+	bool b;
+
+	if (cpu >= sim->ncpus)
+		return false;
+	sim_lock(sim);
+	b = bit_test(sim->cpus[cpu].irr, vector);
+	sim_unlock(sim);
+	return b;
+}
+
+bool umsi_sim_isr_test(struct umsi_sim *sim, uint32_t cpu, uint8_t vector)
+{
+	bool b;
+
+	if (cpu >= sim->ncpus)
+		return false;
+	sim_lock(sim);
+	b = bit_test(sim->cpus[cpu].isr, vector);
+	sim_unlock(sim);
+	return b;
+}
+
+bool sim_irr_test_current_locked(struct umsi_sim *sim, uint8_t vector)
+{
+	return bit_test(sim->cpus[sim_current_cpu_locked(sim)].irr, vector);
+}
+
+void umsi_sim_eoi(struct umsi_sim *sim, uint8_t vector)
+{
+	sim_lock(sim);
+	sim_eoi_locked(sim, vector);
+	sim_unlock(sim);
+	sim_drain(sim);
+}
+
+static bool machine_busy_locked(struct umsi_sim *sim)
+{
+	for (uint32_t i = 0; i < sim->ncpus; i++) {
+		struct sim_cpu *c = &sim->cpus[i];
+
+		if (c->busy || c->xq_head || cpu_next_vector_locked(sim, c) >= 0)
+			return true;
+	}
+	return false;
+}
+
+void umsi_sim_quiesce(struct umsi_sim *sim)
+{
+	if (!sim->threaded) {
+		sim_drain(sim);
+		return;
+	}
+	sim_lock(sim);
+	while (machine_busy_locked(sim))
+		pthread_cond_wait(&sim->idle_cond, &sim->mtx);
+	sim_unlock(sim);
+}
+
+/* ---- Statistics, clock -------------------------------------------------------- */
+
+void umsi_sim_stats(struct umsi_sim *sim, struct umsi_sim_stats *out)
+{
+	sim_lock(sim);
+	*out = sim->st;
+	sim_unlock(sim);
+}
+
+void umsi_sim_stats_reset(struct umsi_sim *sim)
+{
+	sim_lock(sim);
+	memset(&sim->st, 0, sizeof(sim->st));
+	for (uint32_t i = 0; i < sim->ncpus; i++)
+		memset(sim->cpus[i].vs, 0, sizeof(sim->cpus[i].vs));
+	for (size_t i = 0; i < sim->ndevs; i++)
+		memset(&sim->devs[i]->st, 0, sizeof(sim->devs[i]->st));
+	for (uint32_t i = 0; i < sim->npins; i++)
+		sim->rtes[i].r.deliveries = 0;
+	sim_unlock(sim);
+}
+
+uint64_t umsi_sim_host_calls(struct umsi_sim *sim)
+{
+	uint64_t n;
+
+	sim_lock(sim);
+	n = sim->st.host_calls;
+	sim_unlock(sim);
+	return n;
+}
+
+int umsi_sim_vec_stats(struct umsi_sim *sim, uint32_t cpu, uint8_t vector,
+		       struct umsi_sim_vec_stats *out)
+{
+	if (cpu >= sim->ncpus)
+		return -UMSI_EINVAL;
+	sim_lock(sim);
+	*out = sim->cpus[cpu].vs[vector];
+	sim_unlock(sim);
+	return 0;
+}
+
+void umsi_sim_leaks(struct umsi_sim *sim, struct umsi_sim_leaks *out)
+{
+	sim_lock(sim);
+	*out = sim->lk;
+	sim_unlock(sim);
+}
+
+bool umsi_sim_leaks_equal(const struct umsi_sim_leaks *a,
+			  const struct umsi_sim_leaks *b)
+{
+	return a->allocs == b->allocs && a->alloc_bytes == b->alloc_bytes &&
+	       a->maps == b->maps && a->locks == b->locks &&
+	       a->locks_held == b->locks_held;
+}
+
+void umsi_sim_fail_at(struct umsi_sim *sim, uint64_t k, int err)
+{
+	sim_lock(sim);
+	sim->fail_countdown = k;
+	sim->fail_err = err > 0 ? -err : err;
+	sim_unlock(sim);
+}
+
+void umsi_sim_set_hook(struct umsi_sim *sim,
+		       void (*fn)(void *arg, enum umsi_sim_op op), void *arg)
+{
+	sim_lock(sim);
+	sim->hook = fn;
+	sim->hook_arg = arg;
+	sim_unlock(sim);
+}
+
+void umsi_sim_clock_advance(struct umsi_sim *sim, uint64_t ns)
+{
+	sim_lock(sim);
+	sim->clock += ns;
+	sim_unlock(sim);
+}
+
+uint64_t umsi_sim_clock_now(struct umsi_sim *sim)
+{
+	uint64_t t;
+
+	sim_lock(sim);
+	t = sim->clock;
+	sim_unlock(sim);
+	return t;
+}
+
+void umsi_sim_clock_set_tick(struct umsi_sim *sim, uint64_t ns)
+{
+	sim_lock(sim);
+	sim->tick = ns;
+	sim_unlock(sim);
+}

@@ -1,0 +1,756 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_host.c - the host interface (umsi/host.h) as the simulator implements
+ * it: every operation is counted, may be failed on purpose, and is followed
+ * by the delivery of whatever interrupt it made deliverable and by the
+ * test's access hook.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sim_priv.h"
+
+#define ALLOC_MAGIC 0x756d5369616c6c63ull	/* "umSiallc" */
+#define LOCK_MAGIC  0x6c6f636bu			/* "lock" */
+#define PAGE_SIZE   4096u
+
+/*
+ * Every alloc() block carries a header: the size (to check free()) and
+ * links, so that destroy can release what the library leaked.
+ */
+_Static_assert(sizeof(struct sim_alloc_hdr) % 16 == 0, "alignment");
+
+static _Thread_local int tls_in_hook;
+
+static const char *const op_names[UMSI_SIM_OP_NR] = {
+	"cfg_read", "cfg_write", "mmio_map", "mmio_unmap", "mmio_read32",
+	"mmio_write32", "barrier", "lock_create", "lock_destroy",
+	"lock_acquire", "lock_release", "alloc", "free", "log", "clock_ns",
+	"current_cpu", "cpu_count", "cpu_apic_id", "cpu_online",
+	"platform_flags", "eoi", "run_on_cpu", "vector_pending", "retrigger",
+	"intx_route", "gsi_program", "remap_compose", "remap_free",
+};
+
+const char *umsi_sim_op_name(enum umsi_sim_op op)
+{
+	return (unsigned int)op < UMSI_SIM_OP_NR ? op_names[op] : "?";
+}
+
+static void fatal(const char *what)
+{
+	fprintf(stderr, "umsi sim: fatal: %s\n", what);
+	abort();
+}
+
+/*
+ * Count one host call. For a fallible one, return the injected error when
+ * this is the call umsi_sim_fail_at() chose, else 0.
+ */
+static int enter_locked(struct umsi_sim *sim, enum umsi_sim_op op,
+			bool fallible)
+{
+	sim->st.host_calls++;
+	sim->st.op_calls[op]++;
+	if (!fallible)
+		return 0;
+	sim->st.fallible_calls++;
+	if (sim->fail_countdown && --sim->fail_countdown == 0) {
+		sim->st.failures_injected++;
+		sim_logf_locked(sim, "injected failure %d in %s",
+				sim->fail_err, op_names[op]);
+		return sim->fail_err ? sim->fail_err : -UMSI_EIO;
+	}
+	return 0;
+}
+
+/* After the operation: deliver, then the hook (once, not re-entered). */
+static void leave(struct umsi_sim *sim, enum umsi_sim_op op)
+{
+	void (*hook)(void *, enum umsi_sim_op);
+	void *arg;
+
+	sim_drain(sim);
+	if (tls_in_hook)
+		return;
+	sim_lock(sim);
+	hook = sim->hook;
+	arg = sim->hook_arg;
+	sim_unlock(sim);
+	if (!hook)
+		return;
+	tls_in_hook = 1;
+	hook(arg, op);
+	tls_in_hook = 0;
+	sim_drain(sim);
+}
+
+static uint32_t ones(uint8_t width)
+{
+	return width == 4 ? 0xffffffffu : (1u << (8 * width)) - 1;
+}
+
+/* ---- Configuration space --------------------------------------------------- */
+
+static int h_cfg_read(void *host, umsi_bdf_t bdf, uint16_t off, uint8_t width,
+		      uint32_t *val)
+{
+	struct umsi_sim *sim = host;
+	struct sim_dev *d;
+	int err;
+
+	sim_lock(sim);
+	err = enter_locked(sim, UMSI_SIM_OP_CFG_READ, true);
+	sim->st.cfg_reads++;
+	d = sim_dev_find(sim, bdf);
+	if (d)
+		d->st.cfg_reads++;
+	if (!err && !sim_cfg_access_ok(off, width)) {
+		sim_bad_access_locked(sim, "cfg_read %x off 0x%x width %u",
+				      bdf, off, width);
+		err = -UMSI_EINVAL;
+	}
+	if (err || !d || !d->present)
+		*val = (width == 1 || width == 2 || width == 4) ? ones(width)
+								: 0xffffffffu;
+	else
+		sim_cfg_read_locked(sim, d, off, width, val);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_CFG_READ);
+	return err;
+}
+
+static int h_cfg_write(void *host, umsi_bdf_t bdf, uint16_t off, uint8_t width,
+		       uint32_t val)
+{
+	struct umsi_sim *sim = host;
+	struct sim_dev *d;
+	int err;
+
+	sim_lock(sim);
+	err = enter_locked(sim, UMSI_SIM_OP_CFG_WRITE, true);
+	sim->st.cfg_writes++;
+	d = sim_dev_find(sim, bdf);
+	if (d)
+		d->st.cfg_writes++;
+	if (!err && !sim_cfg_access_ok(off, width)) {
+		sim_bad_access_locked(sim, "cfg_write %x off 0x%x width %u",
+				      bdf, off, width);
+		err = -UMSI_EINVAL;
+	}
+	/* Writes to an absent or removed function are dropped silently. */
+	if (!err && d && d->present)
+		sim_cfg_write_locked(sim, d, off, width, val);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_CFG_WRITE);
+	return err;
+}
+
+/* ---- MMIO ------------------------------------------------------------------- */
+
+static int h_mmio_map(void *host, uint64_t phys, uint64_t len, void **virt)
+{
+	struct umsi_sim *sim = host;
+	uint64_t page = phys & ~(uint64_t)(PAGE_SIZE - 1);
+	uint64_t off = phys - page;
+	size_t maplen;
+	void *base;
+	int err;
+
+	sim_lock(sim);
+	err = enter_locked(sim, UMSI_SIM_OP_MMIO_MAP, true);
+	if (!err && (len == 0 || len > (1ull << 32)))
+		err = -UMSI_EINVAL;
+	if (!err && sim->nmaps == sim->maps_cap) {
+		size_t cap = sim->maps_cap ? sim->maps_cap * 2 : 16;
+		struct sim_map *p = realloc(sim->maps, cap * sizeof(*p));
+
+		if (p) {
+			sim->maps = p;
+			sim->maps_cap = cap;
+		} else {
+			err = -UMSI_ENOMEM;
+		}
+	}
+	if (!err) {
+		/*
+		 * Reserve address space that faults on any direct access:
+		 * device memory must be reached through mmio_read32/write32.
+		 */
+		maplen = (size_t)((off + len + PAGE_SIZE - 1) &
+				  ~(uint64_t)(PAGE_SIZE - 1));
+		base = mmap(NULL, maplen, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (base == MAP_FAILED) {
+			err = -UMSI_ENOMEM;
+		} else {
+			sim->maps[sim->nmaps++] = (struct sim_map){
+				base, maplen, page, (char *)base + off, len };
+			sim->lk.maps++;
+			*virt = (char *)base + off;
+		}
+	}
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_MMIO_MAP);
+	return err;
+}
+
+static void h_mmio_unmap(void *host, void *virt, uint64_t len)
+{
+	struct umsi_sim *sim = host;
+	size_t i;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_MMIO_UNMAP, false);
+	for (i = 0; i < sim->nmaps; i++)
+		if (sim->maps[i].virt == virt && sim->maps[i].len == len)
+			break;
+	if (i == sim->nmaps) {
+		sim_bad_access_locked(sim, "mmio_unmap of unknown mapping %p "
+				      "len 0x%llx", virt,
+				      (unsigned long long)len);
+	} else {
+		munmap(sim->maps[i].base, sim->maps[i].maplen);
+		sim->maps[i] = sim->maps[--sim->nmaps];
+		sim->lk.maps--;
+	}
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_MMIO_UNMAP);
+}
+
+/* The physical address behind @addr, or false when it is not mapped. */
+static bool map_lookup_locked(struct umsi_sim *sim, volatile void *addr,
+			      uint64_t *phys)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	for (size_t i = 0; i < sim->nmaps; i++) {
+		uintptr_t b = (uintptr_t)sim->maps[i].base;
+
+		if (a >= b && a - b < sim->maps[i].maplen) {
+			*phys = sim->maps[i].phys_page + (a - b);
+			return (a & 3) == 0;
+		}
+	}
+	return false;
+}
+
+static uint32_t h_mmio_read32(void *host, volatile void *addr)
+{
+	struct umsi_sim *sim = host;
+	uint64_t phys;
+	uint32_t v = 0xffffffffu;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_MMIO_READ32, false);
+	sim->st.mmio_reads++;
+	if (map_lookup_locked(sim, addr, &phys))
+		v = sim_phys_read32_locked(sim, phys, true);
+	else
+		sim_bad_access_locked(sim, "mmio_read32 at %p: not mapped or "
+				      "misaligned", (void *)addr);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_MMIO_READ32);
+	return v;
+}
+
+static void h_mmio_write32(void *host, volatile void *addr, uint32_t val)
+{
+	struct umsi_sim *sim = host;
+	uint64_t phys;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_MMIO_WRITE32, false);
+	sim->st.mmio_writes++;
+	if (map_lookup_locked(sim, addr, &phys))
+		sim_phys_write32_locked(sim, phys, val, true);
+	else
+		sim_bad_access_locked(sim, "mmio_write32 at %p: not mapped or "
+				      "misaligned", (void *)addr);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_MMIO_WRITE32);
+}
+
+static void h_barrier(void *host)
+{
+	struct umsi_sim *sim = host;
+
+	/*
+	 * Every simulated device access happens under the sim's mutex, which
+	 * already orders it against the caller's memory accesses; taking it
+	 * here is the barrier (and keeps ThreadSanitizer's model exact).
+	 */
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_BARRIER, false);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_BARRIER);
+}
+
+void sim_maps_fini(struct umsi_sim *sim)
+{
+	for (size_t i = 0; i < sim->nmaps; i++)
+		munmap(sim->maps[i].base, sim->maps[i].maplen);
+	free(sim->maps);
+	sim->maps = NULL;
+	sim->nmaps = 0;
+}
+
+/* Release what the library left behind (destroy). */
+void sim_host_fini(struct umsi_sim *sim)
+{
+	while (sim->allocs) {
+		struct sim_alloc_hdr *h = sim->allocs;
+
+		sim->allocs = h->next;
+		free(h);
+	}
+	while (sim->locks) {
+		struct sim_lock *l = sim->locks;
+
+		sim->locks = l->next;
+		free(l);
+	}
+}
+
+/* ---- Locks -------------------------------------------------------------------- */
+
+static struct sim_lock *lock_check(void *lock)
+{
+	struct sim_lock *l = lock;
+
+	if (!l || l->magic != LOCK_MAGIC)
+		fatal("lock operation on something that is not a live lock");
+	return l;
+}
+
+static void *h_lock_create(void *host)
+{
+	struct umsi_sim *sim = host;
+	struct sim_lock *l = NULL;
+
+	sim_lock(sim);
+	if (!enter_locked(sim, UMSI_SIM_OP_LOCK_CREATE, true)) {
+		l = calloc(1, sizeof(*l));
+		if (l) {
+			l->magic = LOCK_MAGIC;
+			pthread_mutex_init(&l->m, NULL);
+			l->next = sim->locks;
+			if (sim->locks)
+				sim->locks->prev = l;
+			sim->locks = l;
+			sim->lk.locks++;
+			sim->lk.locks_created++;
+		}
+	}
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_LOCK_CREATE);
+	return l;
+}
+
+static void h_lock_destroy(void *host, void *lock)
+{
+	struct umsi_sim *sim = host;
+	struct sim_lock *l = lock_check(lock);
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_LOCK_DESTROY, false);
+	if (l->held) {
+		sim->st.lock_errors++;
+		sim_logf_locked(sim, "lock_destroy of a held lock");
+		sim->locks_held--;
+		sim->lk.locks_held--;
+		sim_irq_enable_locked(sim, l->owner);
+	} else {
+		pthread_mutex_destroy(&l->m);
+	}
+	if (l->prev)
+		l->prev->next = l->next;
+	else
+		sim->locks = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	l->magic = 0;
+	free(l);
+	sim->lk.locks--;
+	sim->lk.locks_destroyed++;
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_LOCK_DESTROY);
+}
+
+/*
+ * Interrupts off on the current CPU, then the lock. The returned flags say
+ * whether interrupts were on; the sim itself counts disables per CPU, so
+ * lock_release re-enables by count (correct for nested sections).
+ */
+static umsi_irqflags_t h_lock_acquire(void *host, void *lock)
+{
+	struct umsi_sim *sim = host;
+	struct sim_lock *l = lock_check(lock);
+	umsi_irqflags_t flags;
+	uint32_t cpu;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_LOCK_ACQUIRE, false);
+	cpu = sim_current_cpu_locked(sim);
+	flags = sim->cpus[cpu].irq_off == 0;
+	sim->cpus[cpu].irq_off++;
+	if (!sim->threaded) {
+		if (l->held) {
+			char msg[128];
+
+			snprintf(msg, sizeof(msg), "deadlock: lock held by "
+				 "CPU %u acquired again on CPU %u",
+				 l->owner, cpu);
+			fatal(msg);
+		}
+	} else {
+		if (l->held && pthread_equal(l->owner_thread, pthread_self()))
+			fatal("deadlock: lock acquired twice by one thread");
+		sim_unlock(sim);
+		pthread_mutex_lock(&l->m);
+		sim_lock(sim);
+		l->owner_thread = pthread_self();
+	}
+	l->held = true;
+	l->owner = cpu;
+	sim->locks_held++;
+	sim->lk.locks_held++;
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_LOCK_ACQUIRE);
+	return flags;
+}
+
+static void h_lock_release(void *host, void *lock, umsi_irqflags_t flags)
+{
+	struct umsi_sim *sim = host;
+	struct sim_lock *l = lock_check(lock);
+	bool unlock_real = false;
+
+	(void)flags;
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_LOCK_RELEASE, false);
+	if (!l->held) {
+		sim->st.lock_errors++;
+		sim_logf_locked(sim, "lock_release of a lock not held");
+	} else {
+		l->held = false;
+		sim->locks_held--;
+		sim->lk.locks_held--;
+		sim_irq_enable_locked(sim, l->owner);
+		unlock_real = sim->threaded;
+	}
+	sim_unlock(sim);
+	if (unlock_real)
+		pthread_mutex_unlock(&l->m);
+	leave(sim, UMSI_SIM_OP_LOCK_RELEASE);
+}
+
+/* ---- Memory --------------------------------------------------------------------- */
+
+static void *h_alloc(void *host, size_t size)
+{
+	struct umsi_sim *sim = host;
+	struct sim_alloc_hdr *h = NULL;
+
+	sim_lock(sim);
+	if (!enter_locked(sim, UMSI_SIM_OP_ALLOC, true) &&
+	    size < ((size_t)1 << 40)) {
+		size_t total = sizeof(*h) + ((size + 15) & ~(size_t)15);
+
+		h = aligned_alloc(16, total);
+		if (h) {
+			memset(h, 0, total);
+			h->magic = ALLOC_MAGIC;
+			h->size = size;
+			h->next = sim->allocs;
+			if (sim->allocs)
+				sim->allocs->prev = h;
+			sim->allocs = h;
+			sim->lk.allocs++;
+			sim->lk.alloc_bytes += size;
+			sim->lk.total_allocs++;
+		}
+	}
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_ALLOC);
+	return h ? h + 1 : NULL;
+}
+
+static void h_free(void *host, void *ptr, size_t size)
+{
+	struct umsi_sim *sim = host;
+	struct sim_alloc_hdr *h = ptr ? (struct sim_alloc_hdr *)ptr - 1 : NULL;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_FREE, false);
+	if (h && h->magic != ALLOC_MAGIC) {
+		sim_bad_access_locked(sim, "free of %p: not from alloc() or "
+				      "already freed", ptr);
+	} else if (h) {
+		if (h->size != size)
+			sim_bad_access_locked(sim, "free of %p with size %zu, "
+					      "allocated %llu", ptr, size,
+					      (unsigned long long)h->size);
+		sim->lk.allocs--;
+		sim->lk.alloc_bytes -= h->size;
+		if (h->prev)
+			h->prev->next = h->next;
+		else
+			sim->allocs = h->next;
+		if (h->next)
+			h->next->prev = h->prev;
+		h->magic = 0;
+		free(h);
+	}
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_FREE);
+}
+
+/* ---- Diagnostics and time ---------------------------------------------------------- */
+
+static void h_log(void *host, enum umsi_log_level level, const char *msg)
+{
+	static const char lv[] = "EWID";
+	struct umsi_sim *sim = host;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_LOG, false);
+	sim_log_line_locked(sim, (unsigned int)level < 4 ? lv[level] : '?',
+			    msg ? msg : "(null)");
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_LOG);
+}
+
+static uint64_t h_clock_ns(void *host)
+{
+	struct umsi_sim *sim = host;
+	uint64_t t;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_CLOCK_NS, false);
+	t = sim->clock;
+	sim->clock += sim->tick;
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_CLOCK_NS);
+	return t;
+}
+
+/* ---- CPUs and topology ---------------------------------------------------------------- */
+
+static uint32_t h_current_cpu(void *host)
+{
+	struct umsi_sim *sim = host;
+	uint32_t cpu;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_CURRENT_CPU, false);
+	cpu = sim_current_cpu_locked(sim);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_CURRENT_CPU);
+	return cpu;
+}
+
+static uint32_t h_cpu_count(void *host)
+{
+	struct umsi_sim *sim = host;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_CPU_COUNT, false);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_CPU_COUNT);
+	return sim->ncpus;
+}
+
+static int h_cpu_apic_id(void *host, uint32_t cpu, uint32_t *apic_id)
+{
+	struct umsi_sim *sim = host;
+	int err;
+
+	sim_lock(sim);
+	err = enter_locked(sim, UMSI_SIM_OP_CPU_APIC_ID, true);
+	if (!err && cpu >= sim->ncpus)
+		err = -UMSI_EINVAL;
+	if (!err)
+		*apic_id = sim->cpus[cpu].apic_id;
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_CPU_APIC_ID);
+	return err;
+}
+
+static bool h_cpu_online(void *host, uint32_t cpu)
+{
+	struct umsi_sim *sim = host;
+	bool on;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_CPU_ONLINE, false);
+	on = cpu < sim->ncpus && sim->cpus[cpu].online;
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_CPU_ONLINE);
+	return on;
+}
+
+static uint32_t h_platform_flags(void *host)
+{
+	struct umsi_sim *sim = host;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_PLATFORM_FLAGS, false);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_PLATFORM_FLAGS);
+	return sim->plat_flags;
+}
+
+/* ---- Interrupt controller -------------------------------------------------------------- */
+
+static void h_eoi(void *host, uint8_t vector)
+{
+	struct umsi_sim *sim = host;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_EOI, false);
+	sim_eoi_locked(sim, vector);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_EOI);
+}
+
+static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
+			void *arg)
+{
+	struct umsi_sim *sim = host;
+	int err;
+
+	sim_lock(sim);
+	err = enter_locked(sim, UMSI_SIM_OP_RUN_ON_CPU, true);
+	sim_unlock(sim);
+	if (!err)
+		err = sim_run_on_cpu(sim, cpu, fn, arg);
+	leave(sim, UMSI_SIM_OP_RUN_ON_CPU);
+	return err;
+}
+
+static bool h_vector_pending(void *host, uint8_t vector)
+{
+	struct umsi_sim *sim = host;
+	bool p;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_VECTOR_PENDING, false);
+	p = sim_irr_test_current_locked(sim, vector);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_VECTOR_PENDING);
+	return p;
+}
+
+static int h_retrigger(void *host, uint32_t cpu, uint8_t vector)
+{
+	struct umsi_sim *sim = host;
+	int err;
+
+	sim_lock(sim);
+	err = enter_locked(sim, UMSI_SIM_OP_RETRIGGER, true);
+	if (!err) {
+		if (cpu >= sim->ncpus || vector < 16 || !sim->cpus[cpu].online)
+			err = -UMSI_EINVAL;
+		else
+			sim_lapic_accept_locked(sim, cpu, vector, false);
+	}
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_RETRIGGER);
+	return err;
+}
+
+/* ---- INTx and remapping -------------------------------------------------------------------- */
+
+static int h_intx_route(void *host, umsi_bdf_t bdf, uint8_t pin,
+			struct umsi_intx_route *route)
+{
+	struct umsi_sim *sim = host;
+	int err;
+
+	sim_lock(sim);
+	err = enter_locked(sim, UMSI_SIM_OP_INTX_ROUTE, true);
+	if (!err)
+		err = sim_intx_route_locked(sim, bdf, pin, route);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_INTX_ROUTE);
+	return err;
+}
+
+static int h_gsi_program(void *host, uint32_t gsi,
+			 const struct umsi_gsi_entry *entry)
+{
+	struct umsi_sim *sim = host;
+	int err;
+
+	sim_lock(sim);
+	err = enter_locked(sim, UMSI_SIM_OP_GSI_PROGRAM, true);
+	if (!err)
+		err = sim_gsi_program_locked(sim, gsi, entry);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_GSI_PROGRAM);
+	return err;
+}
+
+static int h_remap_compose(void *host, uint32_t irq, uint32_t apic_id,
+			   uint8_t vector, struct umsi_msg *msg)
+{
+	struct umsi_sim *sim = host;
+	int err;
+
+	sim_lock(sim);
+	err = enter_locked(sim, UMSI_SIM_OP_REMAP_COMPOSE, true);
+	if (!err)
+		err = sim_remap_compose_locked(sim, irq, apic_id, vector, msg);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_REMAP_COMPOSE);
+	return err;
+}
+
+static void h_remap_free(void *host, uint32_t irq)
+{
+	struct umsi_sim *sim = host;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_REMAP_FREE, false);
+	sim_remap_free_locked(sim, irq);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_REMAP_FREE);
+}
+
+static const struct umsi_host_ops sim_ops = {
+	.cfg_read = h_cfg_read,
+	.cfg_write = h_cfg_write,
+	.mmio_map = h_mmio_map,
+	.mmio_unmap = h_mmio_unmap,
+	.mmio_read32 = h_mmio_read32,
+	.mmio_write32 = h_mmio_write32,
+	.barrier = h_barrier,
+	.lock_create = h_lock_create,
+	.lock_destroy = h_lock_destroy,
+	.lock_acquire = h_lock_acquire,
+	.lock_release = h_lock_release,
+	.alloc = h_alloc,
+	.free = h_free,
+	.log = h_log,
+	.clock_ns = h_clock_ns,
+	.current_cpu = h_current_cpu,
+	.cpu_count = h_cpu_count,
+	.cpu_apic_id = h_cpu_apic_id,
+	.cpu_online = h_cpu_online,
+	.platform_flags = h_platform_flags,
+	.eoi = h_eoi,
+	.run_on_cpu = h_run_on_cpu,
+	.vector_pending = h_vector_pending,
+	.retrigger = h_retrigger,
+	.intx_route = h_intx_route,
+	.gsi_program = h_gsi_program,
+	.remap_compose = h_remap_compose,
+	.remap_free = h_remap_free,
+};
+
+const struct umsi_host_ops *umsi_sim_host_ops(void)
+{
+	return &sim_ops;
+}

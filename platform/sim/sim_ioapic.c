@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_ioapic.c - INTx routing, the IO-APIC, and the interrupt-remapping
+ * table.
+ *
+ * IO-APIC (82093AA datasheet, 3.2.4 redirection table): an edge input
+ * sends its message on an inactive->active transition while unmasked (an
+ * edge while masked is lost). A level input sends while active, unmasked
+ * and Remote IRR clear, and sets Remote IRR; the local APIC's EOI of that
+ * vector clears Remote IRR, and a line still asserted is sent again.
+ *
+ * Wires: GSIs 0-15 are ISA lines, active high; 16 and up are PCI lines,
+ * active low (PCI 3.0 2.2.6). The entry's polarity says what the IO-APIC
+ * takes for "active"; programming the opposite makes an idle line active.
+ *
+ * Remapping (VT-d 5.1 in spirit): entries hold (APIC ID, vector); messages
+ * name them by handle, plus the subhandle in the data when SHV is set.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_priv.h"
+
+int sim_ioapic_init(struct umsi_sim *sim, uint32_t pins)
+{
+	sim->npins = pins;
+	sim->rtes = calloc(pins, sizeof(*sim->rtes));
+	sim->gsi_ext = calloc(pins, sizeof(*sim->gsi_ext));
+	if (!sim->rtes || !sim->gsi_ext)
+		return -UMSI_ENOMEM;
+	for (uint32_t i = 0; i < pins; i++)
+		sim->rtes[i].r.masked = true;	/* reset state */
+	return 0;
+}
+
+void sim_ioapic_fini(struct umsi_sim *sim)
+{
+	free(sim->rtes);
+	free(sim->gsi_ext);
+}
+
+/* ---- Routing ----------------------------------------------------------------- */
+
+/* The bridge whose secondary bus is @bus in @bdf's segment, or NULL. */
+static struct sim_dev *bridge_to_locked(struct umsi_sim *sim, umsi_bdf_t bdf)
+{
+	for (size_t i = 0; i < sim->ndevs; i++) {
+		struct sim_dev *b = sim->devs[i];
+
+		if (!b->present || b->desc.header_type != 1 ||
+		    UMSI_BDF_SEG(b->bdf) != UMSI_BDF_SEG(bdf))
+			continue;
+		if (b->cfg[0x19] == UMSI_BDF_BUS(bdf))
+			return b;
+	}
+	return NULL;
+}
+
+/* Default routing of pin @pin of @bdf: swizzle up to bus 0, then 16 + ... */
+static int route_default_locked(struct umsi_sim *sim, umsi_bdf_t bdf,
+				uint8_t pin)
+{
+	unsigned int p = pin;
+	uint32_t gsi;
+
+	if (pin < 1 || pin > 4)
+		return -1;
+	/* Bounded: a bridge list that loops must not hang the sim. */
+	for (int depth = 0; depth < 256 && UMSI_BDF_BUS(bdf) != 0; depth++) {
+		struct sim_dev *b = bridge_to_locked(sim, bdf);
+
+		if (!b)
+			break;
+		p = (p - 1 + UMSI_BDF_DEV(bdf)) % 4 + 1;
+		bdf = b->bdf;
+	}
+	gsi = 16 + (UMSI_BDF_DEV(bdf) + p - 1) % 4;
+	return gsi < sim->npins ? (int)gsi : -1;
+}
+
+int sim_dev_gsi_locked(struct umsi_sim *sim, struct sim_dev *d, uint8_t pin)
+{
+	if (d->route_override)
+		return d->route_gsi;
+	return route_default_locked(sim, d->bdf, pin);
+}
+
+int sim_intx_route_locked(struct umsi_sim *sim, umsi_bdf_t bdf, uint8_t pin,
+			  struct umsi_intx_route *route)
+{
+	struct sim_dev *d = sim_dev_find(sim, bdf);
+	int gsi;
+
+	if (pin < 1 || pin > 4)
+		return -UMSI_ENOENT;
+	gsi = d ? sim_dev_gsi_locked(sim, d, pin)
+		: route_default_locked(sim, bdf, pin);
+	if (gsi < 0)
+		return -UMSI_ENOENT;
+	route->gsi = (uint32_t)gsi;
+	route->trigger = UMSI_INTX_LEVEL;
+	route->polarity = UMSI_INTX_ACTIVE_LOW;
+	return 0;
+}
+
+/* ---- IO-APIC ------------------------------------------------------------------ */
+
+/* Whether anything drives input @gsi (logical, before wire polarity). */
+static bool gsi_asserted_locked(struct umsi_sim *sim, uint32_t gsi)
+{
+	if (sim->gsi_ext[gsi])
+		return true;
+	for (size_t i = 0; i < sim->ndevs; i++) {
+		struct sim_dev *d = sim->devs[i];
+
+		if (d->present && d->intx_out &&
+		    sim_dev_gsi_locked(sim, d, d->desc.intx_pin) == (int)gsi)
+			return true;
+	}
+	return false;
+}
+
+static void rte_send_locked(struct umsi_sim *sim, uint32_t gsi)
+{
+	struct sim_rte *e = &sim->rtes[gsi];
+	bool level = e->r.trigger == UMSI_INTX_LEVEL;
+	uint64_t addr = UMSI_X86_MSI_BASE |
+			((e->r.apic_id & 0xff) << UMSI_X86_ADDR_DEST_SHIFT);
+	uint32_t data = e->r.vector | (level ? UMSI_X86_DATA_TRIGGER_LEVEL : 0);
+
+	e->r.deliveries++;
+	if (sim_deliver_phys_locked(sim, e->r.apic_id, e->r.vector, level,
+				    addr, data) && level)
+		e->r.remote_irr = true;
+}
+
+void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi)
+{
+	struct sim_rte *e = &sim->rtes[gsi];
+	bool asserted = gsi_asserted_locked(sim, gsi);
+	bool wire_low = gsi >= 16;
+	bool electrical_high = wire_low ? !asserted : asserted;
+	bool active = e->r.polarity == UMSI_INTX_ACTIVE_LOW ? !electrical_high
+							    : electrical_high;
+	bool rising = active && !e->active;
+
+	e->active = active;
+	e->r.line = active;
+	if (e->r.masked || !e->r.programmed)
+		return;
+	if (e->r.trigger == UMSI_INTX_EDGE) {
+		if (rising)
+			rte_send_locked(sim, gsi);
+		return;
+	}
+	if (active && !e->r.remote_irr)
+		rte_send_locked(sim, gsi);
+}
+
+void sim_ioapic_eval_all_locked(struct umsi_sim *sim)
+{
+	for (uint32_t g = 0; g < sim->npins; g++)
+		sim_ioapic_eval_locked(sim, g);
+}
+
+void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector)
+{
+	for (uint32_t g = 0; g < sim->npins; g++) {
+		struct sim_rte *e = &sim->rtes[g];
+
+		if (!e->r.programmed || e->r.trigger != UMSI_INTX_LEVEL ||
+		    e->r.vector != vector || !e->r.remote_irr)
+			continue;
+		e->r.remote_irr = false;
+		sim_ioapic_eval_locked(sim, g);
+	}
+}
+
+int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
+			   const struct umsi_gsi_entry *in)
+{
+	struct sim_rte *e;
+
+	if (gsi >= sim->npins || in->vector < 16 || in->trigger > 1 ||
+	    in->polarity > 1)
+		return -UMSI_EINVAL;
+	/* The sim's IO-APIC sends compatibility-format messages only. */
+	if (!umsi_x86_dest_reachable(in->apic_id,
+				     sim->plat_flags & ~UMSI_PLAT_IRQ_REMAP))
+		return -UMSI_ERANGE;
+	e = &sim->rtes[gsi];
+	if (in->trigger == UMSI_INTX_EDGE)
+		e->r.remote_irr = false;
+	e->r.programmed = true;
+	e->r.apic_id = in->apic_id;
+	e->r.vector = in->vector;
+	e->r.trigger = in->trigger;
+	e->r.polarity = in->polarity;
+	e->r.masked = in->masked;
+	sim_ioapic_eval_locked(sim, gsi);
+	return 0;
+}
+
+int umsi_sim_set_intx_route(struct umsi_sim *sim, umsi_bdf_t bdf, int gsi)
+{
+	struct sim_dev *d;
+	int err = 0;
+
+	sim_lock(sim);
+	d = sim_dev_find(sim, bdf);
+	if (!d) {
+		err = -UMSI_ENOENT;
+	} else if (gsi >= (int)sim->npins) {
+		err = -UMSI_EINVAL;
+	} else {
+		d->route_override = true;
+		d->route_gsi = gsi < 0 ? -1 : gsi;
+		sim_ioapic_eval_all_locked(sim);
+	}
+	sim_unlock(sim);
+	sim_drain(sim);
+	return err;
+}
+
+int umsi_sim_gsi_set(struct umsi_sim *sim, uint32_t gsi, bool asserted)
+{
+	if (gsi >= sim->npins)
+		return -UMSI_EINVAL;
+	sim_lock(sim);
+	sim->gsi_ext[gsi] = asserted;
+	sim_ioapic_eval_locked(sim, gsi);
+	sim_unlock(sim);
+	sim_drain(sim);
+	return 0;
+}
+
+int umsi_sim_ioapic_get(struct umsi_sim *sim, uint32_t gsi,
+			struct umsi_sim_rte *out)
+{
+	if (gsi >= sim->npins)
+		return -UMSI_EINVAL;
+	sim_lock(sim);
+	*out = sim->rtes[gsi].r;
+	sim_unlock(sim);
+	return 0;
+}
+
+/* ---- Interrupt remapping --------------------------------------------------------- */
+
+int sim_remap_compose_locked(struct umsi_sim *sim, uint32_t irq,
+			     uint32_t apic_id, uint8_t vector,
+			     struct umsi_msg *msg)
+{
+	int h = -1;
+
+	if (!(sim->plat_flags & UMSI_PLAT_IRQ_REMAP))
+		return -UMSI_ENOTSUP;
+	if (vector < 16)
+		return -UMSI_EINVAL;
+	for (int i = 0; i < UMSI_SIM_IRTE_COUNT; i++) {
+		if (sim->irte[i].present && sim->irte[i].irq == irq) {
+			h = i;
+			break;
+		}
+		if (h < 0 && !sim->irte[i].present)
+			h = i;
+	}
+	if (h < 0)
+		return -UMSI_ENOSPC;
+	if (!sim->irte[h].present)
+		sim->irte_used++;
+	sim->irte[h] = (struct sim_irte){ true, irq, apic_id, vector };
+	/* Remappable format, SHV set, subhandle 0 in the data. */
+	msg->address = UMSI_X86_MSI_BASE | UMSI_X86_ADDR_REMAP |
+		       UMSI_X86_ADDR_RH |
+		       (((uint32_t)h & 0x7fff) << 5) |
+		       ((((uint32_t)h >> 15) & 1) << 2);
+	msg->data = 0;
+	return 0;
+}
+
+void sim_remap_free_locked(struct umsi_sim *sim, uint32_t irq)
+{
+	for (int i = 0; i < UMSI_SIM_IRTE_COUNT; i++) {
+		if (sim->irte[i].present && sim->irte[i].irq == irq) {
+			sim->irte[i].present = false;
+			sim->irte_used--;
+			return;
+		}
+	}
+	sim_bad_access_locked(sim, "remap_free of IRQ %u without an entry",
+			      irq);
+}
+
+int sim_remap_lookup_locked(struct umsi_sim *sim, uint32_t index,
+			    uint32_t *apic_id, uint8_t *vector)
+{
+	if (index >= UMSI_SIM_IRTE_COUNT || !sim->irte[index].present)
+		return -UMSI_ENOENT;
+	*apic_id = sim->irte[index].apic_id;
+	*vector = sim->irte[index].vector;
+	return 0;
+}
+
+int umsi_sim_irte_get(struct umsi_sim *sim, uint32_t handle, uint32_t *irq,
+		      uint32_t *apic_id, uint8_t *vector)
+{
+	int err = 0;
+
+	if (handle >= UMSI_SIM_IRTE_COUNT)
+		return -UMSI_EINVAL;
+	sim_lock(sim);
+	if (!sim->irte[handle].present) {
+		err = -UMSI_ENOENT;
+	} else {
+		if (irq)
+			*irq = sim->irte[handle].irq;
+		if (apic_id)
+			*apic_id = sim->irte[handle].apic_id;
+		if (vector)
+			*vector = sim->irte[handle].vector;
+	}
+	sim_unlock(sim);
+	return err;
+}
+
+uint32_t umsi_sim_irte_used(struct umsi_sim *sim)
+{
+	uint32_t n;
+
+	sim_lock(sim);
+	n = sim->irte_used;
+	sim_unlock(sim);
+	return n;
+}

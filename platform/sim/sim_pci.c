@@ -1,0 +1,1137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_pci.c - PCI functions: configuration space with the specification's
+ * read-only and write-1-to-clear bits, BARs assigned as firmware would,
+ * and the device side of MSI, MSI-X and INTx.
+ *
+ * Behaviour follows PCI Local Bus 3.0 (6.1-6.2 header, 6.2.5 BARs, 6.8
+ * MSI/MSI-X) and PCI Express Base 4.0 (7.5, 7.7). QEMU's hw/pci/msi.c and
+ * msix.c were read for how a device model sends a message; nothing is
+ * copied.
+ *
+ * Every register lives in d->cfg; d->wmask says which bits software may
+ * write and d->w1c which bits a written 1 clears. The layout (capability
+ * offsets, table location, BAR sizes) is fixed when the function is added.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <umsi/pci_regs.h>
+
+#include "sim_priv.h"
+
+/* ---- Register helpers ---------------------------------------------------- */
+
+static uint16_t cfg16(const struct sim_dev *d, uint16_t off)
+{
+	return (uint16_t)(d->cfg[off] | d->cfg[off + 1] << 8);
+}
+
+static uint32_t cfg32(const struct sim_dev *d, uint16_t off)
+{
+	return (uint32_t)d->cfg[off] | (uint32_t)d->cfg[off + 1] << 8 |
+	       (uint32_t)d->cfg[off + 2] << 16 | (uint32_t)d->cfg[off + 3] << 24;
+}
+
+static void put(uint8_t *a, uint16_t off, uint8_t width, uint32_t v)
+{
+	for (uint8_t i = 0; i < width; i++)
+		a[off + i] = (uint8_t)(v >> (8 * i));
+}
+
+static void set_cfg16(struct sim_dev *d, uint16_t off, uint16_t v)
+{
+	put(d->cfg, off, 2, v);
+}
+
+static void set_cfg32(struct sim_dev *d, uint16_t off, uint32_t v)
+{
+	put(d->cfg, off, 4, v);
+}
+
+static uint32_t ones(uint8_t width)
+{
+	return width == 4 ? 0xffffffffu : (1u << (8 * width)) - 1;
+}
+
+bool sim_cfg_access_ok(uint16_t off, uint8_t width)
+{
+	if (width != 1 && width != 2 && width != 4)
+		return false;
+	return (off & (width - 1)) == 0 && off + width <= SIM_CFG_SIZE;
+}
+
+/* ---- Capability registers ------------------------------------------------- */
+
+static uint16_t msi_data_off(const struct sim_dev *d)
+{
+	return (uint16_t)(d->msi_off + (d->desc.msi.is64 ? UMSI_MSI_DATA_64 :
+					UMSI_MSI_DATA_32));
+}
+
+static uint16_t msi_mask_off(const struct sim_dev *d)
+{
+	return (uint16_t)(d->msi_off + (d->desc.msi.is64 ? UMSI_MSI_MASK_64 :
+					UMSI_MSI_MASK_32));
+}
+
+static uint16_t msi_pending_off(const struct sim_dev *d)
+{
+	return (uint16_t)(d->msi_off + (d->desc.msi.is64 ?
+					UMSI_MSI_PENDING_64 :
+					UMSI_MSI_PENDING_32));
+}
+
+static uint16_t msi_size(const struct sim_dev *d)
+{
+	uint16_t n = d->desc.msi.is64 ? 0x0e : 0x0a;
+
+	if (d->desc.msi.maskbit)
+		n = (uint16_t)(n + 10);
+	return n;
+}
+
+static bool msi_enabled(const struct sim_dev *d)
+{
+	return d->msi_off &&
+	       (cfg16(d, d->msi_off + UMSI_MSI_FLAGS) & UMSI_MSI_FLAGS_ENABLE);
+}
+
+static bool msix_enabled(const struct sim_dev *d)
+{
+	return d->msix_off &&
+	       (cfg16(d, d->msix_off + UMSI_MSIX_FLAGS) &
+		UMSI_MSIX_FLAGS_ENABLE);
+}
+
+static bool msix_function_masked(const struct sim_dev *d)
+{
+	return cfg16(d, d->msix_off + UMSI_MSIX_FLAGS) &
+	       UMSI_MSIX_FLAGS_MASKALL;
+}
+
+/* log2 of the messages the device may use: MME, but never above MMC. */
+static unsigned int msi_mme(const struct sim_dev *d)
+{
+	return (cfg16(d, d->msi_off + UMSI_MSI_FLAGS) & UMSI_MSI_FLAGS_QSIZE) >>
+	       UMSI_MSI_FLAGS_QSIZE_SHIFT;
+}
+
+static unsigned int msi_log2_enabled(const struct sim_dev *d)
+{
+	unsigned int mme = msi_mme(d);
+
+	return mme > d->msi_mmc ? d->msi_mmc : mme;
+}
+
+/* ---- Sending ----------------------------------------------------------------- */
+
+/* The device writes @data to @addr as a bus master. */
+static int dev_dma_msg_locked(struct umsi_sim *sim, struct sim_dev *d,
+			      uint64_t addr, uint32_t data)
+{
+	if (!(cfg16(d, UMSI_PCI_COMMAND) & UMSI_PCI_CMD_MASTER)) {
+		d->st.bme_blocked++;
+		sim->st.bme_blocked++;
+		return UMSI_SIM_FIRE_BLOCKED;
+	}
+	d->st.msgs++;
+	sim_msg_write_locked(sim, addr, data);
+	return UMSI_SIM_FIRE_SENT;
+}
+
+/* MSI message @k: address and data read now; k ORed into the data. */
+static int msi_send_locked(struct umsi_sim *sim, struct sim_dev *d,
+			   unsigned int k)
+{
+	uint32_t nvec = 1u << msi_log2_enabled(d);
+	uint64_t addr = cfg32(d, d->msi_off + UMSI_MSI_ADDR_LO);
+	uint32_t data = cfg16(d, msi_data_off(d));
+
+	if (msi_mme(d) > d->msi_mmc)
+		d->st.mme_over_cap++;
+	if (d->desc.msi.is64)
+		addr |= (uint64_t)cfg32(d, d->msi_off + UMSI_MSI_ADDR_HI) << 32;
+	data = (data & ~(nvec - 1)) | (k & (nvec - 1));
+	return dev_dma_msg_locked(sim, d, addr, data);
+}
+
+/* Send every MSI message that is pending and no longer masked. */
+static void msi_flush_locked(struct umsi_sim *sim, struct sim_dev *d)
+{
+	uint32_t mask, pend, nvec;
+
+	if (!msi_enabled(d) || !d->desc.msi.maskbit)
+		return;
+	nvec = 1u << msi_log2_enabled(d);
+	mask = cfg32(d, msi_mask_off(d));
+	pend = cfg32(d, msi_pending_off(d));
+	for (unsigned int k = 0; k < nvec; k++) {
+		if (!(pend & (1u << k)) || (mask & (1u << k)))
+			continue;
+		pend &= ~(1u << k);
+		set_cfg32(d, msi_pending_off(d), pend);
+		msi_send_locked(sim, d, k);
+	}
+}
+
+static int msi_fire_locked(struct umsi_sim *sim, struct sim_dev *d,
+			   unsigned int k)
+{
+	uint32_t nvec = 1u << msi_log2_enabled(d);
+
+	if (k >= nvec)
+		return -UMSI_EINVAL;
+	if (d->desc.msi.maskbit &&
+	    (cfg32(d, msi_mask_off(d)) & (1u << k))) {
+		uint32_t pend = cfg32(d, msi_pending_off(d));
+
+		if (pend & (1u << k)) {
+			d->st.coalesced++;
+			return UMSI_SIM_FIRE_COALESCED;
+		}
+		set_cfg32(d, msi_pending_off(d), pend | (1u << k));
+		d->st.pending_set++;
+		return UMSI_SIM_FIRE_PENDING;
+	}
+	return msi_send_locked(sim, d, k);
+}
+
+static bool msix_entry_masked(const struct sim_dev *d, unsigned int k)
+{
+	return d->msix_tbl[k * 4 + 3] & UMSI_MSIX_CTRL_MASKBIT;
+}
+
+static bool pba_test(const struct sim_dev *d, unsigned int k)
+{
+	return (d->pba[k / 64] >> (k % 64)) & 1;
+}
+
+static int msix_send_locked(struct umsi_sim *sim, struct sim_dev *d,
+			    unsigned int k)
+{
+	uint64_t addr = d->msix_tbl[k * 4] |
+			(uint64_t)d->msix_tbl[k * 4 + 1] << 32;
+
+	return dev_dma_msg_locked(sim, d, addr, d->msix_tbl[k * 4 + 2]);
+}
+
+/* Entry @k: if pending and now unmasked, clear its PBA bit and send. */
+static void msix_flush_one_locked(struct umsi_sim *sim, struct sim_dev *d,
+				  unsigned int k)
+{
+	if (!msix_enabled(d) || msix_function_masked(d) ||
+	    msix_entry_masked(d, k) || !pba_test(d, k))
+		return;
+	d->pba[k / 64] &= ~(1ull << (k % 64));
+	msix_send_locked(sim, d, k);
+}
+
+static void msix_flush_all_locked(struct umsi_sim *sim, struct sim_dev *d)
+{
+	for (unsigned int k = 0; k < d->msix_n; k++)
+		msix_flush_one_locked(sim, d, k);
+}
+
+static int msix_fire_locked(struct umsi_sim *sim, struct sim_dev *d,
+			    unsigned int k)
+{
+	if (k >= d->msix_n)
+		return -UMSI_EINVAL;
+	if (msix_function_masked(d) || msix_entry_masked(d, k)) {
+		if (pba_test(d, k)) {
+			d->st.coalesced++;
+			return UMSI_SIM_FIRE_COALESCED;
+		}
+		d->pba[k / 64] |= 1ull << (k % 64);
+		d->st.pending_set++;
+		return UMSI_SIM_FIRE_PENDING;
+	}
+	return msix_send_locked(sim, d, k);
+}
+
+/* ---- INTx ------------------------------------------------------------------ */
+
+/* Recompute Status.Interrupt Status and what the pin drives. */
+static void intx_update_locked(struct umsi_sim *sim, struct sim_dev *d)
+{
+	uint16_t status = cfg16(d, UMSI_PCI_STATUS);
+	bool out;
+	int gsi;
+
+	if (d->intx_level)
+		status |= UMSI_PCI_STATUS_INTX;
+	else
+		status &= (uint16_t)~UMSI_PCI_STATUS_INTX;
+	set_cfg16(d, UMSI_PCI_STATUS, status);
+	/* PCI 3.0 6.8: a function with MSI or MSI-X enabled must not use INTx. */
+	out = d->present && d->desc.intx_pin && d->intx_level &&
+	      !(cfg16(d, UMSI_PCI_COMMAND) & UMSI_PCI_CMD_INTX_DISABLE) &&
+	      !msi_enabled(d) && !msix_enabled(d);
+	if (out == d->intx_out)
+		return;
+	d->intx_out = out;
+	gsi = sim_dev_gsi_locked(sim, d, d->desc.intx_pin);
+	if (gsi >= 0)
+		sim_ioapic_eval_locked(sim, (uint32_t)gsi);
+}
+
+static int fire_locked(struct umsi_sim *sim, struct sim_dev *d, unsigned int k)
+{
+	d->st.fires++;
+	if (msix_enabled(d))
+		return msix_fire_locked(sim, d, k);
+	if (msi_enabled(d))
+		return msi_fire_locked(sim, d, k);
+	if (!d->desc.intx_pin)
+		return -UMSI_ENOTSUP;
+	if (d->intx_level) {
+		d->st.coalesced++;
+		return UMSI_SIM_FIRE_INTX;
+	}
+	d->intx_level = true;
+	d->st.intx_asserts++;
+	intx_update_locked(sim, d);
+	return UMSI_SIM_FIRE_INTX;
+}
+
+/* ---- Configuration space ------------------------------------------------------ */
+
+int sim_cfg_read_locked(struct umsi_sim *sim, struct sim_dev *d,
+			uint16_t off, uint8_t width, uint32_t *val)
+{
+	uint32_t v = 0;
+
+	(void)sim;
+	for (uint8_t i = 0; i < width; i++)
+		v |= (uint32_t)d->cfg[off + i] << (8 * i);
+	*val = v;
+	return 0;
+}
+
+static bool touches(uint16_t off, uint8_t width, uint16_t reg, uint16_t len)
+{
+	return off < reg + len && reg < off + width;
+}
+
+/* Address or data of an enabled MSI rewritten while a vector could fire. */
+static bool msi_live(const struct sim_dev *d)
+{
+	uint32_t nvec, live;
+
+	if (!msi_enabled(d))
+		return false;
+	if (!d->desc.msi.maskbit)
+		return true;
+	nvec = 1u << msi_log2_enabled(d);
+	live = nvec == 32 ? 0xffffffffu : (1u << nvec) - 1;
+	return (cfg32(d, msi_mask_off(d)) & live) != live;
+}
+
+int sim_cfg_write_locked(struct umsi_sim *sim, struct sim_dev *d,
+			 uint16_t off, uint8_t width, uint32_t val)
+{
+	bool msi_was_live = d->msi_off && msi_live(d);
+
+	for (uint8_t i = 0; i < width; i++) {
+		uint16_t o = (uint16_t)(off + i);
+		uint8_t b = (uint8_t)(val >> (8 * i));
+
+		d->cfg[o] = (uint8_t)((d->cfg[o] & ~d->wmask[o]) |
+				      (b & d->wmask[o]));
+		d->cfg[o] &= (uint8_t)~(b & d->w1c[o]);
+	}
+	/* Side effects, in the order a device would act on them. */
+	if (d->msi_off && touches(off, width, d->msi_off, msi_size(d))) {
+		if (msi_was_live &&
+		    touches(off, width, d->msi_off + UMSI_MSI_ADDR_LO,
+			    (uint16_t)(msi_data_off(d) + 2 - d->msi_off -
+				       UMSI_MSI_ADDR_LO)))
+			d->st.msi_live_writes++;
+		/* Unmasking (or enabling) sends what was pending. */
+		msi_flush_locked(sim, d);
+	}
+	if (d->msix_off && touches(off, width, d->msix_off + UMSI_MSIX_FLAGS, 2))
+		msix_flush_all_locked(sim, d);
+	intx_update_locked(sim, d);
+	return 0;
+}
+
+struct sim_dev *sim_dev_find(struct umsi_sim *sim, umsi_bdf_t bdf)
+{
+	struct sim_dev *gone = NULL;
+
+	for (size_t i = 0; i < sim->ndevs; i++) {
+		if (sim->devs[i]->bdf != bdf)
+			continue;
+		if (sim->devs[i]->present)
+			return sim->devs[i];
+		gone = sim->devs[i];
+	}
+	return gone;
+}
+
+/* ---- MMIO --------------------------------------------------------------------- */
+
+static uint64_t bar_base(const struct sim_dev *d, unsigned int i)
+{
+	const struct sim_bar *b = &d->bars[i];
+	uint64_t base;
+
+	if (!b->size || b->upper)
+		return 0;
+	if (b->io)
+		return cfg32(d, (uint16_t)(UMSI_PCI_BAR0 + 4 * i)) &
+		       UMSI_PCI_BAR_IO_MASK;
+	base = cfg32(d, (uint16_t)(UMSI_PCI_BAR0 + 4 * i)) &
+	       UMSI_PCI_BAR_MEM_MASK;
+	if (b->is64)
+		base |= (uint64_t)cfg32(d, (uint16_t)(UMSI_PCI_BAR0 +
+						      4 * (i + 1))) << 32;
+	return base;
+}
+
+/* Which function's memory BAR claims @phys (present functions first). */
+static struct sim_dev *decode_locked(struct umsi_sim *sim, uint64_t phys,
+				     unsigned int *bar, uint64_t *off)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < sim->ndevs; i++) {
+			struct sim_dev *d = sim->devs[i];
+
+			if (d->present != (pass == 0))
+				continue;
+			for (unsigned int b = 0; b < 6; b++) {
+				uint64_t base = bar_base(d, b);
+
+				if (!base || d->bars[b].io ||
+				    phys < base || phys - base >= d->bars[b].size)
+					continue;
+				*bar = b;
+				*off = phys - base;
+				return d;
+			}
+		}
+	}
+	return NULL;
+}
+
+static bool in_region(uint64_t off, uint32_t start, uint64_t len)
+{
+	return off >= start && off - start < len;
+}
+
+static uint64_t pba_bytes(const struct sim_dev *d)
+{
+	return ((uint64_t)d->msix_n + 63) / 64 * 8;
+}
+
+static bool dev_decodes(struct umsi_sim *sim, struct sim_dev *d, bool counted,
+			bool write)
+{
+	(void)sim;
+	if (counted) {
+		if (write)
+			d->st.mmio_writes++;
+		else
+			d->st.mmio_reads++;
+	}
+	if (!d->present)
+		return false;
+	if (!(cfg16(d, UMSI_PCI_COMMAND) & UMSI_PCI_CMD_MEMORY)) {
+		d->st.mmio_disabled++;
+		return false;
+	}
+	return true;
+}
+
+uint32_t sim_phys_read32_locked(struct umsi_sim *sim, uint64_t phys,
+				bool counted)
+{
+	unsigned int bar;
+	uint64_t off;
+	struct sim_dev *d = decode_locked(sim, phys, &bar, &off);
+	const struct umsi_sim_msix_desc *mx;
+
+	if (!d) {
+		if (counted)
+			sim_bad_access_locked(sim, "MMIO read of unclaimed "
+					      "address 0x%llx",
+					      (unsigned long long)phys);
+		return 0xffffffffu;
+	}
+	if (!dev_decodes(sim, d, counted, false))
+		return 0xffffffffu;
+	mx = &d->desc.msix;
+	if (d->msix_off && bar == mx->table_bar &&
+	    in_region(off, mx->table_offset, (uint64_t)d->msix_n * 16)) {
+		uint64_t r = off - mx->table_offset;
+
+		return d->msix_tbl[r / 4];
+	}
+	if (d->msix_off && bar == mx->pba_bar &&
+	    in_region(off, mx->pba_offset, pba_bytes(d))) {
+		uint64_t r = off - mx->pba_offset;
+
+		return (uint32_t)(d->pba[r / 8] >> (32 * ((r / 4) & 1)));
+	}
+	return 0;	/* other device registers: not modelled */
+}
+
+void sim_phys_write32_locked(struct umsi_sim *sim, uint64_t phys, uint32_t val,
+			     bool counted)
+{
+	unsigned int bar, k, w;
+	uint64_t off, r;
+	struct sim_dev *d = decode_locked(sim, phys, &bar, &off);
+	const struct umsi_sim_msix_desc *mx;
+	uint32_t old;
+
+	if (!d) {
+		if (counted)
+			sim_bad_access_locked(sim, "MMIO write of unclaimed "
+					      "address 0x%llx",
+					      (unsigned long long)phys);
+		return;
+	}
+	if (!dev_decodes(sim, d, counted, true))
+		return;
+	mx = &d->desc.msix;
+	if (!d->msix_off || bar != mx->table_bar ||
+	    !in_region(off, mx->table_offset, (uint64_t)d->msix_n * 16))
+		return;	/* PBA is read-only; other registers not modelled */
+	r = off - mx->table_offset;
+	k = (unsigned int)(r / 16);
+	w = (unsigned int)(r % 16) / 4;
+	old = d->msix_tbl[r / 4];
+	switch (w) {
+	case 0:	/* Message Address: bits 1:0 read as 0 (DWORD aligned) */
+		val &= ~3u;
+		/* fall through */
+	case 1:
+	case 2:
+		if (msix_enabled(d) && !msix_function_masked(d) &&
+		    !msix_entry_masked(d, k) && val != old)
+			d->st.msix_live_writes++;
+		d->msix_tbl[r / 4] = val;
+		break;
+	default:	/* Vector Control: only the mask bit is implemented */
+		d->msix_tbl[r / 4] = val & UMSI_MSIX_CTRL_MASKBIT;
+		if ((old & UMSI_MSIX_CTRL_MASKBIT) &&
+		    !(val & UMSI_MSIX_CTRL_MASKBIT))
+			msix_flush_one_locked(sim, d, k);
+		break;
+	}
+}
+
+/* ---- Building a function --------------------------------------------------------- */
+
+static bool is_pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+static int bars_valid(const struct umsi_sim_dev_desc *desc)
+{
+	unsigned int nbars = desc->header_type == 1 ? 2 : 6;
+
+	for (unsigned int i = 0; i < 6; i++) {
+		const struct umsi_sim_bar_desc *b = &desc->bars[i];
+
+		if (!b->size)
+			continue;
+		if (i >= nbars || !is_pow2(b->size))
+			return -UMSI_EINVAL;
+		if (b->io && (b->is64 || b->size < 4 || b->size > 256))
+			return -UMSI_EINVAL;
+		if (!b->io && b->size < 16)
+			return -UMSI_EINVAL;
+		if (!b->io && !b->is64 && b->size > 0x80000000ull)
+			return -UMSI_EINVAL;
+		if (b->is64 && (i + 1 >= nbars || desc->bars[i + 1].size))
+			return -UMSI_EINVAL;
+		if (b->is64)
+			i++;
+	}
+	return 0;
+}
+
+static bool mem_bar_fits(const struct umsi_sim_dev_desc *desc, uint8_t bar,
+			 uint32_t off, uint64_t len)
+{
+	const struct umsi_sim_bar_desc *b;
+
+	if (bar >= 6)
+		return false;
+	if (bar > 0 && desc->bars[bar - 1].is64 && desc->bars[bar - 1].size)
+		return false;	/* the upper half of a 64-bit BAR */
+	b = &desc->bars[bar];
+	return b->size && !b->io && (off & 7) == 0 && off + len <= b->size;
+}
+
+static int msix_valid(const struct umsi_sim_dev_desc *desc)
+{
+	const struct umsi_sim_msix_desc *m = &desc->msix;
+	uint64_t tlen = (uint64_t)m->nentries * 16;
+	uint64_t plen = ((uint64_t)m->nentries + 63) / 64 * 8;
+
+	if (!m->present)
+		return 0;
+	if (m->nentries < 1 || m->nentries > UMSI_MSIX_MAX_VECTORS)
+		return -UMSI_EINVAL;
+	if (!mem_bar_fits(desc, m->table_bar, m->table_offset, tlen) ||
+	    !mem_bar_fits(desc, m->pba_bar, m->pba_offset, plen))
+		return -UMSI_EINVAL;
+	if (m->table_bar == m->pba_bar &&
+	    m->table_offset < m->pba_offset + plen &&
+	    m->pba_offset < m->table_offset + tlen)
+		return -UMSI_EINVAL;
+	return 0;
+}
+
+static int desc_valid(const struct umsi_sim_dev_desc *desc)
+{
+	if (desc->header_type > 1 || desc->intx_pin > 4)
+		return -UMSI_EINVAL;
+	if (desc->msi.present && (!is_pow2(desc->msi.nvec) ||
+				  desc->msi.nvec > UMSI_MSI_MAX_VECTORS))
+		return -UMSI_EINVAL;
+	if (bars_valid(desc))
+		return -UMSI_EINVAL;
+	return msix_valid(desc);
+}
+
+static int assign_bar_locked(struct umsi_sim *sim,
+			     const struct umsi_sim_bar_desc *b, uint64_t *addr)
+{
+	uint64_t *next, limit, base;
+
+	if (b->unassigned) {
+		*addr = 0;
+		return 0;
+	}
+	if (b->io) {
+		next = &sim->next_io;
+		limit = 0x10000;
+	} else if (b->is64) {
+		next = &sim->next_mem64;
+		limit = 0x10000000000000ull;
+	} else {
+		next = &sim->next_mem32;
+		limit = 0xfec00000u;	/* IO-APIC, LAPIC, MSI window above */
+	}
+	base = (*next + b->size - 1) & ~(b->size - 1);
+	if (base + b->size > limit)
+		return -UMSI_ENOSPC;
+	*next = base + b->size;
+	*addr = base;
+	return 0;
+}
+
+static void set_wmask(struct sim_dev *d, uint16_t off, uint8_t width,
+		      uint32_t m)
+{
+	put(d->wmask, off, width, m);
+}
+
+static int build_bars_locked(struct umsi_sim *sim, struct sim_dev *d)
+{
+	for (unsigned int i = 0; i < 6; i++) {
+		const struct umsi_sim_bar_desc *b = &d->desc.bars[i];
+		uint16_t reg = (uint16_t)(UMSI_PCI_BAR0 + 4 * i);
+		uint64_t addr;
+		uint32_t flags;
+		int err;
+
+		if (!b->size)
+			continue;
+		err = assign_bar_locked(sim, b, &addr);
+		if (err)
+			return err;
+		d->bars[i] = (struct sim_bar){ b->size, b->is64, b->io,
+					       b->prefetch, false };
+		if (b->io) {
+			set_cfg32(d, reg, (uint32_t)addr | UMSI_PCI_BAR_IO);
+			set_wmask(d, reg, 4, (uint32_t)~(b->size - 1) &
+				  UMSI_PCI_BAR_IO_MASK);
+			continue;
+		}
+		flags = (b->is64 ? UMSI_PCI_BAR_MEM_TYPE_64 : 0) |
+			(b->prefetch ? UMSI_PCI_BAR_PREFETCH : 0);
+		set_cfg32(d, reg, (uint32_t)addr | flags);
+		set_wmask(d, reg, 4, (uint32_t)~(b->size - 1) &
+			  UMSI_PCI_BAR_MEM_MASK);
+		if (b->is64) {
+			i++;
+			d->bars[i] = (struct sim_bar){ b->size, true, false,
+						       b->prefetch, true };
+			set_cfg32(d, (uint16_t)(reg + 4),
+				  (uint32_t)(addr >> 32));
+			set_wmask(d, (uint16_t)(reg + 4), 4,
+				  (uint32_t)~((b->size - 1) >> 32));
+		}
+	}
+	return 0;
+}
+
+struct cap_slot {
+	uint8_t id;
+	uint16_t off, len;
+};
+
+/* Choose capability offsets and check they do not overlap. */
+static int layout_caps(struct sim_dev *d, struct cap_slot *s, int *n)
+{
+	const struct umsi_sim_dev_desc *c = &d->desc;
+
+	*n = 0;
+	if (c->pcie.present)
+		s[(*n)++] = (struct cap_slot){ UMSI_PCI_CAP_ID_EXP,
+					       c->pcie.offset ? c->pcie.offset
+							      : 0x40, 0x3c };
+	if (c->msi.present)
+		s[(*n)++] = (struct cap_slot){ UMSI_PCI_CAP_ID_MSI,
+					       c->msi.offset ? c->msi.offset
+							     : 0x80,
+					       msi_size(d) };
+	if (c->msix.present)
+		s[(*n)++] = (struct cap_slot){ UMSI_PCI_CAP_ID_MSIX,
+					       c->msix.offset ? c->msix.offset
+							      : 0xa0, 12 };
+	for (int i = 0; i < *n; i++) {
+		if (s[i].off < UMSI_PCI_STD_HEADER_END || (s[i].off & 3) ||
+		    s[i].off + s[i].len > UMSI_PCI_CFG_SIZE)
+			return -UMSI_EINVAL;
+		for (int j = 0; j < i; j++)
+			if (s[i].off < s[j].off + s[j].len &&
+			    s[j].off < s[i].off + s[i].len)
+				return -UMSI_EINVAL;
+	}
+	return 0;
+}
+
+static void build_msi(struct sim_dev *d, uint16_t o)
+{
+	const struct umsi_sim_msi_desc *m = &d->desc.msi;
+	uint16_t ctrl;
+
+	d->msi_off = o;
+	d->msi_mmc = (unsigned int)__builtin_ctz(m->nvec);
+	ctrl = (uint16_t)(d->msi_mmc << UMSI_MSI_FLAGS_QMASK_SHIFT);
+	if (m->is64)
+		ctrl |= UMSI_MSI_FLAGS_64BIT;
+	if (m->maskbit)
+		ctrl |= UMSI_MSI_FLAGS_MASKBIT;
+	set_cfg16(d, o + UMSI_MSI_FLAGS, ctrl);
+	/* Enable and Multiple Message Enable are RW; the rest RO. */
+	set_wmask(d, o + UMSI_MSI_FLAGS, 2,
+		  UMSI_MSI_FLAGS_ENABLE | UMSI_MSI_FLAGS_QSIZE);
+	set_wmask(d, o + UMSI_MSI_ADDR_LO, 4, 0xfffffffcu);
+	if (m->is64)
+		set_wmask(d, o + UMSI_MSI_ADDR_HI, 4, 0xffffffffu);
+	set_wmask(d, msi_data_off(d), 2, 0xffff);
+	/* Mask bits of vectors the function does not have are reserved. */
+	if (m->maskbit)
+		set_wmask(d, msi_mask_off(d), 4, m->nvec == 32 ? 0xffffffffu :
+			  (1u << m->nvec) - 1);
+}
+
+static int build_msix(struct sim_dev *d, uint16_t o)
+{
+	const struct umsi_sim_msix_desc *m = &d->desc.msix;
+
+	d->msix_off = o;
+	d->msix_n = m->nentries;
+	d->msix_tbl = calloc((size_t)m->nentries * 4, sizeof(uint32_t));
+	d->pba = calloc(((size_t)m->nentries + 63) / 64, sizeof(uint64_t));
+	if (!d->msix_tbl || !d->pba)
+		return -UMSI_ENOMEM;
+	/* Reset: every entry masked (PCI 3.0 6.8.2.9). */
+	for (unsigned int k = 0; k < m->nentries; k++)
+		d->msix_tbl[k * 4 + 3] = UMSI_MSIX_CTRL_MASKBIT;
+	set_cfg16(d, o + UMSI_MSIX_FLAGS, (uint16_t)(m->nentries - 1));
+	set_wmask(d, o + UMSI_MSIX_FLAGS, 2,
+		  UMSI_MSIX_FLAGS_MASKALL | UMSI_MSIX_FLAGS_ENABLE);
+	set_cfg32(d, o + UMSI_MSIX_TABLE, m->table_offset | m->table_bar);
+	set_cfg32(d, o + UMSI_MSIX_PBA, m->pba_offset | m->pba_bar);
+	return 0;
+}
+
+static void build_pcie(struct sim_dev *d, uint16_t o)
+{
+	d->pcie_off = o;
+	/* Capability version 2, device/port type. */
+	set_cfg16(d, o + UMSI_PCIE_FLAGS,
+		  (uint16_t)(2 | (d->desc.pcie.type & 0xf) <<
+			     UMSI_PCIE_FLAGS_TYPE_SHIFT));
+	/* Device Control RW except Initiate FLR (not modelled: reads 0). */
+	set_wmask(d, o + UMSI_PCIE_DEVCTL, 2, 0x7fff);
+	/* Device Status error bits are RW1C. */
+	put(d->w1c, (uint16_t)(o + UMSI_PCIE_DEVCTL + 2), 2, 0x000f);
+}
+
+static int build_caps(struct sim_dev *d)
+{
+	struct cap_slot s[3];
+	int n, err = layout_caps(d, s, &n);
+
+	if (err)
+		return err;
+	for (int i = 0; i < n; i++) {
+		d->cfg[s[i].off] = s[i].id;
+		d->cfg[s[i].off + 1] = i + 1 < n ? (uint8_t)s[i + 1].off : 0;
+		if (s[i].id == UMSI_PCI_CAP_ID_EXP)
+			build_pcie(d, s[i].off);
+		else if (s[i].id == UMSI_PCI_CAP_ID_MSI)
+			build_msi(d, s[i].off);
+		else if (build_msix(d, s[i].off))
+			return -UMSI_ENOMEM;
+	}
+	if (n) {
+		d->cfg[UMSI_PCI_CAP_PTR] = (uint8_t)s[0].off;
+		set_cfg16(d, UMSI_PCI_STATUS, UMSI_PCI_STATUS_CAP_LIST);
+	}
+	return 0;
+}
+
+static void build_header(struct sim_dev *d)
+{
+	const struct umsi_sim_dev_desc *c = &d->desc;
+
+	set_cfg16(d, UMSI_PCI_VENDOR_ID, c->vendor);
+	set_cfg16(d, UMSI_PCI_DEVICE_ID, c->device);
+	d->cfg[UMSI_PCI_REVISION] = c->revision;
+	put(d->cfg, UMSI_PCI_CLASS_PROG, 3, c->class_code & 0xffffff);
+	d->cfg[UMSI_PCI_HEADER_TYPE] = (uint8_t)(c->header_type |
+			(c->multifunction ? UMSI_PCI_HEADER_MULTIFN : 0));
+	d->cfg[UMSI_PCI_INTERRUPT_PIN] = c->intx_pin;
+	/* Command: I/O, Memory, Bus Master, Parity, SERR#, INTx Disable. */
+	set_wmask(d, UMSI_PCI_COMMAND, 2, 0x0547);
+	/* Status: error bits are RW1C, the rest RO. */
+	put(d->w1c, UMSI_PCI_STATUS, 2, 0xf900);
+	set_wmask(d, 0x0c, 2, 0xffff);	/* cache line size, latency timer */
+	set_wmask(d, UMSI_PCI_INTERRUPT_LINE, 1, 0xff);
+	if (c->header_type == 1) {
+		d->cfg[UMSI_PCI_PRIMARY_BUS] = UMSI_BDF_BUS(d->bdf);
+		d->cfg[UMSI_PCI_SECONDARY_BUS] = c->secondary_bus;
+		d->cfg[UMSI_PCI_SUBORDINATE_BUS] = c->subordinate_bus;
+		/* Bus numbers, windows, I/O upper halves: RW. */
+		set_wmask(d, UMSI_PCI_PRIMARY_BUS, 4, 0xffffffffu);
+		set_wmask(d, 0x1c, 2, 0xffff);
+		put(d->w1c, 0x1e, 2, 0xf900);	/* secondary status */
+		for (uint16_t o = 0x20; o < 0x34; o += 4)
+			set_wmask(d, o, 4, 0xffffffffu);
+		set_wmask(d, UMSI_PCI_BRIDGE_CONTROL, 2, 0x0fff);
+	}
+}
+
+static void initial_command(struct sim_dev *d)
+{
+	uint16_t cmd = 0;
+
+	for (unsigned int i = 0; i < 6; i++) {
+		const struct umsi_sim_bar_desc *b = &d->desc.bars[i];
+
+		if (!b->size || b->unassigned)
+			continue;
+		cmd |= b->io ? UMSI_PCI_CMD_IO : UMSI_PCI_CMD_MEMORY;
+	}
+	cmd |= d->desc.command & 0x0547;
+	set_cfg16(d, UMSI_PCI_COMMAND, cmd);
+}
+
+void sim_dev_free(struct sim_dev *d)
+{
+	if (!d)
+		return;
+	free(d->msix_tbl);
+	free(d->pba);
+	free(d);
+}
+
+int umsi_sim_add_device(struct umsi_sim *sim, umsi_bdf_t bdf,
+			const struct umsi_sim_dev_desc *desc)
+{
+	struct sim_dev *d, *old;
+	uint64_t save32, save64, saveio;
+	int err;
+
+	if (!desc || desc_valid(desc))
+		return -UMSI_EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -UMSI_ENOMEM;
+	d->bdf = bdf;
+	d->present = true;
+	d->desc = *desc;
+	build_header(d);
+	err = build_caps(d);
+	if (err) {
+		sim_dev_free(d);
+		return err;
+	}
+	sim_lock(sim);
+	old = sim_dev_find(sim, bdf);
+	if (old && old->present) {
+		err = -UMSI_EEXIST;
+		goto fail;
+	}
+	save32 = sim->next_mem32;
+	save64 = sim->next_mem64;
+	saveio = sim->next_io;
+	err = build_bars_locked(sim, d);
+	if (!err && sim->ndevs == sim->devs_cap) {
+		size_t cap = sim->devs_cap ? sim->devs_cap * 2 : 16;
+		struct sim_dev **p = realloc(sim->devs, cap * sizeof(*p));
+
+		if (p) {
+			sim->devs = p;
+			sim->devs_cap = cap;
+		} else {
+			err = -UMSI_ENOMEM;
+		}
+	}
+	if (err) {
+		sim->next_mem32 = save32;
+		sim->next_mem64 = save64;
+		sim->next_io = saveio;
+		goto fail;
+	}
+	initial_command(d);
+	sim->devs[sim->ndevs++] = d;
+	sim_unlock(sim);
+	return 0;
+fail:
+	sim_unlock(sim);
+	sim_dev_free(d);
+	return err;
+}
+
+int umsi_sim_remove_device(struct umsi_sim *sim, umsi_bdf_t bdf)
+{
+	struct sim_dev *d;
+	int err = 0;
+
+	sim_lock(sim);
+	d = sim_dev_find(sim, bdf);
+	if (!d || !d->present) {
+		err = -UMSI_ENOENT;
+	} else {
+		d->present = false;
+		intx_update_locked(sim, d);
+	}
+	sim_unlock(sim);
+	sim_drain(sim);
+	return err;
+}
+
+uint8_t *umsi_sim_cfg_raw(struct umsi_sim *sim, umsi_bdf_t bdf)
+{
+	struct sim_dev *d;
+
+	sim_lock(sim);
+	d = sim_dev_find(sim, bdf);
+	sim_unlock(sim);
+	return d ? d->cfg : NULL;
+}
+
+uint32_t umsi_sim_cfg_read(struct umsi_sim *sim, umsi_bdf_t bdf,
+			   uint16_t off, uint8_t width)
+{
+	struct sim_dev *d;
+	uint32_t v;
+
+	if (!sim_cfg_access_ok(off, width))
+		return 0xffffffffu;
+	sim_lock(sim);
+	d = sim_dev_find(sim, bdf);
+	if (!d || !d->present)
+		v = ones(width);
+	else
+		sim_cfg_read_locked(sim, d, off, width, &v);
+	sim_unlock(sim);
+	return v;
+}
+
+int umsi_sim_cfg_write(struct umsi_sim *sim, umsi_bdf_t bdf, uint16_t off,
+		       uint8_t width, uint32_t val)
+{
+	struct sim_dev *d;
+	int err;
+
+	if (!sim_cfg_access_ok(off, width))
+		return -UMSI_EINVAL;
+	sim_lock(sim);
+	d = sim_dev_find(sim, bdf);
+	if (!d || !d->present)
+		err = -UMSI_ENODEV;
+	else
+		err = sim_cfg_write_locked(sim, d, off, width, val);
+	sim_unlock(sim);
+	sim_drain(sim);
+	return err;
+}
+
+uint64_t umsi_sim_bar_addr(struct umsi_sim *sim, umsi_bdf_t bdf,
+			   unsigned int bar)
+{
+	struct sim_dev *d;
+	uint64_t a = 0;
+
+	if (bar >= 6)
+		return 0;
+	sim_lock(sim);
+	d = sim_dev_find(sim, bdf);
+	if (d)
+		a = bar_base(d, bar);
+	sim_unlock(sim);
+	return a;
+}
+
+uint32_t umsi_sim_mmio_read32(struct umsi_sim *sim, uint64_t phys)
+{
+	uint32_t v;
+
+	sim_lock(sim);
+	v = sim_phys_read32_locked(sim, phys, false);
+	sim_unlock(sim);
+	return v;
+}
+
+void umsi_sim_mmio_write32(struct umsi_sim *sim, uint64_t phys, uint32_t val)
+{
+	sim_lock(sim);
+	sim_phys_write32_locked(sim, phys, val, false);
+	sim_unlock(sim);
+	sim_drain(sim);
+}
+
+static struct sim_dev *msix_dev_locked(struct umsi_sim *sim, umsi_bdf_t bdf,
+				       unsigned int idx, int *err)
+{
+	struct sim_dev *d = sim_dev_find(sim, bdf);
+
+	*err = 0;
+	if (!d || !d->msix_off)
+		*err = -UMSI_ENOENT;
+	else if (idx >= d->msix_n)
+		*err = -UMSI_EINVAL;
+	return *err ? NULL : d;
+}
+
+int umsi_sim_msix_entry_set(struct umsi_sim *sim, umsi_bdf_t bdf,
+			    unsigned int idx, uint64_t addr, uint32_t data,
+			    uint32_t ctrl)
+{
+	struct sim_dev *d;
+	int err;
+
+	sim_lock(sim);
+	d = msix_dev_locked(sim, bdf, idx, &err);
+	if (d) {
+		d->msix_tbl[idx * 4] = (uint32_t)addr & ~3u;
+		d->msix_tbl[idx * 4 + 1] = (uint32_t)(addr >> 32);
+		d->msix_tbl[idx * 4 + 2] = data;
+		d->msix_tbl[idx * 4 + 3] = ctrl & UMSI_MSIX_CTRL_MASKBIT;
+	}
+	sim_unlock(sim);
+	return err;
+}
+
+int umsi_sim_msix_entry_get(struct umsi_sim *sim, umsi_bdf_t bdf,
+			    unsigned int idx, uint64_t *addr, uint32_t *data,
+			    uint32_t *ctrl)
+{
+	struct sim_dev *d;
+	int err;
+
+	sim_lock(sim);
+	d = msix_dev_locked(sim, bdf, idx, &err);
+	if (d) {
+		if (addr)
+			*addr = d->msix_tbl[idx * 4] |
+				(uint64_t)d->msix_tbl[idx * 4 + 1] << 32;
+		if (data)
+			*data = d->msix_tbl[idx * 4 + 2];
+		if (ctrl)
+			*ctrl = d->msix_tbl[idx * 4 + 3];
+	}
+	sim_unlock(sim);
+	return err;
+}
+
+int umsi_sim_msix_pending(struct umsi_sim *sim, umsi_bdf_t bdf,
+			  unsigned int idx)
+{
+	struct sim_dev *d;
+	int err;
+
+	sim_lock(sim);
+	d = msix_dev_locked(sim, bdf, idx, &err);
+	if (d)
+		err = pba_test(d, idx);
+	sim_unlock(sim);
+	return err;
+}
+
+uint32_t umsi_sim_msi_pending(struct umsi_sim *sim, umsi_bdf_t bdf)
+{
+	struct sim_dev *d;
+	uint32_t p = 0;
+
+	sim_lock(sim);
+	d = sim_dev_find(sim, bdf);
+	if (d && d->msi_off && d->desc.msi.maskbit)
+		p = cfg32(d, msi_pending_off(d));
+	sim_unlock(sim);
+	return p;
+}
+
+int umsi_sim_fire(struct umsi_sim *sim, umsi_bdf_t bdf, unsigned int k)
+{
+	struct sim_dev *d;
+	int ret;
+
+	sim_lock(sim);
+	d = sim_dev_find(sim, bdf);
+	if (!d || !d->present)
+		ret = -UMSI_ENODEV;
+	else
+		ret = fire_locked(sim, d, k);
+	sim_unlock(sim);
+	sim_drain(sim);
+	return ret;
+}
+
+int umsi_sim_intx_set(struct umsi_sim *sim, umsi_bdf_t bdf, bool asserted)
+{
+	struct sim_dev *d;
+	int err = 0;
+
+	sim_lock(sim);
+	d = sim_dev_find(sim, bdf);
+	if (!d || !d->present) {
+		err = -UMSI_ENODEV;
+	} else {
+		if (asserted && !d->intx_level)
+			d->st.intx_asserts++;
+		d->intx_level = asserted;
+		intx_update_locked(sim, d);
+	}
+	sim_unlock(sim);
+	sim_drain(sim);
+	return err;
+}
+
+int umsi_sim_dev_stats(struct umsi_sim *sim, umsi_bdf_t bdf,
+		       struct umsi_sim_dev_stats *out)
+{
+	struct sim_dev *d;
+
+	sim_lock(sim);
+	d = sim_dev_find(sim, bdf);
+	if (d)
+		*out = d->st;
+	sim_unlock(sim);
+	return d ? 0 : -UMSI_ENOENT;
+}

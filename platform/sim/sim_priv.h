@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_priv.h - the simulator's private structures, shared by its files.
+ * Not installed, not stable.
+ *
+ * One mutex, sim->mtx, protects all machine state. It is never held while
+ * calling out (dispatch, hook, cross-call functions), so callbacks may come
+ * back into the sim. Functions named *_locked expect it held.
+ */
+#ifndef UMSI_SIM_PRIV_H
+#define UMSI_SIM_PRIV_H
+
+#include <pthread.h>
+#include <stdarg.h>
+
+#include "umsi_sim.h"
+
+#define SIM_MAX_CPUS 1024
+#define SIM_CFG_SIZE 4096
+
+struct sim_xcall {
+	void (*fn)(void *arg);
+	void *arg;
+	bool done;
+	struct sim_xcall *next;
+};
+
+struct sim_cpu {
+	uint32_t apic_id;
+	bool online;
+	/*
+	 * Interrupt-disable depth: locks held on this CPU, the handler being
+	 * run, cross-calls, test disables. The CPU takes interrupts at 0.
+	 */
+	int irq_off;
+	/* Threaded mode: the CPU thread is running a handler or cross-call. */
+	bool busy;
+	uint64_t irr[4], isr[4], tmr[4];
+	struct umsi_sim_vec_stats vs[256];
+	/* Threaded mode. */
+	pthread_t thread;
+	pthread_cond_t cond;
+	struct sim_xcall *xq_head, *xq_tail;
+};
+
+struct sim_bar {
+	uint64_t size;          /* 0: not implemented */
+	bool is64, io, prefetch;
+	bool upper;             /* the upper half of the 64-bit BAR below */
+};
+
+struct sim_dev {
+	umsi_bdf_t bdf;
+	bool present;
+	struct umsi_sim_dev_desc desc;
+	uint8_t cfg[SIM_CFG_SIZE];
+	uint8_t wmask[SIM_CFG_SIZE];  /* bits software may write */
+	uint8_t w1c[SIM_CFG_SIZE];    /* bits a written 1 clears */
+	struct sim_bar bars[6];
+	uint16_t msi_off, msix_off, pcie_off;
+	unsigned int msi_mmc;         /* log2 of messages capable */
+	uint16_t msix_n;
+	uint32_t *msix_tbl;           /* msix_n * 4 dwords */
+	uint64_t *pba;
+	bool intx_level;              /* the function's interrupt condition */
+	bool intx_out;                /* what the pin drives now */
+	bool route_override;
+	int route_gsi;                /* with route_override; -1 unrouted */
+	struct umsi_sim_dev_stats st;
+};
+
+struct sim_map {
+	void *base;                   /* the PROT_NONE reservation */
+	size_t maplen;
+	uint64_t phys_page;
+	void *virt;                   /* what mmio_map returned */
+	uint64_t len;                 /* what mmio_map was asked for */
+};
+
+/* Header in front of every alloc() block (32 bytes: 16-byte alignment). */
+struct sim_alloc_hdr {
+	uint64_t magic;
+	uint64_t size;
+	struct sim_alloc_hdr *prev, *next;
+};
+
+struct sim_lock {
+	struct sim_lock *prev, *next;
+	uint32_t magic;
+	bool held;
+	uint32_t owner;
+	pthread_t owner_thread;
+	pthread_mutex_t m;
+};
+
+struct sim_rte {
+	struct umsi_sim_rte r;
+	bool active;                  /* input state seen by the last evaluation */
+};
+
+struct sim_irte {
+	bool present;
+	uint32_t irq, apic_id;
+	uint8_t vector;
+};
+
+struct umsi_sim {
+	pthread_mutex_t mtx;
+	pthread_cond_t idle_cond;     /* threaded: broadcast when a CPU idles */
+	pthread_cond_t xdone_cond;    /* threaded: a cross-call completed */
+	bool threaded, stopping;
+	uint32_t plat_flags;
+
+	uint32_t ncpus;
+	struct sim_cpu *cpus;
+	uint32_t cur_cpu;             /* non-threaded; threaded default */
+	uint32_t locks_held;          /* over all CPUs */
+	int (*dispatch)(void *arg, uint32_t cpu, uint8_t vector);
+	void *dispatch_arg;
+
+	struct sim_dev **devs;
+	size_t ndevs, devs_cap;
+	uint64_t next_mem32, next_mem64, next_io;
+
+	struct sim_map *maps;
+	size_t nmaps, maps_cap;
+
+	uint32_t npins;
+	struct sim_rte *rtes;
+	bool *gsi_ext;                /* externally driven level */
+
+	struct sim_irte irte[UMSI_SIM_IRTE_COUNT];
+	uint32_t irte_used;
+
+	struct umsi_sim_stats st;
+	struct umsi_sim_leaks lk;
+	struct sim_alloc_hdr *allocs;  /* outstanding alloc() blocks */
+	struct sim_lock *locks;        /* live locks */
+	uint64_t fail_countdown;
+	int fail_err;
+	void (*hook)(void *arg, enum umsi_sim_op op);
+	void *hook_arg;
+
+	uint64_t clock, tick;
+
+	char *log;
+	size_t log_len, log_cap;
+	bool verbose;
+};
+
+/* sim_core.c */
+void sim_lock(struct umsi_sim *sim);
+void sim_unlock(struct umsi_sim *sim);
+void sim_drain(struct umsi_sim *sim);
+uint32_t sim_current_cpu_locked(struct umsi_sim *sim);
+void sim_logf_locked(struct umsi_sim *sim, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void sim_log_line_locked(struct umsi_sim *sim, char level, const char *msg);
+void sim_bad_access_locked(struct umsi_sim *sim, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int sim_msg_write_locked(struct umsi_sim *sim, uint64_t address,
+			 uint32_t data);
+int sim_lapic_accept_locked(struct umsi_sim *sim, uint32_t cpu,
+			    uint8_t vector, bool level);
+int sim_deliver_phys_locked(struct umsi_sim *sim, uint32_t apic_id,
+			    uint8_t vector, bool level, uint64_t address,
+			    uint32_t data);
+void sim_eoi_locked(struct umsi_sim *sim, uint8_t vector);
+void sim_irq_enable_locked(struct umsi_sim *sim, uint32_t cpu);
+void sim_cpu_kick_locked(struct umsi_sim *sim, uint32_t cpu);
+int sim_run_on_cpu(struct umsi_sim *sim, uint32_t cpu,
+		   void (*fn)(void *arg), void *arg);
+
+/* sim_pci.c */
+struct sim_dev *sim_dev_find(struct umsi_sim *sim, umsi_bdf_t bdf);
+void sim_dev_free(struct sim_dev *d);
+int sim_cfg_read_locked(struct umsi_sim *sim, struct sim_dev *d,
+			uint16_t off, uint8_t width, uint32_t *val);
+int sim_cfg_write_locked(struct umsi_sim *sim, struct sim_dev *d,
+			 uint16_t off, uint8_t width, uint32_t val);
+bool sim_cfg_access_ok(uint16_t off, uint8_t width);
+uint32_t sim_phys_read32_locked(struct umsi_sim *sim, uint64_t phys,
+				bool counted);
+void sim_phys_write32_locked(struct umsi_sim *sim, uint64_t phys,
+			     uint32_t val, bool counted);
+
+/* sim_ioapic.c */
+int sim_ioapic_init(struct umsi_sim *sim, uint32_t pins);
+void sim_ioapic_fini(struct umsi_sim *sim);
+int sim_dev_gsi_locked(struct umsi_sim *sim, struct sim_dev *d, uint8_t pin);
+void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi);
+void sim_ioapic_eval_all_locked(struct umsi_sim *sim);
+void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector);
+int sim_intx_route_locked(struct umsi_sim *sim, umsi_bdf_t bdf, uint8_t pin,
+			  struct umsi_intx_route *route);
+int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
+			   const struct umsi_gsi_entry *e);
+int sim_remap_compose_locked(struct umsi_sim *sim, uint32_t irq,
+			     uint32_t apic_id, uint8_t vector,
+			     struct umsi_msg *msg);
+void sim_remap_free_locked(struct umsi_sim *sim, uint32_t irq);
+int sim_remap_lookup_locked(struct umsi_sim *sim, uint32_t index,
+			    uint32_t *apic_id, uint8_t *vector);
+
+bool sim_irr_test_current_locked(struct umsi_sim *sim, uint8_t vector);
+
+/* sim_host.c */
+void sim_maps_fini(struct umsi_sim *sim);
+void sim_host_fini(struct umsi_sim *sim);
+
+#endif /* UMSI_SIM_PRIV_H */

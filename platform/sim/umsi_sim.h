@@ -1,0 +1,758 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * umsi_sim.h - the hosted simulator: a uMSI host that behaves like hardware.
+ *
+ * A struct umsi_sim is one simulated x86 machine: CPUs with local APICs
+ * (IRR, ISR, TMR, EOI, interrupt enable), one PCI segment of functions with
+ * 4 KiB configuration spaces and BARs, devices that raise MSI, MSI-X or INTx
+ * as the PCI specification says, an IO-APIC, an optional interrupt-remapping
+ * table and a virtual clock. umsi_sim_host_ops() is the host interface
+ * (umsi/host.h); pass the struct umsi_sim pointer as its context.
+ *
+ * Everything a CPU or device would observe is countable, so tests can assert
+ * exact access counts, inject a failure at every host call, and check that a
+ * failed call left nothing behind.
+ *
+ * Build: include as <sim/umsi_sim.h> with -Iplatform (or "umsi_sim.h" with
+ * -Iplatform/sim) and link build/libumsi-sim.a, build/libumsi.a, -lpthread.
+ *
+ * Execution modes
+ *  - Non-threaded (default): deterministic, single thread. A "current CPU"
+ *    chosen by the test (umsi_sim_set_current_cpu) is the CPU the caller
+ *    runs on. An interrupt that becomes deliverable is dispatched at once,
+ *    synchronously, before the sim call that caused it returns - even in
+ *    the middle of a host call the library made on another CPU. That is
+ *    how races are provoked deterministically. A CPU takes an interrupt
+ *    when it is online, its interrupts are enabled (no uMSI lock held on
+ *    it, not inside a handler or cross-call, not disabled by the test), and
+ *    the vector's priority class is above the highest in-service one.
+ *    Because one thread cannot spin on a lock, an interrupt is also held
+ *    back while *any* CPU holds a uMSI lock, and dispatched when the last
+ *    lock is released: the outcome is the one a real CPU spinning on that
+ *    lock would see. Acquiring a lock that is already held is a deadlock on
+ *    one thread and aborts the process with a message.
+ *  - Threaded (config.threaded): every CPU is a thread that dispatches its
+ *    own pending vectors and runs cross-calls; locks are real mutexes. The
+ *    thread that created the sim is not a CPU: it acts as the CPU chosen
+ *    with umsi_sim_set_current_cpu (default 0) for current_cpu() and lock
+ *    bookkeeping, while that CPU's thread may still take interrupts in
+ *    parallel (a simplification: real process context would be
+ *    interrupted, not run beside its handler). Use umsi_sim_quiesce() to
+ *    wait until every deliverable interrupt has been handled. Clean under
+ *    ThreadSanitizer (make tsan-sim).
+ *
+ * Locking of the sim itself: every function here may be called from any
+ * thread. Callbacks (dispatch, hook, cross-call functions) are never called
+ * with the sim's internal lock held, so they may call back into the sim.
+ */
+#ifndef UMSI_SIM_H
+#define UMSI_SIM_H
+
+#include <umsi/host.h>
+#include <umsi/msg.h>
+#include <umsi/types.h>
+
+struct umsi_sim;
+
+/* ---- Machine ------------------------------------------------------------- */
+
+/**
+ * struct umsi_sim_config - the machine to build
+ * @ncpus: number of CPUs, 1..1024; all start online
+ * @apic_ids: APIC ID of each CPU (@ncpus entries, distinct; gaps and IDs
+ *            above 255 allowed), or NULL for 0..ncpus-1
+ * @plat_flags: UMSI_PLAT_* flags the platform reports; they also decide
+ *              how the delivery model decodes messages (extended
+ *              destination ID only with UMSI_PLAT_EXT_DEST_ID, the
+ *              remappable format only with UMSI_PLAT_IRQ_REMAP, broadcast
+ *              0xffffffff instead of 0xff with UMSI_PLAT_X2APIC)
+ * @threaded: one thread per CPU (see "Execution modes" above)
+ * @ioapic_pins: IO-APIC inputs (GSIs 0..n-1), 0 for 24
+ */
+struct umsi_sim_config {
+	uint32_t ncpus;
+	const uint32_t *apic_ids;
+	uint32_t plat_flags;
+	bool threaded;
+	uint32_t ioapic_pins;
+};
+
+/**
+ * umsi_sim_create - build a machine
+ * @cfg: the configuration
+ *
+ * Return: the machine, or NULL for an invalid configuration (no CPUs, more
+ * than 1024, duplicate APIC IDs) or when out of memory.
+ */
+struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg);
+
+/**
+ * umsi_sim_destroy - stop the CPU threads (threaded mode) and free the
+ * machine, its devices, and anything the library left mapped or allocated.
+ * @sim: the machine, or NULL
+ */
+void umsi_sim_destroy(struct umsi_sim *sim);
+
+/**
+ * umsi_sim_host_ops - the host interface implemented by the simulator
+ *
+ * Return: a static table; pass it with the struct umsi_sim * as context to
+ * umsi_system_create(). Every operation is implemented; remap_compose
+ * returns -UMSI_ENOTSUP unless the machine has UMSI_PLAT_IRQ_REMAP.
+ */
+const struct umsi_host_ops *umsi_sim_host_ops(void);
+
+/* ---- CPUs and the local APIC model --------------------------------------- */
+
+/**
+ * umsi_sim_set_dispatch - hook up the interrupt entry
+ * @sim: the machine
+ * @fn: called as fn(arg, cpu, vector) when CPU @cpu takes @vector, with
+ *      current_cpu() == @cpu and that CPU's interrupts disabled; returns 1
+ *      when a descriptor took the vector, 0 when spurious (counted as an
+ *      "unassigned" delivery per CPU and vector). @fn must end the
+ *      interrupt with the host eoi operation (or umsi_sim_eoi()); an
+ *      interrupt still in service when @fn returns is counted as
+ *      eoi_missing and stays in the ISR, blocking its priority class, as
+ *      on hardware. NULL: every delivery is unassigned and the sim ends it
+ *      itself.
+ * @arg: passed to @fn (for the library: the struct umsi_system *)
+ */
+void umsi_sim_set_dispatch(struct umsi_sim *sim,
+			   int (*fn)(void *arg, uint32_t cpu, uint8_t vector),
+			   void *arg);
+
+/**
+ * umsi_sim_set_current_cpu - the CPU the calling code runs on
+ * @sim: the machine
+ * @cpu: CPU number, below ncpus
+ *
+ * Non-threaded mode: the machine's current CPU. Threaded mode: the CPU the
+ * calling thread acts as (thread-local; other non-CPU threads use CPU 0).
+ * Return: 0 or -UMSI_EINVAL.
+ */
+int umsi_sim_set_current_cpu(struct umsi_sim *sim, uint32_t cpu);
+
+/** umsi_sim_current_cpu - what the host current_cpu() would return, uncounted. */
+uint32_t umsi_sim_current_cpu(struct umsi_sim *sim);
+
+/** umsi_sim_ncpus - the number of CPUs. */
+uint32_t umsi_sim_ncpus(struct umsi_sim *sim);
+
+/**
+ * umsi_sim_cpu_set_online - take a CPU offline or bring it back
+ *
+ * An offline CPU accepts no interrupts (messages to it are undeliverable,
+ * reason OFFLINE) and refuses cross-calls. Its IRR is kept. The library is
+ * not told; the test calls umsi_cpu_offline()/online() itself.
+ * Return: 0 or -UMSI_EINVAL.
+ */
+int umsi_sim_cpu_set_online(struct umsi_sim *sim, uint32_t cpu, bool online);
+
+/**
+ * umsi_sim_cpu_irq_disable - disable interrupts on @cpu (like cli)
+ * umsi_sim_cpu_irq_enable - undo one disable (like sti), then deliver
+ *
+ * Disables nest with lock_acquire and handlers: a CPU takes interrupts only
+ * when every disable has been undone. Return: 0 or -UMSI_EINVAL (bad CPU,
+ * or enable without disable).
+ */
+int umsi_sim_cpu_irq_disable(struct umsi_sim *sim, uint32_t cpu);
+int umsi_sim_cpu_irq_enable(struct umsi_sim *sim, uint32_t cpu);
+
+/** umsi_sim_cpu_irq_enabled - whether @cpu would take an interrupt now. */
+bool umsi_sim_cpu_irq_enabled(struct umsi_sim *sim, uint32_t cpu);
+
+/** umsi_sim_irr_test - is @vector set in @cpu's Interrupt Request Register? */
+bool umsi_sim_irr_test(struct umsi_sim *sim, uint32_t cpu, uint8_t vector);
+
+/** umsi_sim_isr_test - is @vector set in @cpu's In-Service Register? */
+bool umsi_sim_isr_test(struct umsi_sim *sim, uint32_t cpu, uint8_t vector);
+
+/**
+ * umsi_sim_eoi - end of interrupt on the current CPU, uncounted
+ * @vector: the vector the caller believes it is ending
+ *
+ * Clears the highest ISR bit as the local APIC does (counted as
+ * eoi_mismatch when that is not @vector, eoi_spurious when the ISR is
+ * empty) and, for a level-triggered vector, sends the EOI to the IO-APIC.
+ * This is what the host eoi operation does, minus the host-call
+ * accounting; test dispatch functions use it.
+ */
+void umsi_sim_eoi(struct umsi_sim *sim, uint8_t vector);
+
+/**
+ * umsi_sim_quiesce - wait until no CPU has an interrupt it could take
+ *
+ * Non-threaded mode: dispatches what is deliverable (normally nothing is
+ * left). Threaded mode: waits until every CPU thread is idle with nothing
+ * deliverable and no cross-call queued.
+ */
+void umsi_sim_quiesce(struct umsi_sim *sim);
+
+/* ---- Messages and delivery ----------------------------------------------- */
+
+/* Why a memory write did not become an interrupt. */
+enum umsi_sim_undeliv {
+	UMSI_SIM_UNDELIV_STRAY = 0, /* not in the 0xfeexxxxx window: stray DMA */
+	UMSI_SIM_UNDELIV_VECTOR,    /* vector 0-15 (illegal vector) */
+	UMSI_SIM_UNDELIV_NO_CPU,    /* no CPU has the destination */
+	UMSI_SIM_UNDELIV_OFFLINE,   /* every matching CPU is offline */
+	UMSI_SIM_UNDELIV_MODE,      /* delivery mode other than fixed/lowest */
+	UMSI_SIM_UNDELIV_REMAP,     /* remappable format without remapping, or
+				     * a handle with no remapping entry */
+	UMSI_SIM_UNDELIV_NR
+};
+
+/**
+ * umsi_sim_msg_write - a bus-master memory write of @data at @address
+ *
+ * What a device does to send a message (no Bus Master Enable check: use a
+ * device and umsi_sim_fire() for that). Writes to 0xfeexxxxx are decoded
+ * with umsi_x86_msg_decode() and delivered:
+ *  - remappable format (bit 4; with UMSI_PLAT_IRQ_REMAP): entry = handle +
+ *    subhandle when SHV is set, else handle; physical delivery to the
+ *    entry's APIC ID and vector;
+ *  - physical mode: the CPU with that APIC ID; 0xff (xAPIC) or 0xffffffff
+ *    (UMSI_PLAT_X2APIC) is a broadcast to every online CPU;
+ *  - logical mode: flat model, CPU n < 8 has logical ID 1 << n, every
+ *    matching online CPU is a target (lowest-priority delivery: the lowest
+ *    numbered one). x2APIC cluster mode is not modelled;
+ *  - delivery modes fixed and lowest-priority only; messages are edge.
+ * A vector already set in the target's IRR coalesces (counted).
+ * Return: the number of CPUs that accepted the vector, 0 when undeliverable.
+ */
+int umsi_sim_msg_write(struct umsi_sim *sim, uint64_t address, uint32_t data);
+
+/**
+ * umsi_sim_retrigger - send a fixed IPI of @vector to @cpu, uncounted
+ * (what the host retrigger operation does). Return: 0 or -UMSI_EINVAL.
+ */
+int umsi_sim_retrigger(struct umsi_sim *sim, uint32_t cpu, uint8_t vector);
+
+/* ---- Statistics ---------------------------------------------------------- */
+
+/* Host operations, for the access hook and per-operation counters. */
+enum umsi_sim_op {
+	UMSI_SIM_OP_CFG_READ = 0,
+	UMSI_SIM_OP_CFG_WRITE,
+	UMSI_SIM_OP_MMIO_MAP,
+	UMSI_SIM_OP_MMIO_UNMAP,
+	UMSI_SIM_OP_MMIO_READ32,
+	UMSI_SIM_OP_MMIO_WRITE32,
+	UMSI_SIM_OP_BARRIER,
+	UMSI_SIM_OP_LOCK_CREATE,
+	UMSI_SIM_OP_LOCK_DESTROY,
+	UMSI_SIM_OP_LOCK_ACQUIRE,
+	UMSI_SIM_OP_LOCK_RELEASE,
+	UMSI_SIM_OP_ALLOC,
+	UMSI_SIM_OP_FREE,
+	UMSI_SIM_OP_LOG,
+	UMSI_SIM_OP_CLOCK_NS,
+	UMSI_SIM_OP_CURRENT_CPU,
+	UMSI_SIM_OP_CPU_COUNT,
+	UMSI_SIM_OP_CPU_APIC_ID,
+	UMSI_SIM_OP_CPU_ONLINE,
+	UMSI_SIM_OP_PLATFORM_FLAGS,
+	UMSI_SIM_OP_EOI,
+	UMSI_SIM_OP_RUN_ON_CPU,
+	UMSI_SIM_OP_VECTOR_PENDING,
+	UMSI_SIM_OP_RETRIGGER,
+	UMSI_SIM_OP_INTX_ROUTE,
+	UMSI_SIM_OP_GSI_PROGRAM,
+	UMSI_SIM_OP_REMAP_COMPOSE,
+	UMSI_SIM_OP_REMAP_FREE,
+	UMSI_SIM_OP_NR
+};
+
+/** umsi_sim_op_name - "cfg_read", "mmio_write32", ...; "?" when unknown. */
+const char *umsi_sim_op_name(enum umsi_sim_op op);
+
+/**
+ * struct umsi_sim_stats - machine-wide counters (umsi_sim_stats_reset
+ * zeroes them)
+ * @host_calls: every host operation the library called
+ * @fallible_calls: those that take part in failure numbering (see
+ *                  umsi_sim_fail_at)
+ * @op_calls: host calls per enum umsi_sim_op
+ * @cfg_reads, @cfg_writes, @mmio_reads, @mmio_writes: host accesses, all
+ *     functions (also absent ones)
+ * @failures_injected: host calls failed by umsi_sim_fail_at
+ * @msgs: message writes sent by devices (and umsi_sim_msg_write)
+ * @bme_blocked: messages a device could not send: Bus Master Enable clear
+ * @delivered: vectors accepted into an IRR (a broadcast counts per CPU)
+ * @irr_coalesced: arrivals of a vector already set in the IRR
+ * @dispatched: interrupts a CPU took (IRR -> ISR, dispatch called)
+ * @unassigned: dispatches that returned 0 (vector the library never set)
+ * @undeliverable: messages that reached no CPU; @undeliverable_by splits
+ *                 them by enum umsi_sim_undeliv
+ * @stray_dma: equals undeliverable_by[UMSI_SIM_UNDELIV_STRAY]
+ * @eois: EOIs (host and umsi_sim_eoi); @eoi_spurious: with an empty ISR;
+ *        @eoi_mismatch: the vector named was not the highest in service;
+ *        @eoi_missing: handler returned with its vector still in service
+ * @bad_accesses: misuse the hardware would not forgive: misaligned or
+ *        out-of-range config access, MMIO outside any mapping or
+ *        misaligned, unmap of an unknown mapping, free of an unknown
+ *        pointer or with the wrong size (each is also logged)
+ * @lock_errors: release of a lock not held, destroy of a held lock
+ * @last_undeliverable: the last undeliverable message, for diagnostics
+ */
+struct umsi_sim_stats {
+	uint64_t host_calls;
+	uint64_t fallible_calls;
+	uint64_t op_calls[UMSI_SIM_OP_NR];
+	uint64_t cfg_reads, cfg_writes, mmio_reads, mmio_writes;
+	uint64_t failures_injected;
+	uint64_t msgs;
+	uint64_t bme_blocked;
+	uint64_t delivered;
+	uint64_t irr_coalesced;
+	uint64_t dispatched;
+	uint64_t unassigned;
+	uint64_t undeliverable;
+	uint64_t undeliverable_by[UMSI_SIM_UNDELIV_NR];
+	uint64_t stray_dma;
+	uint64_t eois, eoi_spurious, eoi_mismatch, eoi_missing;
+	uint64_t bad_accesses;
+	uint64_t lock_errors;
+	struct {
+		bool valid;
+		uint64_t address;
+		uint32_t data;
+		enum umsi_sim_undeliv reason;
+	} last_undeliverable;
+};
+
+/** umsi_sim_stats - copy the machine-wide counters into *@out. */
+void umsi_sim_stats(struct umsi_sim *sim, struct umsi_sim_stats *out);
+
+/**
+ * umsi_sim_stats_reset - zero every counter: machine-wide, per device, per
+ * CPU and vector. Leak accounting and the virtual clock are not touched.
+ */
+void umsi_sim_stats_reset(struct umsi_sim *sim);
+
+/** umsi_sim_host_calls - host calls since creation or the last reset. */
+uint64_t umsi_sim_host_calls(struct umsi_sim *sim);
+
+/**
+ * struct umsi_sim_vec_stats - what one CPU saw of one vector
+ * @delivered: accepted into the IRR
+ * @coalesced: arrived while already set in the IRR
+ * @dispatched: taken (dispatch called)
+ * @unassigned: dispatch returned 0
+ */
+struct umsi_sim_vec_stats {
+	uint64_t delivered, coalesced, dispatched, unassigned;
+};
+
+/** umsi_sim_vec_stats - counters of (@cpu, @vector). Return: 0 or -UMSI_EINVAL. */
+int umsi_sim_vec_stats(struct umsi_sim *sim, uint32_t cpu, uint8_t vector,
+		       struct umsi_sim_vec_stats *out);
+
+/**
+ * struct umsi_sim_leaks - what the library holds right now
+ * @allocs, @alloc_bytes: outstanding alloc() blocks and their bytes
+ * @maps: outstanding mmio_map() mappings
+ * @locks: locks created and not destroyed; @locks_held: of those, held
+ * @locks_created, @locks_destroyed, @total_allocs: since creation
+ */
+struct umsi_sim_leaks {
+	uint64_t allocs, alloc_bytes;
+	uint64_t maps;
+	uint64_t locks, locks_held;
+	uint64_t locks_created, locks_destroyed;
+	uint64_t total_allocs;
+};
+
+/** umsi_sim_leaks - snapshot of leak accounting. */
+void umsi_sim_leaks(struct umsi_sim *sim, struct umsi_sim_leaks *out);
+
+/**
+ * umsi_sim_leaks_equal - true when the outstanding allocations, bytes,
+ * mappings, locks and held locks of @a and @b are equal (a failed call left
+ * nothing behind relative to a snapshot taken before it).
+ */
+bool umsi_sim_leaks_equal(const struct umsi_sim_leaks *a,
+			  const struct umsi_sim_leaks *b);
+
+/* ---- Failure injection, access hook, clock, log ---------------------------- */
+
+/**
+ * umsi_sim_fail_at - make the @k-th fallible host call from now fail
+ * @k: 1 for the next fallible call; 0 cancels a pending injection
+ * @err: the error, e.g. -UMSI_EIO (a positive value is negated)
+ *
+ * Fallible calls are those that can report failure: cfg_read (returns @err
+ * and reads all-ones), cfg_write (returns @err, nothing written), mmio_map,
+ * cpu_apic_id, run_on_cpu (@fn not run), retrigger, intx_route,
+ * gsi_program, remap_compose (return @err), alloc and lock_create (return
+ * NULL). Every other operation (void ones, value getters, mmio_read32,
+ * lock_acquire, vector_pending) is not numbered and never fails. A test
+ * runs an operation once, reads stats.fallible_calls to learn N, then
+ * fails each of the N calls in turn.
+ */
+void umsi_sim_fail_at(struct umsi_sim *sim, uint64_t k, int err);
+
+/**
+ * umsi_sim_set_hook - call @fn(@arg, op) after every host call
+ *
+ * The hook runs after the operation took effect and after any interrupt it
+ * made deliverable was dispatched, with no sim lock held, so it may fire
+ * devices (umsi_sim_fire) to inject an interrupt at every step of a
+ * protocol. It is not re-entered: host calls made while it runs (also by
+ * interrupt handlers it provokes) do not call it again. In threaded mode
+ * it is called from every thread that makes host calls. NULL removes it.
+ */
+void umsi_sim_set_hook(struct umsi_sim *sim,
+		       void (*fn)(void *arg, enum umsi_sim_op op), void *arg);
+
+/**
+ * umsi_sim_clock_advance - move the virtual clock forward by @ns
+ * umsi_sim_clock_now - read it (uncounted)
+ * umsi_sim_clock_set_tick - also advance it by @ns after every clock_ns()
+ *     host call (0, the default: time moves only when the test says;
+ *     a library loop that waits for a time-out needs a tick)
+ */
+void umsi_sim_clock_advance(struct umsi_sim *sim, uint64_t ns);
+uint64_t umsi_sim_clock_now(struct umsi_sim *sim);
+void umsi_sim_clock_set_tick(struct umsi_sim *sim, uint64_t ns);
+
+/**
+ * umsi_sim_log_text - everything logged so far, one "L: message" line each
+ * (L = E, W, I, D; the sim's own complaints start with "sim: "). The
+ * string stays valid until the next sim call. Messages are also printed on
+ * stderr when the environment variable UMSI_SIM_VERBOSE is set.
+ */
+const char *umsi_sim_log_text(struct umsi_sim *sim);
+
+/** umsi_sim_log_clear - empty the log buffer. */
+void umsi_sim_log_clear(struct umsi_sim *sim);
+
+/* ---- PCI functions --------------------------------------------------------- */
+
+/**
+ * struct umsi_sim_bar_desc - one Base Address Register
+ * @size: 0 for no BAR; else a power of two, at least 16 (memory) or 4
+ *        (I/O), at most 2 GiB for a 32-bit BAR
+ * @is64: 64-bit memory BAR (uses this slot and the next, which must have
+ *        size 0)
+ * @io: I/O space BAR
+ * @prefetch: prefetchable memory
+ * @unassigned: leave the address 0, as firmware that did not assign it; the
+ *              BAR then decodes nothing until software writes an address
+ *
+ * Assigned like firmware: 32-bit memory from 0xe0000000 up, 64-bit memory
+ * from 0x8_0000_0000 up, I/O from 0xc000 up, each naturally aligned.
+ */
+struct umsi_sim_bar_desc {
+	uint64_t size;
+	bool is64;
+	bool io;
+	bool prefetch;
+	bool unassigned;
+};
+
+/**
+ * struct umsi_sim_msi_desc - MSI capability (PCI 3.0, 6.8.1)
+ * @present: the function has it
+ * @nvec: Multiple Message Capable: 1, 2, 4, 8, 16 or 32
+ * @is64: 64-bit address capable
+ * @maskbit: per-vector masking capable (mask and pending registers)
+ * @offset: config offset, 0x40-0xe8 and dword aligned; 0: the sim chooses
+ */
+struct umsi_sim_msi_desc {
+	bool present;
+	uint8_t nvec;
+	bool is64;
+	bool maskbit;
+	uint16_t offset;
+};
+
+/**
+ * struct umsi_sim_msix_desc - MSI-X capability (PCI 3.0, 6.8.2)
+ * @present: the function has it
+ * @nentries: table size, 1..2048
+ * @table_bar, @table_offset: where the table lives (BAR index, 8-aligned
+ *     offset); the table must fit in the BAR
+ * @pba_bar, @pba_offset: where the Pending Bit Array lives; it may share a
+ *     BAR with the table but must not overlap it
+ * @offset: config offset of the capability; 0: the sim chooses
+ */
+struct umsi_sim_msix_desc {
+	bool present;
+	uint16_t nentries;
+	uint8_t table_bar;
+	uint32_t table_offset;
+	uint8_t pba_bar;
+	uint32_t pba_offset;
+	uint16_t offset;
+};
+
+/**
+ * struct umsi_sim_pcie_desc - PCI Express capability (version 2)
+ * @present: the function has it (extended config space then reads 0 from
+ *           0x100, an empty extended list)
+ * @type: device/port type, UMSI_PCIE_TYPE_*
+ * @offset: config offset; 0: the sim chooses
+ */
+struct umsi_sim_pcie_desc {
+	bool present;
+	uint8_t type;
+	uint16_t offset;
+};
+
+/**
+ * struct umsi_sim_dev_desc - a PCI function to build
+ * @vendor, @device: IDs
+ * @class_code: class << 16 | subclass << 8 | programming interface
+ * @revision: revision ID
+ * @header_type: 0 (endpoint) or 1 (PCI-to-PCI bridge: 2 BARs, bus numbers)
+ * @multifunction: set the multi-function bit of Header Type
+ * @secondary_bus, @subordinate_bus: bridge only
+ * @bars: BARs (type 1: only 0 and 1)
+ * @intx_pin: 0 (none) or 1..4 (INTA..INTD)
+ * @command: Command bits set at reset besides Memory/I/O Space Enable,
+ *     which are set when the function has an assigned BAR of that kind
+ *     (firmware enables decoding); e.g. UMSI_PCI_CMD_MASTER for a device a
+ *     driver already set up
+ * @msi, @msix, @pcie: capabilities; the sim places them at 0x40 (PCIe),
+ *     0x80 (MSI), 0xa0 (MSI-X) unless an offset is given, and links them in
+ *     that order
+ *
+ * Reset state as the specification says: MSI and MSI-X disabled, MSI-X
+ * entries masked with zero address/data, mask and pending bits clear. Use
+ * umsi_sim_cfg_write() and umsi_sim_msix_entry_set() to start from what
+ * firmware or a previous kernel left.
+ */
+struct umsi_sim_dev_desc {
+	uint16_t vendor, device;
+	uint32_t class_code;
+	uint8_t revision;
+	uint8_t header_type;
+	bool multifunction;
+	uint8_t secondary_bus, subordinate_bus;
+	struct umsi_sim_bar_desc bars[6];
+	uint8_t intx_pin;
+	uint16_t command;
+	struct umsi_sim_msi_desc msi;
+	struct umsi_sim_msix_desc msix;
+	struct umsi_sim_pcie_desc pcie;
+};
+
+/**
+ * umsi_sim_add_device - plug in a function at @bdf
+ *
+ * BARs are assigned at once. A @bdf whose previous function was
+ * surprise-removed may be reused (hot add).
+ * Return: 0; -UMSI_EEXIST when a function is present at @bdf;
+ * -UMSI_EINVAL for an inconsistent description; -UMSI_ENOSPC when the BAR
+ * window is exhausted; -UMSI_ENOMEM.
+ */
+int umsi_sim_add_device(struct umsi_sim *sim, umsi_bdf_t bdf,
+			const struct umsi_sim_dev_desc *desc);
+
+/**
+ * umsi_sim_remove_device - surprise removal
+ *
+ * From now on config reads of @bdf and reads of its BARs return all-ones
+ * and writes are dropped; it sends nothing and its INTx line drops. The
+ * library's mappings of its BARs stay valid (reading all-ones).
+ * Return: 0 or -UMSI_ENOENT.
+ */
+int umsi_sim_remove_device(struct umsi_sim *sim, umsi_bdf_t bdf);
+
+/**
+ * umsi_sim_cfg_raw - the 4 KiB configuration bytes of @bdf, for direct
+ * pokes (no counting, no read-only masks, no side effects). The device
+ * model keeps reading its registers from these bytes (enable bits, masks,
+ * address and data), but its layout (capability positions, table
+ * location, BARs' sizes) is fixed at add time, so a poked Table Offset
+ * changes what software reads, not where the table is.
+ * Return: the bytes (valid until destroy), or NULL when no function was
+ * ever added at @bdf.
+ */
+uint8_t *umsi_sim_cfg_raw(struct umsi_sim *sim, umsi_bdf_t bdf);
+
+/**
+ * umsi_sim_cfg_read - config read exactly as the host op does (all-ones
+ * for an absent or removed function), but uncounted and never failing.
+ * umsi_sim_cfg_write - config write with the hardware's read-only, RW1C
+ * bits and side effects (an unmask delivers pending messages), uncounted.
+ * Return (write): 0, -UMSI_EINVAL for a bad offset/width, -UMSI_ENODEV.
+ */
+uint32_t umsi_sim_cfg_read(struct umsi_sim *sim, umsi_bdf_t bdf,
+			   uint16_t off, uint8_t width);
+int umsi_sim_cfg_write(struct umsi_sim *sim, umsi_bdf_t bdf, uint16_t off,
+		       uint8_t width, uint32_t val);
+
+/**
+ * umsi_sim_bar_addr - the address BAR @bar of @bdf decodes now (read from
+ * its registers, upper half included for a 64-bit BAR); 0 when unassigned
+ * or not implemented.
+ */
+uint64_t umsi_sim_bar_addr(struct umsi_sim *sim, umsi_bdf_t bdf,
+			   unsigned int bar);
+
+/**
+ * umsi_sim_mmio_read32 / umsi_sim_mmio_write32 - device memory access by
+ * physical address, as the host ops do after mapping but uncounted.
+ * Unclaimed addresses read all-ones and drop writes.
+ */
+uint32_t umsi_sim_mmio_read32(struct umsi_sim *sim, uint64_t phys);
+void umsi_sim_mmio_write32(struct umsi_sim *sim, uint64_t phys, uint32_t val);
+
+/**
+ * umsi_sim_msix_entry_set - write MSI-X table entry @idx of @bdf directly
+ * (any state, e.g. unmasked with a junk address; no delivery is
+ * triggered, no counter moves)
+ * umsi_sim_msix_entry_get - read it back
+ * Return: 0; -UMSI_ENOENT (no such function or no MSI-X); -UMSI_EINVAL
+ * (@idx out of range).
+ */
+int umsi_sim_msix_entry_set(struct umsi_sim *sim, umsi_bdf_t bdf,
+			    unsigned int idx, uint64_t addr, uint32_t data,
+			    uint32_t ctrl);
+int umsi_sim_msix_entry_get(struct umsi_sim *sim, umsi_bdf_t bdf,
+			    unsigned int idx, uint64_t *addr, uint32_t *data,
+			    uint32_t *ctrl);
+
+/**
+ * umsi_sim_msix_pending - the PBA bit of entry @idx (set: a message waits
+ * for unmask). Return: 1, 0, or a negative error as above.
+ * umsi_sim_msi_pending - the MSI Pending Bits register (0 without
+ * per-vector masking).
+ */
+int umsi_sim_msix_pending(struct umsi_sim *sim, umsi_bdf_t bdf,
+			  unsigned int idx);
+uint32_t umsi_sim_msi_pending(struct umsi_sim *sim, umsi_bdf_t bdf);
+
+/* Outcomes of umsi_sim_fire (non-negative). */
+#define UMSI_SIM_FIRE_SENT       0  /* message written (see delivery stats) */
+#define UMSI_SIM_FIRE_PENDING    1  /* masked: pending/PBA bit set */
+#define UMSI_SIM_FIRE_COALESCED  2  /* masked and already pending */
+#define UMSI_SIM_FIRE_BLOCKED    3  /* Bus Master Enable clear: dropped */
+#define UMSI_SIM_FIRE_INTX       4  /* INTx asserted (or kept asserted) */
+
+/**
+ * umsi_sim_fire - the device raises interrupt @k
+ *
+ * MSI-X enabled (wins if software enabled both): entry @k; with Function
+ * Mask or the entry's mask bit set, the PBA bit is set and the message is
+ * sent when both are clear again; otherwise address and data are read from
+ * the table now and written. MSI enabled: message @k of 2^MME; the device
+ * ORs @k into the low MME data bits (an MME above Multiple Message Capable
+ * is stored, counted as mme_over_cap, and treated as MMC); with the mask
+ * bit of @k set the pending bit is set and the message goes on unmask.
+ * Neither: INTx is asserted (@k ignored) until umsi_sim_intx_set(false); the
+ * pin signals only while Command.INTx Disable is clear, Status.Interrupt
+ * Status is set either way. Nothing is sent while Bus Master Enable is
+ * clear (counted; a pending bit waits for unmask, then the message is
+ * dropped if BME is still clear).
+ * Return: UMSI_SIM_FIRE_*; -UMSI_ENODEV (absent or removed), -UMSI_EINVAL
+ * (@k beyond the table or 2^MME), -UMSI_ENOTSUP (no MSI/MSI-X enabled and
+ * no INTx pin).
+ */
+int umsi_sim_fire(struct umsi_sim *sim, umsi_bdf_t bdf, unsigned int k);
+
+/**
+ * umsi_sim_intx_set - drive the function's interrupt condition (level)
+ *
+ * Sets Status.Interrupt Status to @asserted; the pin (and the IO-APIC input
+ * it is routed to) is asserted when also the pin exists, INTx Disable is
+ * clear and neither MSI nor MSI-X is enabled.
+ * Return: 0, -UMSI_ENODEV.
+ */
+int umsi_sim_intx_set(struct umsi_sim *sim, umsi_bdf_t bdf, bool asserted);
+
+/**
+ * struct umsi_sim_dev_stats - per-function counters
+ * @cfg_reads, @cfg_writes, @mmio_reads, @mmio_writes: host accesses
+ * @fires: umsi_sim_fire calls; @msgs: messages written
+ * @pending_set: fires that set a pending/PBA bit; @coalesced: fires while
+ *     already pending (or INTx already asserted)
+ * @bme_blocked: messages dropped, Bus Master Enable clear
+ * @intx_asserts: INTx condition raised
+ * @mmio_disabled: MMIO while Memory Space Enable was clear (reads
+ *     all-ones, writes dropped)
+ * @msix_live_writes: MSI-X entry address/data written while the entry could
+ *     fire (MSI-X enabled, function and entry unmasked: the spec leaves the
+ *     result undefined)
+ * @msi_live_writes: MSI address/data written while MSI was enabled and the
+ *     vector not maskable or unmasked
+ * @mme_over_cap: messages sent with MME above Multiple Message Capable
+ */
+struct umsi_sim_dev_stats {
+	uint64_t cfg_reads, cfg_writes, mmio_reads, mmio_writes;
+	uint64_t fires, msgs, pending_set, coalesced, bme_blocked;
+	uint64_t intx_asserts;
+	uint64_t mmio_disabled;
+	uint64_t msix_live_writes, msi_live_writes;
+	uint64_t mme_over_cap;
+};
+
+/** umsi_sim_dev_stats - counters of @bdf. Return: 0 or -UMSI_ENOENT. */
+int umsi_sim_dev_stats(struct umsi_sim *sim, umsi_bdf_t bdf,
+		       struct umsi_sim_dev_stats *out);
+
+/* ---- IO-APIC, INTx routing and interrupt remapping -------------------------- */
+
+/**
+ * umsi_sim_set_intx_route - override where @bdf's INTx pin arrives
+ * @gsi: the GSI, or -1 for "not routed" (intx_route returns -UMSI_ENOENT)
+ *
+ * Default routing (what intx_route reports): a function on bus 0 with pin P
+ * at device D arrives at GSI 16 + (D + P - 1) % 4; behind a bridge the pin
+ * is swizzled at each bridge, P' = (P - 1 + D) % 4 + 1, up to bus 0 (a bus
+ * no added bridge leads to counts as bus 0). Level-triggered, active low.
+ * GSIs 0-15 are ISA lines (edge, active-high wires); 16 and up are PCI
+ * lines (active-low wires): programming the opposite polarity makes an
+ * idle line look asserted, as on hardware.
+ * Return: 0, -UMSI_ENOENT (no function), -UMSI_EINVAL (gsi out of range).
+ */
+int umsi_sim_set_intx_route(struct umsi_sim *sim, umsi_bdf_t bdf, int gsi);
+
+/**
+ * umsi_sim_gsi_set - drive IO-APIC input @gsi directly (an ISA device, a
+ * timer): @asserted is the logical state, ORed with any PCI function's
+ * INTx routed there. Return: 0 or -UMSI_EINVAL.
+ */
+int umsi_sim_gsi_set(struct umsi_sim *sim, uint32_t gsi, bool asserted);
+
+/**
+ * struct umsi_sim_rte - one IO-APIC redirection entry as programmed
+ * @programmed: gsi_program has been called for it (else reset: masked)
+ * @apic_id, @vector, @trigger, @polarity, @masked: as programmed
+ * @remote_irr: level: delivered and not yet EOIed
+ * @line: the input is asserted (logical, after wire polarity)
+ * @deliveries: messages the entry sent
+ */
+struct umsi_sim_rte {
+	bool programmed;
+	uint32_t apic_id;
+	uint8_t vector, trigger, polarity;
+	bool masked;
+	bool remote_irr;
+	bool line;
+	uint64_t deliveries;
+};
+
+/** umsi_sim_ioapic_get - the state of input @gsi. Return: 0 or -UMSI_EINVAL. */
+int umsi_sim_ioapic_get(struct umsi_sim *sim, uint32_t gsi,
+			struct umsi_sim_rte *out);
+
+/* Interrupt-remapping table entries (handles 0 .. UMSI_SIM_IRTE_COUNT-1). */
+#define UMSI_SIM_IRTE_COUNT 1024
+
+/**
+ * umsi_sim_irte_get - the remapping entry @handle: the IRQ it was composed
+ * for, its APIC ID and vector. Return: 0, -UMSI_ENOENT (free entry),
+ * -UMSI_EINVAL (out of range).
+ */
+int umsi_sim_irte_get(struct umsi_sim *sim, uint32_t handle, uint32_t *irq,
+		      uint32_t *apic_id, uint8_t *vector);
+
+/** umsi_sim_irte_used - entries in use (remap_compose not yet freed). */
+uint32_t umsi_sim_irte_used(struct umsi_sim *sim);
+
+#endif /* UMSI_SIM_H */

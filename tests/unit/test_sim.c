@@ -1,0 +1,1550 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_sim.c - the simulator on its own: what a device, a bus and a CPU
+ * would observe. The "kernel" here is a tiny dispatch function that records
+ * (cpu, vector) and ends the interrupt.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+#include <cmocka.h>
+
+#include <umsi/msg.h>
+#include <umsi/pci_regs.h>
+#include <sim/umsi_sim.h>
+
+/* ---- The test's "kernel" ----------------------------------------------------- */
+
+struct rec {
+	uint32_t cpu;
+	uint8_t vector;
+	uint32_t current;	/* current_cpu() inside the handler */
+	int phase;		/* w->phase when the interrupt arrived */
+};
+
+struct world {
+	struct umsi_sim *sim;
+	const struct umsi_host_ops *ops;
+	pthread_mutex_t mu;
+	struct rec log[512];
+	unsigned int n;
+	int phase;
+	bool no_eoi;
+	int ret;		/* what dispatch returns */
+	/* Level INTx: deassert @intx_bdf on the @intx_after-th interrupt. */
+	umsi_bdf_t intx_bdf;
+	unsigned int intx_after, intx_seen;
+};
+
+static int rec_dispatch(void *arg, uint32_t cpu, uint8_t vector)
+{
+	struct world *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	if (w->n < 512)
+		w->log[w->n++] = (struct rec){ cpu, vector,
+			umsi_sim_current_cpu(w->sim), w->phase };
+	if (w->intx_after && ++w->intx_seen == w->intx_after)
+		umsi_sim_intx_set(w->sim, w->intx_bdf, false);
+	pthread_mutex_unlock(&w->mu);
+	if (!w->no_eoi)
+		umsi_sim_eoi(w->sim, vector);
+	return w->ret;
+}
+
+static struct world *world_new(const struct umsi_sim_config *cfg)
+{
+	struct world *w = calloc(1, sizeof(*w));
+
+	assert_non_null(w);
+	pthread_mutex_init(&w->mu, NULL);
+	w->sim = umsi_sim_create(cfg);
+	assert_non_null(w->sim);
+	w->ops = umsi_sim_host_ops();
+	w->ret = 1;
+	umsi_sim_set_dispatch(w->sim, rec_dispatch, w);
+	return w;
+}
+
+static struct world *world_cpus(uint32_t n, const uint32_t *ids,
+				uint32_t flags)
+{
+	struct umsi_sim_config cfg = { .ncpus = n, .apic_ids = ids,
+				       .plat_flags = flags };
+
+	return world_new(&cfg);
+}
+
+static void world_free(struct world *w)
+{
+	umsi_sim_destroy(w->sim);
+	pthread_mutex_destroy(&w->mu);
+	free(w);
+}
+
+static uint32_t nrec(struct world *w)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&w->mu);
+	n = w->n;
+	pthread_mutex_unlock(&w->mu);
+	return n;
+}
+
+static uint64_t msg_addr(uint32_t apic_id, uint32_t flags)
+{
+	struct umsi_msg m;
+
+	assert_int_equal(umsi_x86_msg_compose(apic_id, 0x20, flags, &m), 0);
+	return m.address;
+}
+
+/* ---- Devices ---------------------------------------------------------------------- */
+
+#define DEV_A UMSI_BDF(0, 0, 3, 0)
+#define DEV_B UMSI_BDF(0, 0, 4, 0)
+
+/* MSI-X: BAR0 64 KiB, table at 0, PBA at 0x8000; Bus Master set. */
+static void add_msix(struct world *w, umsi_bdf_t bdf, uint16_t n)
+{
+	struct umsi_sim_dev_desc d = {
+		.vendor = 0x1af4, .device = 0x1041, .class_code = 0x020000,
+		.bars = { [0] = { .size = 0x10000 } },
+		.intx_pin = 1, .command = UMSI_PCI_CMD_MASTER,
+		.msix = { .present = true, .nentries = n, .table_bar = 0,
+			  .table_offset = 0, .pba_bar = 0,
+			  .pba_offset = 0x8000 },
+		.pcie = { .present = true, .type = UMSI_PCIE_TYPE_ENDPOINT },
+	};
+
+	assert_int_equal(umsi_sim_add_device(w->sim, bdf, &d), 0);
+}
+
+static void add_msi(struct world *w, umsi_bdf_t bdf, uint8_t nvec, bool is64,
+		    bool maskbit)
+{
+	struct umsi_sim_dev_desc d = {
+		.vendor = 0x8086, .device = 0x10d3, .class_code = 0x020000,
+		.bars = { [0] = { .size = 0x1000 } },
+		.intx_pin = 1, .command = UMSI_PCI_CMD_MASTER,
+		.msi = { .present = true, .nvec = nvec, .is64 = is64,
+			 .maskbit = maskbit },
+	};
+
+	assert_int_equal(umsi_sim_add_device(w->sim, bdf, &d), 0);
+}
+
+static uint16_t msix_ctrl_off(void)
+{
+	return 0xa0 + UMSI_MSIX_FLAGS;
+}
+
+static void msix_enable(struct world *w, umsi_bdf_t bdf, bool maskall)
+{
+	assert_int_equal(umsi_sim_cfg_write(w->sim, bdf, msix_ctrl_off(), 2,
+					    UMSI_MSIX_FLAGS_ENABLE |
+					    (maskall ? UMSI_MSIX_FLAGS_MASKALL
+						     : 0)), 0);
+}
+
+/* Program MSI at 0x80: address, data, MME (log2), enable. */
+static void msi_program(struct world *w, umsi_bdf_t bdf, bool is64,
+			uint64_t addr, uint16_t data, unsigned int mme)
+{
+	struct umsi_sim *s = w->sim;
+
+	umsi_sim_cfg_write(s, bdf, 0x80 + UMSI_MSI_ADDR_LO, 4, (uint32_t)addr);
+	if (is64) {
+		umsi_sim_cfg_write(s, bdf, 0x80 + UMSI_MSI_ADDR_HI, 4,
+				   (uint32_t)(addr >> 32));
+		umsi_sim_cfg_write(s, bdf, 0x80 + UMSI_MSI_DATA_64, 2, data);
+	} else {
+		umsi_sim_cfg_write(s, bdf, 0x80 + UMSI_MSI_DATA_32, 2, data);
+	}
+	umsi_sim_cfg_write(s, bdf, 0x80 + UMSI_MSI_FLAGS, 2,
+			   UMSI_MSI_FLAGS_ENABLE |
+			   (mme << UMSI_MSI_FLAGS_QSIZE_SHIFT));
+}
+
+static uint64_t entry_ctrl_phys(struct world *w, umsi_bdf_t bdf, unsigned k)
+{
+	return umsi_sim_bar_addr(w->sim, bdf, 0) + 16 * k + UMSI_MSIX_ENTRY_CTRL;
+}
+
+static const uint32_t gap_ids[4] = { 0, 2, 4, 6 };
+
+/* ---- Fire -> decode -> deliver ------------------------------------------------------ */
+
+static void test_msix_message_reaches_the_cpu_and_vector_in_its_entry(void **st)
+{
+	struct world *w = world_cpus(4, gap_ids, 0);
+	struct umsi_sim_stats s;
+	struct umsi_sim_dev_stats ds;
+
+	(void)st;
+	add_msix(w, DEV_A, 8);
+	msix_enable(w, DEV_A, false);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 3, msg_addr(4, 0), 0x41, 0);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 3), UMSI_SIM_FIRE_SENT);
+	assert_int_equal(w->n, 1);
+	assert_int_equal(w->log[0].cpu, 2);	/* APIC ID 4 is CPU 2 */
+	assert_int_equal(w->log[0].vector, 0x41);
+	assert_int_equal(w->log[0].current, 2);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.msgs, 1);
+	assert_int_equal(s.delivered, 1);
+	assert_int_equal(s.dispatched, 1);
+	assert_int_equal(s.eois, 1);
+	assert_int_equal(s.undeliverable, 0);
+	umsi_sim_dev_stats(w->sim, DEV_A, &ds);
+	assert_int_equal(ds.msgs, 1);
+	assert_int_equal(ds.fires, 1);
+	world_free(w);
+}
+
+static void test_msi_message_reaches_the_cpu_and_vector_programmed(void **st)
+{
+	struct world *w = world_cpus(4, gap_ids, 0);
+
+	(void)st;
+	add_msi(w, DEV_A, 1, false, false);
+	add_msi(w, DEV_B, 1, true, false);
+	msi_program(w, DEV_A, false, msg_addr(6, 0), 0x31, 0);
+	msi_program(w, DEV_B, true, msg_addr(2, 0), 0x32, 0);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 0), UMSI_SIM_FIRE_SENT);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_B, 0), UMSI_SIM_FIRE_SENT);
+	assert_int_equal(w->n, 2);
+	assert_int_equal(w->log[0].cpu, 3);
+	assert_int_equal(w->log[0].vector, 0x31);
+	assert_int_equal(w->log[1].cpu, 1);
+	assert_int_equal(w->log[1].vector, 0x32);
+	world_free(w);
+}
+
+static void test_msi_multiple_messages_or_the_index_into_low_data_bits(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+
+	(void)st;
+	add_msi(w, DEV_A, 8, true, false);
+	/* MME = 4 messages: the device owns data bits 1:0. */
+	msi_program(w, DEV_A, true, msg_addr(0, 0), 0x43, 2);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 0), 0);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 2), 0);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 3), 0);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 4), -UMSI_EINVAL);
+	assert_int_equal(w->n, 3);
+	assert_int_equal(w->log[0].vector, 0x40);
+	assert_int_equal(w->log[1].vector, 0x42);
+	assert_int_equal(w->log[2].vector, 0x43);
+	world_free(w);
+}
+
+static void test_msi_mme_above_capable_is_stored_but_used_as_capable(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_dev_stats ds;
+	uint16_t ctrl;
+
+	(void)st;
+	add_msi(w, DEV_A, 2, false, false);
+	msi_program(w, DEV_A, false, msg_addr(0, 0), 0x50, 3);
+	ctrl = (uint16_t)umsi_sim_cfg_read(w->sim, DEV_A, 0x80 + 2, 2);
+	assert_int_equal((ctrl & UMSI_MSI_FLAGS_QSIZE) >> 4, 3);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 1), 0);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 2), -UMSI_EINVAL);
+	assert_int_equal(w->log[0].vector, 0x51);
+	umsi_sim_dev_stats(w->sim, DEV_A, &ds);
+	assert_int_equal(ds.mme_over_cap, 1);
+	world_free(w);
+}
+
+/* ---- Masking and pending ------------------------------------------------------------- */
+
+static void test_msix_masked_entry_sets_pba_and_sends_on_mmio_unmask(void **st)
+{
+	struct world *w = world_cpus(2, NULL, 0);
+	uint64_t ctrl = 0;
+
+	(void)st;
+	add_msix(w, DEV_A, 4);
+	msix_enable(w, DEV_A, false);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 1, msg_addr(1, 0), 0x60,
+				UMSI_MSIX_CTRL_MASKBIT);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 1),
+			 UMSI_SIM_FIRE_PENDING);
+	assert_int_equal(w->n, 0);
+	assert_int_equal(umsi_sim_msix_pending(w->sim, DEV_A, 1), 1);
+	/* The PBA reads back through the BAR. */
+	assert_int_equal(umsi_sim_mmio_read32(w->sim,
+		umsi_sim_bar_addr(w->sim, DEV_A, 0) + 0x8000), 0x2);
+	/* Software moves the entry while masked; the device reads it late. */
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 1, msg_addr(0, 0), 0x61,
+				UMSI_MSIX_CTRL_MASKBIT);
+	umsi_sim_mmio_write32(w->sim, entry_ctrl_phys(w, DEV_A, 1), 0);
+	assert_int_equal(w->n, 1);
+	assert_int_equal(w->log[0].cpu, 0);
+	assert_int_equal(w->log[0].vector, 0x61);
+	assert_int_equal(umsi_sim_msix_pending(w->sim, DEV_A, 1), 0);
+	umsi_sim_msix_entry_get(w->sim, DEV_A, 1, NULL, NULL, (uint32_t *)&ctrl);
+	assert_int_equal(ctrl, 0);
+	world_free(w);
+}
+
+static void test_msix_function_mask_holds_every_entry_until_cleared(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+
+	(void)st;
+	add_msix(w, DEV_A, 4);
+	msix_enable(w, DEV_A, true);
+	for (unsigned int k = 0; k < 4; k++)
+		umsi_sim_msix_entry_set(w->sim, DEV_A, k, msg_addr(0, 0),
+					0x70 + k * 0x10, k == 2);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 0), UMSI_SIM_FIRE_PENDING);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 2), UMSI_SIM_FIRE_PENDING);
+	assert_int_equal(w->n, 0);
+	/* Clearing Function Mask sends entry 0; entry 2 is still masked. */
+	msix_enable(w, DEV_A, false);
+	assert_int_equal(w->n, 1);
+	assert_int_equal(w->log[0].vector, 0x70);
+	assert_int_equal(umsi_sim_msix_pending(w->sim, DEV_A, 2), 1);
+	world_free(w);
+}
+
+static void test_msix_fire_while_pending_coalesces(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_dev_stats ds;
+
+	(void)st;
+	add_msix(w, DEV_A, 2);
+	msix_enable(w, DEV_A, false);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 0, msg_addr(0, 0), 0x40, 1);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 0), UMSI_SIM_FIRE_PENDING);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 0),
+			 UMSI_SIM_FIRE_COALESCED);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 0),
+			 UMSI_SIM_FIRE_COALESCED);
+	umsi_sim_mmio_write32(w->sim, entry_ctrl_phys(w, DEV_A, 0), 0);
+	assert_int_equal(w->n, 1);
+	umsi_sim_dev_stats(w->sim, DEV_A, &ds);
+	assert_int_equal(ds.pending_set, 1);
+	assert_int_equal(ds.coalesced, 2);
+	world_free(w);
+}
+
+static void test_msi_masked_vector_sets_pending_and_sends_on_unmask(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	uint16_t mask = 0x80 + UMSI_MSI_MASK_64;
+
+	(void)st;
+	add_msi(w, DEV_A, 4, true, true);
+	umsi_sim_cfg_write(w->sim, DEV_A, mask, 4, 0xf);
+	msi_program(w, DEV_A, true, msg_addr(0, 0), 0x80, 2);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 1), UMSI_SIM_FIRE_PENDING);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 1),
+			 UMSI_SIM_FIRE_COALESCED);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 3), UMSI_SIM_FIRE_PENDING);
+	assert_int_equal(umsi_sim_msi_pending(w->sim, DEV_A), 0xa);
+	assert_int_equal(w->n, 0);
+	/* Unmask vector 1 only: its message goes out during the write. */
+	umsi_sim_cfg_write(w->sim, DEV_A, mask, 4, 0xd);
+	assert_int_equal(w->n, 1);
+	assert_int_equal(w->log[0].vector, 0x81);
+	assert_int_equal(umsi_sim_msi_pending(w->sim, DEV_A), 0x8);
+	/* Bits of vectors the function lacks are reserved: read 0. */
+	umsi_sim_cfg_write(w->sim, DEV_A, mask, 4, 0xffffffff);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_A, mask, 4), 0xf);
+	world_free(w);
+}
+
+static void test_bus_master_disabled_sends_nothing_and_is_counted(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_dev_stats ds;
+	struct umsi_sim_stats s;
+	uint16_t cmd;
+
+	(void)st;
+	add_msix(w, DEV_A, 2);
+	msix_enable(w, DEV_A, false);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 0, msg_addr(0, 0), 0x40, 0);
+	cmd = (uint16_t)umsi_sim_cfg_read(w->sim, DEV_A, UMSI_PCI_COMMAND, 2);
+	umsi_sim_cfg_write(w->sim, DEV_A, UMSI_PCI_COMMAND, 2,
+			   cmd & ~UMSI_PCI_CMD_MASTER);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 0), UMSI_SIM_FIRE_BLOCKED);
+	assert_int_equal(w->n, 0);
+	umsi_sim_dev_stats(w->sim, DEV_A, &ds);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(ds.bme_blocked, 1);
+	assert_int_equal(ds.msgs, 0);
+	assert_int_equal(s.bme_blocked, 1);
+	assert_int_equal(s.msgs, 0);
+	umsi_sim_cfg_write(w->sim, DEV_A, UMSI_PCI_COMMAND, 2, cmd);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 0), UMSI_SIM_FIRE_SENT);
+	assert_int_equal(w->n, 1);
+	world_free(w);
+}
+
+static void test_no_msi_enabled_means_intx_and_status_bit(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_rte r;
+	struct umsi_gsi_entry e = { 0, 0x60, UMSI_INTX_LEVEL,
+				    UMSI_INTX_ACTIVE_LOW, false };
+	uint16_t status;
+
+	(void)st;
+	add_msix(w, DEV_A, 2);	/* 00:03.0 INTA -> GSI 16 + 3 % 4 = 19 */
+	/* INTx Disable: Interrupt Status is set, the pin stays quiet. */
+	umsi_sim_cfg_write(w->sim, DEV_A, UMSI_PCI_COMMAND, 2,
+			   UMSI_PCI_CMD_MEMORY | UMSI_PCI_CMD_MASTER |
+			   UMSI_PCI_CMD_INTX_DISABLE);
+	assert_int_equal(w->ops->gsi_program(w->sim, 19, &e), 0);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 0), UMSI_SIM_FIRE_INTX);
+	status = (uint16_t)umsi_sim_cfg_read(w->sim, DEV_A, UMSI_PCI_STATUS, 2);
+	assert_true(status & UMSI_PCI_STATUS_INTX);
+	umsi_sim_ioapic_get(w->sim, 19, &r);
+	assert_false(r.line);
+	assert_int_equal(w->n, 0);
+	/* Clearing INTx Disable lets the asserted pin through. */
+	w->intx_bdf = DEV_A;
+	w->intx_after = 1;
+	umsi_sim_cfg_write(w->sim, DEV_A, UMSI_PCI_COMMAND, 2,
+			   UMSI_PCI_CMD_MEMORY | UMSI_PCI_CMD_MASTER);
+	assert_int_equal(w->n, 1);
+	assert_int_equal(w->log[0].vector, 0x60);
+	status = (uint16_t)umsi_sim_cfg_read(w->sim, DEV_A, UMSI_PCI_STATUS, 2);
+	assert_false(status & UMSI_PCI_STATUS_INTX);
+	world_free(w);
+}
+
+/* ---- Message formats --------------------------------------------------------------------- */
+
+static void test_extended_destination_id_reaches_apic_ids_above_255(void **st)
+{
+	static const uint32_t ids[2] = { 0, 300 };
+	struct world *w = world_cpus(2, ids, UMSI_PLAT_EXT_DEST_ID);
+	struct world *plain = world_cpus(2, ids, 0);
+	uint64_t a = 0xfee00000u | (300u & 0xff) << 12 | (300u >> 8) << 5;
+	struct umsi_sim_stats s;
+
+	(void)st;
+	assert_int_equal(a, msg_addr(300, UMSI_PLAT_EXT_DEST_ID));
+	assert_int_equal(umsi_sim_msg_write(w->sim, a, 0x45), 1);
+	assert_int_equal(w->log[0].cpu, 1);
+	/* Without the extension bits 11:5 are ignored: APIC ID 44. */
+	assert_int_equal(umsi_sim_msg_write(plain->sim, a, 0x45), 0);
+	umsi_sim_stats(plain->sim, &s);
+	assert_int_equal(s.undeliverable_by[UMSI_SIM_UNDELIV_NO_CPU], 1);
+	world_free(w);
+	world_free(plain);
+}
+
+static void test_remappable_format_is_resolved_through_the_remap_table(void **st)
+{
+	static const uint32_t ids[2] = { 0, 70000 };
+	struct world *w = world_cpus(2, ids, UMSI_PLAT_IRQ_REMAP |
+				     UMSI_PLAT_X2APIC);
+	struct umsi_msg m0, m1;
+	struct umsi_sim_stats s;
+	uint32_t irq, apic;
+	uint8_t vec;
+
+	(void)st;
+	assert_int_equal(w->ops->remap_compose(w->sim, 7, 70000, 0x55, &m0), 0);
+	assert_int_equal(w->ops->remap_compose(w->sim, 8, 0, 0x56, &m1), 0);
+	assert_true(m0.address & UMSI_X86_ADDR_REMAP);
+	assert_int_equal(umsi_sim_irte_used(w->sim), 2);
+	assert_int_equal(umsi_sim_irte_get(w->sim, 0, &irq, &apic, &vec), 0);
+	assert_int_equal(irq, 7);
+	assert_int_equal(apic, 70000);
+	assert_int_equal(umsi_sim_msg_write(w->sim, m0.address, m0.data), 1);
+	assert_int_equal(w->log[0].cpu, 1);
+	assert_int_equal(w->log[0].vector, 0x55);
+	/* SHV: the data's subhandle is added to the handle. */
+	assert_int_equal(umsi_sim_msg_write(w->sim, m0.address, 1), 1);
+	assert_int_equal(w->log[1].cpu, 0);
+	assert_int_equal(w->log[1].vector, 0x56);
+	/* Recomposing an IRQ updates its entry in place. */
+	assert_int_equal(w->ops->remap_compose(w->sim, 7, 0, 0x57, &m1), 0);
+	assert_int_equal(m1.address, m0.address);
+	umsi_sim_msg_write(w->sim, m0.address, m0.data);
+	assert_int_equal(w->log[2].cpu, 0);
+	assert_int_equal(w->log[2].vector, 0x57);
+	/* A freed entry faults. */
+	w->ops->remap_free(w->sim, 7);
+	assert_int_equal(umsi_sim_msg_write(w->sim, m0.address, m0.data), 0);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.undeliverable_by[UMSI_SIM_UNDELIV_REMAP], 1);
+	assert_int_equal(umsi_sim_irte_used(w->sim), 1);
+	world_free(w);
+}
+
+static void test_remappable_message_without_remapping_is_undeliverable(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_msg m;
+	struct umsi_sim_stats s;
+
+	(void)st;
+	assert_int_equal(w->ops->remap_compose(w->sim, 1, 0, 0x40, &m),
+			 -UMSI_ENOTSUP);
+	assert_int_equal(umsi_sim_msg_write(w->sim, 0xfee00018u, 0), 0);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.undeliverable_by[UMSI_SIM_UNDELIV_REMAP], 1);
+	world_free(w);
+}
+
+static void test_xapic_physical_0xff_is_a_broadcast_to_online_cpus(void **st)
+{
+	struct world *w = world_cpus(4, gap_ids, 0);
+	static const uint32_t ids[2] = { 0, 255 };
+	struct world *x2 = world_cpus(2, ids, UMSI_PLAT_X2APIC);
+
+	(void)st;
+	umsi_sim_cpu_set_online(w->sim, 2, false);
+	assert_int_equal(umsi_sim_msg_write(w->sim, 0xfeeff000u, 0x90), 3);
+	assert_int_equal(w->n, 3);
+	assert_int_equal(w->log[0].cpu, 0);
+	assert_int_equal(w->log[1].cpu, 1);
+	assert_int_equal(w->log[2].cpu, 3);
+	/* In x2APIC mode 0xff is APIC ID 255, not a broadcast. */
+	assert_int_equal(umsi_sim_msg_write(x2->sim, 0xfeeff000u, 0x90), 1);
+	assert_int_equal(x2->log[0].cpu, 1);
+	world_free(w);
+	world_free(x2);
+}
+
+static void test_logical_flat_mode_reaches_every_cpu_in_the_mask(void **st)
+{
+	struct world *w = world_cpus(4, gap_ids, 0);
+	uint32_t logical = 0xfee00000u | UMSI_X86_ADDR_DM_LOGICAL;
+
+	(void)st;
+	assert_int_equal(umsi_sim_msg_write(w->sim, logical | 0x0a << 12,
+					    0x44), 2);
+	assert_int_equal(w->log[0].cpu, 1);
+	assert_int_equal(w->log[1].cpu, 3);
+	/* Lowest priority: one CPU of the set. */
+	assert_int_equal(umsi_sim_msg_write(w->sim, logical | 0x0c << 12,
+			 0x45 | UMSI_X86_DM_LOWPRI << 8), 1);
+	assert_int_equal(w->log[2].cpu, 2);
+	world_free(w);
+}
+
+static void test_undeliverable_messages_are_counted_by_reason(void **st)
+{
+	struct world *w = world_cpus(4, gap_ids, 0);
+	struct umsi_sim_stats s;
+
+	(void)st;
+	umsi_sim_cpu_set_online(w->sim, 1, false);
+	umsi_sim_msg_write(w->sim, msg_addr(0, 0), 0x0e);	/* vector < 16 */
+	umsi_sim_msg_write(w->sim, msg_addr(5, 0), 0x40);	/* no APIC 5 */
+	umsi_sim_msg_write(w->sim, msg_addr(2, 0), 0x40);	/* CPU 1 off */
+	umsi_sim_msg_write(w->sim, 0xfed00000u, 0x40);		/* stray */
+	umsi_sim_msg_write(w->sim, 0x1fee00000ull, 0x40);	/* stray, 64b */
+	umsi_sim_msg_write(w->sim, msg_addr(0, 0), 0x40 | UMSI_X86_DM_NMI << 8);
+	umsi_sim_msg_write(w->sim, 0xfee00000u | UMSI_X86_ADDR_DM_LOGICAL |
+			   0x80 << 12, 0x40);			/* no CPU 7 */
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(w->n, 0);
+	assert_int_equal(s.undeliverable, 7);
+	assert_int_equal(s.undeliverable_by[UMSI_SIM_UNDELIV_VECTOR], 1);
+	assert_int_equal(s.undeliverable_by[UMSI_SIM_UNDELIV_NO_CPU], 2);
+	assert_int_equal(s.undeliverable_by[UMSI_SIM_UNDELIV_OFFLINE], 1);
+	assert_int_equal(s.undeliverable_by[UMSI_SIM_UNDELIV_STRAY], 2);
+	assert_int_equal(s.undeliverable_by[UMSI_SIM_UNDELIV_MODE], 1);
+	assert_int_equal(s.stray_dma, 2);
+	assert_true(s.last_undeliverable.valid);
+	assert_int_equal(s.last_undeliverable.reason, UMSI_SIM_UNDELIV_NO_CPU);
+	world_free(w);
+}
+
+/* ---- The local APIC ---------------------------------------------------------------------- */
+
+static void test_irr_coalesces_while_the_cpu_has_interrupts_off(void **st)
+{
+	struct world *w = world_cpus(2, NULL, 0);
+	struct umsi_sim_vec_stats v;
+	struct umsi_sim_stats s;
+
+	(void)st;
+	umsi_sim_cpu_irq_disable(w->sim, 1);
+	umsi_sim_msg_write(w->sim, msg_addr(1, 0), 0x50);
+	umsi_sim_msg_write(w->sim, msg_addr(1, 0), 0x50);
+	umsi_sim_msg_write(w->sim, msg_addr(1, 0), 0x30);
+	assert_int_equal(w->n, 0);
+	assert_true(umsi_sim_irr_test(w->sim, 1, 0x50));
+	umsi_sim_cpu_irq_enable(w->sim, 1);
+	/* Highest vector first; the duplicate was lost. */
+	assert_int_equal(w->n, 2);
+	assert_int_equal(w->log[0].vector, 0x50);
+	assert_int_equal(w->log[1].vector, 0x30);
+	umsi_sim_vec_stats(w->sim, 1, 0x50, &v);
+	assert_int_equal(v.delivered, 1);
+	assert_int_equal(v.coalesced, 1);
+	assert_int_equal(v.dispatched, 1);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.irr_coalesced, 1);
+	world_free(w);
+}
+
+static void test_in_service_vector_blocks_its_priority_class_until_eoi(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_stats s;
+
+	(void)st;
+	w->no_eoi = true;
+	umsi_sim_msg_write(w->sim, msg_addr(0, 0), 0x55);
+	assert_int_equal(w->n, 1);
+	assert_true(umsi_sim_isr_test(w->sim, 0, 0x55));
+	umsi_sim_msg_write(w->sim, msg_addr(0, 0), 0x51);	/* same class */
+	umsi_sim_msg_write(w->sim, msg_addr(0, 0), 0x61);	/* higher */
+	assert_int_equal(w->n, 2);
+	assert_int_equal(w->log[1].vector, 0x61);
+	w->no_eoi = false;
+	umsi_sim_eoi(w->sim, 0x61);	/* ends 0x61 */
+	umsi_sim_eoi(w->sim, 0x55);	/* ends 0x55, 0x51 can go */
+	assert_int_equal(w->n, 3);
+	assert_int_equal(w->log[2].vector, 0x51);
+	umsi_sim_eoi(w->sim, 0x20);	/* nothing in service */
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.eoi_missing, 2);
+	assert_int_equal(s.eoi_spurious, 1);
+	assert_int_equal(s.eoi_mismatch, 0);
+	world_free(w);
+}
+
+static void test_spurious_dispatches_count_as_unassigned_per_cpu_vector(void **st)
+{
+	struct world *w = world_cpus(2, NULL, 0);
+	struct umsi_sim_vec_stats v;
+	struct umsi_sim_stats s;
+
+	(void)st;
+	w->ret = 0;
+	umsi_sim_msg_write(w->sim, msg_addr(1, 0), 0x77);
+	umsi_sim_msg_write(w->sim, msg_addr(1, 0), 0x77);
+	umsi_sim_vec_stats(w->sim, 1, 0x77, &v);
+	assert_int_equal(v.unassigned, 2);
+	umsi_sim_vec_stats(w->sim, 0, 0x77, &v);
+	assert_int_equal(v.unassigned, 0);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.unassigned, 2);
+	world_free(w);
+}
+
+static void test_retrigger_and_vector_pending_see_the_target_irr(void **st)
+{
+	struct world *w = world_cpus(2, NULL, 0);
+
+	(void)st;
+	umsi_sim_cpu_irq_disable(w->sim, 1);
+	assert_int_equal(w->ops->retrigger(w->sim, 1, 0x66), 0);
+	assert_int_equal(w->ops->retrigger(w->sim, 1, 0x05), -UMSI_EINVAL);
+	assert_true(umsi_sim_irr_test(w->sim, 1, 0x66));
+	/* vector_pending reads the current CPU's IRR. */
+	assert_false(w->ops->vector_pending(w->sim, 0x66));	/* CPU 0 */
+	umsi_sim_set_current_cpu(w->sim, 1);
+	assert_true(w->ops->vector_pending(w->sim, 0x66));
+	umsi_sim_set_current_cpu(w->sim, 0);
+	umsi_sim_cpu_irq_enable(w->sim, 1);
+	assert_int_equal(w->n, 1);
+	assert_int_equal(w->log[0].cpu, 1);
+	world_free(w);
+}
+
+struct xcall_probe {
+	struct world *w;
+	uint32_t cpu_seen;
+	bool irq_on_seen;
+	bool pending_seen;
+};
+
+static void xcall_fn(void *arg)
+{
+	struct xcall_probe *p = arg;
+
+	p->cpu_seen = p->w->ops->current_cpu(p->w->sim);
+	p->irq_on_seen = umsi_sim_cpu_irq_enabled(p->w->sim, p->cpu_seen);
+	/* Interrupts are off here: this one waits in the IRR. */
+	umsi_sim_msg_write(p->w->sim, msg_addr(p->cpu_seen, 0), 0x48);
+	p->pending_seen = p->w->ops->vector_pending(p->w->sim, 0x48);
+}
+
+static void test_run_on_cpu_runs_there_with_interrupts_off(void **st)
+{
+	struct world *w = world_cpus(4, NULL, 0);
+	struct xcall_probe p = { w, 99, true, false };
+
+	(void)st;
+	assert_int_equal(w->ops->run_on_cpu(w->sim, 2, xcall_fn, &p), 0);
+	assert_int_equal(p.cpu_seen, 2);
+	assert_false(p.irq_on_seen);
+	assert_true(p.pending_seen);
+	/* Back on CPU 0; CPU 2 took the interrupt when it re-enabled. */
+	assert_int_equal(umsi_sim_current_cpu(w->sim), 0);
+	assert_int_equal(w->n, 1);
+	assert_int_equal(w->log[0].cpu, 2);
+	umsi_sim_cpu_set_online(w->sim, 3, false);
+	assert_int_equal(w->ops->run_on_cpu(w->sim, 3, xcall_fn, &p),
+			 -UMSI_EINVAL);
+	world_free(w);
+}
+
+/* ---- Races, provoked deterministically ------------------------------------------------------ */
+
+static void test_interrupt_is_taken_in_the_middle_of_a_host_call(void **st)
+{
+	struct world *w = world_cpus(2, NULL, 0);
+
+	(void)st;
+	add_msix(w, DEV_A, 2);
+	msix_enable(w, DEV_A, false);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 0, msg_addr(1, 0), 0x40, 1);
+	umsi_sim_fire(w->sim, DEV_A, 0);
+	/* The library, on CPU 0, maps the table and unmasks entry 0. */
+	void *v;
+	uint64_t bar = umsi_sim_bar_addr(w->sim, DEV_A, 0);
+
+	assert_int_equal(w->ops->mmio_map(w->sim, bar, 0x1000, &v), 0);
+	w->phase = 1;
+	w->ops->mmio_write32(w->sim, (char *)v + UMSI_MSIX_ENTRY_CTRL, 0);
+	w->phase = 2;
+	assert_int_equal(w->n, 1);
+	assert_int_equal(w->log[0].phase, 1);	/* before the write returned */
+	assert_int_equal(w->log[0].cpu, 1);
+	assert_int_equal(w->log[0].current, 1);
+	assert_int_equal(umsi_sim_current_cpu(w->sim), 0);
+	w->ops->mmio_unmap(w->sim, v, 0x1000);
+	world_free(w);
+}
+
+static void test_interrupts_wait_while_any_cpu_holds_a_lock(void **st)
+{
+	struct world *w = world_cpus(2, NULL, 0);
+	void *l = w->ops->lock_create(w->sim);
+	umsi_irqflags_t f;
+
+	(void)st;
+	f = w->ops->lock_acquire(w->sim, l);
+	assert_true(f);
+	assert_false(umsi_sim_cpu_irq_enabled(w->sim, 0));
+	umsi_sim_msg_write(w->sim, msg_addr(0, 0), 0x40);
+	umsi_sim_msg_write(w->sim, msg_addr(1, 0), 0x41);
+	assert_int_equal(w->n, 0);
+	w->phase = 1;
+	w->ops->lock_release(w->sim, l, f);
+	assert_int_equal(w->n, 2);
+	assert_int_equal(w->log[0].cpu, 0);
+	assert_int_equal(w->log[1].cpu, 1);
+	w->ops->lock_destroy(w->sim, l);
+	world_free(w);
+}
+
+struct hook_probe {
+	struct world *w;
+	unsigned int calls;
+	enum umsi_sim_op last;
+};
+
+static void fire_hook(void *arg, enum umsi_sim_op op)
+{
+	struct hook_probe *h = arg;
+
+	h->calls++;
+	h->last = op;
+	umsi_sim_fire(h->w->sim, DEV_A, 0);
+}
+
+static void test_hook_runs_after_each_host_call_and_may_fire(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct hook_probe h = { w, 0, UMSI_SIM_OP_NR };
+	uint32_t v;
+
+	(void)st;
+	add_msix(w, DEV_A, 1);
+	msix_enable(w, DEV_A, false);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 0, msg_addr(0, 0), 0x40, 0);
+	umsi_sim_set_hook(w->sim, fire_hook, &h);
+	w->ops->cfg_read(w->sim, DEV_A, 0, 4, &v);
+	assert_int_equal(h.calls, 1);
+	assert_int_equal(h.last, UMSI_SIM_OP_CFG_READ);
+	assert_int_equal(w->n, 1);
+	w->ops->barrier(w->sim);
+	assert_int_equal(h.calls, 2);
+	assert_int_equal(h.last, UMSI_SIM_OP_BARRIER);
+	assert_int_equal(w->n, 2);
+	assert_string_equal(umsi_sim_op_name(UMSI_SIM_OP_MMIO_WRITE32),
+			    "mmio_write32");
+	umsi_sim_set_hook(w->sim, NULL, NULL);
+	w->ops->barrier(w->sim);
+	assert_int_equal(h.calls, 2);
+	world_free(w);
+}
+
+/* ---- Configuration space as the specification says ------------------------------------------ */
+
+static void test_status_is_read_only_with_rw1c_error_bits(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	uint8_t *raw;
+	uint16_t s;
+
+	(void)st;
+	add_msix(w, DEV_A, 1);
+	s = (uint16_t)umsi_sim_cfg_read(w->sim, DEV_A, UMSI_PCI_STATUS, 2);
+	assert_int_equal(s, UMSI_PCI_STATUS_CAP_LIST);
+	/* The device reports a master abort (bit 13) and parity error (15). */
+	raw = umsi_sim_cfg_raw(w->sim, DEV_A);
+	raw[UMSI_PCI_STATUS + 1] |= 0xa0;
+	umsi_sim_cfg_write(w->sim, DEV_A, UMSI_PCI_STATUS, 2, 0x2000);
+	s = (uint16_t)umsi_sim_cfg_read(w->sim, DEV_A, UMSI_PCI_STATUS, 2);
+	assert_int_equal(s, 0x8000 | UMSI_PCI_STATUS_CAP_LIST);
+	/* Writing all-ones clears errors, leaves RO bits alone. */
+	umsi_sim_cfg_write(w->sim, DEV_A, UMSI_PCI_STATUS, 2, 0xffff);
+	s = (uint16_t)umsi_sim_cfg_read(w->sim, DEV_A, UMSI_PCI_STATUS, 2);
+	assert_int_equal(s, UMSI_PCI_STATUS_CAP_LIST);
+	/* IDs, header type and capability pointer are read-only. */
+	umsi_sim_cfg_write(w->sim, DEV_A, 0, 4, 0);
+	umsi_sim_cfg_write(w->sim, DEV_A, UMSI_PCI_CAP_PTR, 1, 0x90);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_A, 0, 4), 0x10411af4);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_A, UMSI_PCI_CAP_PTR, 1),
+			 0x40);
+	world_free(w);
+}
+
+static void test_msi_and_msix_read_only_fields_keep_their_values(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	uint16_t msix_ctrl = msix_ctrl_off();
+
+	(void)st;
+	add_msix(w, DEV_A, 300);
+	add_msi(w, DEV_B, 8, false, true);
+	/* MSI-X: Table Size is RO, reserved bits 13:11 read 0. */
+	umsi_sim_cfg_write(w->sim, DEV_A, msix_ctrl, 2, 0xffff);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_A, msix_ctrl, 2),
+			 0xc000 | 299);
+	umsi_sim_cfg_write(w->sim, DEV_A, 0xa0 + UMSI_MSIX_TABLE, 4, 0x1234);
+	umsi_sim_cfg_write(w->sim, DEV_A, 0xa0 + UMSI_MSIX_PBA, 4, 0x1234);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_A, 0xa0 + 4, 4), 0);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_A, 0xa0 + 8, 4), 0x8000);
+	/* MSI: capable, 64-bit and mask-capable bits are RO. */
+	umsi_sim_cfg_write(w->sim, DEV_B, 0x80 + 2, 2, 0xffff);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_B, 0x80 + 2, 2),
+			 UMSI_MSI_FLAGS_MASKBIT | 0x70 | 3 << 1 |
+			 UMSI_MSI_FLAGS_ENABLE);
+	/* Address bits 1:0 read 0; pending bits are RO to software. */
+	umsi_sim_cfg_write(w->sim, DEV_B, 0x80 + 4, 4, 0xfee00003);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_B, 0x80 + 4, 4),
+			 0xfee00000);
+	umsi_sim_cfg_write(w->sim, DEV_B, 0x80 + UMSI_MSI_PENDING_32, 4, 0xff);
+	assert_int_equal(umsi_sim_msi_pending(w->sim, DEV_B), 0);
+	/* MSI-X PBA is RO; Vector Control has only the mask bit. */
+	uint64_t bar = umsi_sim_bar_addr(w->sim, DEV_A, 0);
+
+	umsi_sim_mmio_write32(w->sim, bar + 0x8000, 0xffffffff);
+	assert_int_equal(umsi_sim_mmio_read32(w->sim, bar + 0x8000), 0);
+	umsi_sim_mmio_write32(w->sim, bar + 12, 0xfffffffe);
+	assert_int_equal(umsi_sim_mmio_read32(w->sim, bar + 12), 0);
+	umsi_sim_mmio_write32(w->sim, bar + 0, 0xfee00003);
+	assert_int_equal(umsi_sim_mmio_read32(w->sim, bar + 0), 0xfee00000);
+	/* Reset state: entries masked. */
+	assert_int_equal(umsi_sim_mmio_read32(w->sim, bar + 16 * 299 + 12), 1);
+	world_free(w);
+}
+
+static void test_bars_are_assigned_like_firmware_and_size_like_hardware(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_dev_desc d = {
+		.vendor = 0x1234, .device = 0x11,
+		.bars = {
+			[0] = { .size = 0x1000 },
+			[1] = { .size = 0x100000, .is64 = true,
+				.prefetch = true },
+			[3] = { .size = 0x20, .io = true },
+			[4] = { .size = 0x4000, .unassigned = true },
+		},
+	};
+	uint16_t b0 = UMSI_PCI_BAR0;
+
+	(void)st;
+	add_msix(w, DEV_A, 4);		/* takes 0xe0000000, 64 KiB */
+	assert_int_equal(umsi_sim_add_device(w->sim, DEV_B, &d), 0);
+	assert_int_equal(umsi_sim_bar_addr(w->sim, DEV_A, 0), 0xe0000000u);
+	assert_int_equal(umsi_sim_bar_addr(w->sim, DEV_B, 0), 0xe0010000u);
+	assert_int_equal(umsi_sim_bar_addr(w->sim, DEV_B, 1), 0x800000000ull);
+	assert_int_equal(umsi_sim_bar_addr(w->sim, DEV_B, 4), 0);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_B, b0 + 4, 4),
+			 UMSI_PCI_BAR_MEM_TYPE_64 | UMSI_PCI_BAR_PREFETCH);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_B, b0 + 8, 4), 8);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_B, b0 + 12, 4),
+			 0xc000 | UMSI_PCI_BAR_IO);
+	/* Sizing: write all-ones, read the size mask with RO flag bits. */
+	umsi_sim_cfg_write(w->sim, DEV_B, b0, 4, 0xffffffff);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_B, b0, 4), 0xfffff000u);
+	umsi_sim_cfg_write(w->sim, DEV_B, b0 + 4, 4, 0xffffffff);
+	umsi_sim_cfg_write(w->sim, DEV_B, b0 + 8, 4, 0xffffffff);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_B, b0 + 4, 4),
+			 0xfff00000u | 0xc);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_B, b0 + 8, 4),
+			 0xffffffffu);
+	umsi_sim_cfg_write(w->sim, DEV_B, b0 + 12, 4, 0xffffffff);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_B, b0 + 12, 4),
+			 0xffffffe1u);
+	/* Unimplemented BARs read 0 and ignore writes. */
+	umsi_sim_cfg_write(w->sim, DEV_B, b0 + 20, 4, 0xffffffff);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_B, b0 + 20, 4), 0);
+	/* Restoring moves the BAR. */
+	umsi_sim_cfg_write(w->sim, DEV_B, b0, 4, 0xe0100000u);
+	assert_int_equal(umsi_sim_bar_addr(w->sim, DEV_B, 0), 0xe0100000u);
+	world_free(w);
+}
+
+static void test_inconsistent_device_descriptions_are_rejected(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_dev_desc d = {
+		.bars = { [0] = { .size = 0x1000 }, [2] = { .size = 0x1000 } },
+		.msix = { .present = true, .nentries = 64, .table_bar = 0,
+			  .table_offset = 0, .pba_bar = 0,
+			  .pba_offset = 0x200 },
+	};
+
+	(void)st;
+	/* PBA inside the table. */
+	assert_int_equal(umsi_sim_add_device(w->sim, DEV_A, &d), -UMSI_EINVAL);
+	/* Table and PBA in different BARs is fine, sharing is too. */
+	d.msix.pba_bar = 2;
+	d.msix.pba_offset = 0x800;
+	assert_int_equal(umsi_sim_add_device(w->sim, DEV_A, &d), 0);
+	assert_int_equal(umsi_sim_add_device(w->sim, DEV_A, &d), -UMSI_EEXIST);
+	d.msix.pba_bar = 0;
+	d.msix.pba_offset = 0x400;
+	assert_int_equal(umsi_sim_add_device(w->sim, DEV_B, &d), 0);
+	/* A table beyond its BAR, a BAR of odd size, a bad MSI count. */
+	d.msix.table_offset = 0xe00;
+	assert_int_equal(umsi_sim_add_device(w->sim, UMSI_BDF(0, 0, 5, 0), &d),
+			 -UMSI_EINVAL);
+	d.msix.present = false;
+	d.bars[0].size = 0x1800;
+	assert_int_equal(umsi_sim_add_device(w->sim, UMSI_BDF(0, 0, 5, 0), &d),
+			 -UMSI_EINVAL);
+	d.bars[0].size = 0x1000;
+	d.msi = (struct umsi_sim_msi_desc){ .present = true, .nvec = 3 };
+	assert_int_equal(umsi_sim_add_device(w->sim, UMSI_BDF(0, 0, 5, 0), &d),
+			 -UMSI_EINVAL);
+	world_free(w);
+}
+
+static void test_memory_space_disabled_bars_read_all_ones(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	uint64_t bar;
+	struct umsi_sim_dev_stats ds;
+
+	(void)st;
+	add_msix(w, DEV_A, 1);
+	bar = umsi_sim_bar_addr(w->sim, DEV_A, 0);
+	assert_int_equal(umsi_sim_mmio_read32(w->sim, bar + 12), 1);
+	umsi_sim_cfg_write(w->sim, DEV_A, UMSI_PCI_COMMAND, 2, 0);
+	assert_int_equal(umsi_sim_mmio_read32(w->sim, bar + 12), 0xffffffffu);
+	umsi_sim_dev_stats(w->sim, DEV_A, &ds);
+	assert_int_equal(ds.mmio_disabled, 1);
+	world_free(w);
+}
+
+static void test_raw_config_pokes_are_uncounted_and_seen_by_software(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_stats s;
+	uint8_t *raw;
+	uint32_t v;
+
+	(void)st;
+	add_msi(w, DEV_A, 1, false, false);
+	raw = umsi_sim_cfg_raw(w->sim, DEV_A);
+	assert_non_null(raw);
+	assert_null(umsi_sim_cfg_raw(w->sim, DEV_B));
+	/* A capability list that points back at itself. */
+	raw[0x81] = 0x80;
+	w->ops->cfg_read(w->sim, DEV_A, 0x80, 2, &v);
+	assert_int_equal(v, 0x8005);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.cfg_reads, 1);
+	world_free(w);
+}
+
+/* ---- Surprise removal ------------------------------------------------------------------------- */
+
+static void test_surprise_removed_function_reads_all_ones(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	uint64_t bar;
+	void *v;
+	uint32_t val;
+
+	(void)st;
+	add_msix(w, DEV_A, 4);
+	bar = umsi_sim_bar_addr(w->sim, DEV_A, 0);
+	assert_int_equal(w->ops->mmio_map(w->sim, bar, 0x1000, &v), 0);
+	assert_int_equal(w->ops->mmio_read32(w->sim, (char *)v + 12), 1);
+	assert_int_equal(umsi_sim_remove_device(w->sim, DEV_A), 0);
+	assert_int_equal(umsi_sim_remove_device(w->sim, DEV_A), -UMSI_ENOENT);
+	assert_int_equal(w->ops->cfg_read(w->sim, DEV_A, 0, 4, &val), 0);
+	assert_int_equal(val, 0xffffffffu);
+	assert_int_equal(w->ops->cfg_read(w->sim, DEV_A, 0xa2, 2, &val), 0);
+	assert_int_equal(val, 0xffff);
+	assert_int_equal(w->ops->cfg_write(w->sim, DEV_A, 4, 2, 0), 0);
+	assert_int_equal(w->ops->mmio_read32(w->sim, (char *)v + 12),
+			 0xffffffffu);
+	w->ops->mmio_write32(w->sim, (char *)v + 12, 0);
+	assert_int_equal(w->ops->mmio_read32(w->sim, (char *)v + 12),
+			 0xffffffffu);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 0), -UMSI_ENODEV);
+	/* An absent function reads all-ones too. */
+	assert_int_equal(w->ops->cfg_read(w->sim, DEV_B, 0, 2, &val), 0);
+	assert_int_equal(val, 0xffff);
+	w->ops->mmio_unmap(w->sim, v, 0x1000);
+	/* Hot add at the same address. */
+	add_msix(w, DEV_A, 4);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_A, 0, 2), 0x1af4);
+	world_free(w);
+}
+
+/* ---- Accounting ------------------------------------------------------------------------------ */
+
+static void test_host_accesses_are_counted_per_device_and_globally(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_dev_stats a, b;
+	struct umsi_sim_stats s;
+	uint32_t v;
+	void *m;
+
+	(void)st;
+	add_msix(w, DEV_A, 4);
+	add_msi(w, DEV_B, 1, false, false);
+	w->ops->cfg_read(w->sim, DEV_A, 0, 4, &v);
+	w->ops->cfg_read(w->sim, DEV_A, 0xa2, 2, &v);
+	w->ops->cfg_write(w->sim, DEV_B, 0x82, 2, 0);
+	w->ops->cfg_read(w->sim, UMSI_BDF(0, 1, 0, 0), 0, 4, &v);
+	w->ops->mmio_map(w->sim, umsi_sim_bar_addr(w->sim, DEV_A, 0), 64, &m);
+	w->ops->mmio_write32(w->sim, (char *)m + 8, 0x40);
+	w->ops->mmio_read32(w->sim, (char *)m + 8);
+	w->ops->mmio_unmap(w->sim, m, 64);
+	umsi_sim_dev_stats(w->sim, DEV_A, &a);
+	umsi_sim_dev_stats(w->sim, DEV_B, &b);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(a.cfg_reads, 2);
+	assert_int_equal(a.cfg_writes, 0);
+	assert_int_equal(a.mmio_reads, 1);
+	assert_int_equal(a.mmio_writes, 1);
+	assert_int_equal(b.cfg_writes, 1);
+	assert_int_equal(s.cfg_reads, 3);
+	assert_int_equal(s.cfg_writes, 1);
+	assert_int_equal(s.mmio_reads, 1);
+	assert_int_equal(s.mmio_writes, 1);
+	assert_int_equal(s.host_calls, 8);
+	assert_int_equal(s.op_calls[UMSI_SIM_OP_MMIO_MAP], 1);
+	assert_int_equal(s.bad_accesses, 0);
+	/* Uncounted test accessors leave the counters alone. */
+	umsi_sim_cfg_read(w->sim, DEV_A, 0, 4);
+	assert_int_equal(umsi_sim_host_calls(w->sim), 8);
+	umsi_sim_stats_reset(w->sim);
+	umsi_sim_dev_stats(w->sim, DEV_A, &a);
+	assert_int_equal(a.cfg_reads, 0);
+	assert_int_equal(umsi_sim_host_calls(w->sim), 0);
+	world_free(w);
+}
+
+static void test_misuse_of_the_host_interface_is_counted(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_stats s;
+	uint32_t v;
+	void *p;
+	int dummy;
+
+	(void)st;
+	add_msix(w, DEV_A, 1);
+	assert_int_equal(w->ops->cfg_read(w->sim, DEV_A, 0x3, 2, &v),
+			 -UMSI_EINVAL);
+	assert_int_equal(w->ops->cfg_read(w->sim, DEV_A, 4094, 4, &v),
+			 -UMSI_EINVAL);
+	assert_int_equal(w->ops->mmio_read32(w->sim, &dummy), 0xffffffffu);
+	w->ops->mmio_unmap(w->sim, &dummy, 4);
+	p = w->ops->alloc(w->sim, 24);
+	w->ops->free(w->sim, p, 32);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.bad_accesses, 5);
+	assert_non_null(strstr(umsi_sim_log_text(w->sim), "bad access"));
+	world_free(w);
+}
+
+static void test_fail_at_fails_exactly_the_kth_fallible_call(void **st)
+{
+	struct world *w = world_cpus(2, NULL, 0);
+	struct umsi_sim_stats s;
+	uint32_t v = 0, id;
+	void *m = NULL;
+
+	(void)st;
+	add_msix(w, DEV_A, 1);
+	umsi_sim_fail_at(w->sim, 3, -UMSI_EIO);
+	assert_int_equal(w->ops->cfg_read(w->sim, DEV_A, 0, 4, &v), 0); /* 1 */
+	w->ops->barrier(w->sim);				/* not numbered */
+	w->ops->mmio_write32(w->sim, &v, 0);			/* not numbered */
+	assert_int_equal(w->ops->cpu_apic_id(w->sim, 1, &id), 0);	/* 2 */
+	assert_int_equal(w->ops->cfg_read(w->sim, DEV_A, 0, 4, &v),
+			 -UMSI_EIO);					/* 3 */
+	assert_int_equal(v, 0xffffffffu);
+	assert_int_equal(w->ops->cfg_read(w->sim, DEV_A, 0, 4, &v), 0);
+	assert_int_equal(v, 0x10411af4);
+	umsi_sim_fail_at(w->sim, 1, UMSI_ENOMEM);	/* sign normalised */
+	assert_null(w->ops->alloc(w->sim, 16));
+	umsi_sim_fail_at(w->sim, 1, -UMSI_ENOMEM);
+	assert_null(w->ops->lock_create(w->sim));
+	umsi_sim_fail_at(w->sim, 1, -UMSI_ENOMEM);
+	assert_int_equal(w->ops->mmio_map(w->sim, 0xe0000000u, 16, &m),
+			 -UMSI_ENOMEM);
+	umsi_sim_fail_at(w->sim, 1, -UMSI_EIO);
+	assert_int_equal(w->ops->cfg_write(w->sim, DEV_A, 0x3c, 1, 9),
+			 -UMSI_EIO);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_A, 0x3c, 1), 0);
+	umsi_sim_fail_at(w->sim, 2, -UMSI_EIO);
+	umsi_sim_fail_at(w->sim, 0, 0);			/* cancelled */
+	assert_int_equal(w->ops->cfg_read(w->sim, DEV_A, 0, 4, &v), 0);
+	assert_int_equal(w->ops->cfg_read(w->sim, DEV_A, 0, 4, &v), 0);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.failures_injected, 5);
+	assert_int_equal(s.fallible_calls, 10);
+	world_free(w);
+}
+
+static void test_leaks_of_allocations_mappings_and_locks_are_visible(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_leaks before, l;
+	void *a, *b, *m, *lock;
+	umsi_irqflags_t f;
+
+	(void)st;
+	umsi_sim_leaks(w->sim, &before);
+	a = w->ops->alloc(w->sim, 100);
+	b = w->ops->alloc(w->sim, 28);
+	assert_true(((uintptr_t)a & 15) == 0);
+	assert_int_equal(((uint8_t *)a)[99], 0);
+	w->ops->mmio_map(w->sim, 0xe0000010u, 0x20, &m);
+	assert_int_equal((uintptr_t)m & 0xfff, 0x10);
+	lock = w->ops->lock_create(w->sim);
+	f = w->ops->lock_acquire(w->sim, lock);
+	umsi_sim_leaks(w->sim, &l);
+	assert_int_equal(l.allocs, 2);
+	assert_int_equal(l.alloc_bytes, 128);
+	assert_int_equal(l.maps, 1);
+	assert_int_equal(l.locks, 1);
+	assert_int_equal(l.locks_held, 1);
+	assert_false(umsi_sim_leaks_equal(&before, &l));
+	w->ops->lock_release(w->sim, lock, f);
+	w->ops->lock_destroy(w->sim, lock);
+	w->ops->mmio_unmap(w->sim, m, 0x20);
+	w->ops->free(w->sim, a, 100);
+	umsi_sim_leaks(w->sim, &l);
+	assert_int_equal(l.allocs, 1);
+	assert_int_equal(l.locks_created, 1);
+	assert_int_equal(l.locks_destroyed, 1);
+	/* b leaks on purpose: destroy releases it. */
+	(void)b;
+	w->ops->free(w->sim, b, 28);
+	umsi_sim_leaks(w->sim, &l);
+	assert_true(umsi_sim_leaks_equal(&before, &l));
+	world_free(w);
+}
+
+static void test_clock_is_virtual_and_moves_only_when_told(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+
+	(void)st;
+	assert_int_equal(w->ops->clock_ns(w->sim), 0);
+	umsi_sim_clock_advance(w->sim, 1500);
+	assert_int_equal(w->ops->clock_ns(w->sim), 1500);
+	umsi_sim_clock_set_tick(w->sim, 10);
+	assert_int_equal(w->ops->clock_ns(w->sim), 1500);
+	assert_int_equal(w->ops->clock_ns(w->sim), 1510);
+	assert_int_equal(umsi_sim_clock_now(w->sim), 1520);
+	world_free(w);
+}
+
+static void test_log_lines_are_collected_for_the_test(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+
+	(void)st;
+	w->ops->log(w->sim, UMSI_LOG_WARN, "vector space low");
+	w->ops->log(w->sim, UMSI_LOG_DEBUG, "hello");
+	assert_string_equal(umsi_sim_log_text(w->sim),
+			    "W: vector space low\nD: hello\n");
+	umsi_sim_log_clear(w->sim);
+	assert_string_equal(umsi_sim_log_text(w->sim), "");
+	world_free(w);
+}
+
+static void test_topology_reports_apic_ids_with_gaps_and_above_255(void **st)
+{
+	static const uint32_t ids[3] = { 1, 256, 4000 };
+	struct world *w = world_cpus(3, ids, UMSI_PLAT_X2APIC |
+				     UMSI_PLAT_EXT_DEST_ID);
+	static const uint32_t dup[2] = { 3, 3 };
+	struct umsi_sim_config bad = { .ncpus = 2, .apic_ids = dup };
+	uint32_t id;
+
+	(void)st;
+	assert_int_equal(w->ops->cpu_count(w->sim), 3);
+	assert_int_equal(w->ops->cpu_apic_id(w->sim, 2, &id), 0);
+	assert_int_equal(id, 4000);
+	assert_int_equal(w->ops->cpu_apic_id(w->sim, 3, &id), -UMSI_EINVAL);
+	assert_true(w->ops->cpu_online(w->sim, 1));
+	assert_int_equal(w->ops->platform_flags(w->sim),
+			 UMSI_PLAT_X2APIC | UMSI_PLAT_EXT_DEST_ID);
+	assert_int_equal(umsi_sim_msg_write(w->sim, msg_addr(4000,
+				UMSI_PLAT_EXT_DEST_ID), 0x40), 1);
+	assert_int_equal(w->log[0].cpu, 2);
+	assert_null(umsi_sim_create(&bad));
+	world_free(w);
+}
+
+/* ---- IO-APIC ------------------------------------------------------------------------------- */
+
+static void test_level_intx_is_redelivered_after_eoi_while_asserted(void **st)
+{
+	struct world *w = world_cpus(4, gap_ids, 0);
+	struct umsi_intx_route r;
+	struct umsi_sim_rte rte;
+	struct umsi_gsi_entry e = { 4, 0x60, UMSI_INTX_LEVEL,
+				    UMSI_INTX_ACTIVE_LOW, false };
+
+	(void)st;
+	add_msix(w, DEV_A, 1);
+	assert_int_equal(w->ops->intx_route(w->sim, DEV_A, 1, &r), 0);
+	assert_int_equal(r.gsi, 19);
+	assert_int_equal(r.trigger, UMSI_INTX_LEVEL);
+	assert_int_equal(r.polarity, UMSI_INTX_ACTIVE_LOW);
+	assert_int_equal(w->ops->gsi_program(w->sim, 19, &e), 0);
+	/* The handler clears the device's condition on the third run. */
+	w->intx_bdf = DEV_A;
+	w->intx_after = 3;
+	umsi_sim_intx_set(w->sim, DEV_A, true);
+	assert_int_equal(w->n, 3);
+	assert_int_equal(w->log[0].cpu, 2);
+	umsi_sim_ioapic_get(w->sim, 19, &rte);
+	assert_int_equal(rte.deliveries, 3);
+	assert_false(rte.remote_irr);
+	assert_false(rte.line);
+	world_free(w);
+}
+
+static void test_level_intx_waits_for_eoi_with_remote_irr_set(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_rte rte;
+	struct umsi_gsi_entry e = { 0, 0x60, UMSI_INTX_LEVEL,
+				    UMSI_INTX_ACTIVE_LOW, false };
+
+	(void)st;
+	add_msix(w, DEV_A, 1);
+	w->ops->gsi_program(w->sim, 19, &e);
+	w->no_eoi = true;
+	umsi_sim_intx_set(w->sim, DEV_A, true);
+	assert_int_equal(w->n, 1);
+	umsi_sim_ioapic_get(w->sim, 19, &rte);
+	assert_true(rte.remote_irr);
+	assert_true(rte.line);
+	/* Masking and unmasking does not resend while Remote IRR is set. */
+	e.masked = true;
+	w->ops->gsi_program(w->sim, 19, &e);
+	e.masked = false;
+	w->ops->gsi_program(w->sim, 19, &e);
+	assert_int_equal(w->n, 1);
+	w->no_eoi = false;
+	w->intx_bdf = DEV_A;
+	w->intx_after = 1;
+	w->intx_seen = 0;
+	umsi_sim_eoi(w->sim, 0x60);
+	assert_int_equal(w->n, 2);
+	world_free(w);
+}
+
+static void test_edge_gsi_delivers_on_rising_edges_only(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_gsi_entry e = { 0, 0x30, UMSI_INTX_EDGE,
+				    UMSI_INTX_ACTIVE_HIGH, false };
+
+	(void)st;
+	assert_int_equal(w->ops->gsi_program(w->sim, 4, &e), 0);
+	umsi_sim_gsi_set(w->sim, 4, true);
+	umsi_sim_gsi_set(w->sim, 4, true);
+	assert_int_equal(w->n, 1);
+	umsi_sim_gsi_set(w->sim, 4, false);
+	umsi_sim_gsi_set(w->sim, 4, true);
+	assert_int_equal(w->n, 2);
+	/* An edge while masked is lost. */
+	e.masked = true;
+	w->ops->gsi_program(w->sim, 4, &e);
+	umsi_sim_gsi_set(w->sim, 4, false);
+	umsi_sim_gsi_set(w->sim, 4, true);
+	e.masked = false;
+	w->ops->gsi_program(w->sim, 4, &e);
+	assert_int_equal(w->n, 2);
+	e.vector = 5;
+	assert_int_equal(w->ops->gsi_program(w->sim, 4, &e), -UMSI_EINVAL);
+	assert_int_equal(w->ops->gsi_program(w->sim, 24, &e), -UMSI_EINVAL);
+	world_free(w);
+}
+
+static void test_wrong_polarity_makes_an_idle_pci_line_active(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_gsi_entry e = { 0, 0x60, UMSI_INTX_LEVEL,
+				    UMSI_INTX_ACTIVE_HIGH, false };
+
+	(void)st;
+	w->no_eoi = true;
+	assert_int_equal(w->ops->gsi_program(w->sim, 20, &e), 0);
+	assert_int_equal(w->n, 1);
+	world_free(w);
+}
+
+static void test_intx_pins_are_swizzled_behind_bridges(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_dev_desc br = {
+		.vendor = 0x8086, .device = 0x2448, .class_code = 0x060400,
+		.header_type = 1, .secondary_bus = 1, .subordinate_bus = 1,
+	};
+	struct umsi_sim_dev_desc ep = { .vendor = 1, .device = 2,
+					.intx_pin = 2 };
+	struct umsi_intx_route r;
+
+	(void)st;
+	assert_int_equal(umsi_sim_add_device(w->sim, UMSI_BDF(0, 0, 1, 0),
+					     &br), 0);
+	assert_int_equal(umsi_sim_add_device(w->sim, UMSI_BDF(0, 1, 2, 0),
+					     &ep), 0);
+	/* INTB of 01:02.0 -> INTD at the bridge 00:01.0 -> 16 + (1+3)%4. */
+	assert_int_equal(w->ops->intx_route(w->sim, UMSI_BDF(0, 1, 2, 0), 2,
+					    &r), 0);
+	assert_int_equal(r.gsi, 16);
+	assert_int_equal(umsi_sim_set_intx_route(w->sim, UMSI_BDF(0, 1, 2, 0),
+						 22), 0);
+	w->ops->intx_route(w->sim, UMSI_BDF(0, 1, 2, 0), 2, &r);
+	assert_int_equal(r.gsi, 22);
+	umsi_sim_set_intx_route(w->sim, UMSI_BDF(0, 1, 2, 0), -1);
+	assert_int_equal(w->ops->intx_route(w->sim, UMSI_BDF(0, 1, 2, 0), 2,
+					    &r), -UMSI_ENOENT);
+	assert_int_equal(w->ops->intx_route(w->sim, UMSI_BDF(0, 1, 2, 0), 0,
+					    &r), -UMSI_ENOENT);
+	world_free(w);
+}
+
+static void test_msix_entry_rewritten_while_live_is_counted(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_dev_stats ds;
+	uint64_t bar;
+
+	(void)st;
+	add_msix(w, DEV_A, 2);
+	bar = umsi_sim_bar_addr(w->sim, DEV_A, 0);
+	msix_enable(w, DEV_A, false);
+	umsi_sim_mmio_write32(w->sim, bar + 8, 0x40);		/* masked */
+	umsi_sim_mmio_write32(w->sim, bar + 12, 0);		/* unmask */
+	umsi_sim_mmio_write32(w->sim, bar + 8, 0x41);		/* live! */
+	umsi_sim_dev_stats(w->sim, DEV_A, &ds);
+	assert_int_equal(ds.msix_live_writes, 1);
+	world_free(w);
+}
+
+/* ---- Threaded mode ------------------------------------------------------------------------------ */
+
+static void test_threaded_cpus_take_their_own_interrupts(void **st)
+{
+	struct umsi_sim_config cfg = { .ncpus = 4, .apic_ids = gap_ids,
+				       .threaded = true };
+	struct world *w = world_new(&cfg);
+	struct umsi_sim_stats s;
+	unsigned int per_cpu[4] = { 0 };
+
+	(void)st;
+	add_msix(w, DEV_A, 4);
+	msix_enable(w, DEV_A, false);
+	for (unsigned int k = 0; k < 4; k++)
+		umsi_sim_msix_entry_set(w->sim, DEV_A, k,
+					msg_addr(gap_ids[k], 0), 0x40 + k, 0);
+	for (unsigned int i = 0; i < 200; i++)
+		umsi_sim_fire(w->sim, DEV_A, i % 4);
+	umsi_sim_quiesce(w->sim);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.delivered + s.irr_coalesced, 200);
+	assert_int_equal(nrec(w), s.dispatched);
+	pthread_mutex_lock(&w->mu);
+	for (unsigned int i = 0; i < w->n; i++) {
+		assert_int_equal(w->log[i].vector, 0x40 + w->log[i].cpu);
+		assert_int_equal(w->log[i].current, w->log[i].cpu);
+		per_cpu[w->log[i].cpu]++;
+	}
+	pthread_mutex_unlock(&w->mu);
+	for (unsigned int c = 0; c < 4; c++)
+		assert_true(per_cpu[c] >= 1);
+	assert_int_equal(s.eoi_missing, 0);
+	world_free(w);
+}
+
+struct lock_worker {
+	struct world *w;
+	void *lock;
+	unsigned int *counter;
+};
+
+static void locked_increment(void *arg)
+{
+	struct lock_worker *lw = arg;
+
+	for (int i = 0; i < 100; i++) {
+		umsi_irqflags_t f = lw->w->ops->lock_acquire(lw->w->sim,
+							     lw->lock);
+		(*lw->counter)++;
+		lw->w->ops->lock_release(lw->w->sim, lw->lock, f);
+	}
+}
+
+struct xcall_arg {
+	struct lock_worker lw;
+	uint32_t cpu;
+	uint32_t seen;
+};
+
+static void xcall_body(void *arg)
+{
+	struct xcall_arg *x = arg;
+
+	x->seen = x->lw.w->ops->current_cpu(x->lw.w->sim);
+	locked_increment(&x->lw);
+}
+
+static void *xcall_poster(void *arg)
+{
+	struct xcall_arg *x = arg;
+
+	assert_int_equal(x->lw.w->ops->run_on_cpu(x->lw.w->sim, x->cpu,
+						  xcall_body, x), 0);
+	return NULL;
+}
+
+static void test_threaded_cross_calls_and_locks_are_real(void **st)
+{
+	struct umsi_sim_config cfg = { .ncpus = 3, .threaded = true };
+	struct world *w = world_new(&cfg);
+	unsigned int counter = 0;
+	void *lock = w->ops->lock_create(w->sim);
+	struct xcall_arg xa[2] = {
+		{ { w, lock, &counter }, 1, 99 },
+		{ { w, lock, &counter }, 2, 99 },
+	};
+	pthread_t th[2];
+	struct umsi_sim_leaks l;
+
+	(void)st;
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, xcall_poster, &xa[i]);
+	/* Meanwhile interrupts keep arriving everywhere. */
+	for (int i = 0; i < 100; i++)
+		umsi_sim_msg_write(w->sim, msg_addr((uint32_t)i % 3, 0),
+				   0x40 + (uint32_t)i % 16);
+	locked_increment(&xa[0].lw);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	umsi_sim_quiesce(w->sim);
+	assert_int_equal(xa[0].seen, 1);
+	assert_int_equal(xa[1].seen, 2);
+	pthread_mutex_lock(&w->mu);
+	assert_int_equal(counter, 300);
+	pthread_mutex_unlock(&w->mu);
+	umsi_sim_leaks(w->sim, &l);
+	assert_int_equal(l.locks_held, 0);
+	w->ops->lock_destroy(w->sim, lock);
+	world_free(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_msix_message_reaches_the_cpu_and_vector_in_its_entry),
+		cmocka_unit_test(test_msi_message_reaches_the_cpu_and_vector_programmed),
+		cmocka_unit_test(test_msi_multiple_messages_or_the_index_into_low_data_bits),
+		cmocka_unit_test(test_msi_mme_above_capable_is_stored_but_used_as_capable),
+		cmocka_unit_test(test_msix_masked_entry_sets_pba_and_sends_on_mmio_unmask),
+		cmocka_unit_test(test_msix_function_mask_holds_every_entry_until_cleared),
+		cmocka_unit_test(test_msix_fire_while_pending_coalesces),
+		cmocka_unit_test(test_msi_masked_vector_sets_pending_and_sends_on_unmask),
+		cmocka_unit_test(test_bus_master_disabled_sends_nothing_and_is_counted),
+		cmocka_unit_test(test_no_msi_enabled_means_intx_and_status_bit),
+		cmocka_unit_test(test_extended_destination_id_reaches_apic_ids_above_255),
+		cmocka_unit_test(test_remappable_format_is_resolved_through_the_remap_table),
+		cmocka_unit_test(test_remappable_message_without_remapping_is_undeliverable),
+		cmocka_unit_test(test_xapic_physical_0xff_is_a_broadcast_to_online_cpus),
+		cmocka_unit_test(test_logical_flat_mode_reaches_every_cpu_in_the_mask),
+		cmocka_unit_test(test_undeliverable_messages_are_counted_by_reason),
+		cmocka_unit_test(test_irr_coalesces_while_the_cpu_has_interrupts_off),
+		cmocka_unit_test(test_in_service_vector_blocks_its_priority_class_until_eoi),
+		cmocka_unit_test(test_spurious_dispatches_count_as_unassigned_per_cpu_vector),
+		cmocka_unit_test(test_retrigger_and_vector_pending_see_the_target_irr),
+		cmocka_unit_test(test_run_on_cpu_runs_there_with_interrupts_off),
+		cmocka_unit_test(test_interrupt_is_taken_in_the_middle_of_a_host_call),
+		cmocka_unit_test(test_interrupts_wait_while_any_cpu_holds_a_lock),
+		cmocka_unit_test(test_hook_runs_after_each_host_call_and_may_fire),
+		cmocka_unit_test(test_status_is_read_only_with_rw1c_error_bits),
+		cmocka_unit_test(test_msi_and_msix_read_only_fields_keep_their_values),
+		cmocka_unit_test(test_bars_are_assigned_like_firmware_and_size_like_hardware),
+		cmocka_unit_test(test_inconsistent_device_descriptions_are_rejected),
+		cmocka_unit_test(test_memory_space_disabled_bars_read_all_ones),
+		cmocka_unit_test(test_raw_config_pokes_are_uncounted_and_seen_by_software),
+		cmocka_unit_test(test_surprise_removed_function_reads_all_ones),
+		cmocka_unit_test(test_host_accesses_are_counted_per_device_and_globally),
+		cmocka_unit_test(test_misuse_of_the_host_interface_is_counted),
+		cmocka_unit_test(test_fail_at_fails_exactly_the_kth_fallible_call),
+		cmocka_unit_test(test_leaks_of_allocations_mappings_and_locks_are_visible),
+		cmocka_unit_test(test_clock_is_virtual_and_moves_only_when_told),
+		cmocka_unit_test(test_log_lines_are_collected_for_the_test),
+		cmocka_unit_test(test_topology_reports_apic_ids_with_gaps_and_above_255),
+		cmocka_unit_test(test_level_intx_is_redelivered_after_eoi_while_asserted),
+		cmocka_unit_test(test_level_intx_waits_for_eoi_with_remote_irr_set),
+		cmocka_unit_test(test_edge_gsi_delivers_on_rising_edges_only),
+		cmocka_unit_test(test_wrong_polarity_makes_an_idle_pci_line_active),
+		cmocka_unit_test(test_intx_pins_are_swizzled_behind_bridges),
+		cmocka_unit_test(test_msix_entry_rewritten_while_live_is_counted),
+		cmocka_unit_test(test_threaded_cpus_take_their_own_interrupts),
+		cmocka_unit_test(test_threaded_cross_calls_and_locks_are_real),
+	};
+	const char *filter = getenv("UMSI_SIM_TEST_FILTER");
+
+	if (filter)
+		cmocka_set_test_filter(filter);
+	return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
+}
