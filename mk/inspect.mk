@@ -16,7 +16,8 @@ INSPECT_SRCS := $(addprefix tools/inspect/,inspect.c dump.c decode.c live.c json
 UMSI_TOOL_OBJS += $(INSPECT_SRCS:%.c=$(BUILD)/host/%.o)
 
 TEST_SCRIPTS += tests/inspect/cli.t tests/inspect/hostile.t \
-		tests/inspect/lspci-oracle.t tests/inspect/fuzz-smoke.t
+		tests/inspect/lspci-oracle.t tests/inspect/sysroot.t \
+		tests/inspect/fuzz-smoke.t
 
 
 PCI_DUMPS   ?= $(abspath $(CURDIR)/../shared/data/pci-dumps)
