@@ -161,13 +161,17 @@ void kmain(uint32_t magic, uint32_t mbi_addr)
 	pci_enumerate();
 	print_pci();
 
+	int selftest_bad = 0;
+
 	if (cmdline_value("umsi.selftest", param, sizeof(param))) {
-		int bad = selftest_run(param);
-
-		kernel_exit(bad ? KERNEL_EXIT_FAIL : KERNEL_EXIT_PASS);
+		/* A self-test replaces the uMSI set-up; with umsi.hold the
+		 * machine still stops at the ready line for the monitor. */
+		selftest_bad = selftest_run(param);
+		if (!cmdline_flag("umsi.hold"))
+			kernel_exit(selftest_bad ? KERNEL_EXIT_FAIL : KERNEL_EXIT_PASS);
+	} else {
+		umsi_glue_run();
 	}
-
-	umsi_glue_run();
 
 	kprintf("UMSI {\"event\":\"ready\",\"cpus\":[");
 	for (uint32_t cpu = 0; cpu < smp_ncpus; cpu++)
@@ -182,5 +186,6 @@ void kmain(uint32_t magic, uint32_t mbi_addr)
 		for (;;)
 			irq_enable_and_halt();
 	}
-	kernel_exit(umsi_glue_failed() ? KERNEL_EXIT_FAIL : KERNEL_EXIT_PASS);
+	kernel_exit(umsi_glue_failed() || selftest_bad ?
+		    KERNEL_EXIT_FAIL : KERNEL_EXIT_PASS);
 }

@@ -14,6 +14,7 @@ package UmsiCheck;
 
 use strict;
 use warnings;
+no warnings 'portable';	# 64-bit hex addresses
 use JSON::PP;
 
 sub parse_bdf {

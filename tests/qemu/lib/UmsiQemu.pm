@@ -127,13 +127,14 @@ sub run {
 		my $obj = eval { decode_json($1) };
 		push @umsi, $obj // { event => 'unparsable', text => $1 };
 	}
+	my ($ready) = grep { ($_->{event} // '') eq 'ready' } @umsi;
 	return {
 		rc => $rc,
 		exit => $o{hold} && $held ? 'held' : verdict($rc),
 		serial => $text,
 		lines => \@lines,
 		umsi => \@umsi,
-		ready => (grep { ($_->{event} // '') eq 'ready' } @umsi)[0],
+		ready => $ready,
 		devices => [grep { ($_->{event} // '') eq 'device' } @umsi],
 		monitor => $mon_result,
 		qemu_out => slurp("$dir/qemu.out"),
