@@ -84,4 +84,62 @@ sub write_file {
 	close($f);
 }
 
+# Parse `lspci ARGS -vvv`: { bdf => { msi => {...}, msix => {...}, lines => [...] } },
+# where lines are lspci's MSI and MSI-X lines, verbatim.
+sub lspci_caps {
+	my (@args) = @_;
+	my (%dev, $cur, $cap);
+	for (split /\n/, `lspci @args -vvv 2>/dev/null`) {
+		push @{$dev{$cur}{lines}}, $_
+			if $cur && (/^\tCapabilities: \[[0-9a-f]+\] MSI(-X)?: / ||
+				    ($cap && /^\t\t(Address|Masking|Vector table|PBA):/));
+		if (/^(?:([0-9a-f]{4,6}):)?([0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) /) {
+			$cur = sprintf('%04x', hex($1 // '0')) . ":$2";
+			$dev{$cur} = {};
+			$cap = undef;
+		} elsif (/^\tCapabilities: \[([0-9a-f]+)\] MSI: Enable(.) Count=(\d+)\/(\d+) Maskable(.) 64bit(.)/) {
+			$cap = $dev{$cur}{msi} //= { cap => hex($1), enabled => $2,
+				count_enabled => $3, count_cap => $4,
+				maskable => $5, addr64 => $6 };
+		} elsif (/^\tCapabilities: \[([0-9a-f]+)\] MSI-X: Enable(.) Count=(\d+) Masked(.)/) {
+			$cap = $dev{$cur}{msix} //= { cap => hex($1), enabled => $2,
+				table_size => $3, function_mask => $4 };
+		} elsif (/^\tCapabilities:/) {
+			$cap = undef;
+		} elsif ($cap && /^\t\tAddress: ([0-9a-f]+)  Data: ([0-9a-f]+)/) {
+			@$cap{qw(address data)} = (hex($1), hex($2));
+		} elsif ($cap && /^\t\tMasking: ([0-9a-f]+)  Pending: ([0-9a-f]+)/) {
+			@$cap{qw(mask pending)} = (hex($1), hex($2));
+		} elsif ($cap && /^\t\tVector table: BAR=(\d) offset=([0-9a-f]+)/) {
+			@$cap{qw(table_bar table_offset)} = ($1, hex($2));
+		} elsif ($cap && /^\t\tPBA: BAR=(\d) offset=([0-9a-f]+)/) {
+			@$cap{qw(pba_bar pba_offset)} = ($1, hex($2));
+		}
+	}
+	return \%dev;
+}
+
+my %num = map { $_ => 1 } qw(count_enabled count_cap table_size table_bar pba_bar);
+my %hexf = map { $_ => 1 } qw(cap address data mask pending table_offset pba_offset);
+
+# Compare lspci's fields of one capability with our JSON; list disagreements.
+sub compare_cap {
+	my ($w, $j) = @_;
+	my @bad;
+	for my $k (sort keys %$w) {
+		my ($wv, $jv) = ($w->{$k}, $j->{$k});
+		if (!defined $jv) {
+			push @bad, "$k: lspci $wv, ours null";
+		} elsif ($num{$k}) {
+			push @bad, "$k: lspci $wv, ours $jv" if $jv != $wv;
+		} elsif ($hexf{$k}) {
+			push @bad, "$k: lspci $wv, ours $jv"
+				if $jv !~ /^0x[0-9a-f]+$/ || hex($jv) != $wv;
+		} elsif (($wv eq '+') != !!$jv) {
+			push @bad, "$k: lspci $wv, ours " . ($jv ? '+' : '-');
+		}
+	}
+	return @bad;
+}
+
 1;
