@@ -65,6 +65,15 @@ void kprintf(const char *fmt, ...)
 	spin_unlock_irqrestore(&console_lock, flags);
 }
 
+/* Write a whole string, however long, without interleaving. */
+void console_write(const char *s)
+{
+	unsigned long flags = spin_lock_irqsave(&console_lock);
+
+	serial_write(s, strlen(s));
+	spin_unlock_irqrestore(&console_lock, flags);
+}
+
 void kernel_exit(uint8_t code)
 {
 	irq_disable();

@@ -147,7 +147,7 @@ static void note_pair(uint32_t apic_id, uint8_t vector, uint32_t irq)
 /* One UMSI device line; built in pieces, printed as one write. */
 static void report(struct pci_dev *d, struct glue_dev *g)
 {
-	static char line[8192];
+	static char line[16384];
 	struct umsi_pci_info info;
 	size_t len = 0;
 	const char *reason = NULL;
@@ -213,7 +213,7 @@ static void report(struct pci_dev *d, struct glue_dev *g)
 		failed = true;
 		return;
 	}
-	kprintf("%s", line);
+	console_write(line);
 #undef OUT
 }
 

@@ -33,6 +33,7 @@ void serial_init(void);
 void serial_write(const char *s, size_t n);
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void kputs_raw(const char *s);	/* no lock: for panic paths */
+void console_write(const char *s);	/* any length, one piece */
 __attribute__((noreturn)) void panic(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 __attribute__((noreturn)) void kernel_exit(uint8_t code);
