@@ -197,7 +197,18 @@ sub dev {
 	my $c = good_fn();
 	$c->[$_] = 0xff for 0 .. 255;
 	($rc, $doc) = inspect_text(dump_text('00:0e.0', $c) . dump_text('00:0f.0', good_fn()));
-	like(errs_for($doc, '0000:00:0e.0'), qr/all-ones/, 'all-ones function reported');
+	like(errs_for($doc, '0000:00:0e.0'), qr/reads all-ones \(vendor ID 0xffff\)/, 'all-ones function reported');
+	ok(!dev($doc, '0000:00:0e.0') && dev($doc, '0000:00:0f.0'), 'all-ones function not listed, the next one is');
+	($rc, $doc) = inspect_text(dump_text('00:0e.0', $c));
+	is($rc, 1, 'only an all-ones function: nothing decoded, exit 1');
+
+	$c = good_fn();
+	cfg_w8($c, 0x71, 0xe0);                 # MSI-X -> 0xe0, a row the dump lacks
+	my $t = dump_text('00:0e.0', $c);
+	$t =~ s/^e0:.*\n//m;
+	($rc, $doc) = inspect_text($t);
+	like(errs_for($doc, '0000:00:0e.0'), qr/0xe0 in the capability at 0x70 leads to bytes that read all-ones \(missing from the dump/,
+	     'pointer to a row missing from the dump');
 
 	($rc, $doc) = inspect_text("00:10.0 x\n1000: 00 11\n" . substr(dump_text('00:10.0', good_fn()), 10));
 	like(errs_for($doc, '0000:00:10.0'), qr/beyond the 4096 bytes/, 'row past 4096 bytes reported');

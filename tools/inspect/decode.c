@@ -145,9 +145,13 @@ static void walk_error(struct inspect_report *rep, const struct inspect_fn *fn,
 				      ptr, where);
 		break;
 	case -UMSI_ENODEV:
-		inspect_error(rep, fn->bdf, true,
-			      "capability list reads all-ones after %u capabilities (function absent or removed)",
-			      w->visited);
+		if (cfg32(fn, UMSI_PCI_VENDOR_ID) == 0xffffffffu)
+			inspect_error(rep, fn->bdf, true,
+				      "the function reads all-ones (vendor ID 0xffff): absent or removed; nothing decoded");
+		else
+			inspect_error(rep, fn->bdf, true,
+				      "capability pointer 0x%02x in %s leads to bytes that read all-ones (missing from the dump, or the function is gone); capabilities from there on are not decoded",
+				      ptr, where);
 		break;
 	case -UMSI_EINVAL:
 		inspect_error(rep, fn->bdf, true,
@@ -351,6 +355,11 @@ struct inspect_dev *inspect_decode_fn(struct inspect_report *rep,
 		inspect_error(rep, fn->bdf, true,
 			      "only %u bytes of configuration space%s; the 64-byte standard header is incomplete, nothing decoded",
 			      fn->size, fn->line ? " in the dump" : " readable");
+		return NULL;
+	}
+	if ((cfg32(fn, UMSI_PCI_VENDOR_ID) & 0xffff) == 0xffff) {
+		inspect_error(rep, fn->bdf, true,
+			      "the function reads all-ones (vendor ID 0xffff): absent or removed; nothing decoded");
 		return NULL;
 	}
 	dev = new_dev(rep);

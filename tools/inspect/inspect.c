@@ -174,7 +174,8 @@ int umsi_cmd_inspect(int argc, char **argv)
 		}
 	}
 
-	inspect_report_init(&rep, dump ? dump : "live");
+	inspect_report_init(&rep, !dump ? "live" : strcmp(dump, "-") ? dump :
+			    "(standard input)");
 	if (dump ? from_dump(&rep, dump, sel, have_sel) :
 	    inspect_live(&rep, sel, have_sel, sysroot)) {
 		if (!dump)
