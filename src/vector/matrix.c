@@ -44,7 +44,6 @@
  * the all-or-nothing functions make two passes over their mask instead of
  * rolling back.
  */
-#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +54,7 @@
 #define CPUS_PER_BLOCK  64u
 #define MAX_SLICES      9u      /* counts go up to 256: nine bits */
 #define MATRIX_ALIGN    8u
+#define NO_VECTOR       0xffffffffu   /* "no such vector" from the finders */
 
 struct cpu_map {
 	uint64_t owned[WORDS_PER_CPU];   /* allocated, of any kind */
@@ -125,8 +125,14 @@ static inline uint32_t max_u32(uint32_t a, uint32_t b)
 /* Index of the lowest set bit; x != 0. */
 static inline unsigned int ctz64(uint64_t x)
 {
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && UINTPTR_MAX > 0xffffffffu
 	return (unsigned int)__builtin_ctzll(x);
+#elif defined(__GNUC__) || defined(__clang__)
+	/* 32-bit targets: __builtin_ctzll may become a libgcc call. */
+	uint32_t lo = (uint32_t)x;
+
+	return lo ? (unsigned int)__builtin_ctz(lo) :
+		    32u + (unsigned int)__builtin_ctz((uint32_t)(x >> 32));
 #else
 	/* De Bruijn multiplication, for compilers without the builtin. */
 	static const unsigned char pos[64] = {
@@ -452,7 +458,13 @@ static uint64_t mask_word(const struct umsi_matrix *m, const struct umsi_cpumask
 	return bits;
 }
 
-/* Best key among the online CPUs of an arbitrary @mask: one pass at most. */
+/*
+ * Best key among the online CPUs of an arbitrary @mask: one pass at most,
+ * constant work per word. A word is skipped when its block cannot beat
+ * the best so far: the subset's maximum is the block maximum if it meets
+ * the block's top set, and at most one less if it does not. Only the words
+ * that survive that test pay for the bit-sliced maximum.
+ */
 static uint32_t mask_best(const struct umsi_matrix *m, const struct umsi_cpumask *mask)
 {
 	uint32_t top = key_count(m->tree[1]);
@@ -462,17 +474,23 @@ static uint32_t mask_best(const struct umsi_matrix *m, const struct umsi_cpumask
 	if (top == 0)
 		return 0;
 	for (uint32_t w = 0; w < nwords; w++) {
-		uint64_t online = m->blocks[w].online;
-		uint64_t bits = mask_word(m, mask, w) & online;
-		uint32_t leaf, key;
+		const struct cpu_block *b = &m->blocks[w];
+		uint64_t bits = mask_word(m, mask, w) & b->online;
+		uint32_t max = key_count(m->tree[m->leaves + w]);
+		uint64_t hit = bits & b->top;
+		uint32_t key;
 
 		if (!bits)
 			continue;
-		/* The block's best over all its CPUs bounds any subset. */
-		leaf = m->tree[m->leaves + w];
-		if (key_count(leaf) <= key_count(best))
-			continue;
-		key = bits == online ? leaf : block_key(m, w, bits);
+		if (hit) {
+			if (max <= key_count(best))
+				continue;
+			key = set_key(m, w, hit);
+		} else {
+			if (max <= key_count(best) + 1)
+				continue;
+			key = set_key(m, w, block_top(m, b, bits));
+		}
 		if (key > best) {
 			best = key;
 			/* Later words hold higher CPU numbers: a tie loses. */
@@ -515,7 +533,7 @@ static unsigned int lowest_free(const struct umsi_matrix *m, uint32_t cpu)
 		if (free)
 			return w * 64 + ctz64(free);
 	}
-	return UINT_MAX;
+	return NO_VECTOR;
 }
 
 /*
@@ -527,7 +545,7 @@ static unsigned int spread_free(const struct umsi_matrix *m, uint32_t cpu)
 {
 	const struct cpu_map *c = &m->cpus[cpu];
 	const uint64_t *blocked = cpu_blocked(m, cpu);
-	unsigned int best_used = UINT_MAX, best_vec = UINT_MAX;
+	unsigned int best_used = NO_VECTOR, best_vec = NO_VECTOR;
 
 	for (unsigned int cls = 0; cls < UMSI_MATRIX_VECTORS / 16; cls++) {
 		unsigned int w = cls / 4, shift = (cls % 4) * 16;
@@ -553,7 +571,7 @@ static const uint64_t block_starts[UMSI_MATRIX_MAX_ORDER + 1] = {
 
 /*
  * Lowest free block of 2^@order vectors aligned to its size on @cpu, or
- * UINT_MAX. After folding the free map onto itself by 1, 2, 4 ... bits, bit
+ * NO_VECTOR. After folding the free map onto itself by 1, 2, 4 ... bits, bit
  * i is set when vectors i .. i + 2^order - 1 are all free. Aligned blocks
  * of at most 32 never straddle two words.
  */
@@ -571,7 +589,7 @@ static unsigned int block_free(const struct umsi_matrix *m, uint32_t cpu, unsign
 		if (free)
 			return w * 64 + ctz64(free);
 	}
-	return UINT_MAX;
+	return NO_VECTOR;
 }
 
 /* ---- Initialisation, online, offline ---------------------------------------- */
@@ -728,7 +746,7 @@ static uint32_t block_scan(const struct umsi_matrix *m, const struct umsi_cpumas
 			if (m->cpus[cpu].available <= best_avail)
 				continue;
 			v = block_free(m, cpu, order);
-			if (v != UINT_MAX) {
+			if (v != NO_VECTOR) {
 				best_cpu = cpu;
 				best_avail = m->cpus[cpu].available;
 				*vector = v;
@@ -754,7 +772,7 @@ int umsi_matrix_alloc_block(struct umsi_matrix *m, const struct umsi_cpumask *ma
 		return -UMSI_ENOSPC;
 	best = key_cpu(key);
 	v = block_free(m, best, order);
-	if (v == UINT_MAX) {
+	if (v == NO_VECTOR) {
 		/* Fragmented: find the best CPU that has a block. */
 		best = block_scan(m, mask, order, &v);
 		if (best == UINT32_MAX)

@@ -864,6 +864,42 @@ static void test_a_tight_custom_layout_is_honoured(void **state)
 	mx_free(x);
 }
 
+static void full_layout(struct umsi_matrix_config *cfg, uint32_t ncpus)
+{
+	/* Not x86: all 256 vectors allocatable, nothing reserved. */
+	umsi_matrix_default_config(cfg, ncpus);
+	cfg->alloc_first = 0;
+	cfg->alloc_last = 255;
+	cfg->system_first = 1;
+	cfg->system_last = 0;
+	cfg->legacy_count = 0;
+	memset(cfg->reserved, 0, sizeof(cfg->reserved));
+}
+
+static void test_a_layout_with_all_256_vectors_counts_up_to_256(void **state)
+{
+	struct umsi_matrix_config cfg;
+	struct mx *x;
+	uint32_t cpu;
+	(void)state;
+
+	full_layout(&cfg, 3);
+	x = mx_new_cfg(&cfg, true);
+	assert_int_equal(cpu_stats(x, 0).capacity, 256);
+	assert_int_equal(umsi_matrix_alloc_range(x->m, 0, 1, 0, &cpu), 0);
+	/* 256 beats 255 (a ninth bit of count). */
+	assert_int_equal(umsi_matrix_alloc(x->m, NULL, 0, &cpu), 0);
+	assert_int_equal(cpu, 1);
+	assert_int_equal(umsi_matrix_alloc(x->m, NULL, 0, &cpu), 0);
+	assert_int_equal(cpu, 2);
+	assert_int_equal(umsi_matrix_alloc(x->m, NULL, 0, &cpu), 1);
+	assert_int_equal(cpu, 0);
+	assert_int_equal(umsi_matrix_alloc_block(x->m, NULL, 5, &cpu), 32);
+	assert_int_equal(cpu, 1);
+	assert_consistent(x->m);
+	mx_free(x);
+}
+
 /* ---- Property test: random operations against a reference model -------- */
 
 #define PROP_MAX_CPUS   192u
@@ -1574,6 +1610,17 @@ static void test_property_on_a_tight_layout_that_runs_out_often(void **state)
 	run_property(&cfg, seed, ops);
 }
 
+static void test_property_on_a_layout_with_all_256_vectors(void **state)
+{
+	struct umsi_matrix_config cfg;
+	uint64_t seed = property_seed() + 2, ops = property_ops() / 10;
+	(void)state;
+
+	full_layout(&cfg, 70);
+	printf("  seed %#llx\n", (unsigned long long)seed);
+	run_property(&cfg, seed, ops);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1594,8 +1641,10 @@ int main(void)
 		cmocka_unit_test(test_spread_visits_every_priority_class_before_reusing_one),
 		cmocka_unit_test(test_legacy_isa_irqs_take_fixed_vectors_on_the_legacy_cpu),
 		cmocka_unit_test(test_a_tight_custom_layout_is_honoured),
+		cmocka_unit_test(test_a_layout_with_all_256_vectors_counts_up_to_256),
 		cmocka_unit_test(test_property_random_operations_keep_every_invariant),
 		cmocka_unit_test(test_property_on_a_tight_layout_that_runs_out_often),
+		cmocka_unit_test(test_property_on_a_layout_with_all_256_vectors),
 	};
 
 	return cmocka_run_group_tests_name("vector matrix", tests, NULL, NULL);
