@@ -281,6 +281,24 @@ int umsi_matrix_alloc_range(struct umsi_matrix *m, uint32_t first, uint32_t coun
 			    unsigned int flags, uint32_t *cpu);
 
 /**
+ * umsi_matrix_alloc_at - Allocate one given vector on one given CPU
+ * @m: matrix
+ * @cpu: CPU, online or not (an explicit placement, not a choice)
+ * @vector: the vector wanted
+ *
+ * For the callers that need a particular number: the IRQ layer moving an
+ * MSI without mask bits keeps the old vector number on the new CPU, or
+ * holds the new number on the old CPU for the moment the message is
+ * half written. Accounted as an unmanaged allocation. O(log n).
+ *
+ * Return: 0; -UMSI_EBUSY if the vector is owned or reserved for a managed
+ * IRQ on @cpu; -UMSI_EINVAL if @cpu or @vector is out of range or the
+ * vector is not allocatable on @cpu (exception, system, reserved, or a
+ * legacy vector on the legacy CPU).
+ */
+int umsi_matrix_alloc_at(struct umsi_matrix *m, uint32_t cpu, unsigned int vector);
+
+/**
  * umsi_matrix_alloc_block - Allocate an aligned block of vectors on one CPU
  * @m: matrix
  * @mask: allowed CPUs, or NULL for every online CPU

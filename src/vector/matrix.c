@@ -719,6 +719,23 @@ int umsi_matrix_alloc_range(struct umsi_matrix *m, uint32_t first, uint32_t coun
 	return alloc_key(m, range_best(m, first, count), flags, cpu);
 }
 
+int umsi_matrix_alloc_at(struct umsi_matrix *m, uint32_t cpu, unsigned int vector)
+{
+	struct cpu_map *c;
+
+	if (!m || cpu >= m->ncpus || vector >= UMSI_MATRIX_VECTORS ||
+	    test_vec(cpu_blocked(m, cpu), vector))
+		return -UMSI_EINVAL;
+	c = &m->cpus[cpu];
+	if (test_vec(c->owned, vector) || test_vec(c->managed, vector))
+		return -UMSI_EBUSY;
+	set_vec(c->owned, vector);
+	c->allocated++;
+	m->allocated++;
+	set_available(m, cpu, c->available - 1u);
+	return 0;
+}
+
 /*
  * Slow path of umsi_matrix_alloc_block(): the CPU with the most available
  * vectors among those of @mask (NULL: all) that have a free aligned block.

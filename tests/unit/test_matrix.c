@@ -566,6 +566,43 @@ static void test_offline_cpus_are_never_chosen_and_keep_their_vectors(void **sta
 	mx_free(x);
 }
 
+static void test_alloc_at_takes_exactly_the_vector_asked_for(void **state)
+{
+	struct mx *x = mx_new(3, true);
+	struct tmask t;
+	uint32_t cpu;
+	(void)state;
+
+	assert_int_equal(umsi_matrix_alloc_at(x->m, 2, 0x77), 0);
+	assert_int_equal(umsi_matrix_vector_state(x->m, 2, 0x77), UMSI_VECTOR_ALLOCATED);
+	assert_int_equal(cpu_stats(x, 2).allocated, 1);
+	assert_int_equal(cpu_stats(x, 2).available, 202);
+	assert_int_equal(stats(x).available, 187 + 203 + 202);
+	/* Placing on an offline CPU is allowed: the caller chose it. */
+	assert_int_equal(umsi_matrix_offline(x->m, 1), 0);
+	assert_int_equal(umsi_matrix_alloc_at(x->m, 1, 0x20), 0);
+	assert_int_equal(umsi_matrix_online(x->m, 1), 0);
+	assert_int_equal(cpu_stats(x, 1).available, 202);
+	/* The ordinary allocator steps around it. */
+	assert_int_equal(umsi_matrix_alloc_range(x->m, 1, 1, 0, &cpu), 0x21);
+	assert_int_equal(umsi_matrix_reserve_managed(x->m, one_cpu(&t, 3, 2)), 0);
+
+	snapshot(x);
+	assert_int_equal(umsi_matrix_alloc_at(x->m, 2, 0x77), -UMSI_EBUSY);   /* owned */
+	assert_int_equal(umsi_matrix_alloc_at(x->m, 2, 0x20), -UMSI_EBUSY);   /* managed */
+	assert_int_equal(umsi_matrix_alloc_at(x->m, 2, 0x80), -UMSI_EINVAL);  /* syscall */
+	assert_int_equal(umsi_matrix_alloc_at(x->m, 2, 0x10), -UMSI_EINVAL);  /* exception */
+	assert_int_equal(umsi_matrix_alloc_at(x->m, 2, 0xec), -UMSI_EINVAL);  /* system */
+	assert_int_equal(umsi_matrix_alloc_at(x->m, 0, 0x35), -UMSI_EINVAL);  /* legacy */
+	assert_int_equal(umsi_matrix_alloc_at(x->m, 3, 0x40), -UMSI_EINVAL);
+	assert_int_equal(umsi_matrix_alloc_at(x->m, 2, 256), -UMSI_EINVAL);
+	assert_unchanged(x);
+	assert_int_equal(umsi_matrix_alloc_at(x->m, 1, 0x35), 0);            /* not legacy there */
+	assert_int_equal(umsi_matrix_free(x->m, 2, 0x77, false), 0);
+	assert_consistent(x->m);
+	mx_free(x);
+}
+
 /* ---- Blocks ------------------------------------------------------------- */
 
 static void test_blocks_are_aligned_contiguous_and_all_or_nothing(void **state)
@@ -1133,6 +1170,27 @@ static void op_alloc(struct prop *p, const struct tmask *t, bool range, uint32_t
 	record_alloc(p, cpu, v, 0);
 }
 
+/* A given vector on a given CPU, online or not. */
+static void op_alloc_at(struct prop *p)
+{
+	struct model *md = p->md;
+	uint32_t cpu = rnd_below(md->n);
+	unsigned int v = rnd_below(UMSI_MATRIX_VECTORS);
+	int want = 0;
+
+	if (model_blocked(md, cpu, v))
+		want = -UMSI_EINVAL;
+	else if (md->owned[cpu][v] || md->managed[cpu][v])
+		want = -UMSI_EBUSY;
+	if (want) {
+		snapshot(p->x);
+		expect_fail(p, umsi_matrix_alloc_at(p->x->m, cpu, v), want);
+		return;
+	}
+	assert_int_equal(umsi_matrix_alloc_at(p->x->m, cpu, v), 0);
+	record_alloc(p, cpu, (int)v, 0);
+}
+
 static void op_alloc_block(struct prop *p, const struct tmask *t)
 {
 	struct model *md = p->md;
@@ -1471,9 +1529,12 @@ static void one_random_op(struct prop *p, bool filling)
 		first = rnd_below(md->n);
 		op_alloc(p, NULL, true, first, 1 + rnd_below(md->n - first), -1);
 		p->by_kind[1]++;
-	} else if (kind < 42) {
+	} else if (kind < 41) {
 		op_alloc_block(p, random_mask(&t, md->n));
 		p->by_kind[2]++;
+	} else if (kind < 42) {
+		op_alloc_at(p);
+		p->by_kind[11]++;
 	} else if (kind < 62) {
 		op_free(p);
 		p->by_kind[3]++;
@@ -1546,13 +1607,14 @@ static void run_property(const struct umsi_matrix_config *cfg, uint64_t seed, ui
 	}
 	compare_with_model(&p);
 	assert_consistent(p.x->m);
-	printf("  %u CPUs: %llu ops (alloc %llu, range %llu, block %llu, free %llu, "
+	printf("  %u CPUs: %llu ops (alloc %llu, range %llu, block %llu, at %llu, free %llu, "
 	       "migrate %llu, reserve %llu, remove %llu, managed alloc %llu, managed free %llu, "
 	       "online/offline %llu, legacy %llu), %llu expected failures, "
 	       "%llu times full, %llu times empty\n",
 	       cfg->ncpus, (unsigned long long)p.ops,
 	       (unsigned long long)p.by_kind[0], (unsigned long long)p.by_kind[1],
-	       (unsigned long long)p.by_kind[2], (unsigned long long)p.by_kind[3],
+	       (unsigned long long)p.by_kind[2], (unsigned long long)p.by_kind[11],
+	       (unsigned long long)p.by_kind[3],
 	       (unsigned long long)p.by_kind[4], (unsigned long long)p.by_kind[5],
 	       (unsigned long long)p.by_kind[6], (unsigned long long)p.by_kind[7],
 	       (unsigned long long)p.by_kind[8], (unsigned long long)p.by_kind[9],
@@ -1634,6 +1696,7 @@ int main(void)
 		cmocka_unit_test(test_allocation_picks_the_online_cpu_with_most_available_vectors_lowest_on_ties),
 		cmocka_unit_test(test_mask_and_range_choice_agrees_with_a_linear_scan),
 		cmocka_unit_test(test_offline_cpus_are_never_chosen_and_keep_their_vectors),
+		cmocka_unit_test(test_alloc_at_takes_exactly_the_vector_asked_for),
 		cmocka_unit_test(test_blocks_are_aligned_contiguous_and_all_or_nothing),
 		cmocka_unit_test(test_block_goes_to_the_best_cpu_that_has_an_aligned_hole),
 		cmocka_unit_test(test_managed_reservation_survives_free_and_offline),
