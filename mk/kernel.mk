@@ -7,8 +7,15 @@
 #
 # Kernel code generation: freestanding, no red zone, no SSE/MMX in kernel
 # code, no PIC, no stack protector, small code model (the kernel runs
-# identity-mapped at 1 MiB, far below 2 GiB). The library is linked as
-# build/libumsi.a, unmodified; kernel/isr.S copes with its ordinary ABI.
+# identity-mapped at 1 MiB, far below 2 GiB).
+#
+# The library's sources (src/*/*.c, unmodified) are compiled a second time
+# with these kernel flags into build/kernel/libumsi.a, as docs/PORTING.md
+# asks of every kernel: the generic build/libumsi.a may use SSE, and under
+# the nested KVM of our CI machine any SSE instruction in the guest ends in
+# "KVM internal error. Suberror: 1" (TCG runs it fine). To link the
+# generic archive instead: make kernel KERNEL_LIB=build/libumsi.a (the IDT
+# stubs switch stacks and save SSE state, so it works where SSE does).
 
 KERNEL_CC   ?= $(CC)
 KERNEL_LD   ?= ld
@@ -36,10 +43,24 @@ KERNEL_LDFLAGS := -m elf_x86_64 -nostdlib -static -z max-page-size=4096 \
 	-z noexecstack $(shell $(KERNEL_LD) --help 2>/dev/null | \
 	grep -q no-warn-rwx-segments && echo --no-warn-rwx-segments)
 
+KERNEL_CORE_CFLAGS := $(filter-out -Ikernel -Iinclude,$(KERNEL_CFLAGS)) \
+	$(CPPFLAGS_CORE)
+KERNEL_CORE_OBJS := $(CORE_SRCS:%.c=$(KERNEL_OUT)/core/%.o)
+KERNEL_LIB ?= $(KERNEL_OUT)/libumsi.a
+
+$(KERNEL_OUT)/core/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(KERNEL_CC) $(KERNEL_CORE_CFLAGS) -MMD -MP -c $< -o $@
+
+$(KERNEL_OUT)/libumsi.a: $(KERNEL_CORE_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
 # libgcc supplies helpers the compiler may call (e.g. __popcountdi2).
 KERNEL_LIBGCC := $(shell $(KERNEL_CC) -print-libgcc-file-name 2>/dev/null)
 
-# The hand-over to uMSI (host.c, glue.c) is linked when build/libumsi.a
+# The hand-over to uMSI (host.c, glue.c) is linked when the library archive
 # provides the API it calls; until the library has it, glue_stub.c stands
 # in, so the kernel boots while the library is being written.
 KERNEL_GLUE_OBJS := $(KERNEL_OUT)/kernel/host.o $(KERNEL_OUT)/kernel/glue.o
@@ -65,16 +86,16 @@ $(KERNEL_OUT)/%.o: %.S
 	$(KERNEL_CC) $(KERNEL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(KERNEL_ELF): $(KERNEL_OBJS) $(KERNEL_GLUE_OBJS) $(KERNEL_STUB_OBJS) \
-		$(LIB) kernel/kernel.ld
-	@defined=$$(nm -g --defined-only $(LIB) 2>/dev/null | awk '{print $$3}'); \
+		$(KERNEL_LIB) kernel/kernel.ld
+	@defined=$$(nm -g --defined-only $(KERNEL_LIB) 2>/dev/null | awk '{print $$3}'); \
 	glue="$(KERNEL_GLUE_OBJS)"; \
 	for s in $(KERNEL_NEEDS); do \
 		echo "$$defined" | grep -qx "$$s" || { glue="$(KERNEL_STUB_OBJS)"; \
-		echo "kernel: $(LIB) lacks $$s; linking the uMSI stub"; break; }; \
+		echo "kernel: $(KERNEL_LIB) lacks $$s; linking the uMSI stub"; break; }; \
 	done; \
 	echo "$(KERNEL_LD) ... -o $@ ($$glue)"; \
 	$(KERNEL_LD) $(KERNEL_LDFLAGS) -T kernel/kernel.ld -o $@ \
-		$(KERNEL_OBJS) $$glue $(LIB) $(KERNEL_LIBGCC)
+		$(KERNEL_OBJS) $$glue $(KERNEL_LIB) $(KERNEL_LIBGCC)
 
 $(KERNEL_BIN): $(KERNEL_ELF)
 	$(OBJCOPY) -O binary $< $@
@@ -82,4 +103,4 @@ $(KERNEL_BIN): $(KERNEL_ELF)
 ALL_TARGETS  += $(KERNEL_BIN)
 TEST_SCRIPTS += $(sort $(wildcard tests/qemu/*.t))
 
--include $(KERNEL_OBJS:.o=.d) $(KERNEL_GLUE_OBJS:.o=.d) $(KERNEL_STUB_OBJS:.o=.d)
+-include $(KERNEL_CORE_OBJS:.o=.d) $(KERNEL_OBJS:.o=.d) $(KERNEL_GLUE_OBJS:.o=.d) $(KERNEL_STUB_OBJS:.o=.d)
