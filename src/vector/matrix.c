@@ -1193,12 +1193,15 @@ static const char *check_layers(const struct umsi_matrix *m, uint32_t *where)
 int umsi_matrix_check_detail(const struct umsi_matrix *m, const char **why,
 			     uint32_t *cpu)
 {
-	struct check_sums sums = { 0 };
+	struct check_sums sums;
 	const char *bad = NULL;
 	uint32_t where = UINT32_MAX;
 
 	if (!m)
 		return -UMSI_EINVAL;
+	/* Field by field: "= { 0 }" is a memset call for clang -O0. */
+	sums.online = sums.available = sums.allocated = 0;
+	sums.managed = sums.managed_allocated = sums.legacy = 0;
 	for (uint32_t n = 0; n < m->ncpus && !bad; n++) {
 		bad = check_cpu(m, n, &sums);
 		where = n;
