@@ -141,6 +141,22 @@ sub dev {
 	ok(dev($doc, '0000:00:07.0')->{msi}, 'MSI before the bad pointer still decoded');
 }
 
+# --- chain broken (ID 0xff) and unknown header types: lspci stops, so do we
+{
+	my $c = good_fn();
+	cap_list($c, [0x40, 0xff], [0x50, 0x05]);
+	my ($rc, $doc) = inspect_text(dump_text('00:06.0', $c));
+	like(errs_for($doc, '0000:00:06.0'), qr/capability at 0x40 has ID 0xff \(chain broken/, 'ID 0xff: chain broken');
+	is(dev($doc, '0000:00:06.0')->{msi}, undef, 'ID 0xff: nothing followed past it, as lspci');
+
+	$c = good_fn();
+	$c->[0x0e] = 0x83;                      # multi-function, header type 3
+	($rc, $doc) = inspect_text(dump_text('00:06.0', $c));
+	like(errs_for($doc, '0000:00:06.0'), qr/unknown header type 0x03/, 'unknown header type reported');
+	ok(!dev($doc, '0000:00:06.0')->{msi}, 'unknown header type: no capabilities, as lspci');
+	is($rc, 0, 'unknown header type: IDs still decoded, exit 0');
+}
+
 # --- capability running off the end ----------------------------------------
 {
 	my $c = good_fn();

@@ -5,6 +5,7 @@
 #   PCI_DUMPS  the real dumps (default: <repo>/../shared/data/pci-dumps)
 use strict;
 use warnings;
+no warnings 'portable';       # 64-bit MSI addresses through hex()
 use Cwd qw(abs_path);
 use File::Basename qw(dirname);
 
@@ -98,12 +99,13 @@ sub lspci_caps {
 			$dev{$cur} = {};
 			$cap = undef;
 		} elsif (/^\tCapabilities: \[([0-9a-f]+)\] MSI: Enable(.) Count=(\d+)\/(\d+) Maskable(.) 64bit(.)/) {
-			$cap = $dev{$cur}{msi} //= { cap => hex($1), enabled => $2,
+			# A second MSI capability: lspci prints it, we report the first.
+			$cap = $dev{$cur}{msi} ? {} : ($dev{$cur}{msi} = { cap => hex($1), enabled => $2,
 				count_enabled => $3, count_cap => $4,
-				maskable => $5, addr64 => $6 };
+				maskable => $5, addr64 => $6 });
 		} elsif (/^\tCapabilities: \[([0-9a-f]+)\] MSI-X: Enable(.) Count=(\d+) Masked(.)/) {
-			$cap = $dev{$cur}{msix} //= { cap => hex($1), enabled => $2,
-				table_size => $3, function_mask => $4 };
+			$cap = $dev{$cur}{msix} ? {} : ($dev{$cur}{msix} = { cap => hex($1), enabled => $2,
+				table_size => $3, function_mask => $4 });
 		} elsif (/^\tCapabilities:/) {
 			$cap = undef;
 		} elsif ($cap && /^\t\tAddress: ([0-9a-f]+)  Data: ([0-9a-f]+)/) {

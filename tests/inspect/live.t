@@ -98,6 +98,21 @@ is($rc, 0, 'text: exit 0');
 my @unread = grep { $_->{msix} && !$_->{msix}{entries} } values %dev;
 like($out, qr/Table: not read: /, 'text: says which tables were not read') if @unread;
 
+# The same run as an unprivileged user: 64 bytes, and a note saying so.
+SKIP: {
+	skip 'setpriv is not installed', 2
+		unless system('sh', '-c', 'command -v setpriv >/dev/null') == 0;
+	my ($urc, $uout) = run_cmd('setpriv', '--reuid=65534', '--regid=65534',
+				   '--clear-groups', $UMSI, 'inspect', '--json');
+	my $u = eval { decode_json($uout) };
+	skip "cannot run $UMSI as uid 65534 (exit $urc)", 2 unless $u;
+	like(join(' ', @{$u->{notes}}), qr/not running as root.*first 64 bytes/,
+	     'unprivileged: a note says only 64 bytes are readable, and why');
+	ok(!grep({ $_->{capabilities_read} } @{$u->{devices}}) &&
+	   grep({ $_->{message} =~ /only the first 64 bytes/ } @{$u->{errors}}),
+	   'unprivileged: no capability claimed, each function says why');
+}
+
 SKIP: {
 	skip 'strace is not installed (the no-write check needs it)', 2
 		unless system('sh', '-c', 'command -v strace >/dev/null') == 0;

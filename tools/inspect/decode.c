@@ -100,12 +100,26 @@ static uint32_t cfg32(const struct inspect_fn *fn, unsigned off)
 struct walk_state {
 	uint16_t msi, msix;     /* first offset of each, 0 when absent */
 	uint16_t last;          /* last capability visited */
+	uint16_t broken_at;     /* capability with ID 0xff, 0 if none */
 	unsigned visited;
 };
+
+/* walk_one()'s verdict on a capability with ID 0xff. */
+#define WALK_BROKEN 1
 
 static int walk_one(void *arg, uint8_t id, uint16_t off)
 {
 	struct walk_state *w = arg;
+
+	/*
+	 * 0xff is no capability ID: bytes that read as all-ones or garbage.
+	 * lspci stops there ("<chain broken>"), and so do we, rather than
+	 * follow a pointer read from such bytes.
+	 */
+	if (id == 0xff) {
+		w->broken_at = off;
+		return WALK_BROKEN;
+	}
 
 	if (id == UMSI_PCI_CAP_ID_MSI && !w->msi)
 		w->msi = off;
@@ -382,8 +396,19 @@ struct inspect_dev *inspect_decode_fn(struct inspect_report *rep,
 			      fn->line ? " (use lspci -xxx)" : " (run as root)");
 		return dev;
 	}
+	/* lspci, too, decodes no capabilities for an undefined layout. */
+	if ((dev->hdr_type & UMSI_PCI_HEADER_TYPE_MASK) > UMSI_PCI_HEADER_CARDBUS) {
+		inspect_error(rep, fn->bdf, true,
+			      "unknown header type 0x%02x: the layout beyond the first 16 bytes is undefined, capabilities not decoded",
+			      dev->hdr_type & UMSI_PCI_HEADER_TYPE_MASK);
+		return dev;
+	}
 	ret = umsi_pci_walk_caps(&v, walk_one, &w);
-	if (ret)
+	if (ret == WALK_BROKEN)
+		inspect_error(rep, fn->bdf, true,
+			      "the capability at 0x%02x has ID 0xff (chain broken: all-ones or garbage); capabilities from there on are not decoded",
+			      w.broken_at);
+	else if (ret)
 		walk_error(rep, fn, &w, ret);
 	if (w.msi)
 		decode_msi(rep, fn, &v, dev, w.msi);
