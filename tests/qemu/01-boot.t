@@ -26,8 +26,10 @@ for my $accel ('tcg', 'kvm') {
 		my ($smp, $ids) = @$c;
 		my $name = "$accel -smp $smp";
 	    SKIP: {
-			skip "kvm not usable: " . ($kvm =~ s/^no: //r), 1
-				if $accel eq 'kvm' && $kvm ne 'yes';
+			if ($accel eq 'kvm' && $kvm ne 'yes') {
+				UmsiQemu::skip_kvm(1);
+				last SKIP;
+			}
 			subtest $name => sub {
 				my $r = UmsiQemu::run(accel => $accel, smp => $smp);
 				is($r->{exit}, 'pass', 'kernel exits with PASS');

@@ -39,7 +39,10 @@ like($r->{serial}, qr/^UMSI \{"event":"error","reason":"x2APIC requested/m,
      'tcg umsi.apic=x2apic: the reason is reported');
 
 SKIP: {
-	skip $why, 6 if $kvm ne 'yes';
+	if ($kvm ne 'yes') {
+		UmsiQemu::skip_kvm(6);
+		last SKIP;
+	}
 	boots_in_mode('kvm', 'x2apic', 'x2apic');
 	boots_in_mode('kvm', 'xapic', 'xapic');
 }

@@ -29,8 +29,10 @@ my $kvm = UmsiQemu::kvm_status();
 
 for my $accel ('tcg', 'kvm') {
     SKIP: {
-		skip 'kvm not usable: ' . ($kvm =~ s/^no: //r), 1
-			if $accel eq 'kvm' && $kvm ne 'yes';
+		if ($accel eq 'kvm' && $kvm ne 'yes') {
+			UmsiQemu::skip_kvm(1);
+			last SKIP;
+		}
 		subtest "$accel intx routing" => sub {
 			my $r = UmsiQemu::run(accel => $accel, smp => 2,
 					      append => 'umsi.selftest=intx',

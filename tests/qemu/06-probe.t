@@ -25,8 +25,10 @@ my $kvm = UmsiQemu::kvm_status();
 
 for my $accel ('tcg', 'kvm') {
     SKIP: {
-		skip 'kvm not usable: ' . ($kvm =~ s/^no: //r), 1
-			if $accel eq 'kvm' && $kvm ne 'yes';
+		if ($accel eq 'kvm' && $kvm ne 'yes') {
+			UmsiQemu::skip_kvm(1);
+			last SKIP;
+		}
 		subtest "$accel umsi.probe=all" => sub {
 			my $r = UmsiTest::run_checked(accel => $accel,
 				smp => '6,sockets=2,cores=3', devices => \@devices,

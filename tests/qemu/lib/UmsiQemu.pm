@@ -25,6 +25,7 @@ use JSON::PP;
 use POSIX qw(:sys_wait_h);
 use Time::HiRes qw(sleep time);
 use Cwd qw(abs_path);
+use Test::More ();
 use File::Basename qw(dirname);
 
 our $ROOT = abs_path(dirname(__FILE__) . '/../../..');
@@ -189,6 +190,21 @@ sub kvm_usable { return kvm_status() eq 'yes'; }
 # The accelerators a test should run under: TCG always, KVM when usable.
 sub accels {
 	return ('tcg', kvm_usable() ? ('kvm') : ());
+}
+
+# Inside a SKIP: block: emit $n "ok N # SKIP kvm not usable: <reason>"
+# lines (Test::More's skip() spells the directive in lower case), then
+# leave the block with `last SKIP`.
+sub skip_kvm {
+	my ($n) = @_;
+	my $why = 'kvm not usable: ' . (kvm_status() =~ s/^no: //r);
+	my $tb = Test::More->builder;
+	for (1 .. ($n // 1)) {
+		my $num = $tb->current_test + 1;
+		$tb->current_test($num);
+		my $fh = $tb->output;
+		print $fh "ok $num # SKIP $why\n";
+	}
 }
 
 package UmsiQemu::Monitor;
