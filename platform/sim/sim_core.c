@@ -20,6 +20,27 @@
 /* Threaded mode: which machine and CPU the calling thread is. */
 static _Thread_local struct umsi_sim *tls_sim;
 static _Thread_local uint32_t tls_cpu;
+/* Dispatches in progress on this thread (interrupt context when > 0). */
+static _Thread_local unsigned int tls_irq_depth;
+
+bool sim_in_irq(void)
+{
+	return tls_irq_depth > 0;
+}
+
+/* Call the dispatch function as the CPU's interrupt entry would. */
+static int call_dispatch(int (*fn)(void *, uint32_t, uint8_t), void *arg,
+			 uint32_t cpu, int v)
+{
+	int ret;
+
+	if (!fn)
+		return 0;
+	tls_irq_depth++;
+	ret = fn(arg, cpu, (uint8_t)v);
+	tls_irq_depth--;
+	return ret;
+}
 
 void sim_lock(struct umsi_sim *sim)
 {
@@ -256,7 +277,7 @@ void sim_drain(struct umsi_sim *sim)
 		sim->cur_cpu = cpu;
 		sim_unlock(sim);
 
-		ret = fn ? fn(arg, cpu, (uint8_t)v) : 0;
+		ret = call_dispatch(fn, arg, cpu, v);
 
 		sim_lock(sim);
 		sim->cur_cpu = prev;
@@ -304,7 +325,7 @@ static void *cpu_thread(void *p)
 			cpu_take_locked(sim, cpu, v);
 			sim->cpus[cpu].busy = true;
 			sim_unlock(sim);
-			ret = fn ? fn(arg, cpu, (uint8_t)v) : 0;
+			ret = call_dispatch(fn, arg, cpu, v);
 			sim_lock(sim);
 			sim->cpus[cpu].busy = false;
 			cpu_finish_locked(sim, cpu, v, fn != NULL, ret);

@@ -65,14 +65,19 @@ static int enter_locked(struct umsi_sim *sim, enum umsi_sim_op op,
 	return 0;
 }
 
-/* After the operation: deliver, then the hook (once, not re-entered). */
+/*
+ * After the operation: deliver, then the hook - not re-entered, and not for
+ * host calls of interrupt handlers: a hook that fires on every step would
+ * otherwise fire again at each handler's EOI, a storm that never lets the
+ * interrupted protocol go on.
+ */
 static void leave(struct umsi_sim *sim, enum umsi_sim_op op)
 {
 	void (*hook)(void *, enum umsi_sim_op);
 	void *arg;
 
 	sim_drain(sim);
-	if (tls_in_hook)
+	if (tls_in_hook || sim_in_irq())
 		return;
 	sim_lock(sim);
 	hook = sim->hook;

@@ -152,6 +152,7 @@ struct umsi_sim {
 void sim_lock(struct umsi_sim *sim);
 void sim_unlock(struct umsi_sim *sim);
 void sim_drain(struct umsi_sim *sim);
+bool sim_in_irq(void);
 uint32_t sim_current_cpu_locked(struct umsi_sim *sim);
 void sim_logf_locked(struct umsi_sim *sim, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -401,9 +401,13 @@ void umsi_sim_fail_at(struct umsi_sim *sim, uint64_t k, int err);
  * The hook runs after the operation took effect and after any interrupt it
  * made deliverable was dispatched, with no sim lock held, so it may fire
  * devices (umsi_sim_fire) to inject an interrupt at every step of a
- * protocol. It is not re-entered: host calls made while it runs (also by
- * interrupt handlers it provokes) do not call it again. In threaded mode
- * it is called from every thread that makes host calls. NULL removes it.
+ * protocol. It is not re-entered: host calls made while it runs do not
+ * call it again. It is not called for host calls made by the dispatch
+ * function (interrupt context): a hook that fires a device after every
+ * call would otherwise fire again at each handler's EOI, an endless storm
+ * in which the interrupted code never runs. In threaded mode it is called
+ * from every thread that makes host calls (cross-call functions included).
+ * NULL removes it.
  */
 void umsi_sim_set_hook(struct umsi_sim *sim,
 		       void (*fn)(void *arg, enum umsi_sim_op op), void *arg);
