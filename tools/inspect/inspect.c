@@ -186,7 +186,8 @@ int umsi_cmd_inspect(int argc, char **argv)
 		return 1;
 	}
 	/* lspci lists functions in address order; so do we. */
-	qsort(rep.devs, rep.ndevs, sizeof(*rep.devs), cmp_dev);
+	if (rep.ndevs)
+		qsort(rep.devs, rep.ndevs, sizeof(*rep.devs), cmp_dev);
 	if (json)
 		inspect_write_json(stdout, &rep);
 	else

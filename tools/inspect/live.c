@@ -322,8 +322,11 @@ static void linux_irqs(struct live *l, const char *name, struct inspect_dev *d)
 		}
 	}
 	closedir(dir);
-	qsort(d->msi_irqs, d->n_msi_irqs, sizeof(*d->msi_irqs), cmp_irq);
-	qsort(d->msix_irqs, d->n_msix_irqs, sizeof(*d->msix_irqs), cmp_irq);
+	if (d->n_msi_irqs)
+		qsort(d->msi_irqs, d->n_msi_irqs, sizeof(*d->msi_irqs), cmp_irq);
+	if (d->n_msix_irqs)
+		qsort(d->msix_irqs, d->n_msix_irqs, sizeof(*d->msix_irqs),
+		      cmp_irq);
 }
 
 /* BAR n: start and size from the sysfs resource file. */
@@ -640,7 +643,8 @@ int inspect_live(struct inspect_report *rep, umsi_bdf_t sel, bool have_sel,
 			n++;
 	}
 	closedir(dir);
-	qsort(names, n, sizeof(*names), cmp_name);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_name);
 	if (geteuid() != 0)
 		note(rep, "not running as root: Linux lets other users read only the first 64 bytes of configuration space, which end before the capabilities; run as root to decode MSI and MSI-X");
 	parse_interrupts(&l);
