@@ -53,3 +53,10 @@ fuzz-inspect-long: $(FUZZ_INSPECT)
 	$(FUZZ_INSPECT) -max_total_time=$(FUZZ_TIME) -max_len=65536 \
 		-artifact_prefix=$(BUILD)/fuzz/ -dict=tests/fuzz/fuzz_inspect.dict \
 		$(BUILD)/fuzz/corpus-inspect
+
+# The man page installs with the command.
+.PHONY: install-umsi-man
+install: install-umsi-man
+install-umsi-man:
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 docs/umsi.1 $(DESTDIR)$(PREFIX)/share/man/man1/umsi.1

@@ -60,4 +60,12 @@ SKIP: {
 	ok(ref $doc->{errors} eq 'ARRAY', 'errors is a list');
 	unlike($out, qr/"0x[0-9a-f]*[A-F]/, 'hex is lowercase');
 }
+# The man page renders without warnings.
+SKIP: {
+	our $ROOT;
+	skip 'groff is not installed', 1
+		unless system('sh', '-c', 'command -v groff >/dev/null') == 0;
+	my ($grc, $gout, $gerr) = run_cmd('groff', '-man', '-ww', '-z', "$ROOT/docs/umsi.1");
+	ok($grc == 0 && $gerr eq '', 'docs/umsi.1: groff -man -ww is silent') or diag($gerr);
+}
 done_testing();
