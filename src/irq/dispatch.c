@@ -42,11 +42,13 @@ static void note_interrupt(struct umsi_system *sys, struct umsi_irq_desc *d,
 
 		atomic_fetch_add_explicit(&d->unhandled_total, 1,
 					  memory_order_relaxed);
-		if (last && now - last > sys->storm_quiet_ns)
+		/* The clock is monotonic: now >= last. */
+		if (atomic_load(&d->storm_unhandled) &&
+		    now - last > sys->storm_quiet_ns)
 			atomic_store(&d->storm_unhandled, 1);
 		else
 			atomic_fetch_add(&d->storm_unhandled, 1);
-		atomic_store_explicit(&d->last_unhandled_ns, now ? now : 1,
+		atomic_store_explicit(&d->last_unhandled_ns, now,
 				      memory_order_relaxed);
 	}
 	n = atomic_fetch_add(&d->storm_count, 1) + 1;
