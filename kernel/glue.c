@@ -8,6 +8,7 @@
 #include <umsi/pci.h>
 
 #include "kernel.h"
+#include "drivers/drivers.h"
 #include "host.h"
 #include "pci.h"
 #include "smp.h"
@@ -22,11 +23,14 @@ struct probe_vec {
 
 struct glue_dev {
 	struct umsi_pci_dev *udev;
+	struct kdev *kd;	/* claimed by a kernel driver */
 	int probe_err;		/* 0, or the error of alloc_irq_vectors */
 	bool probed;
 	uint32_t nvec;
 	struct probe_vec *vecs;
 };
+
+static const struct kdriver *const drivers[] = { &edu_driver };
 
 static struct umsi_system *sys;
 static struct glue_dev gdevs[PCI_MAX_DEVS];
@@ -109,6 +113,11 @@ static void probe(struct glue_dev *g)
 	}
 }
 
+static uint32_t vec_irq(struct glue_dev *g, uint32_t i)
+{
+	return g->kd ? g->kd->vecs[i].irq : g->vecs[i].irq;
+}
+
 static const char *mode_name(enum umsi_pci_mode m)
 {
 	switch (m) {
@@ -165,12 +174,14 @@ static void report(struct pci_dev *d, struct glue_dev *g)
 	    "\"vendor\":\"0x%04x\",\"device\":\"0x%04x\",\"mode\":\"%s\"",
 	    info.bdf >> 16, PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
 	    info.vendor, info.device, mode_name(info.mode));
+	if (g->kd)
+		OUT(",\"driver\":\"%s\"", g->kd->drv->name);
 	if (info.mode == UMSI_MODE_NONE) {
 		if (!info.msi_cap && !info.msix_cap) {
 			reason = "no_capability";
 		} else if (info.reason) {
 			reason = info.reason;
-		} else if (!g->probed) {
+		} else if (!g->probed && !g->kd) {
 			reason = "no_driver";
 		} else if (g->probe_err == -UMSI_ENOSPC) {
 			reason = "no_vectors";
@@ -194,10 +205,11 @@ static void report(struct pci_dev *d, struct glue_dev *g)
 	for (uint32_t i = 0; i < g->nvec && info.mode != UMSI_MODE_NONE; i++) {
 		struct umsi_irq_info ii;
 
-		if (umsi_irq_get_info(sys, g->vecs[i].irq, &ii))
+		if (umsi_irq_get_info(sys, vec_irq(g, i), &ii))
 			continue;
 		OUT("%s{\"index\":%u,\"irq\":%u,\"cpu\":%u,\"apic_id\":%u,"
-		    "\"vector\":%u", i ? "," : "", ii.hwirq, ii.irq, ii.cpu,
+		    "\"vector\":%u", i ? "," : "",
+		    info.mode == UMSI_MODE_INTX ? i : ii.hwirq, ii.irq, ii.cpu,
 		    ii.apic_id, ii.vector);
 		if (info.mode == UMSI_MODE_INTX)
 			OUT(",\"gsi\":%u,\"pin\":\"%c\"", info.gsi,
@@ -217,11 +229,108 @@ static void report(struct pci_dev *d, struct glue_dev *g)
 #undef OUT
 }
 
+/* Is driver @name enabled by umsi.drivers=all or a comma list? */
+static bool driver_enabled(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!strcmp(list, "all"))
+		return true;
+	for (const char *p = list; *p;) {
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+		while (*p && *p != ',')
+			p++;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+static void claim(struct glue_dev *g, struct pci_dev *d, const char *list)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(drivers); i++) {
+		const struct kdriver *drv = drivers[i];
+		struct kdev *kd;
+		int n;
+
+		if (drv->vendor != d->vendor || drv->device != d->device ||
+		    !driver_enabled(list, drv->name))
+			continue;
+		kd = kalloc(sizeof(*kd));
+		if (!kd)
+			panic("glue: out of memory");
+		kd->drv = drv;
+		kd->pci = d;
+		kd->udev = g->udev;
+		kd->sys = sys;
+		n = drv->probe(kd);
+		if (n < 0) {
+			g->probe_err = n;
+			g->probed = true;
+			kprintf("umsi: %s %02x:%02x.%u: probe failed: %s\n",
+				drv->name, PCI_BUS(d->bdf), PCI_DEV(d->bdf),
+				PCI_FN(d->bdf), umsi_strerror(n));
+			kfree(kd, sizeof(*kd));
+			return;
+		}
+		g->kd = kd;
+		g->nvec = kd->nvec;
+		return;
+	}
+}
+
+static bool wait_count(volatile uint64_t *count, uint64_t want, uint64_t us)
+{
+	uint64_t end = clock_ns() + us * 1000;
+
+	while (*count < want && clock_ns() < end)
+		cpu_relax();
+	return *count >= want;
+}
+
+/*
+ * Make every claimed device raise @events interrupts on each of its
+ * vectors, one outstanding at a time, and report per vector what was
+ * sent and what the handler saw. Exact: every event one handler call, on
+ * the CPU uMSI assigned, and nothing more after a quiet spell.
+ */
+static void fire(struct glue_dev *g, uint32_t events)
+{
+	struct kdev *kd = g->kd;
+
+	for (uint32_t i = 0; i < kd->nvec; i++) {
+		struct kvec *v = &kd->vecs[i];
+		struct umsi_irq_info ii = { 0 };
+		bool ok = true;
+
+		for (uint32_t e = 0; e < events && ok; e++) {
+			v->sent++;
+			kd->drv->raise(kd, i);
+			ok = wait_count(&v->count, v->sent, 2000000);
+		}
+		udelay(2000);	/* a duplicate would arrive by now */
+		umsi_irq_get_info(sys, v->irq, &ii);
+		ok = v->count == v->sent && !v->wrong_cpu;
+		kprintf("UMSI {\"event\":\"fire\",\"bdf\":\"0000:%02x:%02x.%u\","
+			"\"driver\":\"%s\",\"index\":%u,\"irq\":%u,\"cpu\":%u,"
+			"\"vector\":%u,\"sent\":%lu,\"received\":%lu,"
+			"\"wrong_cpu\":%lu,\"not_mine\":%lu,\"ok\":%s}\n",
+			PCI_BUS(kd->pci->bdf), PCI_DEV(kd->pci->bdf),
+			PCI_FN(kd->pci->bdf), kd->drv->name,
+			umsi_pci_mode(kd->udev) == UMSI_MODE_INTX ? v->n : ii.hwirq, v->irq,
+			ii.cpu, ii.vector, v->sent, v->count, v->wrong_cpu,
+			v->none, ok ? "true" : "false");
+		if (!ok)
+			failed = true;
+	}
+}
+
 void umsi_glue_run(void)
 {
 	struct umsi_config cfg = { 0 };
 	bool probe_all;
-	char val[16];
+	char val[16], dlist[64];
 	int err;
 
 	host_set_debug(cmdline_flag("umsi.debug"));
@@ -250,14 +359,30 @@ void umsi_glue_run(void)
 		}
 	}
 
+	if (cmdline_value("umsi.drivers", dlist, sizeof(dlist))) {
+		for (uint32_t i = 0; i < pci_ndevs; i++) {
+			if (gdevs[i].udev)
+				claim(&gdevs[i], &pci_devs[i], dlist);
+		}
+	}
 	probe_all = cmdline_value("umsi.probe", val, sizeof(val)) &&
 		    !strcmp(val, "all");
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		if (gdevs[i].udev && probe_all)
+		if (gdevs[i].udev && !gdevs[i].kd && !gdevs[i].probed &&
+		    probe_all)
 			probe(&gdevs[i]);
 	}
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
 		if (gdevs[i].udev)
 			report(&pci_devs[i], &gdevs[i]);
+	}
+	if (cmdline_value("umsi.fire", val, sizeof(val))) {
+		uint64_t events = 0;
+
+		kstrtou64(val, NULL, 0, &events);
+		for (uint32_t i = 0; i < pci_ndevs; i++) {
+			if (gdevs[i].kd)
+				fire(&gdevs[i], (uint32_t)events);
+		}
 	}
 }

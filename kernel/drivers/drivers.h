@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * drivers.h - the kernel's device drivers: just enough of each QEMU device
+ * to make it raise interrupts on demand, so a test can count that every
+ * event it caused produced exactly one handler call, on the CPU uMSI chose.
+ *
+ * A driver claims a PCI function by vendor/device ID when `umsi.drivers=`
+ * names it (or says all). probe() takes vectors through the uMSI driver
+ * API and attaches handlers; raise() causes one event on vector n; the
+ * handler, through kdrv_event(), counts what arrives. At most one event is
+ * outstanding per vector.
+ */
+#ifndef KERNEL_DRIVERS_H
+#define KERNEL_DRIVERS_H
+
+#include <umsi/irq.h>
+#include <umsi/pci.h>
+
+#include "kernel.h"
+#include "pci.h"
+
+struct kdev;
+
+struct kvec {
+	struct kdev *dev;
+	uint32_t n;			/* vector number of the device */
+	uint32_t irq;
+	uint64_t sent;			/* events caused */
+	volatile uint64_t count;	/* handler calls that found one */
+	volatile uint64_t wrong_cpu;	/* ... on another CPU than uMSI's */
+	volatile uint64_t none;		/* handler calls that found nothing */
+};
+
+struct kdev {
+	const struct kdriver *drv;
+	struct pci_dev *pci;
+	struct umsi_pci_dev *udev;
+	struct umsi_system *sys;
+	uint32_t nvec;
+	struct kvec *vecs;
+	uint64_t bar0;			/* mapped BAR 0, when the driver uses it */
+	void *priv;
+};
+
+struct kdriver {
+	const char *name;
+	uint16_t vendor, device;
+	/* Allocate vectors and attach handlers; 0 or a negative UMSI_E*. */
+	int (*probe)(struct kdev *d);
+	/* Cause one event that must arrive on vector @n. */
+	void (*raise)(struct kdev *d, uint32_t n);
+};
+
+extern const struct kdriver edu_driver;
+
+/*
+ * Common probe step: allocate between @min and @max vectors of the types
+ * in @flags, fill d->vecs and attach @handler to each with the kvec as
+ * its cookie. Returns the count or a negative UMSI_E* code.
+ */
+int kdrv_setup_vectors(struct kdev *d, uint32_t min, uint32_t max,
+		       uint32_t flags, umsi_handler_t handler);
+
+/* From a handler: one event arrived on @v; checks the CPU. */
+void kdrv_event(struct kvec *v);
+
+#endif /* KERNEL_DRIVERS_H */
