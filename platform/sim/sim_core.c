@@ -181,7 +181,7 @@ static int cpu_next_vector_locked(struct umsi_sim *sim, struct sim_cpu *c)
 
 	if (!c->online || c->irq_off > 0)
 		return -1;
-	if (!sim->threaded && sim->locks_held)
+	if (!sim->threaded && sim->locks_held && !sim->through_locks)
 		return -1;
 	v = bit_highest(c->irr);
 	if (v < 0)
@@ -198,6 +198,7 @@ static void cpu_take_locked(struct umsi_sim *sim, uint32_t cpu, int v)
 	struct sim_cpu *c = &sim->cpus[cpu];
 
 	bit_clear(c->irr, (unsigned int)v);
+	sim->irr_bits--;
 	bit_set(c->isr, (unsigned int)v);
 	c->irq_off++;
 	c->vs[v].dispatched++;
@@ -261,7 +262,7 @@ void sim_drain(struct umsi_sim *sim)
 		int v = -1, ret;
 
 		sim_lock(sim);
-		for (cpu = 0; cpu < sim->ncpus; cpu++) {
+		for (cpu = 0; sim->irr_bits && cpu < sim->ncpus; cpu++) {
 			v = cpu_next_vector_locked(sim, &sim->cpus[cpu]);
 			if (v >= 0)
 				break;
@@ -421,6 +422,7 @@ int sim_lapic_accept_locked(struct umsi_sim *sim, uint32_t cpu,
 		sim->st.irr_coalesced++;
 	} else {
 		bit_set(c->irr, vector);
+		sim->irr_bits++;
 		c->vs[vector].delivered++;
 		sim->st.delivered++;
 	}
@@ -743,6 +745,14 @@ int umsi_sim_cpu_irq_enable(struct umsi_sim *sim, uint32_t cpu)
 	return err;
 }
 
+void umsi_sim_set_dispatch_through_locks(struct umsi_sim *sim, bool on)
+{
+	sim_lock(sim);
+	sim->through_locks = on;
+	sim_unlock(sim);
+	sim_drain(sim);
+}
+
 bool umsi_sim_cpu_irq_enabled(struct umsi_sim *sim, uint32_t cpu)
 {
 	bool on;
@@ -751,7 +761,7 @@ bool umsi_sim_cpu_irq_enabled(struct umsi_sim *sim, uint32_t cpu)
 		return false;
 	sim_lock(sim);
 	on = sim->cpus[cpu].online && sim->cpus[cpu].irq_off == 0 &&
-	     (sim->threaded || !sim->locks_held);
+	     (sim->threaded || !sim->locks_held || sim->through_locks);
 	sim_unlock(sim);
 	return on;
 }

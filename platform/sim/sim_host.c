@@ -402,11 +402,17 @@ static umsi_irqflags_t h_lock_acquire(void *host, void *lock)
 	sim->cpus[cpu].irq_off++;
 	if (!sim->threaded) {
 		if (l->held) {
-			char msg[128];
+			char msg[256];
 
-			snprintf(msg, sizeof(msg), "deadlock: lock held by "
-				 "CPU %u acquired again on CPU %u",
-				 l->owner, cpu);
+			if (l->owner == cpu)
+				snprintf(msg, sizeof(msg), "deadlock: CPU %u "
+					 "acquires a lock it holds", cpu);
+			else
+				snprintf(msg, sizeof(msg), "CPU %u would spin "
+					 "on a lock held by CPU %u, which one "
+					 "thread cannot run (dispatch through "
+					 "locks is on; use the default or "
+					 "threaded mode)", cpu, l->owner);
 			fatal(msg);
 		}
 	} else {

@@ -115,6 +115,8 @@ struct umsi_sim {
 	struct sim_cpu *cpus;
 	uint32_t cur_cpu;             /* non-threaded; threaded default */
 	uint32_t locks_held;          /* over all CPUs */
+	bool through_locks;           /* non-threaded: see umsi_sim.h */
+	uint64_t irr_bits;            /* IRR bits set over all CPUs */
 	int (*dispatch)(void *arg, uint32_t cpu, uint8_t vector);
 	void *dispatch_arg;
 

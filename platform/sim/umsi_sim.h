@@ -26,11 +26,12 @@
  *    when it is online, its interrupts are enabled (no uMSI lock held on
  *    it, not inside a handler or cross-call, not disabled by the test), and
  *    the vector's priority class is above the highest in-service one.
- *    Because one thread cannot spin on a lock, an interrupt is also held
- *    back while *any* CPU holds a uMSI lock, and dispatched when the last
- *    lock is released: the outcome is the one a real CPU spinning on that
- *    lock would see. Acquiring a lock that is already held is a deadlock on
- *    one thread and aborts the process with a message.
+ *    Because one thread cannot spin on a lock, an interrupt is by default
+ *    also held back while *any* CPU holds a uMSI lock, and dispatched when
+ *    the last lock is released: the outcome is the one a real CPU spinning
+ *    on that lock would see (umsi_sim_set_dispatch_through_locks lifts
+ *    this). Acquiring a lock that is already held cannot be run on one
+ *    thread and aborts the process with a message.
  *  - Threaded (config.threaded): every CPU is a thread that dispatches its
  *    own pending vectors and runs cross-calls; locks are real mutexes. The
  *    thread that created the sim is not a CPU: it acts as the CPU chosen
@@ -160,6 +161,19 @@ int umsi_sim_cpu_set_online(struct umsi_sim *sim, uint32_t cpu, bool online);
  */
 int umsi_sim_cpu_irq_disable(struct umsi_sim *sim, uint32_t cpu);
 int umsi_sim_cpu_irq_enable(struct umsi_sim *sim, uint32_t cpu);
+
+/**
+ * umsi_sim_set_dispatch_through_locks - non-threaded mode: let CPUs take
+ * interrupts while another CPU holds a uMSI lock
+ *
+ * Off by default: an interrupt waits until no CPU holds a lock (what a
+ * handler spinning on that lock would see). On: a CPU whose interrupts are
+ * enabled takes it at once, even in the middle of another CPU's locked
+ * section, which explores more interleavings of lock-free dispatch paths;
+ * a handler that then acquires a lock another CPU holds cannot be run on
+ * one thread, and the process aborts with a message saying so.
+ */
+void umsi_sim_set_dispatch_through_locks(struct umsi_sim *sim, bool on);
 
 /** umsi_sim_cpu_irq_enabled - whether @cpu would take an interrupt now. */
 bool umsi_sim_cpu_irq_enabled(struct umsi_sim *sim, uint32_t cpu);

@@ -35,6 +35,7 @@ struct world {
 	unsigned int n;
 	int phase;
 	bool no_eoi;
+	bool host_eoi;		/* end interrupts through the host op */
 	int ret;		/* what dispatch returns */
 	/* Level INTx: deassert @intx_bdf on the @intx_after-th interrupt. */
 	umsi_bdf_t intx_bdf;
@@ -52,7 +53,9 @@ static int rec_dispatch(void *arg, uint32_t cpu, uint8_t vector)
 	if (w->intx_after && ++w->intx_seen == w->intx_after)
 		umsi_sim_intx_set(w->sim, w->intx_bdf, false);
 	pthread_mutex_unlock(&w->mu);
-	if (!w->no_eoi)
+	if (w->host_eoi)
+		w->ops->eoi(w->sim, vector);
+	else if (!w->no_eoi)
 		umsi_sim_eoi(w->sim, vector);
 	return w->ret;
 }
@@ -1381,6 +1384,132 @@ static void test_msix_entry_rewritten_while_live_is_counted(void **st)
 	world_free(w);
 }
 
+static void count_hook(void *arg, enum umsi_sim_op op)
+{
+	(void)op;
+	(*(unsigned int *)arg)++;
+}
+
+static void test_hook_skips_host_calls_made_by_interrupt_handlers(void **st)
+{
+	struct world *w = world_cpus(2, NULL, 0);
+	unsigned int calls = 0;
+	struct umsi_sim_stats s;
+
+	(void)st;
+	w->host_eoi = true;
+	umsi_sim_set_hook(w->sim, count_hook, &calls);
+	umsi_sim_msg_write(w->sim, msg_addr(1, 0), 0x40);
+	assert_int_equal(w->n, 1);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.op_calls[UMSI_SIM_OP_EOI], 1);
+	assert_int_equal(s.eoi_missing, 0);
+	assert_int_equal(calls, 0);
+	w->ops->barrier(w->sim);
+	assert_int_equal(calls, 1);
+	world_free(w);
+}
+
+static void test_dispatch_through_locks_interrupts_a_locked_section(void **st)
+{
+	struct world *w = world_cpus(2, NULL, 0);
+	void *l = w->ops->lock_create(w->sim);
+	umsi_irqflags_t f;
+
+	(void)st;
+	umsi_sim_set_dispatch_through_locks(w->sim, true);
+	f = w->ops->lock_acquire(w->sim, l);
+	umsi_sim_msg_write(w->sim, msg_addr(1, 0), 0x41);	/* CPU 1: now */
+	umsi_sim_msg_write(w->sim, msg_addr(0, 0), 0x40);	/* CPU 0: off */
+	assert_int_equal(w->n, 1);
+	assert_int_equal(w->log[0].cpu, 1);
+	w->ops->lock_release(w->sim, l, f);
+	assert_int_equal(w->n, 2);
+	assert_int_equal(w->log[1].cpu, 0);
+	w->ops->lock_destroy(w->sim, l);
+	world_free(w);
+}
+
+static void test_device_left_enabled_by_firmware_sends_its_junk(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_stats s;
+
+	(void)st;
+	add_msix(w, DEV_A, 4);
+	add_msi(w, DEV_B, 1, false, false);
+	/* A previous kernel left MSI-X on, entry 2 unmasked, a stale address. */
+	msix_enable(w, DEV_A, false);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 2, 0xdead0000u, 0x41, 0);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 2), UMSI_SIM_FIRE_SENT);
+	/* ... and MSI on with a message to a CPU that no longer exists. */
+	msi_program(w, DEV_B, false, msg_addr(9, 0), 0x42, 0);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_B, 0), UMSI_SIM_FIRE_SENT);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(w->n, 0);
+	assert_int_equal(s.stray_dma, 1);
+	assert_int_equal(s.undeliverable_by[UMSI_SIM_UNDELIV_NO_CPU], 1);
+	world_free(w);
+}
+
+static void test_multi_message_msi_through_remapping_uses_next_entries(void **st)
+{
+	static const uint32_t ids[2] = { 0, 500 };
+	struct world *w = world_cpus(2, ids, UMSI_PLAT_IRQ_REMAP);
+	struct umsi_msg m0, m1;
+
+	(void)st;
+	add_msi(w, DEV_A, 2, true, false);
+	assert_int_equal(w->ops->remap_compose(w->sim, 10, 0, 0x60, &m0), 0);
+	assert_int_equal(w->ops->remap_compose(w->sim, 11, 500, 0x61, &m1), 0);
+	msi_program(w, DEV_A, true, m0.address, (uint16_t)m0.data, 1);
+	umsi_sim_fire(w->sim, DEV_A, 0);
+	umsi_sim_fire(w->sim, DEV_A, 1);	/* subhandle 1: entry 0 + 1 */
+	assert_int_equal(w->n, 2);
+	assert_int_equal(w->log[0].cpu, 0);
+	assert_int_equal(w->log[0].vector, 0x60);
+	assert_int_equal(w->log[1].cpu, 1);
+	assert_int_equal(w->log[1].vector, 0x61);
+	world_free(w);
+}
+
+static void test_ioapic_refuses_destinations_it_cannot_address(void **st)
+{
+	static const uint32_t ids[2] = { 0, 300 };
+	struct world *w = world_cpus(2, ids, 0);
+	struct world *x = world_cpus(2, ids, UMSI_PLAT_EXT_DEST_ID);
+	struct umsi_gsi_entry e = { 300, 0x30, UMSI_INTX_EDGE,
+				    UMSI_INTX_ACTIVE_HIGH, false };
+
+	(void)st;
+	assert_int_equal(w->ops->gsi_program(w->sim, 3, &e), -UMSI_ERANGE);
+	assert_int_equal(x->ops->gsi_program(x->sim, 3, &e), 0);
+	umsi_sim_gsi_set(x->sim, 3, true);
+	assert_int_equal(x->n, 1);
+	assert_int_equal(x->log[0].cpu, 1);
+	world_free(w);
+	world_free(x);
+}
+
+static void test_msi_address_rewritten_while_enabled_is_counted(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_dev_stats ds;
+
+	(void)st;
+	add_msi(w, DEV_A, 1, false, true);
+	msi_program(w, DEV_A, false, msg_addr(0, 0), 0x40, 0);
+	umsi_sim_cfg_write(w->sim, DEV_A, 0x80 + UMSI_MSI_DATA_32, 2, 0x41);
+	umsi_sim_dev_stats(w->sim, DEV_A, &ds);
+	assert_int_equal(ds.msi_live_writes, 1);
+	/* Masked first, as the safe update protocol does: not counted. */
+	umsi_sim_cfg_write(w->sim, DEV_A, 0x80 + UMSI_MSI_MASK_32, 4, 1);
+	umsi_sim_cfg_write(w->sim, DEV_A, 0x80 + UMSI_MSI_DATA_32, 2, 0x42);
+	umsi_sim_dev_stats(w->sim, DEV_A, &ds);
+	assert_int_equal(ds.msi_live_writes, 1);
+	world_free(w);
+}
+
 /* ---- Threaded mode ------------------------------------------------------------------------------ */
 
 static void test_threaded_cpus_take_their_own_interrupts(void **st)
@@ -1539,6 +1668,12 @@ int main(void)
 		cmocka_unit_test(test_wrong_polarity_makes_an_idle_pci_line_active),
 		cmocka_unit_test(test_intx_pins_are_swizzled_behind_bridges),
 		cmocka_unit_test(test_msix_entry_rewritten_while_live_is_counted),
+		cmocka_unit_test(test_hook_skips_host_calls_made_by_interrupt_handlers),
+		cmocka_unit_test(test_dispatch_through_locks_interrupts_a_locked_section),
+		cmocka_unit_test(test_device_left_enabled_by_firmware_sends_its_junk),
+		cmocka_unit_test(test_multi_message_msi_through_remapping_uses_next_entries),
+		cmocka_unit_test(test_ioapic_refuses_destinations_it_cannot_address),
+		cmocka_unit_test(test_msi_address_rewritten_while_enabled_is_counted),
 		cmocka_unit_test(test_threaded_cpus_take_their_own_interrupts),
 		cmocka_unit_test(test_threaded_cross_calls_and_locks_are_real),
 	};
