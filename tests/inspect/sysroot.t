@@ -112,6 +112,25 @@ write_file("$root/proc/interrupts", <<'EOF');
 NMI:          0          0   Non-maskable interrupts
 EOF
 write_file("$root/proc/irq/33/effective_affinity_list", "1\n");
+make_path("$root/sys/kernel/debug/irq/irqs");
+write_file("$root/sys/kernel/debug/irq/irqs/50", <<'EOF');
+handler:  handle_edge_irq
+device:   0000:00:05.0
+affinity: 0-1
+effectiv: 1
+domain:  IR-PCI-MSIX-0000:00:05.0-12
+ hwirq:   0x0
+ chip:    IR-PCI-MSIX-0000:00:05.0
+  flags:   0x430
+ parent:
+    domain:  VECTOR
+     hwirq:   0x32
+     chip:    APIC
+      flags:   0x0
+     Vector:    37
+     Target:     1
+     move_in_progress: 0
+EOF
 write_file("$root/proc/irq/34/effective_affinity_list", "0\n");
 write_file("$root/proc/irq/40/effective_affinity_list", "0-1\n");
 
@@ -173,5 +192,11 @@ like($doc->{devices}[0]{msix}{entries_reason}, qr/no resource files, no \/dev\/m
      'neither interface: says exactly that, and what iomem=relaxed would and would not do');
 like(join(' ', @{$doc->{notes}}), qr/no sysfs resourceN file .*no \/dev\/mem/, 'and a machine-wide note');
 is($doc->{devices}[0]{msix}{irqs}[1]{irq}, 51, 'Linux IRQs still shown');
+is_deeply([@{$doc->{devices}[0]{msix}{irqs}[0]}{qw(irq cpu_vector target_cpu)}], [50, 37, 1],
+	  'debugfs: CPU vector and target CPU of IRQ 50');
+is_deeply([@{$doc->{devices}[0]{msix}{irqs}[1]}{qw(cpu_vector target_cpu)}], [undef, undef],
+	  'debugfs: unknown for IRQ 51 (no file)');
+($rc, $out) = run_cmd($UMSI, 'inspect', '--sysroot', $root, '-s', '00:05.0');
+like($out, qr/^\t\t\s+0\s+50\s+\?\s+0x25\s+1\s+3\/4 /m, 'text: vector 0x25 on CPU 1');
 
 done_testing();

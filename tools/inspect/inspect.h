@@ -51,6 +51,8 @@ struct inspect_irq {
 	char chip[64];          /* e.g. "PCI-MSIX-0000:00:01.0", "IR-PCI-MSI" */
 	char actions[96];       /* handler names from /proc/interrupts */
 	char affinity[64];      /* /proc/irq/N/effective_affinity_list */
+	int cpu_vector;         /* debugfs: CPU vector, -1 when unknown */
+	int target_cpu;         /* debugfs: CPU it targets, -1 when unknown */
 	uint64_t *counts;       /* per-CPU counts, ncpus of them, or NULL */
 };
 

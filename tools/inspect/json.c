@@ -89,6 +89,16 @@ static void irq_fields(FILE *f, const struct inspect_report *rep,
 		str(f, q->affinity);
 	else
 		fputs("null", f);
+	fputs(",\"cpu_vector\":", f);
+	if (q->cpu_vector >= 0)
+		fprintf(f, "%d", q->cpu_vector);
+	else
+		fputs("null", f);
+	fputs(",\"target_cpu\":", f);
+	if (q->target_cpu >= 0)
+		fprintf(f, "%d", q->target_cpu);
+	else
+		fputs("null", f);
 	fputs(",\"chip\":", f);
 	str(f, q->chip);
 	fputs(",\"actions\":", f);

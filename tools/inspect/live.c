@@ -12,6 +12,9 @@
  *   /proc/interrupts                    per-CPU counts, and the entry of
  *                                        each IRQ (its hwirq)
  *   /proc/irq/N/effective_affinity_list where each IRQ is delivered
+ *   /sys/kernel/debug/irq/irqs/N        CPU vector and target CPU, when
+ *                                        debugfs is mounted and the kernel
+ *                                        has CONFIG_GENERIC_IRQ_DEBUGFS
  * Nothing is ever written: the only access to device memory is a 32-bit
  * load from a read-only mapping of the MSI-X table and PBA, which the PCI
  * spec allows at any time and which has no side effects.
@@ -51,6 +54,9 @@ struct live {
 	bool devmem_absent;     /* /dev/mem does not exist */
 	bool any_resource_file; /* some device has a resourceN file */
 	bool strict_refusal;    /* a mapping was refused as strict devmem does */
+	bool debugfs_seen;      /* some IRQ had a debugfs file */
+	bool table_unread;      /* some MSI-X table could not be read */
+	char lockdown[64];      /* active lockdown mode, "" when none */
 };
 
 static void note(struct inspect_report *rep, const char *fmt, ...)
@@ -249,6 +255,30 @@ static bool irq_index(const struct proc_irq *q, umsi_bdf_t bdf,
 	return false;
 }
 
+/*
+ * The x86 vector domain's view of an IRQ, from debugfs: the lines
+ * "Vector: 34" and "Target: 0" of /sys/kernel/debug/irq/irqs/N. This is
+ * what the kernel wrote into the message, so it stands in for an MSI-X
+ * table that cannot be read.
+ */
+static void debugfs_vector(struct live *l, struct inspect_irq *q)
+{
+	char p[512], buf[4096];
+	const char *s;
+
+	q->cpu_vector = q->target_cpu = -1;
+	path(p, sizeof(p), l, "/sys/kernel/debug/irq/irqs/%s%ld", "", q->irq);
+	if (slurp(p, buf, sizeof(buf)) <= 0)
+		return;
+	l->debugfs_seen = true;
+	s = strstr(buf, "Vector:");
+	if (s)
+		q->cpu_vector = (int)strtol(s + 7, NULL, 10);
+	s = strstr(buf, "Target:");
+	if (s)
+		q->target_cpu = (int)strtol(s + 7, NULL, 10);
+}
+
 static int cmp_irq(const void *a, const void *b)
 {
 	const struct inspect_irq *x = a, *y = b;
@@ -302,6 +332,7 @@ static void linux_irqs(struct live *l, const char *name, struct inspect_dev *d)
 		     "", irq);
 		if (slurp(p, q.affinity, sizeof(q.affinity)) > 0)
 			q.affinity[strcspn(q.affinity, "\n")] = 0;
+		debugfs_vector(l, &q);
 		if (!strncmp(kind, "msix", 4)) {
 			list = &d->msix_irqs;
 			n = &d->n_msix_irqs;
@@ -507,6 +538,7 @@ static void live_table(struct live *l, const char *name, struct inspect_dev *d,
 	}
 	if (!e1)
 		goto ok;
+	l->table_unread = true;
 	if (!(e1 == ENOENT && !strcmp(stage, "open")))
 		l->any_resource_file = true;
 	describe(why1, sizeof(why1), rfile, stage, e1);
@@ -532,6 +564,10 @@ static void live_table(struct live *l, const char *name, struct inspect_dev *d,
 		snprintf(d->entries_reason, INSPECT_MSG_LEN,
 			 "this kernel offers no way to read BAR memory: %s and %s (no resource files, no /dev/mem); iomem=relaxed only lifts a CONFIG_IO_STRICT_DEVMEM refusal and cannot help here",
 			 why1, why2);
+	else if (l->lockdown[0] && (e1 == EPERM || e2 == EPERM))
+		snprintf(d->entries_reason, INSPECT_MSG_LEN,
+			 "the kernel is locked down (%s), which forbids mapping device memory: %s; %s",
+			 l->lockdown, why1, why2);
 	else
 		snprintf(d->entries_reason, INSPECT_MSG_LEN,
 			 "the table could not be read: %s; %s%s", why1, why2,
@@ -547,6 +583,22 @@ ok:
 out:
 	free(tab);
 	free(pba);
+}
+
+/* The active mode of /sys/kernel/security/lockdown ("[integrity]"). */
+static void read_lockdown(struct live *l)
+{
+	char p[512], buf[128];
+	const char *a, *b;
+
+	path(p, sizeof(p), l, "/sys/kernel/security/lockdown%s", "", 0);
+	if (slurp(p, buf, sizeof(buf)) <= 0)
+		return;
+	a = strchr(buf, '[');
+	b = a ? strchr(a, ']') : NULL;
+	if (a && b && strncmp(a, "[none]", 6))
+		snprintf(l->lockdown, sizeof(l->lockdown), "%.*s",
+			 (int)(b - a - 1), a + 1);
 }
 
 static bool parse_name(const char *s, umsi_bdf_t *bdf)
@@ -648,6 +700,7 @@ int inspect_live(struct inspect_report *rep, umsi_bdf_t sel, bool have_sel,
 	if (geteuid() != 0)
 		note(rep, "not running as root: Linux lets other users read only the first 64 bytes of configuration space, which end before the capabilities; run as root to decode MSI and MSI-X");
 	parse_interrupts(&l);
+	read_lockdown(&l);
 	for (size_t i = 0; i < n; i++) {
 		umsi_bdf_t bdf;
 
@@ -666,6 +719,9 @@ int inspect_live(struct inspect_report *rep, umsi_bdf_t sel, bool have_sel,
 		note(rep, "MSI-X tables cannot be read on this machine: the kernel exposes no sysfs resourceN file for any BAR, and there is no /dev/mem (a kernel built without CONFIG_DEVMEM has none); what Linux itself exposes is shown instead (IRQ, per-CPU counts, effective affinity of each vector)");
 	else if (l.strict_refusal)
 		note(rep, "some MSI-X tables could not be mapped: the kernel refuses BARs claimed by a driver (CONFIG_IO_STRICT_DEVMEM); booting with iomem=relaxed lifts this");
+	if (l.table_unread && !l.debugfs_seen)
+		note(rep, "the CPU vector and target of each IRQ are not shown: %s/sys/kernel/debug/irq/irqs/ is absent (debugfs not mounted, or a kernel without CONFIG_GENERIC_IRQ_DEBUGFS)",
+		     l.root);
 	if (have_sel && !found) {
 		char b[16];
 

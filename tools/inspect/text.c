@@ -71,15 +71,19 @@ static void irq_table(FILE *f, const struct inspect_report *rep,
 		fputs("\t\tLinux: no IRQ allocated for it (no msi_irqs entry of this kind)\n", f);
 		return;
 	}
-	fputs("\t\tLinux IRQs (per-CPU counts CPU0/CPU1/..):\n", f);
-	fputs("\t\t  entry    irq  affinity  counts              chip / handlers\n", f);
+	fputs("\t\tLinux IRQs (per-CPU counts CPU0/CPU1/..; vector and target CPU from debugfs):\n", f);
+	fputs("\t\t  entry    irq  affinity  vector  cpu  counts              chip / handlers\n", f);
 	for (size_t i = 0; i < n; i++) {
+		char idx[12] = "?", vec[8] = "-", cpu[12] = "-";
+
 		if (q[i].index_known)
-			fprintf(f, "\t\t  %5u  %5d  %-8s  ", q[i].index, q[i].irq,
-				q[i].affinity[0] ? q[i].affinity : "?");
-		else
-			fprintf(f, "\t\t  %5s  %5d  %-8s  ", "?", q[i].irq,
-				q[i].affinity[0] ? q[i].affinity : "?");
+			snprintf(idx, sizeof(idx), "%u", q[i].index);
+		if (q[i].cpu_vector >= 0)
+			snprintf(vec, sizeof(vec), "0x%02x", q[i].cpu_vector & 0xff);
+		if (q[i].target_cpu >= 0)
+			snprintf(cpu, sizeof(cpu), "%d", q[i].target_cpu);
+		fprintf(f, "\t\t  %5s  %5d  %-8s  %-6s  %3s  ", idx, q[i].irq,
+			q[i].affinity[0] ? q[i].affinity : "?", vec, cpu);
 		counts(f, rep, &q[i], 18);
 		fprintf(f, "  %s %s\n", q[i].chip, q[i].actions);
 	}
