@@ -30,7 +30,7 @@ struct glue_dev {
 	struct probe_vec *vecs;
 };
 
-static const struct kdriver *const drivers[] = { &edu_driver };
+static const struct kdriver *const drivers[] = { &edu_driver, &e1000e_driver };
 
 static struct umsi_system *sys;
 static struct glue_dev gdevs[PCI_MAX_DEVS];

@@ -52,6 +52,7 @@ struct kdriver {
 };
 
 extern const struct kdriver edu_driver;
+extern const struct kdriver e1000e_driver;
 
 /*
  * Common probe step: allocate between @min and @max vectors of the types
