@@ -341,6 +341,12 @@ int sim_cfg_write_locked(struct umsi_sim *sim, struct sim_dev *d,
 				      (b & d->wmask[o]));
 		d->cfg[o] &= (uint8_t)~(b & d->w1c[o]);
 	}
+	/* Initiate Function Level Reset (PCIe 4.0 6.6.2). */
+	if (d->pcie_off && d->desc.pcie.flr &&
+	    touches(off, width, d->pcie_off + UMSI_PCIE_DEVCTL + 1, 1) &&
+	    ((val >> (8 * (d->pcie_off + UMSI_PCIE_DEVCTL + 1 - off))) &
+	     (UMSI_PCIE_DEVCTL_BCR_FLR >> 8)))
+		return sim_dev_reset_locked(sim, d, false);
 	/* Side effects, in the order a device would act on them. */
 	if (d->msi_off && touches(off, width, d->msi_off, msi_size(d))) {
 		if (msi_was_live &&
@@ -634,7 +640,9 @@ static void set_wmask(struct sim_dev *d, uint16_t off, uint8_t width,
 	put(d->wmask, off, width, m);
 }
 
-static int build_bars_locked(struct umsi_sim *sim, struct sim_dev *d)
+/* BAR registers and their masks; addresses from @addrs, or assigned. */
+static int build_bars_locked(struct umsi_sim *sim, struct sim_dev *d,
+			     const uint64_t *addrs)
 {
 	for (unsigned int i = 0; i < 6; i++) {
 		const struct umsi_sim_bar_desc *b = &d->desc.bars[i];
@@ -645,9 +653,13 @@ static int build_bars_locked(struct umsi_sim *sim, struct sim_dev *d)
 
 		if (!b->size)
 			continue;
-		err = assign_bar_locked(sim, b, &addr);
-		if (err)
-			return err;
+		if (addrs) {
+			addr = addrs[i];
+		} else {
+			err = assign_bar_locked(sim, b, &addr);
+			if (err)
+				return err;
+		}
 		d->bars[i] = (struct sim_bar){ b->size, b->is64, b->io,
 					       b->prefetch, false };
 		if (b->io) {
@@ -764,7 +776,9 @@ static void build_pcie(struct sim_dev *d, uint16_t o)
 	set_cfg16(d, o + UMSI_PCIE_FLAGS,
 		  (uint16_t)(2 | (d->desc.pcie.type & 0xf) <<
 			     UMSI_PCIE_FLAGS_TYPE_SHIFT));
-	/* Device Control RW except Initiate FLR (not modelled: reads 0). */
+	if (d->desc.pcie.flr)
+		set_cfg32(d, o + UMSI_PCIE_DEVCAP, UMSI_PCIE_DEVCAP_FLR);
+	/* Device Control RW; Initiate FLR (bit 15) always reads 0. */
 	set_wmask(d, o + UMSI_PCIE_DEVCTL, 2, 0x7fff);
 	/* Device Status error bits are RW1C. */
 	put(d->w1c, (uint16_t)(o + UMSI_PCIE_DEVCTL + 2), 2, 0x000f);
@@ -849,6 +863,64 @@ void sim_dev_free(struct sim_dev *d)
 	free(d);
 }
 
+/*
+ * The function's reset state: everything software programmed is gone
+ * (MSI/MSI-X off, entries masked with zero address and data, pending bits
+ * clear, Command 0, BARs 0, interrupt condition clear). With @keep_bars,
+ * BARs, Command and Interrupt Line keep their values, as after an OS has
+ * restored the standard header.
+ */
+int sim_dev_reset_locked(struct umsi_sim *sim, struct sim_dev *d,
+			 bool keep_bars)
+{
+	uint64_t addrs[6] = { 0 };
+	uint16_t cmd = cfg16(d, UMSI_PCI_COMMAND);
+	uint8_t line = d->cfg[UMSI_PCI_INTERRUPT_LINE];
+	int err;
+
+	if (keep_bars)
+		for (unsigned int i = 0; i < 6; i++)
+			addrs[i] = bar_base(d, i);
+	free(d->msix_tbl);
+	free(d->pba);
+	d->msix_tbl = NULL;
+	d->pba = NULL;
+	memset(d->cfg, 0, sizeof(d->cfg));
+	memset(d->wmask, 0, sizeof(d->wmask));
+	memset(d->w1c, 0, sizeof(d->w1c));
+	d->msi_off = d->msix_off = d->pcie_off = 0;
+	d->msix_n = 0;
+	build_header(d);
+	err = build_caps(d);
+	if (err)
+		return err;	/* out of memory: the function stays broken */
+	build_bars_locked(sim, d, addrs);
+	if (keep_bars) {
+		set_cfg16(d, UMSI_PCI_COMMAND, cmd);
+		d->cfg[UMSI_PCI_INTERRUPT_LINE] = line;
+	}
+	d->intx_level = false;
+	intx_update_locked(sim, d);
+	return 0;
+}
+
+int umsi_sim_reset_function(struct umsi_sim *sim, umsi_bdf_t bdf,
+			    bool keep_bars)
+{
+	struct sim_dev *d;
+	int err;
+
+	sim_lock(sim);
+	d = sim_dev_find(sim, bdf);
+	if (!d || !d->present)
+		err = -UMSI_ENODEV;
+	else
+		err = sim_dev_reset_locked(sim, d, keep_bars);
+	sim_unlock(sim);
+	sim_drain(sim);
+	return err;
+}
+
 int umsi_sim_add_device(struct umsi_sim *sim, umsi_bdf_t bdf,
 			const struct umsi_sim_dev_desc *desc)
 {
@@ -879,7 +951,7 @@ int umsi_sim_add_device(struct umsi_sim *sim, umsi_bdf_t bdf,
 	save32 = sim->next_mem32;
 	save64 = sim->next_mem64;
 	saveio = sim->next_io;
-	err = build_bars_locked(sim, d);
+	err = build_bars_locked(sim, d, NULL);
 	if (!err && sim->ndevs == sim->devs_cap) {
 		size_t cap = sim->devs_cap ? sim->devs_cap * 2 : 16;
 		struct sim_dev **p = realloc(sim->devs, cap * sizeof(*p));

@@ -182,6 +182,8 @@ int sim_cfg_read_locked(struct umsi_sim *sim, struct sim_dev *d,
 int sim_cfg_write_locked(struct umsi_sim *sim, struct sim_dev *d,
 			 uint16_t off, uint8_t width, uint32_t val);
 bool sim_cfg_access_ok(uint16_t off, uint8_t width);
+int sim_dev_reset_locked(struct umsi_sim *sim, struct sim_dev *d,
+			 bool keep_bars);
 uint32_t sim_phys_read32_locked(struct umsi_sim *sim, uint64_t phys,
 				bool counted);
 void sim_phys_write32_locked(struct umsi_sim *sim, uint64_t phys,

@@ -514,11 +514,15 @@ struct umsi_sim_msix_desc {
  *           0x100, an empty extended list)
  * @type: device/port type, UMSI_PCIE_TYPE_*
  * @offset: config offset; 0: the sim chooses
+ * @flr: Function Level Reset capable (Device Capabilities bit 28); writing
+ *       Initiate FLR to Device Control then resets the function as
+ *       umsi_sim_reset_function(sim, bdf, false) does
  */
 struct umsi_sim_pcie_desc {
 	bool present;
 	uint8_t type;
 	uint16_t offset;
+	bool flr;
 };
 
 /**
@@ -580,6 +584,19 @@ int umsi_sim_add_device(struct umsi_sim *sim, umsi_bdf_t bdf,
  * Return: 0 or -UMSI_ENOENT.
  */
 int umsi_sim_remove_device(struct umsi_sim *sim, umsi_bdf_t bdf);
+
+/**
+ * umsi_sim_reset_function - put @bdf in its reset state (FLR, or D3hot to
+ * D0 without No_Soft_Reset): MSI and MSI-X disabled, mask and pending bits
+ * clear, MSI-X entries masked with zero address and data, PBA clear,
+ * Interrupt Status clear, Command 0, BARs 0.
+ * @keep_bars: keep BARs, Command and Interrupt Line (as after the OS has
+ *             restored the standard header), so only interrupt state is
+ *             lost - what umsi_pci_restore_state() must rewrite
+ * Counters are kept. Return: 0, -UMSI_ENODEV, -UMSI_ENOMEM.
+ */
+int umsi_sim_reset_function(struct umsi_sim *sim, umsi_bdf_t bdf,
+			    bool keep_bars);
 
 /**
  * umsi_sim_cfg_raw - the 4 KiB configuration bytes of @bdf, for direct

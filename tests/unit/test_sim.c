@@ -992,6 +992,48 @@ static void test_raw_config_pokes_are_uncounted_and_seen_by_software(void **st)
 	world_free(w);
 }
 
+static void test_function_reset_forgets_interrupt_programming(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	struct umsi_sim_dev_desc d = {
+		.vendor = 0x8086, .device = 0x1533,
+		.bars = { [0] = { .size = 0x4000 } },
+		.intx_pin = 1, .command = UMSI_PCI_CMD_MASTER,
+		.msix = { .present = true, .nentries = 4, .table_bar = 0,
+			  .table_offset = 0x2000, .pba_bar = 0,
+			  .pba_offset = 0x3000 },
+		.pcie = { .present = true, .flr = true },
+	};
+	uint16_t devctl = 0x40 + UMSI_PCIE_DEVCTL;
+	uint64_t bar, addr;
+	uint32_t data, ctrl;
+
+	(void)st;
+	assert_int_equal(umsi_sim_add_device(w->sim, DEV_A, &d), 0);
+	bar = umsi_sim_bar_addr(w->sim, DEV_A, 0);
+	assert_true(umsi_sim_cfg_read(w->sim, DEV_A, 0x40 + UMSI_PCIE_DEVCAP, 4) &
+		    UMSI_PCIE_DEVCAP_FLR);
+	msix_enable(w, DEV_A, false);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 1, msg_addr(0, 0), 0x44, 0);
+	/* The OS restored the header; MSI-X is off, entries masked. */
+	assert_int_equal(umsi_sim_reset_function(w->sim, DEV_A, true), 0);
+	assert_int_equal(umsi_sim_bar_addr(w->sim, DEV_A, 0), bar);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_A, msix_ctrl_off(), 2), 3);
+	umsi_sim_msix_entry_get(w->sim, DEV_A, 1, &addr, &data, &ctrl);
+	assert_int_equal(addr, 0);
+	assert_int_equal(data, 0);
+	assert_int_equal(ctrl, UMSI_MSIX_CTRL_MASKBIT);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 1), UMSI_SIM_FIRE_INTX);
+	/* Initiate FLR: BARs and Command are gone too; the bit reads 0. */
+	umsi_sim_intx_set(w->sim, DEV_A, false);
+	umsi_sim_cfg_write(w->sim, DEV_A, devctl, 2, UMSI_PCIE_DEVCTL_BCR_FLR);
+	assert_int_equal(umsi_sim_bar_addr(w->sim, DEV_A, 0), 0);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_A, UMSI_PCI_COMMAND, 2), 0);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_A, devctl, 2), 0);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, DEV_A, 0, 2), 0x8086);
+	world_free(w);
+}
+
 /* ---- Surprise removal ------------------------------------------------------------------------- */
 
 static void test_surprise_removed_function_reads_all_ones(void **st)
@@ -1730,6 +1772,7 @@ int main(void)
 		cmocka_unit_test(test_inconsistent_device_descriptions_are_rejected),
 		cmocka_unit_test(test_memory_space_disabled_bars_read_all_ones),
 		cmocka_unit_test(test_raw_config_pokes_are_uncounted_and_seen_by_software),
+		cmocka_unit_test(test_function_reset_forgets_interrupt_programming),
 		cmocka_unit_test(test_surprise_removed_function_reads_all_ones),
 		cmocka_unit_test(test_host_accesses_are_counted_per_device_and_globally),
 		cmocka_unit_test(test_misuse_of_the_host_interface_is_counted),
