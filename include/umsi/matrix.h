@@ -48,8 +48,9 @@
  * Cost, with n CPUs (see docs/bench-matrix.md for measurements): choosing
  * the CPU is O(1) for the all-online mask, O(log n) for a contiguous range,
  * and at most one pass over the words of an arbitrary mask with constant
- * work per word; every update that follows is O(log n). Managed, block and
- * legacy operations, rarer, are linear in the CPUs of their mask.
+ * work per word; every update that follows is O(log n). Managed
+ * operations, and block allocation when the best CPU has no free aligned
+ * block, are linear in the CPUs of their mask; legacy operations are O(1).
  *
  * Every function returns a negative error code on failure (-UMSI_ENOSPC,
  * -UMSI_EINVAL, ...) and then leaves the matrix exactly as it was, byte for
