@@ -38,9 +38,10 @@
  *    with umsi_sim_set_current_cpu (default 0) for current_cpu() and lock
  *    bookkeeping, while that CPU's thread may still take interrupts in
  *    parallel (a simplification: real process context would be
- *    interrupted, not run beside its handler). Use umsi_sim_quiesce() to
- *    wait until every deliverable interrupt has been handled. Clean under
- *    ThreadSanitizer (make tsan-sim).
+ *    interrupted, not run beside its handler). To run code exactly on a
+ *    CPU, post it with the host run_on_cpu operation. Use
+ *    umsi_sim_quiesce() to wait until every deliverable interrupt has been
+ *    handled. Clean under ThreadSanitizer (make tsan-sim).
  *
  * Locking of the sim itself: every function here may be called from any
  * thread. Callbacks (dispatch, hook, cross-call functions) are never called

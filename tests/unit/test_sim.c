@@ -1739,6 +1739,68 @@ static void test_threaded_cross_calls_and_locks_are_real(void **st)
 	world_free(w);
 }
 
+struct firer {
+	struct world *w;
+	unsigned int sent, pending, coalesced;
+};
+
+static void *fire_thread(void *arg)
+{
+	struct firer *f = arg;
+
+	for (int i = 0; i < 2000; i++) {
+		int r = umsi_sim_fire(f->w->sim, DEV_A, (unsigned int)i % 2);
+
+		if (r == UMSI_SIM_FIRE_SENT)
+			f->sent++;
+		else if (r == UMSI_SIM_FIRE_PENDING)
+			f->pending++;
+		else if (r == UMSI_SIM_FIRE_COALESCED)
+			f->coalesced++;
+	}
+	return NULL;
+}
+
+static void test_threaded_masking_races_lose_no_message(void **st)
+{
+	struct umsi_sim_config cfg = { .ncpus = 2, .threaded = true };
+	struct world *w = world_new(&cfg);
+	struct firer f = { w, 0, 0, 0 };
+	struct umsi_sim_dev_stats ds;
+	struct umsi_sim_stats s;
+	pthread_t th;
+	void *v;
+
+	(void)st;
+	add_msix(w, DEV_A, 2);
+	msix_enable(w, DEV_A, false);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 0, msg_addr(0, 0), 0x40, 0);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 1, msg_addr(1, 0), 0x50, 0);
+	assert_int_equal(w->ops->mmio_map(w->sim,
+		umsi_sim_bar_addr(w->sim, DEV_A, 0), 32, &v), 0);
+	pthread_create(&th, NULL, fire_thread, &f);
+	/* The library masks and unmasks both entries while the device fires. */
+	for (int i = 0; i < 2000; i++)
+		w->ops->mmio_write32(w->sim, (char *)v + 16 * (i % 2) + 12,
+				     (uint32_t)(i / 2) & 1);
+	pthread_join(th, NULL);
+	w->ops->mmio_write32(w->sim, (char *)v + 12, 0);
+	w->ops->mmio_write32(w->sim, (char *)v + 16 + 12, 0);
+	umsi_sim_quiesce(w->sim);
+	umsi_sim_dev_stats(w->sim, DEV_A, &ds);
+	umsi_sim_stats(w->sim, &s);
+	/* Every fire was sent, or made pending and sent on unmask, or
+	 * merged into a pending one. */
+	assert_int_equal(f.sent + f.pending + f.coalesced, 2000);
+	assert_int_equal(ds.msgs, f.sent + f.pending);
+	assert_int_equal(s.delivered + s.irr_coalesced, ds.msgs);
+	assert_int_equal(s.dispatched, s.delivered);
+	assert_int_equal(nrec(w), s.dispatched);
+	assert_int_equal(umsi_sim_msix_pending(w->sim, DEV_A, 0), 0);
+	w->ops->mmio_unmap(w->sim, v, 32);
+	world_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1796,6 +1858,7 @@ int main(void)
 		cmocka_unit_test(test_msix_random_mask_fire_sequences_match_the_spec_model),
 		cmocka_unit_test(test_threaded_cpus_take_their_own_interrupts),
 		cmocka_unit_test(test_threaded_cross_calls_and_locks_are_real),
+		cmocka_unit_test(test_threaded_masking_races_lose_no_message),
 	};
 	const char *filter = getenv("UMSI_SIM_TEST_FILTER");
 
