@@ -135,6 +135,7 @@ static int note_cap(void *arg, uint8_t id, uint16_t off)
 	return 0;
 }
 
+
 static void log_dev(struct umsi_pci_dev *dev, enum umsi_log_level lvl,
 		    const char *what, int err)
 {
@@ -153,7 +154,23 @@ struct bar {
 	bool is64;
 };
 
-/* Restore what sizing changed; errors here are reported by the caller. */
+/*
+ * Put back a register sizing changed. A failed write is tried once more:
+ * a BAR left all-ones would decode at the top of memory.
+ */
+static int restore_reg(struct umsi_pci_dev *dev, uint16_t off, uint8_t width,
+		       uint32_t val)
+{
+	int ret = umsi_pci_cfg_write(dev, off, width, val);
+
+	if (ret)
+		ret = umsi_pci_cfg_write(dev, off, width, val);
+	if (ret)
+		log_dev(dev, UMSI_LOG_ERROR, "cannot restore a register after "
+			"sizing a BAR", ret);
+	return ret;
+}
+
 static int size_bar(struct umsi_pci_dev *dev, unsigned int i, struct bar *b)
 {
 	uint16_t off = (uint16_t)(UMSI_PCI_BAR0 + 4 * i), cmd;
@@ -187,16 +204,17 @@ static int size_bar(struct umsi_pci_dev *dev, unsigned int i, struct bar *b)
 	ret = umsi_pci_cfg_write(dev, off, 4, 0xffffffffu);
 	if (!ret)
 		ret = umsi_pci_cfg_read(dev, off, 4, &szlo);
-	ret2 = umsi_pci_cfg_write(dev, off, 4, lo);
+	ret2 = restore_reg(dev, off, 4, lo);
 	ret = ret ? ret : ret2;
 	if (b->is64 && !ret) {
 		ret = umsi_pci_cfg_write(dev, off + 4, 4, 0xffffffffu);
 		if (!ret)
 			ret = umsi_pci_cfg_read(dev, off + 4, 4, &szhi);
-		ret2 = umsi_pci_cfg_write(dev, off + 4, 4, hi);
+		ret2 = restore_reg(dev, off + 4, 4, hi);
 		ret = ret ? ret : ret2;
 	}
-	ret2 = umsi_pci_update_command(dev, cmd & ~UMSI_PCI_CMD_MEMORY, cmd);
+	ret2 = cmd & UMSI_PCI_CMD_MEMORY ?
+	       restore_reg(dev, UMSI_PCI_COMMAND, 2, cmd) : 0;
 	if (ret || ret2)
 		return ret ? ret : ret2;
 	mask = ((uint64_t)(b->is64 ? szhi : 0xffffffffu) << 32) |

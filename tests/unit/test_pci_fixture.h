@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared set-up for the PCI tests (test_pci*.c, test_policy.c): a
+ * simulated machine with uMSI on it, device templates, handlers that
+ * count, and snapshots of everything a failed call must give back.
+ */
+#ifndef PCI_FIXTURE_H
+#define PCI_FIXTURE_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <umsi/compat.h>
+#include <umsi/internal/core.h>
+#include <umsi/matrix.h>
+#include <umsi/pci.h>
+#include <umsi/pci_regs.h>
+#include "sim/umsi_sim.h"
+
+#define MAX_TRACKED_IRQ 4096
+
+struct machine {
+	struct umsi_sim *sim;
+	struct umsi_system *sys;
+	struct umsi_sim_leaks leaks0;
+	uint64_t handled[MAX_TRACKED_IRQ];
+	uint32_t last_cpu[MAX_TRACKED_IRQ];
+};
+
+static int fx_dispatch(void *arg, uint32_t cpu, uint8_t vector)
+{
+	return umsi_dispatch(arg, cpu, vector);
+}
+
+static struct machine *machine_new(uint32_t ncpus, uint32_t plat,
+				   const char *cmdline)
+{
+	struct umsi_sim_config cfg = { .ncpus = ncpus, .plat_flags = plat };
+	struct umsi_config ucfg = { .cmdline = cmdline };
+	struct machine *m = calloc(1, sizeof(*m));
+
+	assert_non_null(m);
+	m->sim = umsi_sim_create(&cfg);
+	assert_non_null(m->sim);
+	umsi_sim_leaks(m->sim, &m->leaks0);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim,
+					    &ucfg, &m->sys), 0);
+	umsi_sim_set_dispatch(m->sim, fx_dispatch, m->sys);
+	return m;
+}
+
+static void machine_free(struct machine *m)
+{
+	struct umsi_sim_leaks l;
+
+	umsi_system_destroy(m->sys);
+	umsi_sim_leaks(m->sim, &l);
+	assert_int_equal(l.allocs, m->leaks0.allocs);
+	assert_int_equal(l.maps, m->leaks0.maps);
+	assert_int_equal(l.locks, m->leaks0.locks);
+	umsi_sim_destroy(m->sim);
+	free(m);
+}
+
+/* The handler's cookie is the machine; the IRQ says which one ran. */
+static int fx_handler(uint32_t irq, void *dev_id)
+{
+	struct machine *m = dev_id;
+
+	if (irq < MAX_TRACKED_IRQ) {
+		m->handled[irq]++;
+		m->last_cpu[irq] = umsi_sim_current_cpu(m->sim);
+	}
+	return UMSI_IRQ_HANDLED;
+}
+
+/* ---- device templates ----------------------------------------------------- */
+
+/* Like QEMU's nvme: 64-bit BAR0 of 16 KiB, 65-entry MSI-X table at
+ * 0x2000 and PBA at 0x3000 in it, PCIe endpoint, INTA. */
+static struct umsi_sim_dev_desc nvme_desc(void)
+{
+	struct umsi_sim_dev_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.vendor = 0x1b36;
+	d.device = 0x0010;
+	d.class_code = 0x010802;
+	d.bars[0].size = 0x4000;
+	d.bars[0].is64 = true;
+	d.intx_pin = 1;
+	d.msix.present = true;
+	d.msix.nentries = 65;
+	d.msix.table_bar = 0;
+	d.msix.table_offset = 0x2000;
+	d.msix.pba_bar = 0;
+	d.msix.pba_offset = 0x3000;
+	d.pcie.present = true;
+	d.pcie.type = UMSI_PCIE_TYPE_ENDPOINT;
+	return d;
+}
+
+/* An MSI-only function: @nvec messages, 64-bit, with or without masks. */
+static struct umsi_sim_dev_desc msi_desc(uint8_t nvec, bool is64, bool mask)
+{
+	struct umsi_sim_dev_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.vendor = 0x8086;
+	d.device = 0x10d3;
+	d.class_code = 0x020000;
+	d.bars[0].size = 0x20000;
+	d.intx_pin = 1;
+	d.msi.present = true;
+	d.msi.nvec = nvec;
+	d.msi.is64 = is64;
+	d.msi.maskbit = mask;
+	return d;
+}
+
+/* A function with INTx only. */
+static struct umsi_sim_dev_desc intx_desc(uint8_t pin)
+{
+	struct umsi_sim_dev_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.vendor = 0x1af4;
+	d.device = 0x1000;
+	d.class_code = 0x020000;
+	d.bars[0].size = 0x1000;
+	d.intx_pin = pin;
+	return d;
+}
+
+static struct umsi_pci_dev *plug(struct machine *m, umsi_bdf_t bdf,
+				 const struct umsi_sim_dev_desc *d,
+				 uint32_t flags)
+{
+	struct umsi_pci_dev *dev = NULL;
+
+	assert_int_equal(umsi_sim_add_device(m->sim, bdf, d), 0);
+	assert_int_equal(umsi_pci_add(m->sys, bdf, NULL, flags, &dev), 0);
+	assert_non_null(dev);
+	return dev;
+}
+
+/* ---- observation ------------------------------------------------------------ */
+
+static struct umsi_sim_dev_stats dstats(struct machine *m, umsi_bdf_t bdf)
+{
+	struct umsi_sim_dev_stats s;
+
+	assert_int_equal(umsi_sim_dev_stats(m->sim, bdf, &s), 0);
+	return s;
+}
+
+static struct umsi_sim_stats sstats(struct machine *m)
+{
+	struct umsi_sim_stats s;
+
+	umsi_sim_stats(m->sim, &s);
+	return s;
+}
+
+/* Everything a failed or finished call must have given back. */
+struct snapshot {
+	struct umsi_sim_leaks leaks;
+	struct umsi_matrix_stats mx;
+	struct umsi_matrix_cpu_stats cpu[8];
+	uint32_t irte;
+	int live_irqs;
+};
+
+static int count_irqs(struct umsi_system *sys)
+{
+	int n = 0, irq = 0;
+
+	while ((irq = umsi_irq_next(sys, (uint32_t)irq)) >= 0) {
+		n++;
+		irq++;
+	}
+	return n;
+}
+
+static struct snapshot snap(struct machine *m)
+{
+	struct snapshot s;
+	uint32_t c;
+
+	memset(&s, 0, sizeof(s));
+	umsi_sim_leaks(m->sim, &s.leaks);
+	umsi_matrix_stats(umsi_system_matrix(m->sys), &s.mx);
+	for (c = 0; c < 8 && c < umsi_sim_ncpus(m->sim); c++)
+		umsi_matrix_cpu_stats(umsi_system_matrix(m->sys), c, &s.cpu[c]);
+	s.irte = umsi_sim_irte_used(m->sim);
+	s.live_irqs = count_irqs(m->sys);
+	assert_int_equal(umsi_matrix_check(umsi_system_matrix(m->sys)), 0);
+	return s;
+}
+
+static void assert_same(const struct snapshot *a, const struct snapshot *b)
+{
+	assert_true(umsi_sim_leaks_equal(&a->leaks, &b->leaks));
+	assert_memory_equal(&a->mx, &b->mx, sizeof(a->mx));
+	assert_memory_equal(a->cpu, b->cpu, sizeof(a->cpu));
+	assert_int_equal(a->irte, b->irte);
+	assert_int_equal(a->live_irqs, b->live_irqs);
+}
+
+static uint16_t cfg16(struct machine *m, umsi_bdf_t bdf, uint16_t off)
+{
+	return (uint16_t)umsi_sim_cfg_read(m->sim, bdf, off, 2);
+}
+
+/* The MSI or MSI-X capability offset as the sim placed it. */
+static uint16_t find_cap(struct machine *m, umsi_bdf_t bdf, uint8_t id)
+{
+	uint16_t p = (uint16_t)umsi_sim_cfg_read(m->sim, bdf, 0x34, 1);
+	int n = 0;
+
+	while (p && n++ < 48) {
+		if (umsi_sim_cfg_read(m->sim, bdf, p, 1) == id)
+			return p;
+		p = (uint16_t)umsi_sim_cfg_read(m->sim, bdf, p + 1, 1);
+	}
+	return 0;
+}
+
+static bool msix_enabled(struct machine *m, umsi_bdf_t bdf)
+{
+	uint16_t c = find_cap(m, bdf, UMSI_PCI_CAP_ID_MSIX);
+
+	return c && (cfg16(m, bdf, c + 2) & UMSI_MSIX_FLAGS_ENABLE);
+}
+
+static bool msi_enabled(struct machine *m, umsi_bdf_t bdf)
+{
+	uint16_t c = find_cap(m, bdf, UMSI_PCI_CAP_ID_MSI);
+
+	return c && (cfg16(m, bdf, c + 2) & UMSI_MSI_FLAGS_ENABLE);
+}
+
+#endif /* PCI_FIXTURE_H */
