@@ -326,6 +326,70 @@ static void fire(struct glue_dev *g, uint32_t events)
 	}
 }
 
+/*
+ * Live migration under fire: raise an event on vector 0 of @g, move the
+ * IRQ to the next online CPU at once (so the message is often in flight
+ * or pending while it moves), then wait for the event. @moves times.
+ * Every event must still produce exactly one handler call; a call that
+ * lands on the CPU the IRQ is leaving is legitimate here and reported as
+ * on_old_cpu, not as an error.
+ */
+static void migrate(struct glue_dev *g, uint32_t moves)
+{
+	struct kdev *kd = g->kd;
+	struct kvec *v = &kd->vecs[0];
+	uint64_t words[UMSI_CPUMASK_WORDS(KERNEL_MAX_CPUS)];
+	struct umsi_cpumask mask = { words, smp_ncpus };
+	uint64_t wrong0 = v->wrong_cpu, again = 0, errors = 0, lost = 0;
+	uint32_t cpu = 0, moved = 0;
+	struct umsi_irq_info ii = { 0 };
+	int first_err = 0;
+
+	for (uint32_t i = 0; i < moves; i++) {
+		int err;
+
+		do {
+			cpu = (cpu + 1) % smp_ncpus;
+		} while (!smp_cpu_online(cpu));
+		memset(words, 0, sizeof(words));
+		words[cpu / 64] = 1ull << (cpu % 64);
+		v->sent++;
+		kd->drv->raise(kd, 0);
+		err = umsi_irq_set_affinity(sys, v->irq, &mask);
+		if (err == -UMSI_EAGAIN) {
+			again++;
+		} else if (err) {
+			errors++;
+			if (!first_err)
+				first_err = err;
+		} else {
+			moved++;
+		}
+		if (!wait_count(&v->count, v->sent, 2000000)) {
+			lost++;
+			v->count = v->sent;	/* keep going, counted as lost */
+		}
+	}
+	udelay(2000);
+	umsi_irq_get_info(sys, v->irq, &ii);
+	bool ok = !lost && !errors && v->count == v->sent;
+
+	kprintf("UMSI {\"event\":\"migrate\",\"bdf\":\"0000:%02x:%02x.%u\","
+		"\"driver\":\"%s\",\"irq\":%u,\"moves\":%u,\"moved\":%u,"
+		"\"eagain\":%lu,\"errors\":%lu,\"first_error\":\"%s\","
+		"\"sent\":%lu,\"received\":%lu,\"lost\":%lu,"
+		"\"on_old_cpu\":%lu,\"not_mine\":%lu,\"cpu\":%u,\"vector\":%u,"
+		"\"ok\":%s}\n",
+		PCI_BUS(kd->pci->bdf), PCI_DEV(kd->pci->bdf), PCI_FN(kd->pci->bdf),
+		kd->drv->name, v->irq, moves, moved, again, errors,
+		first_err ? umsi_strerror(first_err) : "", v->sent, v->count,
+		lost, v->wrong_cpu - wrong0, v->none, ii.cpu, ii.vector,
+		ok ? "true" : "false");
+	if (!ok)
+		failed = true;
+	v->wrong_cpu = wrong0;	/* legitimate during moves; fire starts clean */
+}
+
 void umsi_glue_run(void)
 {
 	struct umsi_config cfg = { 0 };
@@ -372,9 +436,16 @@ void umsi_glue_run(void)
 		    probe_all)
 			probe(&gdevs[i]);
 	}
-	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		if (gdevs[i].udev)
-			report(&pci_devs[i], &gdevs[i]);
+	if (cmdline_value("umsi.migrate", val, sizeof(val))) {
+		uint64_t moves = 0;
+
+		kstrtou64(val, NULL, 0, &moves);
+		for (uint32_t i = 0; i < pci_ndevs; i++) {
+			if (gdevs[i].kd && gdevs[i].kd->nvec) {
+				migrate(&gdevs[i], (uint32_t)moves);
+				break;
+			}
+		}
 	}
 	if (cmdline_value("umsi.fire", val, sizeof(val))) {
 		uint64_t events = 0;
@@ -384,5 +455,10 @@ void umsi_glue_run(void)
 			if (gdevs[i].kd)
 				fire(&gdevs[i], (uint32_t)events);
 		}
+	}
+	/* Device lines last: they show the state the machine is left in. */
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		if (gdevs[i].udev)
+			report(&pci_devs[i], &gdevs[i]);
 	}
 }

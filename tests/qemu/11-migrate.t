@@ -1,0 +1,45 @@
+#!/usr/bin/perl
+# SPDX-License-Identifier: MIT
+#
+# Live migration under fire: e1000e's first MSI-X vector moves to another
+# CPU 2000 times, each move right after the device was told to raise it,
+# so messages are in flight or pending in an IRR while the IRQ moves. The
+# host's run_on_cpu (cross-call IPI), vector_pending (IRR) and retrigger
+# (fixed IPI) are what uMSI uses to lose and duplicate nothing: every
+# event must still produce exactly one handler call. Afterwards the
+# hardware table must show where the IRQ ended up.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Test::More;
+use UmsiQemu;
+use UmsiTest;
+
+UmsiTest::require_library();
+
+my $kvm = UmsiQemu::kvm_status();
+for my $accel ('tcg', 'kvm') {
+    SKIP: {
+		if ($accel eq 'kvm' && $kvm ne 'yes') {
+			UmsiQemu::skip_kvm(1);
+			last SKIP;
+		}
+		subtest "$accel migration" => sub {
+			my $r = UmsiTest::run_checked(accel => $accel,
+				smp => '6,sockets=2,cores=3',
+				devices => ['-device', 'e1000e,addr=2'],
+				append => 'umsi.drivers=e1000e umsi.migrate=2000 umsi.fire=20',
+				name => "$accel migrate");
+			my ($m) = grep { ($_->{event} // '') eq 'migrate' } @{$r->{umsi}};
+			$m //= {};
+			is($m->{moved}, 2000, '2000 moves done');
+			is($m->{errors}, 0, 'no move failed');
+			is($m->{lost}, 0, 'no event lost');
+			is($m->{received}, $m->{sent}, "$m->{sent} events, as many handler calls");
+			my @f = grep { ($_->{event} // '') eq 'fire' } @{$r->{umsi}};
+			is(scalar(grep { $_->{ok} } @f), 5, 'all five vectors still fire exactly, on their CPUs');
+		};
+	}
+}
+done_testing();
