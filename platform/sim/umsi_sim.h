@@ -50,6 +50,8 @@
 #ifndef UMSI_SIM_H
 #define UMSI_SIM_H
 
+#include <stdio.h>
+
 #include <umsi/host.h>
 #include <umsi/msg.h>
 #include <umsi/pci_regs.h>	/* UMSI_PCI_CMD_*, UMSI_PCIE_TYPE_* in descs */
@@ -448,6 +450,14 @@ const char *umsi_sim_log_text(struct umsi_sim *sim);
 
 /** umsi_sim_log_clear - empty the log buffer. */
 void umsi_sim_log_clear(struct umsi_sim *sim);
+
+/**
+ * umsi_sim_dump - print the machine's state to @out: CPUs with their IRR
+ * and ISR, functions with Command/Status and MSI/MSI-X state (entries
+ * unmasked "u" or pending "p"), programmed IO-APIC inputs, the main
+ * counters and leak accounting. For debugging; the format may change.
+ */
+void umsi_sim_dump(struct umsi_sim *sim, FILE *out);
 
 /* ---- PCI functions --------------------------------------------------------- */
 

@@ -1250,6 +1250,28 @@ static void test_log_lines_are_collected_for_the_test(void **st)
 	world_free(w);
 }
 
+static void test_dump_shows_pending_vectors_and_live_entries(void **st)
+{
+	struct world *w = world_cpus(2, NULL, 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)st;
+	add_msix(w, DEV_A, 4);
+	msix_enable(w, DEV_A, false);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 2, msg_addr(1, 0), 0x41, 0);
+	umsi_sim_cpu_irq_disable(w->sim, 1);
+	umsi_sim_fire(w->sim, DEV_A, 2);
+	umsi_sim_dump(w->sim, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "cpu 1 apic 1 online irq-off 1 irr 0x41"));
+	assert_non_null(strstr(buf, "0000:00:03.0 1af4:1041 present"));
+	assert_non_null(strstr(buf, "unmasked/pending: 2u\n"));
+	free(buf);
+	world_free(w);
+}
+
 static void test_topology_reports_apic_ids_with_gaps_and_above_255(void **st)
 {
 	static const uint32_t ids[3] = { 1, 256, 4000 };
@@ -1842,6 +1864,7 @@ int main(void)
 		cmocka_unit_test(test_leaks_of_allocations_mappings_and_locks_are_visible),
 		cmocka_unit_test(test_clock_is_virtual_and_moves_only_when_told),
 		cmocka_unit_test(test_log_lines_are_collected_for_the_test),
+		cmocka_unit_test(test_dump_shows_pending_vectors_and_live_entries),
 		cmocka_unit_test(test_topology_reports_apic_ids_with_gaps_and_above_255),
 		cmocka_unit_test(test_level_intx_is_redelivered_after_eoi_while_asserted),
 		cmocka_unit_test(test_level_intx_waits_for_eoi_with_remote_irr_set),
