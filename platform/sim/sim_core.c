@@ -619,6 +619,7 @@ struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg)
 	sim->next_mem64 = 0x800000000ull;
 	sim->next_io = 0xc000;
 	sim->verbose = getenv("UMSI_SIM_VERBOSE") != NULL;
+	sim->through_locks = getenv("UMSI_SIM_DISPATCH_THROUGH_LOCKS") != NULL;
 	sim->cpus = calloc(cfg->ncpus, sizeof(*sim->cpus));
 	if (!sim->cpus || sim_ioapic_init(sim, cfg->ioapic_pins ?
 					  cfg->ioapic_pins : 24)) {

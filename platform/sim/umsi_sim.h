@@ -174,7 +174,10 @@ int umsi_sim_cpu_irq_enable(struct umsi_sim *sim, uint32_t cpu);
  * enabled takes it at once, even in the middle of another CPU's locked
  * section, which explores more interleavings of lock-free dispatch paths;
  * a handler that then acquires a lock another CPU holds cannot be run on
- * one thread, and the process aborts with a message saying so.
+ * one thread, and the process aborts with a message saying so. The
+ * environment variable UMSI_SIM_DISPATCH_THROUGH_LOCKS (any value) turns
+ * it on for every machine at creation, so a whole test suite can be run
+ * both ways.
  */
 void umsi_sim_set_dispatch_through_locks(struct umsi_sim *sim, bool on);
 

@@ -741,6 +741,7 @@ static void test_interrupts_wait_while_any_cpu_holds_a_lock(void **st)
 	umsi_irqflags_t f;
 
 	(void)st;
+	umsi_sim_set_dispatch_through_locks(w->sim, false);	/* default */
 	f = w->ops->lock_acquire(w->sim, l);
 	assert_true(f);
 	assert_false(umsi_sim_cpu_irq_enabled(w->sim, 0));
