@@ -241,19 +241,26 @@ static int alloc_irqs(struct umsi_pci_dev *dev, uint32_t n, bool managed,
 	return (int)got;
 }
 
-static void free_vecs(struct umsi_pci_dev *dev, uint32_t n)
+/* Free every entry's state; its IRQ is gone already. */
+static void free_vecs(struct umsi_pci_dev *dev)
 {
-	uint32_t i;
+	struct umsi_msix_vec *v;
 
-	for (i = 0; i < n; i++) {
-		struct umsi_msix_vec *v = dev->descs[i]->chip_data;
-
-		if (!v)
-			continue;
+	while ((v = dev->msix_vecs) != NULL) {
+		dev->msix_vecs = v->next;
 		set_used(dev, v->index, false);
 		umsi_free(dev->sys, v, sizeof(*v));
-		dev->descs[i]->chip_data = NULL;
 	}
+}
+
+static void unlink_vec(struct umsi_pci_dev *dev, struct umsi_msix_vec *v)
+{
+	struct umsi_msix_vec **l;
+
+	for (l = &dev->msix_vecs; *l && *l != v; l = &(*l)->next)
+		;
+	if (*l)
+		*l = v->next;
 }
 
 static int map_table(struct umsi_pci_dev *dev)
@@ -463,6 +470,8 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 			break;
 		}
 		v->dev = dev;
+		v->next = dev->msix_vecs;
+		dev->msix_vecs = v;
 		v->index = indices ? indices[i] : (uint16_t)i;
 		v->ctrl = UMSI_MSIX_CTRL_MASKBIT;
 		set_used(dev, v->index, true);
@@ -480,7 +489,7 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 	}
 	if (ret) {
 		umsi_irq_release(sys, dev->descs, n);
-		free_vecs(dev, n);
+		free_vecs(dev);
 		umsi_pci_descs_free(dev);
 		return ret;
 	}
@@ -527,7 +536,7 @@ void umsi_msix_disable(struct umsi_pci_dev *dev)
 	}
 	umsi_irq_release(dev->sys, dev->descs, dev->ndesc);
 	unmap_table(dev);
-	free_vecs(dev, dev->ndesc);
+	free_vecs(dev);
 	umsi_pci_descs_free(dev);
 }
 
@@ -603,6 +612,8 @@ int umsi_msix_add_entry(struct umsi_pci_dev *dev, int32_t index, bool dynamic)
 	d->chip_data = v;
 	d->bdf = dev->bdf;
 	d->hwirq = idx;
+	v->next = dev->msix_vecs;
+	dev->msix_vecs = v;
 	fl = dev_lock(dev);
 	twrite(dev, idx, UMSI_MSIX_ENTRY_ADDR_LO, (uint32_t)v->msg.address);
 	twrite(dev, idx, UMSI_MSIX_ENTRY_ADDR_HI,
@@ -635,6 +646,7 @@ int umsi_msix_remove_entry(struct umsi_pci_dev *dev, struct umsi_irq_desc *d)
 	dev_unlock(dev, fl);
 	umsi_irq_release(dev->sys, &d, 1);
 	set_used(dev, v->index, false);
+	unlink_vec(dev, v);
 	umsi_free(dev->sys, v, sizeof(*v));
 	for (; i + 1 < dev->ndesc; i++)
 		dev->descs[i] = dev->descs[i + 1];

@@ -42,6 +42,7 @@ struct umsi_policy {
 /* One MSI-X entry in use: the chip_data of its IRQ. */
 struct umsi_msix_vec {
 	struct umsi_pci_dev *dev;
+	struct umsi_msix_vec *next;     /* dev->msix_vecs */
 	uint16_t index;             /* table index */
 	bool dynamic;               /* added while MSI-X was on */
 	uint32_t ctrl;              /* Vector Control as last written [dev lock] */
@@ -98,6 +99,8 @@ struct umsi_pci_dev {
 	bool msix_clean;                    /* every table entry is masked */
 	bool reset_expected;                /* umsi_pci_save_state() called */
 	uint64_t msix_used[UMSI_MSIX_BITMAP_WORDS];
+	/* Every umsi_msix_vec, so they can be freed after their IRQs. */
+	struct umsi_msix_vec *msix_vecs;
 
 	/* INTx. */
 	uint8_t intx_pin;
