@@ -33,12 +33,12 @@ struct machine {
 	uint32_t last_cpu[MAX_TRACKED_IRQ];
 };
 
-static int fx_dispatch(void *arg, uint32_t cpu, uint8_t vector)
+static inline int fx_dispatch(void *arg, uint32_t cpu, uint8_t vector)
 {
 	return umsi_dispatch(arg, cpu, vector);
 }
 
-static struct machine *machine_new(uint32_t ncpus, uint32_t plat,
+static inline struct machine *machine_new(uint32_t ncpus, uint32_t plat,
 				   const char *cmdline)
 {
 	struct umsi_sim_config cfg = { .ncpus = ncpus, .plat_flags = plat };
@@ -55,7 +55,7 @@ static struct machine *machine_new(uint32_t ncpus, uint32_t plat,
 	return m;
 }
 
-static void machine_free(struct machine *m)
+static inline void machine_free(struct machine *m)
 {
 	struct umsi_sim_leaks l;
 
@@ -69,7 +69,7 @@ static void machine_free(struct machine *m)
 }
 
 /* The handler's cookie is the machine; the IRQ says which one ran. */
-static int fx_handler(uint32_t irq, void *dev_id)
+static inline int fx_handler(uint32_t irq, void *dev_id)
 {
 	struct machine *m = dev_id;
 
@@ -84,7 +84,7 @@ static int fx_handler(uint32_t irq, void *dev_id)
 
 /* Like QEMU's nvme: 64-bit BAR0 of 16 KiB, 65-entry MSI-X table at
  * 0x2000 and PBA at 0x3000 in it, PCIe endpoint, INTA. */
-static struct umsi_sim_dev_desc nvme_desc(void)
+static inline struct umsi_sim_dev_desc nvme_desc(void)
 {
 	struct umsi_sim_dev_desc d;
 
@@ -107,7 +107,7 @@ static struct umsi_sim_dev_desc nvme_desc(void)
 }
 
 /* An MSI-only function: @nvec messages, 64-bit, with or without masks. */
-static struct umsi_sim_dev_desc msi_desc(uint8_t nvec, bool is64, bool mask)
+static inline struct umsi_sim_dev_desc msi_desc(uint8_t nvec, bool is64, bool mask)
 {
 	struct umsi_sim_dev_desc d;
 
@@ -125,7 +125,7 @@ static struct umsi_sim_dev_desc msi_desc(uint8_t nvec, bool is64, bool mask)
 }
 
 /* A function with INTx only. */
-static struct umsi_sim_dev_desc intx_desc(uint8_t pin)
+static inline struct umsi_sim_dev_desc intx_desc(uint8_t pin)
 {
 	struct umsi_sim_dev_desc d;
 
@@ -138,7 +138,7 @@ static struct umsi_sim_dev_desc intx_desc(uint8_t pin)
 	return d;
 }
 
-static struct umsi_pci_dev *plug(struct machine *m, umsi_bdf_t bdf,
+static inline struct umsi_pci_dev *plug(struct machine *m, umsi_bdf_t bdf,
 				 const struct umsi_sim_dev_desc *d,
 				 uint32_t flags)
 {
@@ -152,7 +152,7 @@ static struct umsi_pci_dev *plug(struct machine *m, umsi_bdf_t bdf,
 
 /* ---- observation ------------------------------------------------------------ */
 
-static struct umsi_sim_dev_stats dstats(struct machine *m, umsi_bdf_t bdf)
+static inline struct umsi_sim_dev_stats dstats(struct machine *m, umsi_bdf_t bdf)
 {
 	struct umsi_sim_dev_stats s;
 
@@ -160,7 +160,7 @@ static struct umsi_sim_dev_stats dstats(struct machine *m, umsi_bdf_t bdf)
 	return s;
 }
 
-static struct umsi_sim_stats sstats(struct machine *m)
+static inline struct umsi_sim_stats sstats(struct machine *m)
 {
 	struct umsi_sim_stats s;
 
@@ -177,7 +177,7 @@ struct snapshot {
 	int live_irqs;
 };
 
-static int count_irqs(struct umsi_system *sys)
+static inline int count_irqs(struct umsi_system *sys)
 {
 	int n = 0, irq = 0;
 
@@ -188,7 +188,7 @@ static int count_irqs(struct umsi_system *sys)
 	return n;
 }
 
-static struct snapshot snap(struct machine *m)
+static inline struct snapshot snap(struct machine *m)
 {
 	struct snapshot s;
 	uint32_t c;
@@ -204,7 +204,8 @@ static struct snapshot snap(struct machine *m)
 	return s;
 }
 
-static void assert_same(const struct snapshot *a, const struct snapshot *b)
+static inline void assert_same(const struct snapshot *a,
+				const struct snapshot *b)
 {
 	assert_true(umsi_sim_leaks_equal(&a->leaks, &b->leaks));
 	assert_memory_equal(&a->mx, &b->mx, sizeof(a->mx));
@@ -213,13 +214,13 @@ static void assert_same(const struct snapshot *a, const struct snapshot *b)
 	assert_int_equal(a->live_irqs, b->live_irqs);
 }
 
-static uint16_t cfg16(struct machine *m, umsi_bdf_t bdf, uint16_t off)
+static inline uint16_t cfg16(struct machine *m, umsi_bdf_t bdf, uint16_t off)
 {
 	return (uint16_t)umsi_sim_cfg_read(m->sim, bdf, off, 2);
 }
 
 /* The MSI or MSI-X capability offset as the sim placed it. */
-static uint16_t find_cap(struct machine *m, umsi_bdf_t bdf, uint8_t id)
+static inline uint16_t find_cap(struct machine *m, umsi_bdf_t bdf, uint8_t id)
 {
 	uint16_t p = (uint16_t)umsi_sim_cfg_read(m->sim, bdf, 0x34, 1);
 	int n = 0;
@@ -232,14 +233,14 @@ static uint16_t find_cap(struct machine *m, umsi_bdf_t bdf, uint8_t id)
 	return 0;
 }
 
-static bool msix_enabled(struct machine *m, umsi_bdf_t bdf)
+static inline bool msix_enabled(struct machine *m, umsi_bdf_t bdf)
 {
 	uint16_t c = find_cap(m, bdf, UMSI_PCI_CAP_ID_MSIX);
 
 	return c && (cfg16(m, bdf, c + 2) & UMSI_MSIX_FLAGS_ENABLE);
 }
 
-static bool msi_enabled(struct machine *m, umsi_bdf_t bdf)
+static inline bool msi_enabled(struct machine *m, umsi_bdf_t bdf)
 {
 	uint16_t c = find_cap(m, bdf, UMSI_PCI_CAP_ID_MSI);
 
