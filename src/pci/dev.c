@@ -217,11 +217,15 @@ static int size_bar(struct umsi_pci_dev *dev, unsigned int i, struct bar *b)
 	       restore_reg(dev, UMSI_PCI_COMMAND, 2, cmd) : 0;
 	if (ret || ret2)
 		return ret ? ret : ret2;
-	mask = ((uint64_t)(b->is64 ? szhi : 0xffffffffu) << 32) |
-	       (szlo & UMSI_PCI_BAR_MEM_MASK);
-	b->size = mask ? (~mask + 1) : 0;
-	if (!b->is64 && b->size > 0x100000000ull)
-		b->size = 0;
+	/* A BAR that does not exist reads 0 when sized. */
+	if (b->is64) {
+		mask = ((uint64_t)szhi << 32) | (szlo & UMSI_PCI_BAR_MEM_MASK);
+		b->size = mask ? ~mask + 1 : 0;
+	} else {
+		uint32_t m32 = szlo & UMSI_PCI_BAR_MEM_MASK;
+
+		b->size = m32 ? (uint32_t)(~m32 + 1) : 0;
+	}
 	return 0;
 }
 
