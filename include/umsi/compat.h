@@ -13,13 +13,18 @@
  * umsi_msi_get_pci_irq_vector - the seed's msi_get_pci_irq_vector()
  * @dev: a function being enumerated
  *
- * Configures MSI-X (one vector, entry 0) when the function has it, else
- * MSI (one message), when policy allows; the returned IRQ replaces the
- * function's INTx IRQ.
+ * Configures MSI-X (one vector, entry 0) when the function has a usable
+ * MSI-X capability, else MSI (one message), when policy allows; the
+ * returned IRQ replaces the function's INTx IRQ. As the seed reused the
+ * IO-APIC vector of an unshared INTx line, the IRQ number is the line's
+ * GSI when no other registered function routes to that GSI (and the
+ * number is free); otherwise a new number. Called again on a function
+ * already using MSI/MSI-X, it returns the same IRQ.
  *
  * Return: the IRQ (> 0), or a negative code when the function keeps INTx:
  * -UMSI_EPERM (policy or quirk), -UMSI_ENOENT (no capability),
- * -UMSI_ENOSPC (no vector). Context: process.
+ * -UMSI_ENOSPC (no vector), -UMSI_EBUSY (in INTx mode), -UMSI_ENODEV
+ * (gone), -UMSI_ENOMEM, -UMSI_EIO. Context: process.
  */
 int umsi_msi_get_pci_irq_vector(struct umsi_pci_dev *dev);
 
@@ -30,7 +35,8 @@ int umsi_msi_get_pci_irq_vector(struct umsi_pci_dev *dev);
  * @irqs: receives @nvec IRQ numbers
  * @nvec: how many more
  *
- * All or nothing: either @nvec new entries are live, or none is.
+ * All or nothing: either @nvec new entries exist (the lowest free table
+ * indices, each masked until its handler is requested), or none does.
  *
  * Return: 0; -UMSI_EINVAL when the function is not in MSI-X mode or @nvec
  * is 0; -UMSI_ENOSPC when the table or the allocator lacks room.

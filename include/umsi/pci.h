@@ -92,16 +92,27 @@ enum umsi_pci_mode {
  *
  * Tries each allowed type, shrinking towards @min to what the device and
  * the vector allocator allow. MSI gets 2^k vectors as one aligned block
- * (the device may send any of them) of which the first n are returned.
+ * (the device may send any of them) of which the first n are returned;
+ * the other IRQs of the block exist, masked, without handlers. Under
+ * interrupt remapping MSI gets one message. INTx is tried only when @min
+ * is 1; its IRQ number is the GSI, shared with other functions on the
+ * same line. UMSI_IRQ_AFFINITY spreads MSI-X vectors over the CPUs as
+ * managed vectors (ignored for MSI, whose block sits on one CPU).
+ *
  * Enabling MSI or MSI-X also sets Bus Master Enable in the Command
- * register: a message is a DMA write. MSI/MSI-X disable INTx.
+ * register (a message is a DMA write), and MSI-X sets Memory Space Enable
+ * when it is clear (the table is in a memory BAR). MSI/MSI-X set INTx
+ * Disable, except on functions with the INTx-disable quirk. The IRQs
+ * start masked; umsi_request_irq() unmasks each.
  *
  * Return: the number of IRQs (>= @min), or -UMSI_ENOSPC when not even
  * @min fit, -UMSI_EPERM when policy or a quirk forbids every allowed type,
+ * -UMSI_ENOENT when the function has none of the allowed types (or only
+ * an MSI-X table it cannot use, see umsi_pci_info.msix_reason),
  * -UMSI_EBUSY when vectors are already allocated, -UMSI_ENODEV when the
  * device is gone, -UMSI_EINVAL, -UMSI_ENOMEM, -UMSI_EIO. On failure the
- * device is left with MSI and MSI-X disabled and nothing allocated.
- * Context: process.
+ * device is left with MSI and MSI-X disabled, Command as it was, and
+ * nothing allocated. Context: process.
  */
 int umsi_pci_alloc_irq_vectors(struct umsi_pci_dev *dev, uint32_t min,
 			       uint32_t max, uint32_t flags);
@@ -110,8 +121,11 @@ int umsi_pci_alloc_irq_vectors(struct umsi_pci_dev *dev, uint32_t min,
  * umsi_pci_free_irq_vectors - release every IRQ of a function
  * @dev: the function
  *
- * Disables MSI/MSI-X (every MSI-X entry left masked), frees handlers still
- * attached, IRQs and vectors. Context: process.
+ * Disables MSI/MSI-X (every MSI-X entry left masked), gives INTx back
+ * (INTx Disable as it was before), frees handlers still attached, IRQs and
+ * vectors. On a shared INTx line the handlers belong to the line: free
+ * your own with umsi_free_irq() first; the line goes with its last user.
+ * Context: process.
  */
 void umsi_pci_free_irq_vectors(struct umsi_pci_dev *dev);
 
@@ -137,8 +151,10 @@ enum umsi_pci_mode umsi_pci_mode(struct umsi_pci_dev *dev);
  * @dev: the function, in MSI-X mode
  * @index: table index wanted, or -1 for the lowest free one
  *
- * Dynamic MSI-X: the entry is programmed masked, then unmasked; running
- * entries are not disturbed.
+ * Dynamic MSI-X: the entry is programmed masked (3 table writes) and
+ * unmasked when its handler is requested; running entries are not
+ * disturbed. The IRQ is the n-th vector for umsi_pci_irq_vector(), n being
+ * the count before the call.
  *
  * Return: the IRQ; -UMSI_EBUSY when @index is in use; -UMSI_ENOSPC when no
  * entry or vector is free; -UMSI_EINVAL when not in MSI-X mode or @index
@@ -147,11 +163,13 @@ enum umsi_pci_mode umsi_pci_mode(struct umsi_pci_dev *dev);
 int umsi_pci_msix_alloc_entry(struct umsi_pci_dev *dev, int32_t index);
 
 /**
- * umsi_pci_msix_free_entry - remove one MSI-X entry added at run time
+ * umsi_pci_msix_free_entry - remove one MSI-X entry while MSI-X is on
  * @dev: the function
- * @irq: the entry's IRQ
+ * @irq: the entry's IRQ (any entry of the function)
  *
- * Masks the entry and frees handler, IRQ and vector.
+ * Masks the entry (with a flushing read when it was live) and frees
+ * handlers, IRQ and vector; later vectors move down one place for
+ * umsi_pci_irq_vector().
  *
  * Return: 0 or -UMSI_ENOENT. Context: process.
  */
@@ -187,7 +205,9 @@ int umsi_pci_irq_pending(struct umsi_pci_dev *dev, uint32_t n);
  * @dev: the function
  *
  * uMSI already caches what it programmed; this records that a reset is
- * coming so restore knows what to rewrite. Return: 0. Context: process.
+ * coming, so restore knows the MSI-X table will be in its reset state
+ * (every entry masked) and skips masking it. Return: 0, -UMSI_EINVAL.
+ * Context: process.
  */
 int umsi_pci_save_state(struct umsi_pci_dev *dev);
 
@@ -304,9 +324,11 @@ struct umsi_quirk {
 /**
  * umsi_quirk_add - add a quirk at run time (the kernel knows its platform)
  * @sys: the system
- * @q: the quirk (copied)
+ * @q: the quirk (copied; @q->name is kept by pointer and must outlive
+ *     the system)
  *
- * Return: 0, -UMSI_ENOMEM. Context: process.
+ * Applies to functions added afterwards, after the built-in table.
+ * Return: 0, -UMSI_ENOMEM, -UMSI_EINVAL. Context: process.
  */
 int umsi_quirk_add(struct umsi_system *sys, const struct umsi_quirk *q);
 
