@@ -305,7 +305,7 @@ static void fire(struct glue_dev *g, uint32_t events)
 		bool ok = true;
 
 		for (uint32_t e = 0; e < events && ok; e++) {
-			v->sent++;
+			kdrv_expect(v);
 			kd->drv->raise(kd, i);
 			ok = wait_count(&v->count, v->sent, 2000000);
 		}
@@ -353,7 +353,7 @@ static void migrate(struct glue_dev *g, uint32_t moves)
 		} while (!smp_cpu_online(cpu));
 		memset(words, 0, sizeof(words));
 		words[cpu / 64] = 1ull << (cpu % 64);
-		v->sent++;
+		kdrv_expect(v);
 		kd->drv->raise(kd, 0);
 		err = umsi_irq_set_affinity(sys, v->irq, &mask);
 		if (err == -UMSI_EAGAIN) {
@@ -441,10 +441,8 @@ void umsi_glue_run(void)
 
 		kstrtou64(val, NULL, 0, &moves);
 		for (uint32_t i = 0; i < pci_ndevs; i++) {
-			if (gdevs[i].kd && gdevs[i].kd->nvec) {
+			if (gdevs[i].kd && gdevs[i].kd->nvec)
 				migrate(&gdevs[i], (uint32_t)moves);
-				break;
-			}
 		}
 	}
 	if (cmdline_value("umsi.fire", val, sizeof(val))) {

@@ -45,12 +45,23 @@ fail:
 	return n;
 }
 
-void kdrv_event(struct kvec *v)
+void kdrv_expect(struct kvec *v)
+{
+	v->sent++;
+	__atomic_store_n(&v->outstanding, 1, __ATOMIC_RELEASE);
+}
+
+bool kdrv_event(struct kvec *v)
 {
 	struct umsi_irq_info info;
 
+	if (!__atomic_exchange_n(&v->outstanding, 0, __ATOMIC_ACQ_REL)) {
+		__atomic_fetch_add(&v->none, 1, __ATOMIC_RELAXED);
+		return false;
+	}
 	v->count++;
 	if (umsi_irq_get_info(v->dev->sys, v->irq, &info) ||
 	    info.cpu != this_cpu_id())
 		v->wrong_cpu++;
+	return true;
 }

@@ -26,6 +26,7 @@ struct kvec {
 	uint32_t n;			/* vector number of the device */
 	uint32_t irq;
 	uint64_t sent;			/* events caused */
+	volatile uint32_t outstanding;	/* an event is on its way */
 	volatile uint64_t count;	/* handler calls that found one */
 	volatile uint64_t wrong_cpu;	/* ... on another CPU than uMSI's */
 	volatile uint64_t none;		/* handler calls that found nothing */
@@ -62,7 +63,15 @@ extern const struct kdriver e1000e_driver;
 int kdrv_setup_vectors(struct kdev *d, uint32_t min, uint32_t max,
 		       uint32_t flags, umsi_handler_t handler);
 
-/* From a handler: one event arrived on @v; checks the CPU. */
-void kdrv_event(struct kvec *v);
+/* Before raise(): one event is now outstanding on @v. */
+void kdrv_expect(struct kvec *v);
+
+/*
+ * From a handler that found its event: claim the outstanding event, so
+ * that two calls racing on two CPUs (a device repeating a message while
+ * the IRQ moves) count it once. Returns false when it was already
+ * claimed: the call is then "not mine". Checks the CPU.
+ */
+bool kdrv_event(struct kvec *v);
 
 #endif /* KERNEL_DRIVERS_H */

@@ -56,8 +56,7 @@ static int e1000e_irq_msix(uint32_t irq, void *cookie)
 		return UMSI_IRQ_NONE;
 	}
 	mmio_write32(v->dev->bar0 + E1000_ICR, msix_cause(v->n));
-	kdrv_event(v);
-	return UMSI_IRQ_HANDLED;
+	return kdrv_event(v) ? UMSI_IRQ_HANDLED : UMSI_IRQ_NONE;
 }
 
 static int e1000e_irq_single(uint32_t irq, void *cookie)
@@ -70,8 +69,7 @@ static int e1000e_irq_single(uint32_t irq, void *cookie)
 		v->none++;
 		return UMSI_IRQ_NONE;
 	}
-	kdrv_event(v);
-	return UMSI_IRQ_HANDLED;
+	return kdrv_event(v) ? UMSI_IRQ_HANDLED : UMSI_IRQ_NONE;
 }
 
 static bool want_msi_only(void)

@@ -26,8 +26,7 @@ static int edu_irq(uint32_t irq, void *cookie)
 		return UMSI_IRQ_NONE;
 	}
 	mmio_write32(v->dev->bar0 + EDU_ACK, st);
-	kdrv_event(v);
-	return UMSI_IRQ_HANDLED;
+	return kdrv_event(v) ? UMSI_IRQ_HANDLED : UMSI_IRQ_NONE;
 }
 
 static int edu_probe(struct kdev *d)

@@ -1,13 +1,16 @@
 #!/usr/bin/perl
 # SPDX-License-Identifier: MIT
 #
-# Live migration under fire: e1000e's first MSI-X vector moves to another
-# CPU 2000 times, each move right after the device was told to raise it,
+# Live migration under fire: e1000e's first MSI-X vector and edu's MSI
+# vector (no mask bit: the hard case) each move to another CPU 2000
+# times, each move right after the device was told to raise it,
 # so messages are in flight or pending in an IRR while the IRQ moves. The
 # host's run_on_cpu (cross-call IPI), vector_pending (IRR) and retrigger
 # (fixed IPI) are what uMSI uses to lose and duplicate nothing: every
-# event must still produce exactly one handler call. Afterwards the
-# hardware table must show where the IRQ ended up.
+# event must still produce exactly one handler call. edu never repeats a
+# message, so for it not even a stray call is allowed; e1000e repeats some
+# (kernel/README.md), which its handler answers "not mine". Afterwards the
+# hardware must show where each IRQ ended up.
 use strict;
 use warnings;
 use FindBin;
@@ -28,17 +31,25 @@ for my $accel ('tcg', 'kvm') {
 		subtest "$accel migration" => sub {
 			my $r = UmsiTest::run_checked(accel => $accel,
 				smp => '6,sockets=2,cores=3',
-				devices => ['-device', 'e1000e,addr=2'],
-				append => 'umsi.drivers=e1000e umsi.migrate=2000 umsi.fire=20',
+				devices => ['-device', 'e1000e,addr=2', '-device', 'edu,addr=3'],
+				append => 'umsi.drivers=e1000e,edu umsi.migrate=2000 umsi.fire=20',
 				name => "$accel migrate");
-			my ($m) = grep { ($_->{event} // '') eq 'migrate' } @{$r->{umsi}};
-			$m //= {};
-			is($m->{moved}, 2000, '2000 moves done');
-			is($m->{errors}, 0, 'no move failed');
-			is($m->{lost}, 0, 'no event lost');
-			is($m->{received}, $m->{sent}, "$m->{sent} events, as many handler calls");
+			my @m = grep { ($_->{event} // '') eq 'migrate' } @{$r->{umsi}};
+			is(scalar @m, 2, 'two IRQs migrated');
+			for my $m (@m) {
+				my $t = "$m->{driver}:";
+				is($m->{moved}, 2000, "$t 2000 moves done");
+				is($m->{errors}, 0, "$t no move failed");
+				is($m->{lost}, 0, "$t no event lost");
+				is($m->{received}, $m->{sent}, "$t $m->{sent} events, as many handler calls");
+				is($m->{not_mine}, 0, "$t no stray handler call")
+					if $m->{driver} eq 'edu';
+			}
+			diag(join("\n", grep { /"event":"migrate"/ } @{$r->{lines}}))
+				if grep { !$_->{ok} } @m;
 			my @f = grep { ($_->{event} // '') eq 'fire' } @{$r->{umsi}};
-			is(scalar(grep { $_->{ok} } @f), 5, 'all five vectors still fire exactly, on their CPUs');
+			is(scalar(grep { $_->{ok} } @f), 6, 'all six vectors still fire exactly, on their CPUs')
+				or diag(join("\n", grep { /"event":"(fire|migrate)"/ } @{$r->{lines}}));
 		};
 	}
 }
