@@ -10,6 +10,13 @@
  *
  * The 2003 seed's API (msi_get_pci_irq_vector, msix_alloc_vectors, ...) is
  * in umsi/compat.h, as a thin layer over this one.
+ *
+ * Concurrency: the process-context calls on one function (alloc, free,
+ * dynamic entries, save/restore, remove) must not run at the same time;
+ * the driver that owns the function serialises them, as a PCI core does.
+ * Calls on different functions may run in parallel. Masking, unmasking
+ * (any context) and retargeting a live IRQ are safe against each other and
+ * against dynamic entries being added or removed beside it.
  */
 #ifndef UMSI_PCI_H
 #define UMSI_PCI_H
