@@ -12,9 +12,11 @@
 PCI_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,\
 	$(sort $(wildcard tests/unit/test_pci*.c tests/unit/test_policy*.c)))
 TEST_BINS += $(PCI_TESTS)
+# mk/sim.mk is read after this file: name the simulator library directly.
+PCI_SIM_LIB := $(BUILD)/libumsi-sim.a
 
 $(PCI_TESTS): $(BUILD)/tests/%: tests/unit/%.c tests/unit/test_pci_fixture.h \
-		$(SIM_LIB) $(LIB)
+		$(PCI_SIM_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude -Iplatform $(CFLAGS_HOST) -o $@ $< $(SIM_LIB) $(LIB) \
 		$(LDFLAGS_HOST) -lcmocka -lpthread
@@ -49,10 +51,17 @@ fuzz-pci-long: $(FUZZ_PCI)
 ASAN_BUILD ?= build/asan
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
+# The libraries first: not every test's rule names them as prerequisites.
 test-asan:
+	$(MAKE) BUILD=$(ASAN_BUILD) EXTRA_CFLAGS="$(ASAN_FLAGS)" \
+		EXTRA_LDFLAGS="$(ASAN_FLAGS)" $(ASAN_BUILD)/libumsi.a \
+		$(ASAN_BUILD)/libumsi-sim.a
 	$(MAKE) BUILD=$(ASAN_BUILD) EXTRA_CFLAGS="$(ASAN_FLAGS)" \
 		EXTRA_LDFLAGS="$(ASAN_FLAGS)" asan-run
 
-asan-run: $(TEST_BINS)
+# TEST_BINS is complete only once every fragment is read: name it in the
+# recipe (expanded late), not as a prerequisite.
+asan-run:
+	$(MAKE) $(TEST_BINS)
 	@BUILD=$(BUILD) ASAN_OPTIONS=detect_leaks=1 \
 		UBSAN_OPTIONS=print_stacktrace=1 scripts/run-tests $(TEST_BINS) --
