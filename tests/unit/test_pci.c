@@ -96,11 +96,14 @@ static void test_msix_unknown_state_bringup_counts(void **state)
 	assert_int_equal(s.mmio_writes, 3 * 3 + 65);
 	assert_int_equal(s.mmio_reads, 1);
 	assert_true(s.mmio_writes + s.mmio_reads <= 4 * 3 + 2 + (65 - 3));
+	print_message("msix alloc, state unknown, N=3, T=65: %llu table "
+		      "writes, %llu read (target 4N+2+(T-N) = 76)\n",
+		      (unsigned long long)s.mmio_writes,
+		      (unsigned long long)s.mmio_reads);
 	request_all(m, dev, 3);
 	s = dstats(m, NVME);
-	print_message("msix bring-up, state unknown, N=3, T=65: %llu table "
-		      "writes, %llu reads (alloc target 4N+2+(T-N) = 76)\n",
-		      (unsigned long long)s.mmio_writes,
+	print_message("  with the N unmasks at request: %llu writes, %llu "
+		      "read\n", (unsigned long long)s.mmio_writes,
 		      (unsigned long long)s.mmio_reads);
 	assert_int_equal(s.mmio_writes, 3 * 3 + 65 + 3);
 	/* After uMSI's own tear-down the table is clean: the next bring-up
@@ -225,6 +228,79 @@ static void test_msix_junk_entries_never_arrive(void **state)
 	(void)state;
 	junk_case(false);
 	junk_case(true);
+}
+
+/*
+ * The other operations, access by access (minimum in brackets, and why):
+ *  - umsi_pci_add of the nvme function: 18 config reads, 6 writes. IDs,
+ *    class, header (3); the capability walk (6: Vendor ID, Status, Header
+ *    Type, pointer, 2 headers); the MSI-X capability (3); sizing 64-bit
+ *    BAR 0 with decode off (5 reads, 6 writes: Command off/on, each half
+ *    probed and restored); Interrupt Pin (1). [16 reads: the walker
+ *    re-reads Vendor ID and Header Type; 6 writes]
+ *  - MSI-X mask: 1 table write, 1 read [the read is the flush that makes
+ *    "masked" true on return]; unmask: 1 write [1]; pending: 1 read [1].
+ *  - free of the vectors, handlers already gone: Command read, Message
+ *    Control write, Command write (INTx Disable back) [3; the entries are
+ *    masked already, so no table access].
+ *  - INTx enable on a function whose INTx Disable is clear: 1 read [1].
+ */
+static void test_counts_of_other_operations(void **state)
+{
+	struct machine *m = machine_new(2, 0, NULL);
+	struct umsi_sim_dev_desc d = nvme_desc();
+	struct umsi_pci_dev *dev;
+	struct umsi_sim_dev_stats s;
+	uint32_t irq;
+
+	(void)state;
+	assert_int_equal(umsi_sim_add_device(m->sim, NVME, &d), 0);
+	umsi_sim_stats_reset(m->sim);
+	assert_int_equal(umsi_pci_add(m->sys, NVME, NULL, 0, &dev), 0);
+	s = dstats(m, NVME);
+	assert_int_equal(s.cfg_reads, 18);
+	assert_int_equal(s.cfg_writes, 6);
+	assert_int_equal(s.mmio_reads + s.mmio_writes, 0);
+
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_IRQ_MSIX),
+			 2);
+	irq = (uint32_t)umsi_pci_irq_vector(dev, 1);
+	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
+			 0);
+	umsi_sim_stats_reset(m->sim);
+	assert_int_equal(umsi_irq_mask(m->sys, irq), 0);
+	s = dstats(m, NVME);
+	assert_int_equal(s.mmio_writes, 1);
+	assert_int_equal(s.mmio_reads, 1);
+	assert_int_equal(umsi_sim_fire(m->sim, NVME, 1), UMSI_SIM_FIRE_PENDING);
+	umsi_sim_stats_reset(m->sim);
+	assert_int_equal(umsi_pci_irq_pending(dev, 1), 1);
+	assert_int_equal(dstats(m, NVME).mmio_reads, 1);
+	umsi_sim_stats_reset(m->sim);
+	assert_int_equal(umsi_irq_unmask(m->sys, irq), 0);
+	s = dstats(m, NVME);
+	assert_int_equal(s.mmio_writes, 1);
+	assert_int_equal(s.mmio_reads, 0);
+	assert_int_equal(m->handled[irq], 1);   /* the PBA bit went out */
+	assert_int_equal(umsi_free_irq(m->sys, irq, m), 0);
+	umsi_sim_stats_reset(m->sim);
+	umsi_pci_free_irq_vectors(dev);
+	s = dstats(m, NVME);
+	assert_int_equal(s.cfg_reads, 1);
+	assert_int_equal(s.cfg_writes, 2);
+	assert_int_equal(s.mmio_reads + s.mmio_writes, 0);
+	assert_false(msix_enabled(m, NVME));
+	assert_false(cfg16(m, NVME, UMSI_PCI_COMMAND) &
+		     UMSI_PCI_CMD_INTX_DISABLE);
+
+	umsi_sim_stats_reset(m->sim);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_IRQ_INTX),
+			 1);
+	s = dstats(m, NVME);
+	assert_int_equal(s.cfg_reads, 1);
+	assert_int_equal(s.cfg_writes, 0);
+	umsi_pci_remove(m->sys, dev);
+	machine_free(m);
 }
 
 /* ---- failure of every host call --------------------------------------------- */
@@ -411,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_msix_unknown_state_bringup_counts),
 		cmocka_unit_test(test_msix_each_entry_reaches_its_handler),
 		cmocka_unit_test(test_msix_junk_entries_never_arrive),
+		cmocka_unit_test(test_counts_of_other_operations),
 		cmocka_unit_test(test_msix_failure_of_every_host_call),
 		cmocka_unit_test(test_msi_and_intx_failure_of_every_host_call),
 		cmocka_unit_test(test_add_failure_of_every_host_call),
