@@ -6,7 +6,8 @@
 #   - the ECAM window's address from `info mtree` (pcie-mmcfg-mmio);
 #   - each function's configuration space with `xp` over ECAM;
 #   - BARs decoded from that configuration space;
-#   - the MSI-X table with `xp` over the BAR the capability names.
+#   - the MSI-X table with `xp` over the BAR the capability names;
+#   - IO-APIC redirection entries from `info pic` (for INTx lines).
 #
 #   my $hw = UmsiCheck::snapshot($mon, $serial_text);   # in the callback
 #   my @results = UmsiCheck::check($hw, $run_result);   # [ok, name, diag]
@@ -117,7 +118,22 @@ sub snapshot {
 		next unless @w == 64;
 		$fn{$bdf} = decode_function($mon, \@w);
 	}
-	return { ecam => $ecam, functions => \%fn };
+	return { ecam => $ecam, functions => \%fn, ioapic => ioapic_entries($mon) };
+}
+
+# IO-APIC redirection entries from `info pic` ("pin N 0x<64-bit entry>"),
+# decoded here: vector 7:0, polarity 13, trigger 15, mask 16, dest 63:56.
+sub ioapic_entries {
+	my ($mon) = @_;
+	my %e;
+	for my $l (split(/\n/, $mon->cmd('info pic'))) {
+		next unless $l =~ /^\s*pin\s+(\d+)\s+0x([0-9a-f]{16})/;
+		my ($pin, $hi, $lo) = ($1, hex(substr($2, 0, 8)), hex(substr($2, 8, 8)));
+		$e{$pin} = { vector => $lo & 0xff, active_low => ($lo >> 13) & 1,
+			     level => ($lo >> 15) & 1, masked => ($lo >> 16) & 1,
+			     dest => $hi >> 24 };
+	}
+	return \%e;
 }
 
 sub msg_dest {
@@ -133,7 +149,7 @@ sub msg_ok {
 # Check one UMSI device line against the hardware. Returns a list of
 # problems (empty when all agree) and adds the pairs it sees to $pairs.
 sub check_device {
-	my ($d, $f, $pairs) = @_;
+	my ($d, $f, $pairs, $ioapic) = @_;
 	my @bad;
 	my $mode = $d->{mode} // '';
 	my $bm = ($f->{command} >> 2) & 1;
@@ -215,6 +231,20 @@ sub check_device {
 		for my $v (@vecs) {
 			push @bad, "pin $v->{pin}, config space says " . chr(64 + $f->{pin})
 				if ($v->{pin} // '') ne chr(64 + $f->{pin});
+			my $e = $ioapic && $ioapic->{$v->{gsi} // -1};
+			if (!$ioapic || !%$ioapic) {
+				next;	# QEMU printed no IO-APIC table
+			} elsif (!$e) {
+				push @bad, "no IO-APIC input for gsi $v->{gsi}";
+			} else {
+				push @bad, "IO-APIC pin $v->{gsi} vector $e->{vector}, line says $v->{vector}"
+					if $e->{vector} != $v->{vector};
+				push @bad, "IO-APIC pin $v->{gsi} dest $e->{dest}, line says apic_id $v->{apic_id}"
+					if $e->{dest} != $v->{apic_id};
+				push @bad, "IO-APIC pin $v->{gsi} not level/active-low"
+					unless $e->{level} && $e->{active_low};
+				push @bad, "IO-APIC pin $v->{gsi} masked" if $e->{masked};
+			}
 		}
 	} elsif ($mode eq 'none') {
 		push @bad, 'MSI enabled' if $msi_en;
@@ -240,9 +270,13 @@ sub check {
 			push @res, [0, "$d->{bdf} readable through ECAM", 'not read'];
 			next;
 		}
-		my @bad = check_device($d, $f, \%pairs);
+		my @bad = check_device($d, $f, \%pairs, $hw->{ioapic});
 		push @res, [!@bad, "$d->{bdf} $d->{mode} matches the hardware",
 			    join('; ', @bad)];
+	}
+	if (grep { ($_->{mode} // '') eq 'intx' } @{$r->{devices}}) {
+		push @res, [scalar(%{$hw->{ioapic} // {}}) ? 1 : 0,
+			    'IO-APIC entries read through info pic', 'none parsed'];
 	}
 	my @dups = grep { @{$pairs{$_}} > 1 } sort keys %pairs;
 	push @res, [!@dups, 'no (APIC ID, vector) pair used twice',
