@@ -4,6 +4,7 @@
  * register every PCI function, apply `umsi.probe=all`, and report the
  * result as UMSI JSON lines on COM1 (format in kernel/README.md).
  */
+#include <umsi/compat.h>
 #include <umsi/irq.h>
 #include <umsi/pci.h>
 
@@ -135,6 +136,7 @@ static const char *mode_name(enum umsi_pci_mode m)
 /* (APIC ID, vector) pairs seen in the report, to catch double use. */
 static struct { uint32_t apic_id; uint8_t vector; } used[1024];
 static uint32_t nused;
+static bool check_pairs;	/* only in the final report of every device */
 
 static void note_pair(uint32_t apic_id, uint8_t vector, uint32_t irq)
 {
@@ -216,7 +218,7 @@ static void report(struct pci_dev *d, struct glue_dev *g)
 			    'A' + info.intx_pin - 1);
 		OUT("}");
 		/* INTx lines may be shared; messages never. */
-		if (info.mode != UMSI_MODE_INTX)
+		if (info.mode != UMSI_MODE_INTX && check_pairs)
 			note_pair(ii.apic_id, ii.vector, ii.irq);
 	}
 	OUT("]}\n");
@@ -390,6 +392,96 @@ static void migrate(struct glue_dev *g, uint32_t moves)
 	v->wrong_cpu = wrong0;	/* legitimate during moves; fire starts clean */
 }
 
+/*
+ * Steps: with `umsi.steps`, the kernel stops after printing a step line
+ * until a key arrives on the PS/2 keyboard (the harness sends one with
+ * the monitor's `sendkey ret` after inspecting the machine). The i8042 is
+ * polled: its interrupt line stays masked.
+ */
+static bool steps_wait;
+
+static void i8042_drain(uint64_t quiet_us)
+{
+	uint64_t end = clock_ns() + quiet_us * 1000;
+
+	while (clock_ns() < end) {
+		if (inb(0x64) & 1) {
+			(void)inb(0x60);
+			end = clock_ns() + quiet_us * 1000;
+		}
+	}
+}
+
+static void step(const char *name)
+{
+	if (steps_wait)
+		i8042_drain(1000);
+	kprintf("UMSI {\"event\":\"step\",\"step\":\"%s\"}\n", name);
+	if (!steps_wait)
+		return;
+	while (!(inb(0x64) & 1))
+		cpu_relax();
+	i8042_drain(50000);	/* the rest of the press and the release */
+}
+
+/*
+ * The seed's dynamic MSI-X API on hardware (umsi.dynamic=K): a device
+ * running MSI-X gets K more vectors with umsi_msix_alloc_vectors() while
+ * it fires, then gives them back with umsi_msix_free_vectors(). Each
+ * stage is reported (device line, step, fire lines) so the harness can
+ * compare the MSI-X table with it.
+ */
+static void dynamic(struct glue_dev *g, struct pci_dev *d, uint32_t more,
+		    uint32_t events)
+{
+	struct kdev *kd = g->kd;
+	uint32_t irqs[32], base = kd->nvec;
+	int err;
+
+	if (more > ARRAY_SIZE(irqs) || base + more > kd->cap) {
+		kprintf("UMSI {\"event\":\"error\",\"reason\":\"dynamic: no room for %u more\"}\n", more);
+		failed = true;
+		return;
+	}
+	report(d, g);
+	step("start");
+	fire(g, events);
+
+	err = umsi_msix_alloc_vectors(kd->udev, irqs, more);
+	if (err) {
+		kprintf("UMSI {\"event\":\"error\",\"reason\":\"msix_alloc_vectors:%s\"}\n",
+			umsi_strerror(err));
+		failed = true;
+		return;
+	}
+	for (uint32_t i = 0; i < more; i++) {
+		err = kdrv_add_vector(kd, irqs[i]);
+		if (err) {
+			kprintf("UMSI {\"event\":\"error\",\"reason\":\"request_irq:%s\"}\n",
+				umsi_strerror(err));
+			failed = true;
+			return;
+		}
+	}
+	g->nvec = kd->nvec;
+	report(d, g);
+	step("grown");
+	fire(g, events);
+
+	for (uint32_t i = 0; i < more; i++)
+		umsi_free_irq(sys, irqs[i], &kd->vecs[base + i]);
+	err = umsi_msix_free_vectors(kd->udev, irqs, more);
+	if (err) {
+		kprintf("UMSI {\"event\":\"error\",\"reason\":\"msix_free_vectors:%s\"}\n",
+			umsi_strerror(err));
+		failed = true;
+	}
+	kd->nvec = g->nvec = base;
+	report(d, g);
+	step("shrunk");
+	fire(g, events);
+}
+
 void umsi_glue_run(void)
 {
 	struct umsi_config cfg = { 0 };
@@ -436,6 +528,24 @@ void umsi_glue_run(void)
 		    probe_all)
 			probe(&gdevs[i]);
 	}
+	steps_wait = cmdline_flag("umsi.steps");
+	if (cmdline_value("umsi.dynamic", val, sizeof(val))) {
+		uint64_t more = 0;
+		char ev[16];
+		uint64_t events = 10;
+
+		kstrtou64(val, NULL, 0, &more);
+		if (cmdline_value("umsi.fire", ev, sizeof(ev)))
+			kstrtou64(ev, NULL, 0, &events);
+		for (uint32_t i = 0; i < pci_ndevs; i++) {
+			if (gdevs[i].kd &&
+			    umsi_pci_mode(gdevs[i].udev) == UMSI_MODE_MSIX) {
+				dynamic(&gdevs[i], &pci_devs[i], (uint32_t)more,
+					(uint32_t)events);
+				break;
+			}
+		}
+	}
 	if (cmdline_value("umsi.migrate", val, sizeof(val))) {
 		uint64_t moves = 0;
 
@@ -455,6 +565,8 @@ void umsi_glue_run(void)
 		}
 	}
 	/* Device lines last: they show the state the machine is left in. */
+	check_pairs = true;
+	nused = 0;
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
 		if (gdevs[i].udev)
 			report(&pci_devs[i], &gdevs[i]);

@@ -5,6 +5,32 @@
  */
 #include "drivers.h"
 
+int kdrv_add_vector(struct kdev *d, uint32_t irq)
+{
+	struct kvec *v;
+	struct umsi_irq_info info;
+	int err;
+
+	if (d->nvec >= d->cap)
+		return -UMSI_ENOSPC;
+	v = &d->vecs[d->nvec];
+	memset(v, 0, sizeof(*v));
+	v->dev = d;
+	v->n = d->nvec;
+	v->irq = irq;
+	v->hw = umsi_irq_get_info(d->sys, irq, &info) ? v->n : info.hwirq;
+	err = umsi_request_irq(d->sys, irq, d->handler, UMSI_IRQF_SHARED,
+			       d->drv->name, v);
+	if (err)
+		return err;
+	d->nvec++;
+	return 0;
+}
+
+/*
+ * Room for d->cap vectors (the driver may set it beforehand to grow
+ * later), at least @max.
+ */
 int kdrv_setup_vectors(struct kdev *d, uint32_t min, uint32_t max,
 		       uint32_t flags, umsi_handler_t handler)
 {
@@ -12,35 +38,27 @@ int kdrv_setup_vectors(struct kdev *d, uint32_t min, uint32_t max,
 
 	if (n < 0)
 		return n;
-	d->nvec = (uint32_t)n;
-	d->vecs = kalloc(sizeof(*d->vecs) * d->nvec);
+	if (d->cap < max)
+		d->cap = max;
+	d->vecs = kalloc(sizeof(*d->vecs) * d->cap);
 	if (!d->vecs) {
 		umsi_pci_free_irq_vectors(d->udev);
 		return -UMSI_ENOMEM;
 	}
-	for (uint32_t i = 0; i < d->nvec; i++) {
-		struct kvec *v = &d->vecs[i];
-		int irq = umsi_pci_irq_vector(d->udev, i), err;
+	d->handler = handler;
+	d->nvec = 0;
+	for (int i = 0; i < n; i++) {
+		int irq = umsi_pci_irq_vector(d->udev, (uint32_t)i);
+		int err = irq < 0 ? irq : kdrv_add_vector(d, (uint32_t)irq);
 
-		v->dev = d;
-		v->n = i;
-		if (irq < 0)
-			goto fail;
-		v->irq = (uint32_t)irq;
-		err = umsi_request_irq(d->sys, v->irq, handler,
-				       UMSI_IRQF_SHARED, d->drv->name, v);
 		if (err) {
-			irq = err;
-			goto fail;
+			/* Freeing the vectors also frees attached handlers. */
+			umsi_pci_free_irq_vectors(d->udev);
+			kfree(d->vecs, sizeof(*d->vecs) * d->cap);
+			d->vecs = NULL;
+			d->nvec = 0;
+			return err;
 		}
-		continue;
-fail:
-		/* Freeing the vectors also frees the handlers attached. */
-		umsi_pci_free_irq_vectors(d->udev);
-		kfree(d->vecs, sizeof(*d->vecs) * d->nvec);
-		d->vecs = NULL;
-		d->nvec = 0;
-		return irq;
 	}
 	return n;
 }

@@ -24,6 +24,7 @@ struct kdev;
 struct kvec {
 	struct kdev *dev;
 	uint32_t n;			/* vector number of the device */
+	uint32_t hw;			/* MSI-X table index / MSI message */
 	uint32_t irq;
 	uint64_t sent;			/* events caused */
 	volatile uint32_t outstanding;	/* an event is on its way */
@@ -38,7 +39,9 @@ struct kdev {
 	struct umsi_pci_dev *udev;
 	struct umsi_system *sys;
 	uint32_t nvec;
+	uint32_t cap;			/* room in vecs (at least nvec) */
 	struct kvec *vecs;
+	umsi_handler_t handler;
 	uint64_t bar0;			/* mapped BAR 0, when the driver uses it */
 	void *priv;
 };
@@ -62,6 +65,12 @@ extern const struct kdriver e1000e_driver;
  */
 int kdrv_setup_vectors(struct kdev *d, uint32_t min, uint32_t max,
 		       uint32_t flags, umsi_handler_t handler);
+
+/*
+ * Attach d->handler to @irq as vector slot d->nvec (there must be room:
+ * d->cap) and count it in. For MSI-X entries added at run time.
+ */
+int kdrv_add_vector(struct kdev *d, uint32_t irq);
 
 /* Before raise(): one event is now outstanding on @v. */
 void kdrv_expect(struct kvec *v);

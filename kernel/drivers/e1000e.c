@@ -13,7 +13,8 @@
  *
  * MSI or INTx: one vector for every cause; reading ICR returns and clears
  * it (and releases INTx), which tells the handler whether the event was
- * its own. `e1000e.mode=msi` skips MSI-X.
+ * its own. `e1000e.mode=msi` skips MSI-X; `e1000e.mode=dynamic` starts
+ * MSI-X with two vectors so that umsi.dynamic= can add the others.
  *
  * QEMU 7.2 fact: even with EITR 0, e1000e now and then sends a vector's
  * message again after its cause was cleared (a few per hundred raises
@@ -51,11 +52,11 @@ static int e1000e_irq_msix(uint32_t irq, void *cookie)
 	uint32_t icr = mmio_read32(v->dev->bar0 + E1000_ICR);
 
 	(void)irq;
-	if (!(icr & msix_cause(v->n))) {
+	if (!(icr & msix_cause(v->hw))) {
 		v->none++;
 		return UMSI_IRQ_NONE;
 	}
-	mmio_write32(v->dev->bar0 + E1000_ICR, msix_cause(v->n));
+	mmio_write32(v->dev->bar0 + E1000_ICR, msix_cause(v->hw));
 	return kdrv_event(v) ? UMSI_IRQ_HANDLED : UMSI_IRQ_NONE;
 }
 
@@ -72,11 +73,11 @@ static int e1000e_irq_single(uint32_t irq, void *cookie)
 	return kdrv_event(v) ? UMSI_IRQ_HANDLED : UMSI_IRQ_NONE;
 }
 
-static bool want_msi_only(void)
+static bool mode_is(const char *m)
 {
-	char v[8];
+	char v[16];
 
-	return cmdline_value("e1000e.mode", v, sizeof(v)) && !strcmp(v, "msi");
+	return cmdline_value("e1000e.mode", v, sizeof(v)) && !strcmp(v, m);
 }
 
 static int e1000e_probe(struct kdev *d)
@@ -100,7 +101,10 @@ static int e1000e_probe(struct kdev *d)
 
 	/* MSI-X with all five, or else one vector of MSI or INTx. */
 	n = -UMSI_EPERM;
-	if (!want_msi_only())
+	d->cap = NVEC;
+	if (mode_is("dynamic"))		/* two now, the rest later */
+		n = kdrv_setup_vectors(d, 2, 2, UMSI_IRQ_MSIX, e1000e_irq_msix);
+	else if (!mode_is("msi"))
 		n = kdrv_setup_vectors(d, NVEC, NVEC, UMSI_IRQ_MSIX,
 				       e1000e_irq_msix);
 	if (n < 0)
@@ -108,6 +112,8 @@ static int e1000e_probe(struct kdev *d)
 				       e1000e_irq_single);
 	if (n < 0)
 		return n;
+	/* Every cause is enabled; one whose vector is not there yet is
+	 * never raised. */
 	mmio_write32(d->bar0 + E1000_IMS,
 		     umsi_pci_mode(d->udev) == UMSI_MODE_MSIX ?
 		     msix_cause(0) * ((1u << NVEC) - 1) : ICR_RXT0);
@@ -117,7 +123,7 @@ static int e1000e_probe(struct kdev *d)
 static void e1000e_raise(struct kdev *d, uint32_t n)
 {
 	if (umsi_pci_mode(d->udev) == UMSI_MODE_MSIX)
-		mmio_write32(d->bar0 + E1000_ICS, msix_cause(n));
+		mmio_write32(d->bar0 + E1000_ICS, msix_cause(d->vecs[n].hw));
 	else
 		mmio_write32(d->bar0 + E1000_ICS, ICR_RXT0);
 }

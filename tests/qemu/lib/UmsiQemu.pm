@@ -12,6 +12,11 @@
 # out, the monitor callback runs (it may use UmsiQemu::Monitor) and QEMU
 # is told to quit.
 #
+# With step => sub { my ($mon, $text, $name) = @_; ... } the kernel gets
+# `umsi.steps`: at every UMSI step line it waits for a key; the harness
+# runs the callback (results in $r->{steps}, [name, result] pairs) and
+# then presses a key through the monitor (sendkey ret).
+#
 # The result: { rc, exit (kernel verdict: 'pass', 'fail', or a reason),
 # serial (text), lines (array), umsi (decoded UMSI JSON objects), ready,
 # accel, cmd }.
@@ -73,6 +78,7 @@ sub run {
 	my $timeout = $o{timeout} // 60;
 	my $append = $o{append} // '';
 	$append .= ' umsi.hold' if $o{hold};
+	$append .= ' umsi.steps' if $o{step};
 	my @cmd = ('timeout', '-k', '5', $timeout, qemu_cmd(%o),
 		   '-append', $append,
 		   '-serial', "file:$serial",
@@ -90,6 +96,7 @@ sub run {
 	my ($status, $text) = (undef, '');
 	my $held = 0;
 	my $mon_result;
+	my ($mon, @steps);
 	my $deadline = time() + $timeout + 10;
 	while (time() < $deadline) {
 		my $w = waitpid($pid, WNOHANG);
@@ -98,9 +105,20 @@ sub run {
 			last;
 		}
 		$text = slurp($serial);
+		my @names = $text =~ /^UMSI \{"event":"step","step":"([^"]*)"\}\r?$/mg;
+		if ($o{step} && @names > @steps) {
+			$mon //= UmsiQemu::Monitor->new($sock);
+			last unless $mon;
+			my $name = $names[scalar @steps];
+			my $res = eval { $o{step}->($mon, $text, $name) };
+			$res = { error => "step callback: $@" } if $@;
+			push @steps, [$name, $res];
+			$mon->cmd('sendkey ret');
+			next;
+		}
 		if ($o{hold} && !$held && $text =~ /^UMSI \{"event":"ready"/m) {
 			$held = 1;
-			my $mon = UmsiQemu::Monitor->new($sock);
+			$mon //= UmsiQemu::Monitor->new($sock);
 			if ($mon) {
 				$mon_result = eval { $o{monitor}->($mon, $text) }
 					if $o{monitor};
@@ -129,6 +147,12 @@ sub run {
 		push @umsi, $obj // { event => 'unparsable', text => $1 };
 	}
 	my ($ready) = grep { ($_->{event} // '') eq 'ready' } @umsi;
+	# A function reported several times (steps): its last line counts.
+	my (%dev, @order);
+	for my $d (grep { ($_->{event} // '') eq 'device' } @umsi) {
+		push @order, $d->{bdf} unless $dev{$d->{bdf}};
+		$dev{$d->{bdf}} = $d;
+	}
 	return {
 		rc => $rc,
 		exit => $o{hold} && $held ? 'held' : verdict($rc),
@@ -136,8 +160,9 @@ sub run {
 		lines => \@lines,
 		umsi => \@umsi,
 		ready => $ready,
-		devices => [grep { ($_->{event} // '') eq 'device' } @umsi],
+		devices => [map { $dev{$_} } @order],
 		monitor => $mon_result,
+		steps => \@steps,
 		qemu_out => slurp("$dir/qemu.out"),
 		accel => $o{accel} // 'tcg',
 		cmd => join(' ', @cmd),

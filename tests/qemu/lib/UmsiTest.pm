@@ -10,6 +10,7 @@ use warnings;
 use Test::More;
 use UmsiQemu;
 use UmsiCheck;
+use JSON::PP ();
 
 # Skip the whole file unless QEMU, the kernel and the library API are there.
 sub require_library {
@@ -35,6 +36,28 @@ sub run_checked {
 		ok($res->[0], "$tag: $res->[1]") or diag($res->[2]);
 	}
 	return $r;
+}
+
+# The latest UMSI device line of each function in the serial text so far.
+sub latest_devices {
+	my ($text) = @_;
+	my (%d, @order);
+	for (split(/\n/, $text)) {
+		next unless /^UMSI (\{"event":"device".*\})\s*$/;
+		my $o = eval { JSON::PP::decode_json($1) } or next;
+		push @order, $o->{bdf} unless $d{$o->{bdf}};
+		$d{$o->{bdf}} = $o;
+	}
+	return [map { $d{$_} } @order];
+}
+
+# A step callback: snapshot the hardware and check the latest lines.
+sub step_check {
+	my ($mon, $text, $name) = @_;
+	my $hw = UmsiCheck::snapshot($mon, $text);
+	my $devs = latest_devices($text);
+	return { devices => $devs,
+		 results => [UmsiCheck::check($hw, { devices => $devs, lines => [] })] };
 }
 
 sub device {
