@@ -31,7 +31,9 @@ struct glue_dev {
 	struct probe_vec *vecs;
 };
 
-static const struct kdriver *const drivers[] = { &edu_driver, &e1000e_driver };
+static const struct kdriver *const drivers[] = {
+	&edu_driver, &e1000e_driver, &nvme_driver,
+};
 
 static struct umsi_system *sys;
 static struct glue_dev gdevs[PCI_MAX_DEVS];
@@ -560,8 +562,13 @@ void umsi_glue_run(void)
 
 		kstrtou64(val, NULL, 0, &events);
 		for (uint32_t i = 0; i < pci_ndevs; i++) {
-			if (gdevs[i].kd)
-				fire(&gdevs[i], (uint32_t)events);
+			struct kdev *kd = gdevs[i].kd;
+
+			if (!kd)
+				continue;
+			fire(&gdevs[i], (uint32_t)events);
+			if (kd->drv->check && !kd->drv->check(kd))
+				failed = true;
 		}
 	}
 	/* Device lines last: they show the state the machine is left in. */

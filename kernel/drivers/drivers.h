@@ -18,6 +18,7 @@
 
 #include "kernel.h"
 #include "pci.h"
+#include "smp.h"
 
 struct kdev;
 
@@ -53,10 +54,13 @@ struct kdriver {
 	int (*probe)(struct kdev *d);
 	/* Cause one event that must arrive on vector @n. */
 	void (*raise)(struct kdev *d, uint32_t n);
+	/* Optional, after firing: print a driver line; false on failure. */
+	bool (*check)(struct kdev *d);
 };
 
 extern const struct kdriver edu_driver;
 extern const struct kdriver e1000e_driver;
+extern const struct kdriver nvme_driver;
 
 /*
  * Common probe step: allocate between @min and @max vectors of the types

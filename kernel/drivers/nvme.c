@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nvme.c - an NVMe controller (QEMU's nvme, 1b36:0010): MSI-X only.
+ *
+ * Vector 0 serves the admin completion queue; vector k (k >= 1) serves
+ * I/O completion queue k, created with Interrupt Vector k (the MSI-X
+ * table index). An event on vector 0 is an admin command (Identify); on
+ * vector k a one-sector Read from I/O submission queue k, whose data is
+ * checked against the pattern the test wrote into the drive image
+ * (sector s starts with "UMSI" and s as a little-endian 32-bit number).
+ *
+ * NVMe 1.4: registers CAP 0x00, CC 0x14, CSTS 0x1c, AQA 0x24, ASQ 0x28,
+ * ACQ 0x30; doorbells from 0x1000 with stride 4 << CAP.DSTRD (SQ y tail
+ * at 2y, CQ y head at 2y + 1). A completion entry is new when its phase
+ * bit (DW3 bit 16) equals the queue's current phase, which flips at
+ * every wrap.
+ */
+#include "drivers.h"
+
+#define NVME_CAP   0x00
+#define NVME_CC    0x14
+#define NVME_CSTS  0x1c
+#define NVME_AQA   0x24
+#define NVME_ASQ   0x28
+#define NVME_ACQ   0x30
+
+#define QDEPTH     16
+#define MAX_IOQ    4
+
+struct nvme_queue {
+	volatile uint32_t *sq;		/* QDEPTH entries of 16 dwords */
+	volatile uint32_t *cq;		/* QDEPTH entries of 4 dwords */
+	uint16_t sq_tail, cq_head, cid;
+	uint8_t phase;
+	uint8_t *buf;			/* 4 KiB data buffer */
+	uint32_t lba;			/* sector of the read in flight */
+	volatile uint32_t last_status;
+};
+
+#define NSECT      256			/* sectors the test image holds */
+
+struct nvme {
+	uint32_t dstrd;
+	struct nvme_queue q[1 + MAX_IOQ];
+	volatile uint32_t reads, bad_data;
+};
+
+static void wr64(uint64_t a, uint64_t v)
+{
+	mmio_write32(a, (uint32_t)v);
+	mmio_write32(a + 4, (uint32_t)(v >> 32));
+}
+
+static uint64_t doorbell(struct kdev *d, uint32_t qid, bool cq)
+{
+	struct nvme *nv = d->priv;
+
+	return d->bar0 + 0x1000 + (2 * qid + (cq ? 1 : 0)) * (4u << nv->dstrd);
+}
+
+static void queue_init(struct nvme_queue *q)
+{
+	q->sq = kalloc_pages(4096);
+	q->cq = kalloc_pages(4096);
+	q->buf = kalloc_pages(4096);
+	q->phase = 1;
+}
+
+/* Put a command in @qid's submission queue and ring its doorbell. */
+static void submit(struct kdev *d, uint32_t qid, const uint32_t cmd[16])
+{
+	struct nvme *nv = d->priv;
+	struct nvme_queue *q = &nv->q[qid];
+	volatile uint32_t *e = q->sq + 16 * q->sq_tail;
+
+	for (int i = 0; i < 16; i++)
+		e[i] = cmd[i];
+	e[0] = (cmd[0] & 0xffff) | ((uint32_t)q->cid++ << 16);
+	q->sq_tail = (uint16_t)((q->sq_tail + 1) % QDEPTH);
+	mfence();
+	mmio_write32(doorbell(d, qid, false), q->sq_tail);
+}
+
+/* Consume the completions of queue @qid; returns how many. */
+static uint32_t reap(struct kdev *d, uint32_t qid)
+{
+	struct nvme *nv = d->priv;
+	struct nvme_queue *q = &nv->q[qid];
+	uint32_t n = 0;
+
+	for (;;) {
+		volatile uint32_t *e = q->cq + 4 * q->cq_head;
+		uint32_t dw3 = e[3];
+
+		if (((dw3 >> 16) & 1) != q->phase)
+			break;
+		q->last_status = dw3 >> 17;
+		if (++q->cq_head == QDEPTH) {
+			q->cq_head = 0;
+			q->phase ^= 1;
+		}
+		n++;
+	}
+	if (n)
+		mmio_write32(doorbell(d, qid, true), q->cq_head);
+	return n;
+}
+
+static bool sector_ok(const uint8_t *b, uint32_t lba)
+{
+	return b[0] == 'U' && b[1] == 'M' && b[2] == 'S' && b[3] == 'I' &&
+	       (b[4] | b[5] << 8 | b[6] << 16 | (uint32_t)b[7] << 24) == lba;
+}
+
+static int nvme_irq(uint32_t irq, void *cookie)
+{
+	struct kvec *v = cookie;
+	struct kdev *d = v->dev;
+	struct nvme *nv = d->priv;
+	struct nvme_queue *q = &nv->q[v->n];
+
+	(void)irq;
+	if (!reap(d, v->n)) {
+		v->none++;
+		return UMSI_IRQ_NONE;
+	}
+	if (v->n > 0) {
+		nv->reads++;
+		if (q->last_status || !sector_ok(q->buf, q->lba))
+			nv->bad_data++;
+	}
+	return kdrv_event(v) ? UMSI_IRQ_HANDLED : UMSI_IRQ_NONE;
+}
+
+static uint32_t cmd_status(struct kdev *d, uint32_t qid)
+{
+	return ((struct nvme *)d->priv)->q[qid].last_status;
+}
+
+/* Submit on @qid and wait (interrupt-driven) for its completion. */
+static bool sync_cmd(struct kdev *d, uint32_t qid, const uint32_t cmd[16])
+{
+	struct kvec *v = &d->vecs[qid];
+	uint64_t end = clock_ns() + 2000000000ull;
+
+	kdrv_expect(v);
+	submit(d, qid, cmd);
+	while (v->count < v->sent && clock_ns() < end)
+		cpu_relax();
+	return v->count == v->sent && !cmd_status(d, qid);
+}
+
+static bool wait_ready(struct kdev *d, uint32_t want, uint64_t ms)
+{
+	uint64_t end = clock_ns() + ms * 1000000ull;
+
+	while (clock_ns() < end) {
+		uint32_t csts = mmio_read32(d->bar0 + NVME_CSTS);
+
+		if (csts & 2)
+			return false;	/* controller fatal status */
+		if ((csts & 1) == want)
+			return true;
+		cpu_relax();
+	}
+	return false;
+}
+
+static void set_prp(uint32_t cmd[16], const volatile void *p)
+{
+	cmd[6] = (uint32_t)(uint64_t)p;
+	cmd[7] = (uint32_t)((uint64_t)p >> 32);
+}
+
+static int nvme_probe(struct kdev *d)
+{
+	struct nvme *nv;
+	uint64_t cap, timeout_ms;
+	uint32_t nio, cmd[16];
+	int n;
+
+	if (!d->pci->bar[0].assigned)
+		return -UMSI_ENODEV;
+	d->bar0 = (uint64_t)mm_map_mmio(d->pci->bar[0].addr, d->pci->bar[0].size);
+	nv = kalloc(sizeof(*nv));
+	if (!nv)
+		return -UMSI_ENOMEM;
+	d->priv = nv;
+	cap = mmio_read32(d->bar0 + NVME_CAP) |
+	      (uint64_t)mmio_read32(d->bar0 + NVME_CAP + 4) << 32;
+	nv->dstrd = (uint32_t)(cap >> 32) & 0xf;
+	timeout_ms = ((cap >> 24) & 0xff) * 500 + 500;
+
+	/* Vectors first: enabling MSI-X sets Bus Master, which the
+	 * controller needs to fetch commands. One per CPU up to MAX_IOQ
+	 * I/O queues, plus the admin queue's. */
+	n = kdrv_setup_vectors(d, 2, 1 + (smp_ncpus < MAX_IOQ ? smp_ncpus : MAX_IOQ),
+			       UMSI_IRQ_MSIX, nvme_irq);
+	if (n < 0)
+		return n;
+	nio = (uint32_t)n - 1;
+	for (uint32_t q = 0; q <= nio; q++)
+		queue_init(&nv->q[q]);
+
+	/* Reset, admin queues, enable (NVMe 1.4, 7.6.1). */
+	if (mmio_read32(d->bar0 + NVME_CC) & 1) {
+		mmio_write32(d->bar0 + NVME_CC, 0);
+		if (!wait_ready(d, 0, timeout_ms))
+			return -UMSI_ETIMEDOUT;
+	}
+	mmio_write32(d->bar0 + NVME_AQA, (QDEPTH - 1) << 16 | (QDEPTH - 1));
+	wr64(d->bar0 + NVME_ASQ, (uint64_t)nv->q[0].sq);
+	wr64(d->bar0 + NVME_ACQ, (uint64_t)nv->q[0].cq);
+	mmio_write32(d->bar0 + NVME_CC, (4u << 20) | (6u << 16) | 1);
+	if (!wait_ready(d, 1, timeout_ms))
+		return -UMSI_ETIMEDOUT;
+
+	/* Identify Controller: the first admin completion, on vector 0. */
+	memset(cmd, 0, sizeof(cmd));
+	cmd[0] = 0x06;
+	set_prp(cmd, nv->q[0].buf);
+	cmd[10] = 1;
+	if (!sync_cmd(d, 0, cmd))
+		return -UMSI_EIO;
+
+	/* I/O queue pair k completes on MSI-X table entry of vector k. */
+	for (uint32_t k = 1; k <= nio; k++) {
+		memset(cmd, 0, sizeof(cmd));
+		cmd[0] = 0x05;		/* Create I/O Completion Queue */
+		set_prp(cmd, nv->q[k].cq);
+		cmd[10] = (QDEPTH - 1) << 16 | k;
+		cmd[11] = d->vecs[k].hw << 16 | 0x3;	/* IV, IEN, PC */
+		if (!sync_cmd(d, 0, cmd))
+			return -UMSI_EIO;
+		memset(cmd, 0, sizeof(cmd));
+		cmd[0] = 0x01;		/* Create I/O Submission Queue */
+		set_prp(cmd, nv->q[k].sq);
+		cmd[10] = (QDEPTH - 1) << 16 | k;
+		cmd[11] = k << 16 | 0x1;		/* CQID, PC */
+		if (!sync_cmd(d, 0, cmd))
+			return -UMSI_EIO;
+	}
+	return n;
+}
+
+static void nvme_raise(struct kdev *d, uint32_t n)
+{
+	struct nvme *nv = d->priv;
+	struct nvme_queue *q = &nv->q[n];
+	uint32_t cmd[16];
+
+	memset(cmd, 0, sizeof(cmd));
+	if (n == 0) {
+		cmd[0] = 0x06;		/* Identify Controller */
+		set_prp(cmd, q->buf);
+		cmd[10] = 1;
+	} else {
+		q->lba = (q->lba + 7 * n + 1) % NSECT;
+		cmd[0] = 0x02;		/* Read one sector */
+		cmd[1] = 1;		/* namespace 1 */
+		set_prp(cmd, q->buf);
+		cmd[10] = q->lba;
+	}
+	submit(d, n, cmd);
+}
+
+static bool nvme_check(struct kdev *d)
+{
+	struct nvme *nv = d->priv;
+
+	kprintf("UMSI {\"event\":\"nvme\",\"bdf\":\"0000:%02x:%02x.%u\","
+		"\"io_queues\":%u,\"reads\":%u,\"bad_reads\":%u}\n",
+		PCI_BUS(d->pci->bdf), PCI_DEV(d->pci->bdf), PCI_FN(d->pci->bdf),
+		d->nvec - 1, nv->reads, nv->bad_data);
+	return nv->reads && !nv->bad_data;
+}
+
+const struct kdriver nvme_driver = {
+	.name = "nvme",
+	.vendor = 0x1b36,
+	.device = 0x0010,
+	.probe = nvme_probe,
+	.raise = nvme_raise,
+	.check = nvme_check,
+};
