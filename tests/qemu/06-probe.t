@@ -4,7 +4,8 @@
 # umsi.probe=all on a machine with e1000e, nvme, virtio-net-pci with many
 # vectors, edu, and an e1000e behind a pcie-root-port, on 6 CPUs with gaps
 # in their APIC IDs: every function with MSI or MSI-X gets what it offers
-# (MSI-X, else MSI), and the monitor shows each device programmed exactly
+# (MSI-X, else MSI; xhci's 16 MSI messages as one aligned block), and the
+# monitor shows each device programmed exactly
 # as its UMSI line says.
 use strict;
 use warnings;
@@ -19,7 +20,8 @@ UmsiTest::require_library();
 my @devices = map { ('-device', $_) } (
 	'e1000e,addr=2', 'nvme,serial=umsi,drive=d0,addr=3',
 	'virtio-net-pci,vectors=12,addr=4', 'edu,addr=5',
-	'pcie-root-port,id=rp1,chassis=1,addr=6', 'e1000e,bus=rp1');
+	'pcie-root-port,id=rp1,chassis=1,addr=6', 'e1000e,bus=rp1',
+	'nec-usb-xhci,msi=on,msix=off,addr=8');
 push @devices, '-drive', 'if=none,id=d0,file=/dev/null,format=raw,readonly=on';
 my $kvm = UmsiQemu::kvm_status();
 
@@ -39,6 +41,7 @@ for my $accel ('tcg', 'kvm') {
 				'0000:00:04.0' => ['msix', 12],	# virtio-net vectors=12
 				'0000:00:05.0' => ['msi', 1],	# edu
 				'0000:01:00.0' => ['msix', 5],	# e1000e behind the port
+				'0000:00:08.0' => ['msi', 16],	# xhci: multi-message
 			);
 			for my $bdf (sort keys %want) {
 				my $d = UmsiTest::device($r, $bdf);
@@ -46,6 +49,8 @@ for my $accel ('tcg', 'kvm') {
 				is(scalar @{$d->{vectors} // []}, $want{$bdf}[1],
 				   "$bdf has $want{$bdf}[1] vectors");
 			}
+			is(UmsiTest::device($r, '0000:00:08.0')->{reserved}, 16,
+			   'xhci: a block of 16 reserved');
 			my $smbus = UmsiTest::device($r, '0000:00:1f.3');
 			is($smbus->{mode}, 'none', 'SMBus (INTx only): mode none');
 			is($smbus->{reason}, 'no_capability', 'SMBus: reason no_capability');
