@@ -32,7 +32,7 @@ struct glue_dev {
 };
 
 static const struct kdriver *const drivers[] = {
-	&edu_driver, &e1000e_driver, &nvme_driver,
+	&edu_driver, &e1000e_driver, &nvme_driver, &xhci_driver,
 };
 
 static struct umsi_system *sys;
@@ -302,8 +302,10 @@ static bool wait_count(volatile uint64_t *count, uint64_t want, uint64_t us)
 static void fire(struct glue_dev *g, uint32_t events)
 {
 	struct kdev *kd = g->kd;
+	uint32_t nfire = kd->drv->fire_vectors && kd->drv->fire_vectors < kd->nvec ?
+			 kd->drv->fire_vectors : kd->nvec;
 
-	for (uint32_t i = 0; i < kd->nvec; i++) {
+	for (uint32_t i = 0; i < nfire; i++) {
 		struct kvec *v = &kd->vecs[i];
 		struct umsi_irq_info ii = { 0 };
 		bool ok = true;

@@ -56,11 +56,14 @@ struct kdriver {
 	void (*raise)(struct kdev *d, uint32_t n);
 	/* Optional, after firing: print a driver line; false on failure. */
 	bool (*check)(struct kdev *d);
+	/* Vectors umsi.fire can raise events on (0: all of them). */
+	uint32_t fire_vectors;
 };
 
 extern const struct kdriver edu_driver;
 extern const struct kdriver e1000e_driver;
 extern const struct kdriver nvme_driver;
+extern const struct kdriver xhci_driver;
 
 /*
  * Common probe step: allocate between @min and @max vectors of the types
