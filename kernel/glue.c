@@ -343,6 +343,7 @@ static void fire(struct glue_dev *g, uint32_t events)
 static void migrate(struct glue_dev *g, uint32_t moves)
 {
 	struct kdev *kd = g->kd;
+	struct umsi_pci_info pi;
 	struct kvec *v = &kd->vecs[0];
 	uint64_t words[UMSI_CPUMASK_WORDS(KERNEL_MAX_CPUS)];
 	struct umsi_cpumask mask = { words, smp_ncpus };
@@ -351,6 +352,19 @@ static void migrate(struct glue_dev *g, uint32_t moves)
 	struct umsi_irq_info ii = { 0 };
 	int first_err = 0;
 
+	/*
+	 * A multi-message MSI block shares one address: without interrupt
+	 * remapping its vectors cannot move one at a time (uMSI answers
+	 * -UMSI_ENOTSUP, as Linux does), so such a device is not moved.
+	 */
+	umsi_pci_get_info(kd->udev, &pi);
+	if (pi.mode == UMSI_MODE_MSI && pi.msi_reserved > 1) {
+		kprintf("UMSI {\"event\":\"migrate\",\"bdf\":\"0000:%02x:%02x.%u\","
+			"\"driver\":\"%s\",\"skipped\":\"multi-message MSI\"}\n",
+			PCI_BUS(kd->pci->bdf), PCI_DEV(kd->pci->bdf),
+			PCI_FN(kd->pci->bdf), kd->drv->name);
+		return;
+	}
 	for (uint32_t i = 0; i < moves; i++) {
 		int err;
 
@@ -486,6 +500,25 @@ static void dynamic(struct glue_dev *g, struct pci_dev *d, uint32_t more,
 	fire(g, events);
 }
 
+/* uMSI's own /proc/interrupts-like and vector tables, between markers. */
+static void print_tables(void)
+{
+	size_t len = 65536;
+	char *buf = kalloc(len);
+
+	if (!buf)
+		return;
+	umsi_format_interrupts(sys, buf, len);
+	kprintf("TABLE interrupts\n");
+	console_write(buf);
+	kprintf("TABLE end\n");
+	umsi_format_vectors(sys, buf, len);
+	kprintf("TABLE vectors\n");
+	console_write(buf);
+	kprintf("TABLE end\n");
+	kfree(buf, len);
+}
+
 void umsi_glue_run(void)
 {
 	struct umsi_config cfg = { 0 };
@@ -573,6 +606,8 @@ void umsi_glue_run(void)
 				failed = true;
 		}
 	}
+	if (cmdline_flag("umsi.tables"))
+		print_tables();
 	/* Device lines last: they show the state the machine is left in. */
 	check_pairs = true;
 	nused = 0;
