@@ -207,11 +207,6 @@ static const struct umsi_irq_chip msi_nomask_chip = {
 	.startup = msi_startup,
 };
 
-bool umsi_msi_chip_is(const struct umsi_irq_chip *chip)
-{
-	return chip == &msi_mask_chip || chip == &msi_nomask_chip;
-}
-
 static uint32_t order_of(uint32_t n)
 {
 	uint32_t k = 0;

@@ -17,9 +17,11 @@
  *                8 INTx routed, 16 also call the seed API
  *   305          fail the n-th fallible host call (0: none)
  *   306, 307     min, max vectors
- *   308          UMSI_IRQ_* types
+ *   308          UMSI_IRQ_* types; 0x80: sparse MSI-X entries instead,
+ *                indices 8 * byte 306..308 + 0..2
  *   309          GSI of the INTx line
- *   310..        a kernel command line (up to 200 bytes)
+ *   310          UMSI_QUIRK_* flags of a run-time quirk for this device
+ *   311..        a kernel command line (up to 200 bytes)
  *
  * FUZZ_PCI_SEEDS=dir writes a few well-formed seeds there and exits.
  */
@@ -32,7 +34,7 @@
 #include <umsi/pci.h>
 #include <umsi/pci_regs.h>
 
-#define HDR 310
+#define HDR 311
 #define BDF UMSI_BDF(0, 0, 3, 0)
 
 struct fhost {
@@ -331,14 +333,22 @@ static void exercise(struct umsi_system *sys, struct umsi_pci_dev *dev,
 		     const uint8_t *hdr)
 {
 	struct umsi_pci_info info;
-	uint64_t w = 2;
-	struct umsi_cpumask m = { &w, 4 };
+	uint64_t w = 2, w2 = 4;
+	struct umsi_cpumask m = { &w, 4 }, m2 = { &w2, 4 };
 	uint32_t irqs[4];
+	uint16_t idx[3];
 	int n, irq, i;
 
 	umsi_pci_get_info(dev, &info);
-	n = umsi_pci_alloc_irq_vectors(dev, hdr[306] ? hdr[306] : 1,
-				       hdr[307], hdr[308]);
+	if (hdr[308] & 0x80) {
+		/* Sparse MSI-X: three table indices from the input. */
+		for (i = 0; i < 3; i++)
+			idx[i] = (uint16_t)(hdr[306 + i] * 8 + i);
+		n = umsi_pci_alloc_msix_entries(dev, idx, 3, irqs) ? -1 : 3;
+	} else {
+		n = umsi_pci_alloc_irq_vectors(dev, hdr[306] ? hdr[306] : 1,
+					       hdr[307], hdr[308]);
+	}
 	if (n <= 0)
 		return;
 	for (i = 0; i < n && i < 40; i++) {
@@ -351,6 +361,7 @@ static void exercise(struct umsi_system *sys, struct umsi_pci_dev *dev,
 			(void)umsi_pci_irq_pending(dev, (uint32_t)i);
 			umsi_irq_unmask(sys, (uint32_t)irq);
 			(void)umsi_irq_set_affinity(sys, (uint32_t)irq, &m);
+			(void)umsi_irq_set_affinity(sys, (uint32_t)irq, &m2);
 			umsi_free_irq(sys, (uint32_t)irq, dev);
 		}
 	}
@@ -399,6 +410,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.max_irqs = 512;
 	if (umsi_system_create(&ops, &h, &cfg, &sys))
 		abort();
+	if (in[310]) {
+		struct umsi_quirk q = {
+			.vendor = (uint16_t)(in[0] | in[1] << 8),
+			.device = in[310] & 0x80 ? 0xffff :
+				  (uint16_t)(in[2] | in[3] << 8),
+			.flags = in[310] & 0x1f, .name = "fuzz",
+		};
+
+		if (umsi_quirk_add(sys, &q))
+			abort();
+	}
 	h.fail_at = in[305];
 	if (!umsi_pci_add(sys, BDF, NULL, in[304] & 1 ? UMSI_PCI_ADD_FRESH : 0,
 			  &dev)) {

@@ -147,7 +147,6 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 void umsi_msi_disable(struct umsi_pci_dev *dev);
 int umsi_msi_restore(struct umsi_pci_dev *dev);
 int umsi_msi_pending(struct umsi_pci_dev *dev, uint32_t n);
-bool umsi_msi_chip_is(const struct umsi_irq_chip *chip);
 
 /* ---- msix.c ---------------------------------------------------------------- */
 
