@@ -439,6 +439,47 @@ static void test_msi_and_intx_failure_of_every_host_call(void **state)
 	every_failure(&i, 0, op_intx, 1);
 }
 
+/*
+ * Restore after a reset can fail at any host call too: the function is
+ * then left untouched or with MSI-X off, and a later restore brings it
+ * back whole.
+ */
+static void test_restore_failure_of_every_host_call(void **state)
+{
+	struct machine *m = machine_new(2, 0, NULL);
+	struct umsi_sim_dev_desc d = nvme_desc();
+	struct umsi_pci_dev *dev = plug(m, NVME, &d, 0);
+	uint32_t irq;
+	uint64_t n, k;
+
+	(void)state;
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_IRQ_MSIX),
+			 2);
+	irq = (uint32_t)umsi_pci_irq_vector(dev, 1);
+	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
+			 0);
+	umsi_sim_stats_reset(m->sim);
+	assert_int_equal(umsi_pci_restore_state(dev), 0);
+	n = sstats(m).fallible_calls;
+	for (k = 1; k <= n; k++) {
+		uint64_t before = m->handled[irq];
+
+		umsi_sim_stats_reset(m->sim);
+		umsi_sim_fail_at(m->sim, k, -UMSI_EIO);
+		/* Failed: untouched (the first read failed), or MSI-X off. */
+		if (umsi_pci_restore_state(dev) < 0 &&
+		    dstats(m, NVME).cfg_writes + dstats(m, NVME).mmio_writes)
+			assert_false(msix_enabled(m, NVME));
+		umsi_sim_fail_at(m->sim, 0, 0);
+		assert_int_equal(umsi_pci_restore_state(dev), 0);
+		assert_int_equal(umsi_sim_fire(m->sim, NVME, 1),
+				 UMSI_SIM_FIRE_SENT);
+		assert_int_equal(m->handled[irq], before + 1);
+	}
+	umsi_pci_remove(m->sys, dev);
+	machine_free(m);
+}
+
 /* umsi_pci_add fails cleanly at every host call too. */
 static void test_add_failure_of_every_host_call(void **state)
 {
@@ -491,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_msix_failure_of_every_host_call),
 		cmocka_unit_test(test_msi_and_intx_failure_of_every_host_call),
 		cmocka_unit_test(test_add_failure_of_every_host_call),
+		cmocka_unit_test(test_restore_failure_of_every_host_call),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
