@@ -95,6 +95,25 @@ static void check_cpus(void)
 	kprintf("smp: %u of %u CPUs online\n", online, smp_ncpus);
 }
 
+/* The ready line, built whole and written in one piece. */
+static void print_ready(void)
+{
+	static char line[4096];
+	size_t len = 0;
+
+	len += (size_t)ksnprintf(line + len, sizeof(line) - len,
+				 "UMSI {\"event\":\"ready\",\"cpus\":[");
+	for (uint32_t cpu = 0; cpu < smp_ncpus && len < sizeof(line); cpu++)
+		len += (size_t)ksnprintf(line + len, sizeof(line) - len,
+					 "%s{\"cpu\":%u,\"apic_id\":%u,\"online\":%s}",
+					 cpu ? "," : "", cpu, smp_cpu_apic_id(cpu),
+					 smp_cpu_online(cpu) ? "true" : "false");
+	if (len < sizeof(line))
+		ksnprintf(line + len, sizeof(line) - len, "],\"apic\":\"%s\"}\n",
+			  apic_mode() == APIC_X2APIC ? "x2apic" : "xapic");
+	console_write(line);
+}
+
 void kmain(uint32_t magic, uint32_t mbi_addr)
 {
 	const uint32_t *mbi = (const uint32_t *)(uint64_t)mbi_addr;
@@ -173,13 +192,7 @@ void kmain(uint32_t magic, uint32_t mbi_addr)
 		umsi_glue_run();
 	}
 
-	kprintf("UMSI {\"event\":\"ready\",\"cpus\":[");
-	for (uint32_t cpu = 0; cpu < smp_ncpus; cpu++)
-		kprintf("%s{\"cpu\":%u,\"apic_id\":%u,\"online\":%s}",
-			cpu ? "," : "", cpu, smp_cpu_apic_id(cpu),
-			smp_cpu_online(cpu) ? "true" : "false");
-	kprintf("],\"apic\":\"%s\"}\n",
-		apic_mode() == APIC_X2APIC ? "x2apic" : "xapic");
+	print_ready();
 
 	if (cmdline_flag("umsi.hold")) {
 		kprintf("umsi-kernel: holding (umsi.hold)\n");

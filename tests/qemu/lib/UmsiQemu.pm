@@ -105,7 +105,8 @@ sub run {
 			last;
 		}
 		$text = slurp($serial);
-		my @names = $text =~ /^UMSI \{"event":"step","step":"([^"]*)"\}\r?$/mg;
+		# Only whole lines count: the kernel may be mid-line.
+		my @names = $text =~ /^UMSI \{"event":"step","step":"([^"]*)"\}\r?\n/mg;
 		if ($o{step} && @names > @steps) {
 			$mon //= UmsiQemu::Monitor->new($sock);
 			last unless $mon;
@@ -116,7 +117,7 @@ sub run {
 			$mon->cmd('sendkey ret');
 			next;
 		}
-		if ($o{hold} && !$held && $text =~ /^UMSI \{"event":"ready"/m) {
+		if ($o{hold} && !$held && $text =~ /^UMSI \{"event":"ready".*\}\r?\n/m) {
 			$held = 1;
 			$mon //= UmsiQemu::Monitor->new($sock);
 			if ($mon) {
