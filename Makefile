@@ -24,6 +24,7 @@ LDFLAGS_HOST := $(EXTRA_LDFLAGS)
 CORE_SRCS := $(sort $(wildcard src/*/*.c))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/core/%.o)
 LIB       := $(BUILD)/libumsi.a
+SIM_LIB   := $(BUILD)/libumsi-sim.a
 
 # Fragments append to these.
 ALL_TARGETS  := $(LIB)

@@ -44,6 +44,9 @@ bool umsi_x86_dest_reachable(uint32_t apic_id, uint32_t plat_flags)
 {
 	if (plat_flags & UMSI_PLAT_IRQ_REMAP)
 		return true;
+	/* In xAPIC mode destination 0xff is the broadcast address. */
+	if (!(plat_flags & UMSI_PLAT_X2APIC) && apic_id == 0xff)
+		return false;
 	if (plat_flags & UMSI_PLAT_EXT_DEST_ID)
 		return apic_id <= UMSI_X86_MAX_EXTDEST;
 	return apic_id <= UMSI_X86_MAX_DEST8;

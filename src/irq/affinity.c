@@ -50,38 +50,6 @@ static void move_cleanup_on_old_cpu(void *arg)
 }
 
 /*
- * Take exactly vector @v on @cpu. The allocator hands out the lowest free
- * vector of a CPU, so take vectors until @v comes up and give back the
- * ones below it. Used only on the rare unmaskable-MSI migration path.
- * [lock]
- */
-static int claim_vector_at(struct umsi_matrix *m, uint32_t cpu, unsigned v)
-{
-	unsigned taken[256];
-	unsigned n = 0;
-	uint32_t got;
-	int ret = -UMSI_EBUSY, x;
-
-	if (umsi_matrix_vector_state(m, cpu, v) != UMSI_VECTOR_FREE)
-		return -UMSI_EBUSY;
-	while (n < 256) {
-		x = umsi_matrix_alloc_range(m, cpu, 1, 0, &got);
-		if (x < 0)
-			break;
-		if ((unsigned)x == v) {
-			ret = 0;
-			break;
-		}
-		taken[n++] = (unsigned)x;
-		if ((unsigned)x > v)
-			break;
-	}
-	while (n--)
-		umsi_matrix_free(m, cpu, taken[n], false);
-	return ret;
-}
-
-/*
  * For a source that cannot be masked, find a vector on the new CPU that
  * is either the old vector number or can also be held on the old CPU.
  * [lock]
@@ -99,19 +67,19 @@ static int pick_unmaskable(struct umsi_system *sys, struct move *mv,
 	mv->new_vec = (uint8_t)v;
 	if (cpu == mv->old_cpu || v == mv->old_vec)
 		return 0;
-	if (claim_vector_at(sys->matrix, mv->old_cpu, (unsigned)v) == 0) {
+	if (umsi_matrix_alloc_at(sys->matrix, mv->old_cpu, (unsigned)v) == 0) {
 		mv->temp = true;
 		return 0;
 	}
 	umsi_matrix_free(sys->matrix, cpu, (unsigned)v, false);
-	if (claim_vector_at(sys->matrix, cpu, mv->old_vec) == 0) {
+	if (umsi_matrix_alloc_at(sys->matrix, cpu, mv->old_vec) == 0) {
 		mv->new_vec = mv->old_vec;
 		return 0;
 	}
 	for (w = 0x20; w < 0x100; w++) {
-		if (claim_vector_at(sys->matrix, cpu, w))
+		if (umsi_matrix_alloc_at(sys->matrix, cpu, w))
 			continue;
-		if (claim_vector_at(sys->matrix, mv->old_cpu, w) == 0) {
+		if (umsi_matrix_alloc_at(sys->matrix, mv->old_cpu, w) == 0) {
 			mv->new_vec = (uint8_t)w;
 			mv->temp = true;
 			return 0;

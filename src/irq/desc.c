@@ -161,7 +161,7 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 	umsi_irqflags_t fl;
 	uint32_t i, done = 0, cpu = 0, order = 0;
 	int ret = -UMSI_ENOMEM, v;
-	bool reserved = false;
+	uint32_t reserved = 0;
 
 	if (!nvec || (block && (nvec > 32 || managed)))
 		return -UMSI_EINVAL;
@@ -183,11 +183,11 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 	ret = irq_numbers(sys, out, nvec);
 	if (ret)
 		goto unlock;
-	if (managed) {
+	/* One managed reservation per IRQ, on every CPU of its mask. */
+	for (; managed && reserved < nvec; reserved++) {
 		ret = umsi_matrix_reserve_managed(sys->matrix, mask);
 		if (ret)
 			goto unlock;
-		reserved = true;
 	}
 	if (block) {
 		v = umsi_matrix_alloc_block(sys->matrix, mask, order, &cpu);
@@ -226,7 +226,7 @@ unwind:
 		umsi_matrix_free(sys->matrix, out[done]->cpu, out[done]->vector,
 				 managed);
 unlock:
-	if (reserved)
+	while (reserved--)
 		umsi_matrix_remove_managed(sys->matrix, mask);
 	umsi_unlock(sys, fl);
 	i = nvec;

@@ -300,6 +300,9 @@ static int handler(uint32_t irq, void *arg)
 	if (umsi_irq_get_info(in->sys, irq, &info) || info.cpu != cpu)
 		in->wrong_cpu++;
 	in->handled++;
+	/* A level-triggered line stays asserted until the driver acks it. */
+	if (in->mode == UMSI_MODE_INTX)
+		umsi_sim_intx_set(in->sim, in->bdf, false);
 	return UMSI_IRQ_HANDLED;
 }
 
@@ -385,6 +388,7 @@ static void bring_up(struct umsi_sim *sim, struct umsi_system *sys,
 		return;
 	}
 	in->granted = ret;
+	in->mode = info.mode;
 	if (ret < (int)ds->want) {
 		if (info.reason)
 			snprintf(in->why, sizeof(in->why), "%s (fell back to "
@@ -419,8 +423,6 @@ static void bring_up(struct umsi_sim *sim, struct umsi_system *sys,
 		in->fired++;
 		if (info.mode == UMSI_MODE_INTX) {
 			umsi_sim_intx_set(sim, in->bdf, true);
-			umsi_sim_quiesce(sim);
-			umsi_sim_intx_set(sim, in->bdf, false);
 		} else {
 			umsi_sim_fire(sim, in->bdf, (unsigned)i);
 		}
