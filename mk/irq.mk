@@ -5,3 +5,18 @@ TEST_BINS += $(BUILD)/tests/test_irq
 $(BUILD)/tests/test_irq: tests/unit/test_irq.c $(SIM_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude -Iplatform $(CFLAGS_HOST) -o $@ $< $(SIM_LIB) $(LIB) $(LDFLAGS_HOST) -lcmocka -lpthread
+
+# The same migration with CPU threads; `make tsan-irq` runs it under
+# ThreadSanitizer (a separate build tree), and make test runs that too.
+TEST_BINS += $(BUILD)/tests/test_irq_threaded
+TEST_SCRIPTS += tests/tsan-irq.t
+
+$(BUILD)/tests/test_irq_threaded: tests/unit/test_irq_threaded.c $(SIM_LIB) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude -Iplatform $(CFLAGS_HOST) -o $@ $< $(SIM_LIB) $(LIB) $(LDFLAGS_HOST) -lcmocka -lpthread
+
+.PHONY: tsan-irq
+tsan-irq:
+	$(MAKE) --no-print-directory BUILD=build/tsan EXTRA_CFLAGS="-fsanitize=thread -O1 -g" \
+		EXTRA_LDFLAGS="-fsanitize=thread" build/tsan/tests/test_irq_threaded
+	TSAN_OPTIONS="halt_on_error=1" MOVES=$${MOVES:-10000} build/tsan/tests/test_irq_threaded

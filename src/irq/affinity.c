@@ -30,9 +30,18 @@ struct move {
 	uint32_t old_cpu, new_cpu;
 	uint8_t old_vec, new_vec;
 	bool temp;              /* new_vec also held on old_cpu */
+	bool retriggered;       /* a pending copy was resent to new_cpu */
+	bool pending;           /* the old CPU still had one in its IRR */
 };
 
-/* Runs on the old CPU with interrupts disabled. */
+/*
+ * Runs on the old CPU with interrupts disabled. The first time it finds
+ * the old vector pending, it resends the interrupt to the new target and
+ * leaves a "moved" placeholder, so the stale copy is acknowledged without
+ * a handler once interrupts are back on. The caller repeats the call
+ * until the IRR is clear: only then may the vector go back to the
+ * allocator, or the stale copy could reach the vector's next owner.
+ */
 static void move_cleanup_on_old_cpu(void *arg)
 {
 	struct move *mv = arg;
@@ -45,8 +54,11 @@ static void move_cleanup_on_old_cpu(void *arg)
 	atomic_store(&c->vectab[mv->old_vec], &sys->moved);
 	if (mv->temp)
 		atomic_store(&c->vectab[mv->new_vec], &sys->moved);
-	if (pending)
+	if (pending && !mv->retriggered) {
 		sys->ops->retrigger(sys->host, mv->new_cpu, mv->new_vec);
+		mv->retriggered = true;
+	}
+	mv->pending = pending;
 }
 
 /*
@@ -152,17 +164,32 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 	d->vector = mv.new_vec;
 	umsi_unlock(sys, fl);
 
-	/* Step 3: the old CPU checks its IRR and gives up the old slot. */
-	if (sys->ops->run_on_cpu(sys->host, mv.old_cpu,
-				 move_cleanup_on_old_cpu, &mv)) {
-		umsi_log(sys, UMSI_LOG_WARN, "irq %u: cpu %u did not answer "
-			 "the migration cross-call; an interrupt pending "
-			 "there may be lost", d->irq, mv.old_cpu);
-		atomic_store(&sys->cpus[mv.old_cpu].vectab[mv.old_vec],
-			     &sys->moved);
-		if (mv.temp)
-			atomic_store(&sys->cpus[mv.old_cpu].vectab[mv.new_vec],
+	/*
+	 * Step 3: the old CPU checks its IRR and gives up the old slot; it
+	 * is asked again until a copy it had pending has been taken.
+	 */
+	for (int tries = 0; ; tries++) {
+		if (sys->ops->run_on_cpu(sys->host, mv.old_cpu,
+					 move_cleanup_on_old_cpu, &mv)) {
+			umsi_log(sys, UMSI_LOG_WARN, "irq %u: cpu %u did not "
+				 "answer the migration cross-call; an "
+				 "interrupt pending there may be lost",
+				 d->irq, mv.old_cpu);
+			atomic_store(&sys->cpus[mv.old_cpu].vectab[mv.old_vec],
 				     &sys->moved);
+			if (mv.temp)
+				atomic_store(&sys->cpus[mv.old_cpu].vectab[mv.new_vec],
+					     &sys->moved);
+			break;
+		}
+		if (!mv.pending)
+			break;
+		if (tries == 1000) {
+			umsi_log(sys, UMSI_LOG_WARN, "irq %u: vector 0x%x "
+				 "stays pending on cpu %u", d->irq, mv.old_vec,
+				 mv.old_cpu);
+			break;
+		}
 	}
 
 	/* Step 4: the old vector goes back. */
