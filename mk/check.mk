@@ -1,3 +1,4 @@
 # SPDX-License-Identifier: MIT
 # The freestanding check runs as part of make test.
 TEST_SCRIPTS += tests/check-freestanding.t
+TEST_SCRIPTS += tests/install.t
