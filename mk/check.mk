@@ -2,3 +2,4 @@
 # The freestanding check runs as part of make test.
 TEST_SCRIPTS += tests/check-freestanding.t
 TEST_SCRIPTS += tests/install.t
+TEST_SCRIPTS += tests/clang-build.t
