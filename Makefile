@@ -48,6 +48,9 @@ include $(sort $(wildcard mk/*.mk))
 
 real-all: $(ALL_TARGETS)
 
+.PHONY: build-tests
+build-tests: $(TEST_BINS)
+
 # make test: build everything, run the checks, then every test binary and
 # script through one runner that prints "N passed, N failed" last.
 test: $(ALL_TARGETS) $(TEST_BINS) $(CHECK_TARGETS)
