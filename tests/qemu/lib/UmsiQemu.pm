@@ -59,7 +59,7 @@ sub verdict {
 sub qemu_cmd {
 	my (%o) = @_;
 	my $accel = $o{accel} // 'tcg';
-	my @cmd = ($QEMU, '-machine', 'q35', '-accel', $accel,
+	my @cmd = ($QEMU, '-machine', $o{machine} // 'q35', '-accel', $accel,
 		   '-m', $o{mem} // '256M', '-smp', $o{smp} // '1',
 		   '-nic', 'none', '-display', 'none', '-no-reboot',
 		   '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04',
