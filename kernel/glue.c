@@ -302,8 +302,7 @@ static bool wait_count(volatile uint64_t *count, uint64_t want, uint64_t us)
 static void fire(struct glue_dev *g, uint32_t events)
 {
 	struct kdev *kd = g->kd;
-	uint32_t nfire = kd->drv->fire_vectors && kd->drv->fire_vectors < kd->nvec ?
-			 kd->drv->fire_vectors : kd->nvec;
+	uint32_t nfire = kd->nfire && kd->nfire < kd->nvec ? kd->nfire : kd->nvec;
 
 	for (uint32_t i = 0; i < nfire; i++) {
 		struct kvec *v = &kd->vecs[i];

@@ -44,6 +44,7 @@ struct kdev {
 	struct kvec *vecs;
 	umsi_handler_t handler;
 	uint64_t bar0;			/* mapped BAR 0, when the driver uses it */
+	uint32_t nfire;			/* vectors umsi.fire drives (0: all) */
 	void *priv;
 };
 
@@ -56,8 +57,6 @@ struct kdriver {
 	void (*raise)(struct kdev *d, uint32_t n);
 	/* Optional, after firing: print a driver line; false on failure. */
 	bool (*check)(struct kdev *d);
-	/* Vectors umsi.fire can raise events on (0: all of them). */
-	uint32_t fire_vectors;
 };
 
 extern const struct kdriver edu_driver;

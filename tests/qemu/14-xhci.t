@@ -6,7 +6,11 @@
 # 16 as one 16-aligned block (the monitor check verifies Multiple Message
 # Enable, alignment and destination), and 100 No Op commands, through a
 # command-ring wrap, each complete with one event that arrives as message
-# 0, on the CPU uMSI chose.
+# 0, on the CPU uMSI chose. With a USB keyboard attached, the driver
+# addresses it and sends GET_DESCRIPTOR transfers aimed at interrupters
+# 1-15: each Transfer Event arrives as that message (interrupter k is
+# message k), exactly once, and the descriptor read is a device
+# descriptor.
 use strict;
 use warnings;
 use FindBin;
@@ -21,7 +25,7 @@ my $kvm = UmsiQemu::kvm_status();
 for my $accel ('tcg', 'kvm') {
     SKIP: {
 		if ($accel eq 'kvm' && $kvm ne 'yes') {
-			UmsiQemu::skip_kvm(1);
+			UmsiQemu::skip_kvm(2);
 			last SKIP;
 		}
 		subtest "$accel xhci" => sub {
@@ -41,6 +45,24 @@ for my $accel ('tcg', 'kvm') {
 			is($f->{wrong_cpu}, 0, 'on the CPU uMSI chose');
 			my ($x) = grep { ($_->{event} // '') eq 'xhci' } @{$r->{umsi}};
 			is($x->{bad_events}, 0, 'every event a successful command completion');
+		};
+		subtest "$accel xhci with a USB device: messages 1-15" => sub {
+			my $r = UmsiTest::run_checked(accel => $accel,
+				smp => '6,sockets=2,cores=3',
+				devices => ['-device', 'nec-usb-xhci,id=xhci,msi=on,msix=off,addr=4',
+					    '-device', 'usb-kbd,bus=xhci.0'],
+				append => 'umsi.drivers=xhci umsi.fire=20',
+				name => "$accel xhci+kbd");
+			my @f = grep { ($_->{event} // '') eq 'fire' } @{$r->{umsi}};
+			is_deeply([map { $_->{index} } @f], [0 .. 15], 'all 16 messages fired');
+			is(scalar(grep { $_->{ok} && $_->{received} == $_->{sent} } @f), 16,
+			   'each event one handler call, on its CPU');
+			my ($x) = grep { ($_->{event} // '') eq 'xhci' } @{$r->{umsi}};
+			$x //= {};
+			ok($x->{slot}, 'the keyboard got a slot');
+			is($x->{transfers}, 15 * 20, '300 transfers completed');
+			is($x->{descriptor}, '0x0112', 'a device descriptor (18 bytes, type 1)');
+			is($x->{bad_events}, 0, 'every event the expected kind, successful');
 		};
 	}
 }
