@@ -3,3 +3,4 @@
 TEST_SCRIPTS += tests/check-freestanding.t
 TEST_SCRIPTS += tests/install.t
 TEST_SCRIPTS += tests/clang-build.t
+TEST_SCRIPTS += tests/asan.t
