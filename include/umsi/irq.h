@@ -46,6 +46,9 @@ typedef int (*umsi_handler_t)(uint32_t irq, void *dev_id);
  *                   IRQ (0: 99,900, Linux's figure)
  * @storm_quiet_ns: a quiet spell that resets the unhandled count
  *                  (0: 100 ms)
+ * @spread_classes: within a CPU, take vectors from the least used
+ *                  priority class (vector >> 4) instead of the lowest free
+ *                  vector, as the seed's step of 8 spread them
  */
 struct umsi_config {
 	uint32_t max_irqs;
@@ -54,6 +57,7 @@ struct umsi_config {
 	const char *cmdline;
 	uint32_t storm_threshold;
 	uint64_t storm_quiet_ns;
+	bool spread_classes;
 };
 
 /**

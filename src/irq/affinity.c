@@ -70,7 +70,7 @@ static int pick_unmaskable(struct umsi_system *sys, struct move *mv,
 			   const struct umsi_cpumask *mask)
 {
 	uint32_t cpu;
-	int v = umsi_matrix_alloc(sys->matrix, mask, 0, &cpu);
+	int v = umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags, &cpu);
 	unsigned w;
 
 	if (v < 0)
@@ -128,7 +128,8 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 	} else {
 		v = d->managed ?
 		    umsi_matrix_alloc_managed(sys->matrix, mask, &mv.new_cpu) :
-		    umsi_matrix_alloc(sys->matrix, mask, 0, &mv.new_cpu);
+		    umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags,
+				      &mv.new_cpu);
 		ret = v < 0 ? v : 0;
 		mv.new_vec = (uint8_t)v;
 	}

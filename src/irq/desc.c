@@ -206,7 +206,7 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		for (; done < nvec; done++) {
 			v = managed ?
 			    umsi_matrix_alloc_managed(sys->matrix, mask, &cpu) :
-			    umsi_matrix_alloc(sys->matrix, mask, 0, &cpu);
+			    umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags, &cpu);
 			if (v < 0) {
 				ret = v;
 				goto unwind;
@@ -266,7 +266,7 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 	if (atomic_load_explicit(&sys->irqs[irq], memory_order_relaxed)) {
 		ret = -UMSI_EBUSY;
 	} else {
-		v = umsi_matrix_alloc(sys->matrix, mask, 0, &cpu);
+		v = umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags, &cpu);
 		if (v < 0) {
 			ret = v;
 		} else {
@@ -342,17 +342,6 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 			sys->ops->remap_free(sys->host, descs[i]->irq);
 		desc_free_mem(sys, descs[i]);
 	}
-}
-
-int umsi_irq_compose(struct umsi_system *sys, struct umsi_irq_desc *d,
-		     uint32_t cpu, uint8_t vector, struct umsi_msg *msg)
-{
-	uint32_t apic = sys->cpus[cpu].apic_id;
-
-	if ((sys->plat_flags & UMSI_PLAT_IRQ_REMAP) && sys->ops->remap_compose)
-		return sys->ops->remap_compose(sys->host, d->irq, apic, vector,
-					       msg);
-	return umsi_x86_msg_compose(apic, vector, sys->plat_flags, msg);
 }
 
 /* ---- handlers ------------------------------------------------------------ */

@@ -142,6 +142,7 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 				 cfg->first_dynamic_irq : 24;
 	sys->storm_threshold = cfg->storm_threshold ?
 			       cfg->storm_threshold : 99900;
+	sys->alloc_flags = cfg->spread_classes ? UMSI_MATRIX_SPREAD : 0;
 	sys->storm_quiet_ns = cfg->storm_quiet_ns ?
 			      cfg->storm_quiet_ns : 100000000ull;
 	if (sys->ncpus == 0 || sys->ncpus > UMSI_MATRIX_MAX_CPUS ||

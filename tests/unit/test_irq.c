@@ -268,6 +268,32 @@ static void vectors_spread_over_cpus_by_free_count(void **state)
 	machine_down(&m);
 }
 
+static void spread_classes_puts_vectors_in_different_priority_classes(void **s)
+{
+	struct umsi_sim_config scfg = { .ncpus = 1 };
+	struct umsi_config cfg = { .spread_classes = true };
+	struct machine m;
+	struct tdev t[6];
+	unsigned classes = 0;
+	int i;
+
+	(void)s;
+	m.sim = umsi_sim_create(&scfg);
+	umsi_sim_leaks(m.sim, &m.leaks0);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m.sim, &cfg,
+					    &m.sys), 0);
+	umsi_sim_set_dispatch(m.sim, sim_dispatch, m.sys);
+	for (i = 0; i < 6; i++) {
+		tdev_attach(&m, &t[i], &chip_masked, NULL);
+		classes |= 1u << (t[i].d->vector >> 4);
+	}
+	/* Six vectors, six priority classes (lowest-free would use two). */
+	assert_int_equal(__builtin_popcount(classes), 6);
+	for (i = 0; i < 6; i++)
+		tdev_detach(&m, &t[i]);
+	machine_down(&m);
+}
+
 static void a_vector_nobody_owns_is_spurious_and_reaches_no_driver(void **s)
 {
 	struct machine m;
@@ -702,6 +728,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(dispatch_runs_the_handler_once_on_the_assigned_cpu),
 		cmocka_unit_test(vectors_spread_over_cpus_by_free_count),
+		cmocka_unit_test(spread_classes_puts_vectors_in_different_priority_classes),
 		cmocka_unit_test(a_vector_nobody_owns_is_spurious_and_reaches_no_driver),
 		cmocka_unit_test(shared_handlers_all_run_and_unshared_requests_are_refused),
 		cmocka_unit_test(a_stuck_source_is_disabled_and_the_others_keep_working),

@@ -124,6 +124,7 @@ struct umsi_system {
 	/* Storm detection settings. */
 	uint32_t storm_threshold;
 	uint64_t storm_quiet_ns;
+	unsigned alloc_flags;       /* UMSI_MATRIX_SPREAD or 0 */
 	/* PCI layer. */
 	struct umsi_pci_dev *devs;  /* list of added functions [lock] */
 	struct umsi_policy *policy;
