@@ -46,8 +46,10 @@ struct xhci {
 	uint32_t slot;			/* addressed device, 0: none */
 	uint8_t *desc;			/* GET_DESCRIPTOR buffer */
 	volatile uint32_t last_type[NINTR], last_code[NINTR], last_dw3[NINTR];
-	volatile uint32_t bad_events, transfers;
+	volatile uint32_t bad_events, transfers, other_events;
 };
+
+#define TRB_PORT_STATUS 34
 
 static uint64_t intr_reg(struct xhci *x, uint32_t k, uint32_t off)
 {
@@ -83,26 +85,40 @@ static void ring_put(struct ring *r, uint32_t d0, uint32_t d1, uint32_t d2,
 	mfence();
 }
 
-/* Consume the events of interrupter @k; returns how many. */
+/*
+ * Consume the events of interrupter @k; returns how many were of the kind
+ * this interrupter is for (Command Completion on 0, Transfer on the
+ * others). Port Status Change events (a port reset, a device appearing)
+ * also arrive on interrupter 0; they are counted apart.
+ */
 static uint32_t reap(struct xhci *x, uint32_t k)
 {
 	struct ring *r = &x->evt[k];
-	uint32_t n = 0;
+	uint32_t n = 0, want = k ? TRB_TRANSFER : TRB_CMD_DONE;
 
 	for (;;) {
 		volatile uint32_t *t = r->trb + 4 * r->idx;
-		uint32_t dw3 = t[3];
+		uint32_t dw3 = t[3], type = (dw3 >> 10) & 0x3f, code = t[2] >> 24;
 
 		if ((dw3 & 1) != r->cycle)
 			break;
-		x->last_type[k] = (dw3 >> 10) & 0x3f;
-		x->last_code[k] = t[2] >> 24;
-		x->last_dw3[k] = dw3;
+		if (type == want) {
+			x->last_type[k] = type;
+			x->last_code[k] = code;
+			x->last_dw3[k] = dw3;
+			/* Success (1) or Short Packet (13). */
+			if (code != 1 && code != 13)
+				x->bad_events++;
+			n++;
+		} else if (type == TRB_PORT_STATUS && k == 0) {
+			x->other_events++;
+		} else {
+			x->bad_events++;
+		}
 		if (++r->idx == NTRB) {
 			r->idx = 0;
 			r->cycle ^= 1;
 		}
-		n++;
 	}
 	/* ERDP to the next event; EHB (bit 3) is cleared by writing 1. */
 	mmio_write32(intr_reg(x, k, 0x18), (uint32_t)(uint64_t)(r->trb + 4 * r->idx) | 0x8);
@@ -122,10 +138,6 @@ static int xhci_irq(uint32_t irq, void *cookie)
 		v->none++;
 		return UMSI_IRQ_NONE;
 	}
-	/* Success (1) or Short Packet (13) of the expected event type. */
-	if (x->last_type[k] != (k ? TRB_TRANSFER : TRB_CMD_DONE) ||
-	    (x->last_code[k] != 1 && x->last_code[k] != 13))
-		x->bad_events++;
 	if (k)
 		x->transfers++;
 	return kdrv_event(v) ? UMSI_IRQ_HANDLED : UMSI_IRQ_NONE;
@@ -300,10 +312,11 @@ static bool xhci_check(struct kdev *d)
 
 	kprintf("UMSI {\"event\":\"xhci\",\"bdf\":\"0000:%02x:%02x.%u\","
 		"\"messages\":%u,\"slot\":%u,\"transfers\":%u,"
-		"\"descriptor\":\"0x%02x%02x\",\"bad_events\":%u}\n",
+		"\"descriptor\":\"0x%02x%02x\",\"port_events\":%u,"
+		"\"bad_events\":%u}\n",
 		PCI_BUS(d->pci->bdf), PCI_DEV(d->pci->bdf), PCI_FN(d->pci->bdf),
 		d->nvec, x->slot, x->transfers, x->desc[1], x->desc[0],
-		x->bad_events);
+		x->other_events, x->bad_events);
 	return !x->bad_events;
 }
 
