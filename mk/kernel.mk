@@ -69,7 +69,8 @@ KERNEL_STUB_OBJS := $(KERNEL_OUT)/kernel/glue_stub.o
 KERNEL_NEEDS := umsi_system_create umsi_dispatch umsi_pci_add \
 	umsi_pci_alloc_irq_vectors umsi_pci_irq_vector umsi_pci_get_info \
 	umsi_request_irq umsi_irq_get_info umsi_strerror \
-	umsi_pci_free_irq_vectors
+	umsi_pci_free_irq_vectors umsi_msi_get_pci_irq_vector \
+	umsi_msix_alloc_vectors umsi_msix_free_vectors
 KERNEL_SRCS := $(filter-out kernel/glue_stub.c kernel/host.c kernel/glue.c, \
 	$(sort $(wildcard kernel/*.c kernel/lib/*.c)))
 KERNEL_ASMS := kernel/boot.S kernel/trampoline.S kernel/isr.S

@@ -7,6 +7,8 @@
  * and raises the interrupt (an MSI message, or INTA asserted); writing to
  * 0x64 clears those status bits, and INTA is released when none remain.
  */
+#include <umsi/compat.h>
+
 #include "drivers.h"
 
 #define EDU_STATUS 0x24
@@ -29,11 +31,35 @@ static int edu_irq(uint32_t irq, void *cookie)
 	return kdrv_event(v) ? UMSI_IRQ_HANDLED : UMSI_IRQ_NONE;
 }
 
+/*
+ * `edu.mode=seed`: the seed's automatic MSI, msi_get_pci_irq_vector(),
+ * which keeps the function's IO-APIC IRQ number (its GSI) when no other
+ * function shares that INTx line, and takes a new number otherwise.
+ */
+static int edu_probe_seed(struct kdev *d)
+{
+	int irq = umsi_msi_get_pci_irq_vector(d->udev), err;
+
+	if (irq < 0)
+		return irq;
+	d->cap = 1;
+	d->vecs = kalloc(sizeof(*d->vecs));
+	if (!d->vecs)
+		return -UMSI_ENOMEM;
+	d->handler = edu_irq;
+	err = kdrv_add_vector(d, (uint32_t)irq);
+	return err ? err : 1;
+}
+
 static int edu_probe(struct kdev *d)
 {
+	char mode[8];
+
 	if (!d->pci->bar[0].assigned)
 		return -UMSI_ENODEV;
 	d->bar0 = (uint64_t)mm_map_mmio(d->pci->bar[0].addr, d->pci->bar[0].size);
+	if (cmdline_value("edu.mode", mode, sizeof(mode)) && !strcmp(mode, "seed"))
+		return edu_probe_seed(d);
 	return kdrv_setup_vectors(d, 1, 1, UMSI_IRQ_MSI | UMSI_IRQ_INTX, edu_irq);
 }
 

@@ -7,6 +7,7 @@
 # produce exactly one handler call, on the CPU uMSI assigned; the monitor
 # confirms the device state. Under KVM a level INTx is delivered a second
 # time after release; the handler answers "not mine" and it is not counted.
+# Last, the seed's IRQ numbering of msi_get_pci_irq_vector().
 use strict;
 use warnings;
 use FindBin;
@@ -48,4 +49,21 @@ for my $accel ('tcg', 'kvm') {
 		}
 	}
 }
+# The seed's msi_get_pci_irq_vector(): an edu alone on its INTx line (slot
+# 3, GSI 23) keeps the line's number as its MSI IRQ; two sharing GSI 22
+# (slots 2 and 6) get new numbers. All three fire exactly.
+subtest 'tcg edu seed IRQ numbers' => sub {
+	my $r = UmsiTest::run_checked(smp => 4,
+		devices => [map { ('-device', $_) } 'edu,addr=3', 'edu,addr=2', 'edu,addr=6'],
+		append => 'umsi.drivers=edu edu.mode=seed umsi.fire=50', name => 'edu seed');
+	my %irq = map { $_->{bdf} => $_->{vectors}[0]{irq} } @{$r->{devices}};
+	is(UmsiTest::kernel_gsi($r, '0000:00:03.0'), 23, 'slot 3 is alone on GSI 23');
+	is($irq{'0000:00:03.0'}, 23, 'so its MSI IRQ is 23, the IO-APIC number');
+	is(UmsiTest::kernel_gsi($r, '0000:00:02.0'), UmsiTest::kernel_gsi($r, '0000:00:06.0'),
+	   'slots 2 and 6 share a GSI');
+	ok($irq{'0000:00:02.0'} != 22 && $irq{'0000:00:06.0'} != 22 &&
+	   $irq{'0000:00:02.0'} != $irq{'0000:00:06.0'}, 'so both get new, distinct IRQs');
+	my @f = grep { ($_->{event} // '') eq 'fire' } @{$r->{umsi}};
+	is(scalar(grep { $_->{ok} && $_->{received} == 50 } @f), 3, 'all three fire exactly');
+};
 done_testing();
