@@ -159,7 +159,11 @@ int umsi_free_irq(struct umsi_system *sys, uint32_t irq, void *dev_id);
  * Return: 0; -UMSI_EINVAL for a mask with no online reachable CPU;
  * -UMSI_ENOSPC when no CPU of the mask has a free vector (the IRQ stays
  * where it was); -UMSI_EAGAIN when another change of this IRQ is in
- * progress; -UMSI_ENOENT; -UMSI_EIO from the device. Context: process.
+ * progress; -UMSI_ENOTSUP for one IRQ of a multi-message MSI block (its
+ * vectors must stay one aligned block on one CPU; like Linux without
+ * interrupt remapping, uMSI does not move them); -UMSI_EPERM for a managed
+ * IRQ (its affinity is fixed at allocation); -UMSI_ENOENT; -UMSI_EIO from
+ * the device. Context: process.
  */
 int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 			  const struct umsi_cpumask *mask);
