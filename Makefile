@@ -17,6 +17,11 @@ CPPFLAGS_CORE := -Iinclude
 # The core is always compiled as a kernel would compile it.
 CFLAGS_CORE := $(WARN) $(OPT) -ffreestanding -fno-builtin -fno-strict-aliasing \
                -fno-common $(EXTRA_CFLAGS)
+# On x86-64 the one archive also serves kernels: no red zone, no SSE (an
+# interrupt path must not touch the FPU state).
+ifneq ($(filter x86_64%,$(shell $(CC) -dumpmachine)),)
+CFLAGS_CORE += -mno-red-zone -mgeneral-regs-only
+endif
 # Hosted code (simulator, tools, tests) may use libc.
 CFLAGS_HOST := $(WARN) $(OPT) -D_GNU_SOURCE $(EXTRA_CFLAGS)
 LDFLAGS_HOST := $(EXTRA_LDFLAGS)
