@@ -109,11 +109,11 @@ static int irq_numbers(struct umsi_system *sys, struct umsi_irq_desc **ds,
  */
 static const struct umsi_cpumask *
 effective_mask(struct umsi_system *sys, const struct umsi_cpumask *aff,
-	       uint64_t *out, struct umsi_cpumask *m)
+	       uint64_t *out, struct umsi_cpumask *m, bool explicit)
 {
 	uint32_t w;
 
-	if (!aff && sys->all_reachable)
+	if (!aff && sys->all_reachable && !explicit)
 		return NULL;
 	for (w = 0; w < sys->mask_words; w++) {
 		uint64_t bits = ~0ull;
@@ -177,7 +177,8 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		set_affinity_words(sys, out[i], affinity);
 		out[i]->managed = managed;
 	}
-	mask = effective_mask(sys, affinity, words, &mbuf);
+	/* Managed reservations need the CPU set spelled out. */
+	mask = effective_mask(sys, affinity, words, &mbuf, managed);
 
 	fl = umsi_lock(sys);
 	ret = irq_numbers(sys, out, nvec);
@@ -260,7 +261,7 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 		return -UMSI_ENOMEM;
 	}
 	set_affinity_words(sys, d, NULL);
-	mask = effective_mask(sys, NULL, words, &mbuf);
+	mask = effective_mask(sys, NULL, words, &mbuf, false);
 	d->irq = irq;
 	fl = umsi_lock(sys);
 	if (atomic_load_explicit(&sys->irqs[irq], memory_order_relaxed)) {

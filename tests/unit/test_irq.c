@@ -596,6 +596,27 @@ static void offline_moves_irqs_away_and_online_takes_them_back(void **s)
 	machine_down(&m);
 }
 
+static void managed_irqs_without_a_mask_reserve_on_every_cpu_and_give_back(void **s)
+{
+	struct machine m;
+	struct umsi_irq_desc *d[3];
+	struct umsi_matrix_stats before, during, after;
+
+	(void)s;
+	machine_up(&m, 4, NULL, 0);
+	umsi_matrix_stats(m.sys->matrix, &before);
+	assert_int_equal(umsi_irq_alloc(m.sys, &chip_masked, 3, false, NULL,
+					true, d), 0);
+	umsi_matrix_stats(m.sys->matrix, &during);
+	/* One reservation per IRQ on each of the 4 CPUs. */
+	assert_int_equal(during.managed, before.managed + 3 * 4);
+	assert_int_equal(during.managed_allocated, 3);
+	umsi_irq_release(m.sys, d, 3);
+	umsi_matrix_stats(m.sys->matrix, &after);
+	assert_memory_equal(&before, &after, sizeof(before));
+	machine_down(&m);
+}
+
 static void offline_is_refused_when_the_other_cpus_have_no_room(void **s)
 {
 	struct machine m;
@@ -738,6 +759,7 @@ int main(void)
 		cmocka_unit_test(moves_reach_apic_ids_above_255_with_extended_dest_id),
 		cmocka_unit_test(a_cpu_messages_cannot_name_is_never_a_target),
 		cmocka_unit_test(offline_moves_irqs_away_and_online_takes_them_back),
+		cmocka_unit_test(managed_irqs_without_a_mask_reserve_on_every_cpu_and_give_back),
 		cmocka_unit_test(offline_is_refused_when_the_other_cpus_have_no_room),
 		cmocka_unit_test(a_failed_host_call_during_a_move_leaves_the_irq_working),
 		cmocka_unit_test(system_create_fails_cleanly_at_every_host_call),
