@@ -20,3 +20,9 @@ tsan-irq:
 	$(MAKE) --no-print-directory BUILD=build/tsan EXTRA_CFLAGS="-fsanitize=thread -O1 -g" \
 		EXTRA_LDFLAGS="-fsanitize=thread" build/tsan/tests/test_irq_threaded
 	TSAN_OPTIONS="halt_on_error=1" MOVES=$${MOVES:-10000} build/tsan/tests/test_irq_threaded
+
+TEST_BINS += $(BUILD)/tests/test_irq_regress
+
+$(BUILD)/tests/test_irq_regress: tests/unit/test_irq_regress.c $(SIM_LIB) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude -Iplatform $(CFLAGS_HOST) -o $@ $< $(SIM_LIB) $(LIB) $(LDFLAGS_HOST) -lcmocka -lpthread

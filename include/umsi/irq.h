@@ -163,7 +163,10 @@ int umsi_free_irq(struct umsi_system *sys, uint32_t irq, void *dev_id);
  * vectors must stay one aligned block on one CPU; like Linux without
  * interrupt remapping, uMSI does not move them); -UMSI_EPERM for a managed
  * IRQ (its affinity is fixed at allocation); -UMSI_ENOENT; -UMSI_EIO from
- * the device. Context: process.
+ * the device. Context: process. The caller must not free the IRQ
+ * (umsi_pci_free_irq_vectors(), umsi_pci_remove(), dynamic MSI-X removal)
+ * while this runs on it, as with Linux's free_irq(): uMSI does not
+ * reference-count descriptors against process-context callers.
  */
 int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 			  const struct umsi_cpumask *mask);

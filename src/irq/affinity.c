@@ -69,8 +69,11 @@ static void move_cleanup_on_old_cpu(void *arg)
 static int pick_unmaskable(struct umsi_system *sys, struct move *mv,
 			   const struct umsi_cpumask *mask)
 {
+	bool managed = mv->d->managed;
 	uint32_t cpu;
-	int v = umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags, &cpu);
+	int v = managed ?
+		umsi_matrix_alloc_managed(sys->matrix, mask, &cpu) :
+		umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags, &cpu);
 	unsigned w;
 
 	if (v < 0)
@@ -83,7 +86,10 @@ static int pick_unmaskable(struct umsi_system *sys, struct move *mv,
 		mv->temp = true;
 		return 0;
 	}
-	umsi_matrix_free(sys->matrix, cpu, (unsigned)v, false);
+	umsi_matrix_free(sys->matrix, cpu, (unsigned)v, managed);
+	/* A managed vector comes from its reservation: no other choice. */
+	if (managed)
+		return -UMSI_ENOSPC;
 	if (umsi_matrix_alloc_at(sys->matrix, cpu, mv->old_vec) == 0) {
 		mv->new_vec = mv->old_vec;
 		return 0;
@@ -123,7 +129,7 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 	fl = umsi_lock(sys);
 	mv.old_cpu = d->cpu;
 	mv.old_vec = d->vector;
-	if (!d->chip->mask && !d->managed) {
+	if (!d->chip->mask) {
 		ret = pick_unmaskable(sys, &mv, mask);
 	} else {
 		v = d->managed ?
@@ -314,11 +320,33 @@ static int managed_restart(struct umsi_system *sys, struct umsi_irq_desc *d,
 	return ret;
 }
 
+/*
+ * Start again every shut-down managed IRQ whose mask holds @cpu (now
+ * online). @words is scratch of mask_words.
+ */
+static void restart_managed(struct umsi_system *sys, uint32_t cpu,
+			    uint64_t *words)
+{
+	uint32_t irq;
+
+	for (irq = 0; irq < sys->max_irqs; irq++) {
+		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+		struct umsi_cpumask m = { words, sys->ncpus };
+
+		if (!d || !d->shutdown || !bit(d->affinity, cpu) || !claim(d))
+			continue;
+		if (usable_mask(sys, d->affinity, sys->ncpus, words,
+				UINT32_MAX) && managed_restart(sys, d, &m))
+			umsi_log(sys, UMSI_LOG_WARN, "irq %u: restart on cpu "
+				 "%u failed", irq, cpu);
+		atomic_store(&d->busy, false);
+	}
+}
+
 int umsi_cpu_online(struct umsi_system *sys, uint32_t cpu)
 {
 	umsi_irqflags_t fl;
 	uint64_t *words;
-	uint32_t irq;
 	int ret;
 
 	if (cpu >= sys->ncpus)
@@ -335,18 +363,8 @@ int umsi_cpu_online(struct umsi_system *sys, uint32_t cpu)
 			sys->cpus[cpu].online = true;
 	}
 	umsi_unlock(sys, fl);
-	for (irq = 0; !ret && irq < sys->max_irqs; irq++) {
-		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
-		struct umsi_cpumask m = { words, sys->ncpus };
-
-		if (!d || !d->shutdown || !bit(d->affinity, cpu) || !claim(d))
-			continue;
-		if (usable_mask(sys, d->affinity, sys->ncpus, words,
-				UINT32_MAX) && managed_restart(sys, d, &m))
-			umsi_log(sys, UMSI_LOG_WARN, "irq %u: restart on cpu "
-				 "%u failed", irq, cpu);
-		atomic_store(&d->busy, false);
-	}
+	if (!ret)
+		restart_managed(sys, cpu, words);
 	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
 	return ret;
 }
@@ -393,17 +411,21 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 		return -UMSI_ENOMEM;
 	m.words = words;
 	m.nbits = sys->ncpus;
+	/* Refuse before changing anything when something cannot move. */
+	for (irq = 0; irq < sys->max_irqs && !ret; irq++) {
+		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+
+		/* Multi-message MSI cannot move (no remapping). */
+		if (d && d->cpu == cpu && !d->shutdown && d->block_leader &&
+		    d->block_leader->block_order)
+			ret = -UMSI_EBUSY;
+	}
 	for (irq = 0; irq < sys->max_irqs && !ret; irq++) {
 		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 		uint32_t n;
 
 		if (!d || d->cpu != cpu || d->shutdown)
 			continue;
-		if (d->block_leader && d->block_leader->block_order) {
-			/* Multi-message MSI cannot move (no remapping). */
-			ret = -UMSI_EBUSY;
-			break;
-		}
 		if (!claim(d)) {
 			ret = -UMSI_EAGAIN;
 			break;
@@ -420,6 +442,13 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 		}
 		atomic_store(&d->busy, false);
 	}
+	/*
+	 * A failure part way leaves the CPU online: managed IRQs this call
+	 * shut down start again (the IRQs already moved stay moved, which is
+	 * harmless).
+	 */
+	if (ret)
+		restart_managed(sys, cpu, words);
 	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
 	if (ret)
 		return ret;

@@ -379,6 +379,17 @@ int umsi_request_irq(struct umsi_system *sys, uint32_t irq,
 		      !(flags & UMSI_IRQF_SHARED))) {
 		ret = -UMSI_EBUSY;
 	} else {
+		/*
+		 * A first handler starts afresh: an IRQ that storm detection
+		 * disabled for an earlier handler gets its chance again, as
+		 * Linux's __setup_irq clears IRQS_SPURIOUS_DISABLED.
+		 */
+		if (!first) {
+			atomic_store(&d->disabled, false);
+			atomic_store(&d->storm_count, 0);
+			atomic_store(&d->storm_unhandled, 0);
+			atomic_store(&d->replay, false);
+		}
 		tail = &d->actions;
 		while (atomic_load(tail))
 			tail = &atomic_load(tail)->next;

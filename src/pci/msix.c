@@ -184,18 +184,28 @@ struct umsi_msix_vec *umsi_msix_vec_of(struct umsi_pci_dev *dev, uint32_t irq)
 static void spread_mask(struct umsi_system *sys, uint32_t i, uint32_t n,
 			uint64_t *words)
 {
-	uint32_t first, last, cpu;
+	uint32_t first, last, cpu, r = 0, k = 0;
 
+	/* Spread over the CPUs a message can reach; others never qualify. */
+	for (cpu = 0; cpu < sys->ncpus; cpu++)
+		r += sys->cpus[cpu].reachable;
 	umsi_memset(words, 0, sys->mask_words * sizeof(uint64_t));
-	if (n >= sys->ncpus) {
-		first = i % sys->ncpus;
+	if (!r)
+		return;
+	if (n >= r) {
+		first = i % r;
 		last = first + 1;
 	} else {
-		first = (uint32_t)((uint64_t)i * sys->ncpus / n);
-		last = (uint32_t)((uint64_t)(i + 1) * sys->ncpus / n);
+		first = (uint32_t)((uint64_t)i * r / n);
+		last = (uint32_t)((uint64_t)(i + 1) * r / n);
 	}
-	for (cpu = first; cpu < last; cpu++)
-		words[cpu / 64] |= 1ull << (cpu % 64);
+	for (cpu = 0; cpu < sys->ncpus; cpu++) {
+		if (!sys->cpus[cpu].reachable)
+			continue;
+		if (k >= first && k < last)
+			words[cpu / 64] |= 1ull << (cpu % 64);
+		k++;
+	}
 }
 
 /*
