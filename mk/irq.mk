@@ -26,3 +26,10 @@ TEST_BINS += $(BUILD)/tests/test_irq_regress
 $(BUILD)/tests/test_irq_regress: tests/unit/test_irq_regress.c $(SIM_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude -Iplatform $(CFLAGS_HOST) -o $@ $< $(SIM_LIB) $(LIB) $(LDFLAGS_HOST) -lcmocka -lpthread
+
+# Capability walks and the x86 message format (src/pci/cap.c, src/arch).
+TEST_BINS += $(BUILD)/tests/test_cap
+
+$(BUILD)/tests/test_cap: tests/unit/test_cap.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude $(CFLAGS_HOST) -o $@ $< $(LIB) $(LDFLAGS_HOST) -lcmocka

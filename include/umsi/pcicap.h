@@ -41,7 +41,8 @@ struct umsi_cfg_view {
  * Return: 0; -UMSI_ENOENT when the list lacks @id; -UMSI_ENODEV when the
  * function reads all-ones (absent or surprise-removed); -UMSI_ELOOP when the
  * list is longer than 48 entries (it loops); -UMSI_ERANGE for a pointer into
- * the header (below 0x40) or past the end of the space; -UMSI_EINVAL for a
+ * the header (below 0x40) or past the end of the space, or an undefined
+ * header type (3-127); -UMSI_EINVAL for a
  * misaligned pointer in strict mode; -UMSI_EIO when a read fails.
  * Context: any.
  */

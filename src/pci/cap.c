@@ -45,6 +45,9 @@ static int first_cap_ptr(const struct umsi_cfg_view *v, uint16_t *ptr)
 	ret = cfg_read(v, UMSI_PCI_HEADER_TYPE, 1, &hdr);
 	if (ret)
 		return ret;
+	/* Types 3-127 are undefined: no known place for the pointer. */
+	if ((hdr & UMSI_PCI_HEADER_TYPE_MASK) > UMSI_PCI_HEADER_CARDBUS)
+		return -UMSI_ERANGE;
 	if ((hdr & UMSI_PCI_HEADER_TYPE_MASK) == UMSI_PCI_HEADER_CARDBUS)
 		where = UMSI_PCI_CB_CAP_PTR;
 	ret = cfg_read(v, where, 1, &p);
