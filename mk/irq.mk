@@ -2,7 +2,7 @@
 # Tests of the IRQ core on the simulator.
 TEST_BINS += $(BUILD)/tests/test_irq
 
-$(BUILD)/tests/test_irq: tests/unit/test_irq.c $(SIM_LIB) $(LIB)
+$(BUILD)/tests/test_irq: tests/unit/test_irq.c tests/unit/irq_fixture.h $(SIM_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude -Iplatform $(CFLAGS_HOST) -o $@ $< $(SIM_LIB) $(LIB) $(LDFLAGS_HOST) -lcmocka -lpthread
 
@@ -23,7 +23,7 @@ tsan-irq:
 
 TEST_BINS += $(BUILD)/tests/test_irq_regress
 
-$(BUILD)/tests/test_irq_regress: tests/unit/test_irq_regress.c $(SIM_LIB) $(LIB)
+$(BUILD)/tests/test_irq_regress: tests/unit/test_irq_regress.c tests/unit/irq_fixture.h $(SIM_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude -Iplatform $(CFLAGS_HOST) -o $@ $< $(SIM_LIB) $(LIB) $(LDFLAGS_HOST) -lcmocka -lpthread
 

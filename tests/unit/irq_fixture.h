@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A tiny interrupt source for IRQ-core tests (test_irq.c,
+ * test_irq_regress.c): a message register pair with an optional mask bit
+ * and pending bit, driven through the core's chip interface, and a
+ * simulated machine to run it on. Each chip step makes a host call (a
+ * barrier), so a hook that fires the device after every host access also
+ * fires it between the chip's writes.
+ */
+#ifndef UMSI_TEST_IRQ_FIXTURE_H
+#define UMSI_TEST_IRQ_FIXTURE_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <umsi/internal/core.h>
+#include <umsi/pci.h>
+#include "sim/umsi_sim.h"
+
+/* ---- a tiny device -------------------------------------------------------- */
+
+struct tdev {
+	struct umsi_system *sys;
+	struct umsi_sim *sim;
+	struct umsi_irq_desc *d;
+	bool maskable;
+	bool masked;
+	bool pending;
+	struct umsi_msg msg;
+	/* Test bookkeeping. */
+	unsigned outstanding;
+	uint64_t fired, handled;
+	uint32_t allowed[2];    /* CPUs the handler may run on */
+	uint64_t wrong_cpu;
+	int answer;             /* what the handler returns */
+};
+
+static inline void send(struct tdev *t)
+{
+	umsi_sim_msg_write(t->sim, t->msg.address, t->msg.data);
+}
+
+static inline void tdev_fire(struct tdev *t)
+{
+	if (t->outstanding)
+		return;
+	t->outstanding = 1;
+	t->fired++;
+	if (t->maskable && t->masked)
+		t->pending = true;
+	else
+		send(t);
+}
+
+static inline void step(struct umsi_system *sys)
+{
+	sys->ops->barrier(sys->host);
+}
+
+static inline struct tdev *to_tdev(struct umsi_irq_desc *d)
+{
+	return d->chip_data;
+}
+
+static inline int t_mask(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	to_tdev(d)->masked = true;
+	step(sys);
+	return 0;
+}
+
+static inline int t_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct tdev *t = to_tdev(d);
+
+	t->masked = false;
+	step(sys);
+	if (t->pending) {
+		t->pending = false;
+		send(t);
+	}
+	return 0;
+}
+
+/* Maskable: mask, write address, write data, restore the mask. */
+static inline int t_set_target_masked(struct umsi_system *sys,
+			       struct umsi_irq_desc *d, uint32_t cpu,
+			       uint8_t vector)
+{
+	struct tdev *t = to_tdev(d);
+	struct umsi_msg m;
+	bool was = t->masked;
+	int ret = umsi_irq_compose(sys, d, cpu, vector, &m);
+
+	if (ret)
+		return ret;
+	t_mask(sys, d);
+	t->msg.address = m.address;
+	step(sys);
+	t->msg.data = m.data;
+	step(sys);
+	if (!was)
+		t_unmask(sys, d);
+	return 0;
+}
+
+/* Unmaskable: data first, then address, a host call between them. */
+static inline int t_set_target_unmasked(struct umsi_system *sys,
+				 struct umsi_irq_desc *d, uint32_t cpu,
+				 uint8_t vector)
+{
+	struct tdev *t = to_tdev(d);
+	struct umsi_msg m;
+	int ret = umsi_irq_compose(sys, d, cpu, vector, &m);
+
+	if (ret)
+		return ret;
+	t->msg.data = m.data;
+	step(sys);
+	t->msg.address = m.address;
+	step(sys);
+	return 0;
+}
+
+static const struct umsi_irq_chip chip_masked = {
+	.name = "TEST-MASK", .mask = t_mask, .unmask = t_unmask,
+	.set_target = t_set_target_masked,
+};
+static const struct umsi_irq_chip chip_unmasked = {
+	.name = "TEST-NOMASK", .set_target = t_set_target_unmasked,
+};
+
+static inline int t_handler(uint32_t irq, void *arg)
+{
+	struct tdev *t = arg;
+	uint32_t cpu = t->sys->ops->current_cpu(t->sys->host);
+
+	(void)irq;
+	if (cpu != t->allowed[0] && cpu != t->allowed[1])
+		t->wrong_cpu++;
+	t->handled++;
+	t->outstanding = 0;
+	return t->answer;
+}
+
+/* ---- a machine ------------------------------------------------------------ */
+
+struct machine {
+	struct umsi_sim *sim;
+	struct umsi_system *sys;
+	struct umsi_sim_leaks leaks0;
+};
+
+static inline int sim_dispatch(void *arg, uint32_t cpu, uint8_t vector)
+{
+	return umsi_dispatch(arg, cpu, vector);
+}
+
+static inline void machine_up(struct machine *m, uint32_t ncpus,
+		       const uint32_t *apic_ids, uint32_t plat)
+{
+	struct umsi_sim_config cfg = {
+		.ncpus = ncpus, .apic_ids = apic_ids, .plat_flags = plat,
+	};
+
+	m->sim = umsi_sim_create(&cfg);
+	assert_non_null(m->sim);
+	umsi_sim_leaks(m->sim, &m->leaks0);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim, NULL,
+					    &m->sys), 0);
+	umsi_sim_set_dispatch(m->sim, sim_dispatch, m->sys);
+}
+
+static inline void machine_down(struct machine *m)
+{
+	struct umsi_sim_leaks l;
+
+	umsi_system_destroy(m->sys);
+	umsi_sim_leaks(m->sim, &l);
+	/* Everything the library took from the host went back. */
+	assert_int_equal(l.allocs, m->leaks0.allocs);
+	assert_int_equal(l.maps, m->leaks0.maps);
+	assert_int_equal(l.locks, m->leaks0.locks);
+	umsi_sim_destroy(m->sim);
+}
+
+static inline void tdev_attach(struct machine *m, struct tdev *t,
+			const struct umsi_irq_chip *chip,
+			const struct umsi_cpumask *aff)
+{
+	memset(t, 0, sizeof(*t));
+	t->sys = m->sys;
+	t->sim = m->sim;
+	t->maskable = chip->mask != NULL;
+	t->masked = true;
+	t->answer = UMSI_IRQ_HANDLED;
+	assert_int_equal(umsi_irq_alloc(m->sys, chip, 1, false, aff, false,
+					&t->d), 0);
+	t->d->chip_data = t;
+	assert_int_equal(chip->set_target(m->sys, t->d, t->d->cpu,
+					  t->d->vector), 0);
+	t->allowed[0] = t->allowed[1] = t->d->cpu;
+	assert_int_equal(umsi_request_irq(m->sys, t->d->irq, t_handler, 0,
+					  "tdev", t), 0);
+}
+
+static inline void tdev_detach(struct machine *m, struct tdev *t)
+{
+	assert_int_equal(umsi_free_irq(m->sys, t->d->irq, t), 0);
+	umsi_irq_release(m->sys, &t->d, 1);
+}
+
+#endif /* UMSI_TEST_IRQ_FIXTURE_H */
