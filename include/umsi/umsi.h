@@ -17,6 +17,7 @@
 #include <umsi/pcicap.h>
 #include <umsi/pci.h>
 #include <umsi/compat.h>
+#include <umsi/format.h>
 
 #define UMSI_VERSION_MAJOR 0
 #define UMSI_VERSION_MINOR 1

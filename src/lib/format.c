@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A small printf for log lines and statistics tables, since the core has
- * no libc. Supports %d %i %u %x %X %s %c %p %%, the length modifiers l,
- * ll, z, a field width, '-' and '0' flags, and %.Ns precision for strings.
+ * no libc. Supports %d %i %u %o %x %X %s %c %p %%, the length modifiers
+ * h, l, ll, z, a field width (or *), '-' and '0' flags, and %.Ns precision
+ * for strings. Public as umsi_vsnprintf() (umsi/format.h), so a kernel
+ * embedding uMSI need not carry a second one (the reference kernel does
+ * not).
  */
-#include <stdarg.h>
+#include <umsi/format.h>
 #include <umsi/internal/core.h>
 
 struct out {
@@ -57,7 +60,7 @@ static void put_num(struct out *o, unsigned long long v, bool neg,
 	put_padded(o, tmp + sizeof(tmp) - n, n, width, left, pad);
 }
 
-static size_t vformat(char *buf, size_t len, const char *fmt, va_list ap)
+size_t umsi_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap)
 {
 	struct out o = { buf, len, 0 };
 
@@ -93,8 +96,8 @@ static size_t vformat(char *buf, size_t len, const char *fmt, va_list ap)
 			while (*fmt >= '0' && *fmt <= '9')
 				prec = prec * 10 + (*fmt++ - '0');
 		}
-		while (*fmt == 'l' || *fmt == 'z') {
-			lng += *fmt == 'z' ? 2 : 1;
+		while (*fmt == 'l' || *fmt == 'z' || *fmt == 'h') {
+			lng += *fmt == 'z' ? 2 : *fmt == 'l' ? 1 : 0;
 			fmt++;
 		}
 		switch (*fmt) {
@@ -107,21 +110,26 @@ static size_t vformat(char *buf, size_t len, const char *fmt, va_list ap)
 			put_num(&o, u, s < 0, 10, false, width, left, pad);
 			break;
 		case 'u':
+		case 'o':
 		case 'x':
 		case 'X':
 			u = lng >= 2 ? va_arg(ap, unsigned long long) :
 			    lng == 1 ? va_arg(ap, unsigned long) :
 				       va_arg(ap, unsigned int);
-			put_num(&o, u, false, *fmt == 'u' ? 10 : 16,
-				*fmt == 'X', width, left, pad);
+			put_num(&o, u, false, *fmt == 'u' ? 10 :
+				*fmt == 'o' ? 8 : 16, *fmt == 'X', width,
+				left, pad);
 			break;
-		case 'p':
-			put(&o, '0');
-			put(&o, 'x');
-			put_num(&o, (unsigned long long)(uintptr_t)
+		case 'p': {
+			char tmp[20] = "0x";
+			struct out t = { tmp + 2, sizeof(tmp) - 2, 0 };
+
+			put_num(&t, (unsigned long long)(uintptr_t)
 				va_arg(ap, void *), false, 16, false, 0,
 				false, ' ');
+			put_padded(&o, tmp, t.pos + 2, width, left, ' ');
 			break;
+		}
 		case 's': {
 			const char *str = va_arg(ap, const char *);
 			size_t n;
@@ -163,7 +171,7 @@ size_t umsi_snprintf(char *buf, size_t len, const char *fmt, ...)
 	size_t n;
 
 	va_start(ap, fmt);
-	n = vformat(buf, len, fmt, ap);
+	n = umsi_vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
 	return n;
 }
@@ -177,7 +185,7 @@ void umsi_log(struct umsi_system *sys, enum umsi_log_level lvl,
 	if (!sys->ops->log)
 		return;
 	va_start(ap, fmt);
-	vformat(line, sizeof(line), fmt, ap);
+	umsi_vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	sys->ops->log(sys->host, lvl, line);
 }

@@ -190,9 +190,10 @@ static inline void machine_down(struct machine *m)
 	umsi_sim_destroy(m->sim);
 }
 
-static inline void tdev_attach(struct machine *m, struct tdev *t,
-			const struct umsi_irq_chip *chip,
-			const struct umsi_cpumask *aff)
+/* Attach a device with one IRQ (managed or not) and a handler. */
+static inline void tdev_attach_ex(struct machine *m, struct tdev *t,
+				  const struct umsi_irq_chip *chip,
+				  const struct umsi_cpumask *aff, bool managed)
 {
 	memset(t, 0, sizeof(*t));
 	t->sys = m->sys;
@@ -200,7 +201,7 @@ static inline void tdev_attach(struct machine *m, struct tdev *t,
 	t->maskable = chip->mask != NULL;
 	t->masked = true;
 	t->answer = UMSI_IRQ_HANDLED;
-	assert_int_equal(umsi_irq_alloc(m->sys, chip, 1, false, aff, false,
+	assert_int_equal(umsi_irq_alloc(m->sys, chip, 1, false, aff, managed,
 					&t->d), 0);
 	t->d->chip_data = t;
 	assert_int_equal(chip->set_target(m->sys, t->d, t->d->cpu,
@@ -208,6 +209,34 @@ static inline void tdev_attach(struct machine *m, struct tdev *t,
 	t->allowed[0] = t->allowed[1] = t->d->cpu;
 	assert_int_equal(umsi_request_irq(m->sys, t->d->irq, t_handler, 0,
 					  "tdev", t), 0);
+}
+
+static inline void tdev_attach(struct machine *m, struct tdev *t,
+			       const struct umsi_irq_chip *chip,
+			       const struct umsi_cpumask *aff)
+{
+	tdev_attach_ex(m, t, chip, aff, false);
+}
+
+/* A simulator hook that fires the device after every host access. */
+struct fire_hook {
+	struct tdev *t;
+	bool busy;
+	uint64_t injected;
+};
+
+static inline void fire_after_access(void *arg, enum umsi_sim_op op)
+{
+	struct fire_hook *h = arg;
+
+	(void)op;
+	if (h->busy || !h->t)
+		return;
+	h->busy = true;
+	if (!h->t->outstanding)
+		h->injected++;
+	tdev_fire(h->t);
+	h->busy = false;
 }
 
 static inline void tdev_detach(struct machine *m, struct tdev *t)

@@ -15,6 +15,7 @@
 #include <umsi/pci_regs.h>
 #include <umsi/pcicap.h>
 #include <umsi/host.h>
+#include <umsi/format.h>
 
 static uint8_t cfg[4096];
 
@@ -224,6 +225,38 @@ static void only_nameable_apic_ids_are_targets(void **s)
 	assert_int_equal(umsi_x86_msg_compose(1, 0x0f, 0, &m), -UMSI_EINVAL);
 }
 
+static size_t fmt(char *buf, size_t len, const char *f, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, f);
+	n = umsi_vsnprintf(buf, len, f, ap);
+	va_end(ap);
+	return n;
+}
+
+static void the_freestanding_printf_formats_like_libc(void **s)
+{
+	char b[64];
+
+	(void)s;
+	fmt(b, sizeof(b), "%d|%5d|%-5d|%05d|%u", -42, 7, 7, -42, 3000000000u);
+	assert_string_equal(b, "-42|    7|7    |-0042|3000000000");
+	fmt(b, sizeof(b), "%x|%X|%o|%08llx|%zu|%hu", 0xbeefu, 0xbeefu, 8u,
+	    0x1234ull, (size_t)99, (unsigned short)5);
+	assert_string_equal(b, "beef|BEEF|10|00001234|99|5");
+	fmt(b, sizeof(b), "%s|%-4s|%4s|%.2s|%c|%%|%s", "ab", "ab", "ab", "abc",
+	    'z', (char *)NULL);
+	assert_string_equal(b, "ab|ab  |  ab|ab|z|%|(null)");
+	fmt(b, sizeof(b), "%*d|%p|%12p", 4, 1, (void *)0x10, (void *)0x10);
+	assert_string_equal(b, "   1|0x10|        0x10");
+	/* Truncation keeps the NUL and reports the full length. */
+	assert_int_equal(fmt(b, 4, "%s", "abcdef"), 6);
+	assert_string_equal(b, "abc");
+	assert_int_equal(fmt(NULL, 0, "%d", 12345), 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +269,7 @@ int main(void)
 		cmocka_unit_test(extended_capabilities_are_found_and_loops_cut),
 		cmocka_unit_test(messages_decode_as_the_sdm_says),
 		cmocka_unit_test(only_nameable_apic_ids_are_targets),
+		cmocka_unit_test(the_freestanding_printf_formats_like_libc),
 	};
 
 	return cmocka_run_group_tests_name("capabilities and messages", tests,

@@ -221,26 +221,6 @@ static void rare_unhandled_interrupts_after_quiet_spells_never_disable(void **s)
 }
 
 /* Migration under fire. */
-struct fire_hook {
-	struct tdev *t;
-	bool busy;
-	uint64_t injected;
-};
-
-static void fire_after_access(void *arg, enum umsi_sim_op op)
-{
-	struct fire_hook *h = arg;
-
-	(void)op;
-	if (h->busy || !h->t)
-		return;
-	h->busy = true;
-	if (!h->t->outstanding)
-		h->injected++;
-	tdev_fire(h->t);
-	h->busy = false;
-}
-
 static uint64_t xorshift(uint64_t *s)
 {
 	*s ^= *s << 13;
@@ -351,19 +331,8 @@ static void offline_moves_irqs_away_and_online_takes_them_back(void **s)
 	for (i = 0; i < 6; i++)
 		tdev_attach(&m, &t[i], &chip_masked, NULL);
 	/* A managed IRQ whose mask is CPU 3 alone. */
-	memset(&mt, 0, sizeof(mt));
-	mt.sys = m.sys;
-	mt.sim = m.sim;
-	mt.maskable = true;
-	mt.masked = true;
-	mt.answer = UMSI_IRQ_HANDLED;
-	assert_int_equal(umsi_irq_alloc(m.sys, &chip_masked, 1, false, &only3,
-					true, &mt.d), 0);
-	mt.d->chip_data = &mt;
-	chip_masked.set_target(m.sys, mt.d, mt.d->cpu, mt.d->vector);
-	mt.allowed[0] = mt.allowed[1] = 3;
-	assert_int_equal(umsi_request_irq(m.sys, mt.d->irq, t_handler, 0,
-					  "managed", &mt), 0);
+	tdev_attach_ex(&m, &mt, &chip_masked, &only3, true);
+	assert_int_equal(mt.d->cpu, 3);
 
 	assert_int_equal(umsi_cpu_offline(m.sys, 3), 0);
 	for (i = 0; i < 6; i++) {

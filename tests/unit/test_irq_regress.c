@@ -17,44 +17,6 @@
 
 /* ---- review tests ---------------------------------------------------------- */
 
-struct fire_hook {
-	struct tdev *t;
-	bool busy;
-};
-
-static void fire_after_access(void *arg, enum umsi_sim_op op)
-{
-	struct fire_hook *h = arg;
-
-	(void)op;
-	if (h->busy || !h->t)
-		return;
-	h->busy = true;
-	tdev_fire(h->t);
-	h->busy = false;
-}
-
-/* Like tdev_attach, with a managed IRQ. */
-static void tdev_attach_managed(struct machine *m, struct tdev *t,
-				const struct umsi_irq_chip *chip,
-				const struct umsi_cpumask *aff)
-{
-	memset(t, 0, sizeof(*t));
-	t->sys = m->sys;
-	t->sim = m->sim;
-	t->maskable = chip->mask != NULL;
-	t->masked = true;
-	t->answer = UMSI_IRQ_HANDLED;
-	assert_int_equal(umsi_irq_alloc(m->sys, chip, 1, false, aff, true,
-					&t->d), 0);
-	t->d->chip_data = t;
-	assert_int_equal(chip->set_target(m->sys, t->d, t->d->cpu,
-					  t->d->vector), 0);
-	t->allowed[0] = t->allowed[1] = t->d->cpu;
-	assert_int_equal(umsi_request_irq(m->sys, t->d->irq, t_handler, 0,
-					  "tdev", t), 0);
-}
-
 /*
  * umsi_cpu_offline() shuts a managed IRQ down, then fails on a later IRQ
  * (here a multi-message block, -UMSI_EBUSY). The CPU stays online, but the
@@ -71,7 +33,7 @@ static void failed_offline_leaves_managed_irq_shut_down_on_online_cpu(void **s)
 
 	(void)s;
 	machine_up(&m, 4, NULL, 0);
-	tdev_attach_managed(&m, &mt, &chip_masked, &only3);
+	tdev_attach_ex(&m, &mt, &chip_masked, &only3, true);
 	assert_int_equal(mt.d->cpu, 3);
 	/* A 2-vector MSI block on CPU 3, with a higher IRQ number. */
 	assert_int_equal(umsi_irq_alloc(m.sys, &chip_masked, 2, true, &only3,
@@ -114,7 +76,7 @@ static void managed_unmaskable_irq_moved_by_offline_loses_nothing(void **s)
 	machine_up(&m, 4, NULL, 0);
 	/* Make CPU 2's free vectors differ from CPU 1's. */
 	tdev_attach(&m, &other, &chip_masked, &only2);
-	tdev_attach_managed(&m, &mt, &chip_unmasked, &cpus12);
+	tdev_attach_ex(&m, &mt, &chip_unmasked, &cpus12, true);
 	assert_int_equal(mt.d->cpu, 1);
 	mt.allowed[0] = 1;
 	mt.allowed[1] = 2;
