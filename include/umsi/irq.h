@@ -122,10 +122,12 @@ int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint8_t vector);
  *
  * The IRQ is unmasked when its first handler is attached.
  *
- * Return: 0; -UMSI_ENOENT for an unknown IRQ; -UMSI_EBUSY when a handler
- * exists and either side did not ask for sharing; -UMSI_EPERM when the
- * device's Bus Master Enable is clear (it could not send the message);
- * -UMSI_ENOMEM. Context: process.
+ * Return: 0; -UMSI_ENOENT for an unknown IRQ; -UMSI_EINVAL for a NULL
+ * @handler; -UMSI_EBUSY when a handler exists and either side did not ask
+ * for sharing; -UMSI_EPERM when the device's Bus Master Enable is clear
+ * (it could not send the message); -UMSI_ENODEV when the device reads
+ * all-ones (gone); -UMSI_EIO when the host could not read its Command
+ * register; -UMSI_ENOMEM. Context: process.
  */
 int umsi_request_irq(struct umsi_system *sys, uint32_t irq,
 		     umsi_handler_t handler, uint32_t flags, const char *name,

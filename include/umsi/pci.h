@@ -59,10 +59,14 @@ int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
  * @dev: the function
  *
  * Frees handlers, IRQs, vectors, MSI-X mappings and the record; disables
- * MSI/MSI-X on the device unless it reads all-ones (already gone). The
- * vector allocator's state afterwards equals its state before the device
- * was added. This is the seed's transparent reclaim on hot removal.
- * Context: process.
+ * MSI/MSI-X on the device unless it reads all-ones (already gone). On a
+ * shared INTx line, the handlers requested for this function with
+ * umsi_pci_request_irq() go with it and no other's do. Vectors kept in
+ * quarantine for the function (umsi_pci_free_irq_vectors()) go back now:
+ * call this when the function can send no more (hot removal, slot powered
+ * off, or the system going down). The vector allocator's state afterwards
+ * equals its state before the device was added. This is the seed's
+ * transparent reclaim on hot removal. Context: process.
  */
 void umsi_pci_remove(struct umsi_system *sys, struct umsi_pci_dev *dev);
 
@@ -130,11 +134,42 @@ int umsi_pci_alloc_irq_vectors(struct umsi_pci_dev *dev, uint32_t min,
  *
  * Disables MSI/MSI-X (every MSI-X entry left masked), gives INTx back
  * (INTx Disable as it was before), frees handlers still attached, IRQs and
- * vectors. On a shared INTx line the handlers belong to the line: free
- * your own with umsi_free_irq() first; the line goes with its last user.
- * Context: process.
+ * vectors. On a shared INTx line only this function's handlers requested
+ * through umsi_pci_request_irq() go; handlers requested with
+ * umsi_request_irq() belong to the line (free them with umsi_free_irq()
+ * first); the line goes with its last user.
+ *
+ * A vector never goes back while the device may still send to it. MSI-X
+ * entries are masked through MMIO and the mask read back; MSI and MSI-X
+ * are turned off by a configuration write, which is non-posted. When
+ * neither can be proven (a host configuration access failed and the
+ * masks did not read back), the IRQs are dropped but their vectors stay
+ * quarantined: published to a dead descriptor that counts and
+ * acknowledges what the device still sends, logged, and shown in
+ * umsi_pci_info.quarantined, until umsi_pci_remove(). A function that
+ * reads all-ones is gone and quarantines nothing. Context: process.
  */
 void umsi_pci_free_irq_vectors(struct umsi_pci_dev *dev);
+
+/**
+ * umsi_pci_request_irq - attach a handler to vector @n of a function
+ * @dev: the function
+ * @n: 0 .. count-1, as for umsi_pci_irq_vector()
+ * @handler: the handler
+ * @flags: UMSI_IRQF_SHARED to share an INTx line
+ * @name: a name for statistics (kept by pointer)
+ * @dev_id: cookie passed to @handler
+ *
+ * umsi_request_irq() on umsi_pci_irq_vector(@dev, @n), with the handler
+ * tagged as this function's: removing or freeing the function drops it
+ * even from an INTx line other functions still share.
+ *
+ * Return: as umsi_request_irq(), and -UMSI_EINVAL for a bad @n.
+ * Context: process.
+ */
+int umsi_pci_request_irq(struct umsi_pci_dev *dev, uint32_t n,
+			 umsi_handler_t handler, uint32_t flags,
+			 const char *name, void *dev_id);
 
 /**
  * umsi_pci_irq_vector - the IRQ number of vector @n
@@ -254,6 +289,9 @@ int umsi_pci_restore_state(struct umsi_pci_dev *dev);
  *          beyond the header's BARs, an I/O or absent BAR, the upper half
  *          of a 64-bit BAR, table or PBA outside the BAR, or overlapping);
  *          "bad_capability" (the capability list is broken)
+ * @quarantined: vectors kept for this function after a free that could
+ *          not prove the device quiet (see umsi_pci_free_irq_vectors());
+ *          they go back when the function is removed
  */
 struct umsi_pci_info {
 	umsi_bdf_t bdf;
@@ -271,6 +309,7 @@ struct umsi_pci_info {
 	uint32_t gsi;
 	const char *reason;
 	const char *msix_reason;
+	uint32_t quarantined;
 };
 
 /**

@@ -17,9 +17,15 @@ int umsi_irq_compose(struct umsi_system *sys, struct umsi_irq_desc *d,
 		     uint32_t cpu, uint8_t vector, struct umsi_msg *msg)
 {
 	uint32_t apic = sys->cpus[cpu].apic_id;
+	int ret;
 
-	if ((sys->plat_flags & UMSI_PLAT_IRQ_REMAP) && sys->ops->remap_compose)
-		return sys->ops->remap_compose(sys->host, d->irq, apic, vector,
-					       msg);
+	if ((sys->plat_flags & UMSI_PLAT_IRQ_REMAP) && sys->ops->remap_compose) {
+		ret = sys->ops->remap_compose(sys->host, d->irq, apic, vector,
+					      msg);
+		/* Only an IRQ that got an entry gives one back (remap_free). */
+		if (!ret)
+			d->remapped = true;
+		return ret;
+	}
 	return umsi_x86_msg_compose(apic, vector, sys->plat_flags, msg);
 }

@@ -116,8 +116,34 @@ static void unpick(struct umsi_system *sys, struct move *mv)
 }
 
 /*
+ * A retarget failed and so did putting the source back: record the new
+ * slot (and the temporary one on the old CPU) as strays of @d. [no lock]
+ */
+static void keep_strays(struct umsi_system *sys, struct move *mv)
+{
+	struct umsi_irq_desc *d = mv->d;
+	umsi_irqflags_t fl = umsi_lock(sys);
+
+	d->strays[d->nstrays].cpu = mv->new_cpu;
+	d->strays[d->nstrays].vector = mv->new_vec;
+	d->strays[d->nstrays++].managed = d->managed;
+	if (mv->temp) {
+		d->strays[d->nstrays].cpu = mv->old_cpu;
+		d->strays[d->nstrays].vector = mv->new_vec;
+		d->strays[d->nstrays++].managed = false;
+	}
+	umsi_unlock(sys, fl);
+	umsi_log(sys, UMSI_LOG_ERROR, "irq %u: retarget failed and the old "
+		 "target could not be restored; vectors 0x%x (cpu %u) and "
+		 "0x%x (cpu %u) stay reserved for it and it no longer moves",
+		 d->irq, mv->old_vec, mv->old_cpu, mv->new_vec, mv->new_cpu);
+}
+
+/*
  * Move @d to a CPU of @mask (already limited to reachable CPUs). Caller
- * owns d->busy. Returns 0 or a negative code; on failure @d is unchanged.
+ * owns d->busy. Returns 0 or a negative code; on failure @d is unchanged,
+ * or, when even restoring the old target failed, keeps the new slot as a
+ * stray (-UMSI_EIO from then on).
  */
 static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 		    const struct umsi_cpumask *mask)
@@ -126,6 +152,8 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 	umsi_irqflags_t fl;
 	int v, ret;
 
+	if (d->nstrays)
+		return -UMSI_EIO;
 	fl = umsi_lock(sys);
 	mv.old_cpu = d->cpu;
 	mv.old_vec = d->vector;
@@ -151,9 +179,17 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 
 	/* Step 2: retarget the source. */
 	ret = d->chip->set_target(sys, d, mv.new_cpu, mv.new_vec);
+	if (ret && d->chip->set_target(sys, d, mv.old_cpu, mv.old_vec)) {
+		/*
+		 * Neither the new nor the old message is known to be in the
+		 * device: it may send to either slot. Keep both, published
+		 * to this IRQ, until it is released; it moves no more.
+		 */
+		keep_strays(sys, &mv);
+		return ret;
+	}
 	if (ret) {
-		/* Put the source back where it was, then drop the new slot. */
-		d->chip->set_target(sys, d, mv.old_cpu, mv.old_vec);
+		/* The source is back where it was: drop the new slot. */
 		fl = umsi_lock(sys);
 		atomic_store(&sys->cpus[mv.new_cpu].vectab[mv.new_vec], NULL);
 		if (mv.temp)
@@ -208,16 +244,28 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 	return 0;
 }
 
-/* @out = @in & reachable & online; returns the number of CPUs left. */
-static uint32_t usable_mask(struct umsi_system *sys, const uint64_t *in,
+/* The CPUs @d's source can name. */
+static const uint64_t *reach_of(struct umsi_system *sys,
+				const struct umsi_irq_desc *d)
+{
+	return d->chip->compat_dest ? sys->compat_reachable : sys->reachable;
+}
+
+/*
+ * @out = @in & what @d can reach & online; returns the number of CPUs
+ * left.
+ */
+static uint32_t usable_mask(struct umsi_system *sys,
+			    const struct umsi_irq_desc *d, const uint64_t *in,
 			    uint32_t nbits, uint64_t *out, uint32_t skip_cpu)
 {
+	const uint64_t *reach = reach_of(sys, d);
 	uint32_t cpu, n = 0;
 
 	umsi_memset(out, 0, sys->mask_words * sizeof(uint64_t));
 	for (cpu = 0; cpu < sys->ncpus && cpu < nbits; cpu++) {
 		if (!bit(in, cpu) || cpu == skip_cpu ||
-		    !sys->cpus[cpu].online || !sys->cpus[cpu].reachable)
+		    !sys->cpus[cpu].online || !bit(reach, cpu))
 			continue;
 		out[cpu / 64] |= 1ull << (cpu % 64);
 		n++;
@@ -257,7 +305,8 @@ int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 		ret = -UMSI_ENOMEM;
 		goto out;
 	}
-	if (!usable_mask(sys, mask->words, mask->nbits, words, UINT32_MAX)) {
+	if (!usable_mask(sys, d, mask->words, mask->nbits, words,
+			 UINT32_MAX)) {
 		ret = -UMSI_EINVAL;
 		goto out;
 	}
@@ -280,12 +329,26 @@ out:
 
 /* ---- CPU hotplug --------------------------------------------------------- */
 
-/* Shut a managed IRQ down: its whole mask went offline. */
-static void managed_shutdown(struct umsi_system *sys, struct umsi_irq_desc *d)
+/*
+ * Shut a managed IRQ down: its whole mask went offline. Its vector goes
+ * back only once the source is masked; a mask that failed leaves it as it
+ * is (-UMSI_EIO), and the CPU stays online.
+ */
+static int managed_shutdown(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
 	umsi_irqflags_t fl;
+	int ret;
 
-	umsi_irq_mask(sys, d->irq);
+	if (d->nstrays)
+		return -UMSI_EIO;
+	/* A source without a mask bit cannot be silenced: it stays. */
+	if (!d->chip->mask)
+		return -UMSI_EBUSY;
+	ret = umsi_irq_mask(sys, d->irq);
+	if (ret) {
+		umsi_irq_unmask(sys, d->irq);
+		return ret;
+	}
 	fl = umsi_lock(sys);
 	atomic_store(&sys->cpus[d->cpu].vectab[d->vector], NULL);
 	umsi_unlock(sys, fl);
@@ -294,6 +357,7 @@ static void managed_shutdown(struct umsi_system *sys, struct umsi_irq_desc *d)
 	umsi_matrix_free(sys->matrix, d->cpu, d->vector, true);
 	d->shutdown = true;
 	umsi_unlock(sys, fl);
+	return 0;
 }
 
 /* Start a shut-down managed IRQ again on a CPU of its mask. */
@@ -335,7 +399,7 @@ static void restart_managed(struct umsi_system *sys, uint32_t cpu,
 
 		if (!d || !d->shutdown || !bit(d->affinity, cpu) || !claim(d))
 			continue;
-		if (usable_mask(sys, d->affinity, sys->ncpus, words,
+		if (usable_mask(sys, d, d->affinity, sys->ncpus, words,
 				UINT32_MAX) && managed_restart(sys, d, &m))
 			umsi_log(sys, UMSI_LOG_WARN, "irq %u: restart on cpu "
 				 "%u failed", irq, cpu);
@@ -390,6 +454,12 @@ static bool room_elsewhere(struct umsi_system *sys, uint32_t cpu)
 	return need <= room;
 }
 
+/*
+ * Take @cpu out of the allocator first, so no IRQ allocated meanwhile
+ * lands there; then move or shut down what it holds. A failure puts the
+ * CPU back as it was: online, its managed IRQs started again (IRQs that
+ * already moved stay moved, which is harmless).
+ */
 int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 {
 	struct umsi_cpumask m;
@@ -406,11 +476,6 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 		return -UMSI_EBUSY;
 	if (!room_elsewhere(sys, cpu))
 		return -UMSI_ENOSPC;
-	words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
-	if (!words)
-		return -UMSI_ENOMEM;
-	m.words = words;
-	m.nbits = sys->ncpus;
 	/* Refuse before changing anything when something cannot move. */
 	for (irq = 0; irq < sys->max_irqs && !ret; irq++) {
 		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
@@ -420,42 +485,48 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 		    d->block_leader->block_order)
 			ret = -UMSI_EBUSY;
 	}
+	if (ret)
+		return ret;
+	words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+	if (!words)
+		return -UMSI_ENOMEM;
+	m.words = words;
+	m.nbits = sys->ncpus;
+	fl = umsi_lock(sys);
+	ret = umsi_matrix_offline(sys->matrix, cpu);
+	if (!ret)
+		sys->cpus[cpu].online = false;
+	umsi_unlock(sys, fl);
 	for (irq = 0; irq < sys->max_irqs && !ret; irq++) {
 		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 		uint32_t n;
 
 		if (!d || d->cpu != cpu || d->shutdown)
 			continue;
+		/* Busy: being set up, moved or changed by another CPU. */
 		if (!claim(d)) {
 			ret = -UMSI_EAGAIN;
 			break;
 		}
-		n = usable_mask(sys, d->affinity, sys->ncpus, words, cpu);
+		n = usable_mask(sys, d, d->affinity, sys->ncpus, words, cpu);
 		if (!n && d->managed) {
-			managed_shutdown(sys, d);
+			ret = managed_shutdown(sys, d);
 		} else {
 			/* Unmanaged with no CPU left: break affinity. */
 			if (!n)
-				n = usable_mask(sys, sys->reachable,
+				n = usable_mask(sys, d, reach_of(sys, d),
 						sys->ncpus, words, cpu);
-			ret = move_irq(sys, d, &m);
+			ret = n ? move_irq(sys, d, &m) : -UMSI_ENOSPC;
 		}
 		atomic_store(&d->busy, false);
 	}
-	/*
-	 * A failure part way leaves the CPU online: managed IRQs this call
-	 * shut down start again (the IRQs already moved stay moved, which is
-	 * harmless).
-	 */
-	if (ret)
+	if (ret && !sys->cpus[cpu].online) {
+		fl = umsi_lock(sys);
+		if (!umsi_matrix_online(sys->matrix, cpu))
+			sys->cpus[cpu].online = true;
+		umsi_unlock(sys, fl);
 		restart_managed(sys, cpu, words);
+	}
 	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
-	if (ret)
-		return ret;
-	fl = umsi_lock(sys);
-	ret = umsi_matrix_offline(sys->matrix, cpu);
-	if (!ret)
-		sys->cpus[cpu].online = false;
-	umsi_unlock(sys, fl);
 	return ret;
 }

@@ -108,12 +108,17 @@ static int irq_numbers(struct umsi_system *sys, struct umsi_irq_desc **ds,
  * the allocator, which is NULL ("every online CPU") in the common case.
  */
 static const struct umsi_cpumask *
-effective_mask(struct umsi_system *sys, const struct umsi_cpumask *aff,
-	       uint64_t *out, struct umsi_cpumask *m, bool explicit)
+effective_mask(struct umsi_system *sys, const struct umsi_irq_chip *chip,
+	       const struct umsi_cpumask *aff, uint64_t *out,
+	       struct umsi_cpumask *m, bool explicit)
 {
+	const uint64_t *reach = chip->compat_dest ? sys->compat_reachable :
+				sys->reachable;
+	bool all = chip->compat_dest ? sys->all_compat_reachable :
+		   sys->all_reachable;
 	uint32_t w;
 
-	if (!aff && sys->all_reachable && !explicit)
+	if (!aff && all && !explicit)
 		return NULL;
 	for (w = 0; w < sys->mask_words; w++) {
 		uint64_t bits = ~0ull;
@@ -124,7 +129,7 @@ effective_mask(struct umsi_system *sys, const struct umsi_cpumask *aff,
 			if (w == aff->nbits / 64 && aff->nbits % 64)
 				bits &= (1ull << (aff->nbits % 64)) - 1;
 		}
-		out[w] = bits & sys->reachable[w];
+		out[w] = bits & reach[w];
 	}
 	m->words = out;
 	m->nbits = sys->ncpus;
@@ -144,8 +149,13 @@ static void set_affinity_words(struct umsi_system *sys,
 			d->affinity[cpu / 64] |= 1ull << (cpu % 64);
 }
 
+/*
+ * Publish a new descriptor, claimed: until umsi_irq_activate() its
+ * chip_data may not be set, so no walker may move it. [lock]
+ */
 static void publish(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
+	atomic_store(&d->busy, true);
 	atomic_store_explicit(&sys->cpus[d->cpu].vectab[d->vector], d,
 			      memory_order_release);
 	atomic_store_explicit(&sys->irqs[d->irq], d, memory_order_release);
@@ -178,7 +188,7 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		out[i]->managed = managed;
 	}
 	/* Managed reservations need the CPU set spelled out. */
-	mask = effective_mask(sys, affinity, words, &mbuf, managed);
+	mask = effective_mask(sys, chip, affinity, words, &mbuf, managed);
 
 	fl = umsi_lock(sys);
 	ret = irq_numbers(sys, out, nvec);
@@ -261,7 +271,7 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 		return -UMSI_ENOMEM;
 	}
 	set_affinity_words(sys, d, NULL);
-	mask = effective_mask(sys, NULL, words, &mbuf, false);
+	mask = effective_mask(sys, chip, NULL, words, &mbuf, false);
 	d->irq = irq;
 	fl = umsi_lock(sys);
 	if (atomic_load_explicit(&sys->irqs[irq], memory_order_relaxed)) {
@@ -311,15 +321,54 @@ static void free_vectors(struct umsi_system *sys, struct umsi_irq_desc *d)
 	}
 }
 
-static void unpublish(struct umsi_system *sys, struct umsi_irq_desc *d)
+/* Clear @cpu's slot @vector if it still holds @d. [lock] */
+static void clear_slot(struct umsi_system *sys, struct umsi_irq_desc *d,
+		       uint32_t cpu, uint8_t vector)
 {
-	struct umsi_irq_desc *_Atomic *slot =
-		&sys->cpus[d->cpu].vectab[d->vector];
 	struct umsi_irq_desc *expect = d;
 
-	/* Only clear the slot if it is still ours (shutdown left it). */
-	atomic_compare_exchange_strong(slot, &expect, NULL);
-	atomic_store_explicit(&sys->irqs[d->irq], NULL, memory_order_release);
+	atomic_compare_exchange_strong(&sys->cpus[cpu].vectab[vector],
+				       &expect, NULL);
+}
+
+/* Unlink @d from the quarantine list if it is there. [lock] */
+static void unquarantine(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_irq_desc **l;
+
+	if (d->chip != &umsi_dead_chip)
+		return;
+	for (l = &sys->quarantine; *l && *l != d; l = &(*l)->next_dead)
+		;
+	if (*l) {
+		*l = d->next_dead;
+		sys->nquarantined--;
+	}
+}
+
+static void unpublish(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_irq_desc *expect = d;
+	uint8_t i;
+
+	/* Only clear a slot that is still ours (shutdown left it). */
+	clear_slot(sys, d, d->cpu, d->vector);
+	for (i = 0; i < d->nstrays; i++)
+		clear_slot(sys, d, d->strays[i].cpu, d->strays[i].vector);
+	/* A quarantined descriptor gave its number up already. */
+	atomic_compare_exchange_strong(&sys->irqs[d->irq], &expect, NULL);
+	unquarantine(sys, d);
+}
+
+/* Free the slots a failed retarget left behind. [lock] */
+static void free_strays(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	uint8_t i;
+
+	for (i = 0; i < d->nstrays; i++)
+		umsi_matrix_free(sys->matrix, d->strays[i].cpu,
+				 d->strays[i].vector, d->strays[i].managed);
+	d->nstrays = 0;
 }
 
 void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
@@ -334,15 +383,137 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 	umsi_unlock(sys, fl);
 	umsi_irq_sync(sys);
 	fl = umsi_lock(sys);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		free_vectors(sys, descs[i]);
+		free_strays(sys, descs[i]);
+	}
 	umsi_unlock(sys, fl);
 	for (i = 0; i < n; i++) {
-		if (sys->ops->remap_free && (sys->plat_flags &
-					     UMSI_PLAT_IRQ_REMAP))
+		if (descs[i]->remapped && sys->ops->remap_free)
 			sys->ops->remap_free(sys->host, descs[i]->irq);
 		desc_free_mem(sys, descs[i]);
 	}
+}
+
+void umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
+		       uint32_t n)
+{
+	uint32_t i;
+
+	(void)sys;
+	for (i = 0; i < n; i++)
+		atomic_store_explicit(&descs[i]->busy, false,
+				      memory_order_release);
+}
+
+/* ---- quarantine -------------------------------------------------------- */
+
+/*
+ * A dead descriptor has no operations: masking, retargeting and starting
+ * it are refused; dispatch finds it masked (depth never drops to zero), so
+ * an interrupt is counted and acknowledged and no handler runs.
+ */
+static int dead_set_target(struct umsi_system *sys, struct umsi_irq_desc *d,
+			   uint32_t cpu, uint8_t vector)
+{
+	(void)sys;
+	(void)d;
+	(void)cpu;
+	(void)vector;
+	return -UMSI_EBUSY;
+}
+
+static int dead_startup(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	(void)sys;
+	(void)d;
+	return -UMSI_ENOENT;
+}
+
+const struct umsi_irq_chip umsi_dead_chip = {
+	.name = "quarantined",
+	.set_target = dead_set_target,
+	.startup = dead_startup,
+};
+
+/* Detach every handler of @d and free them once no CPU runs them. */
+static void drop_actions(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_irq_action *a;
+	umsi_irqflags_t fl;
+
+	fl = umsi_lock(sys);
+	a = atomic_exchange(&d->actions, NULL);
+	umsi_unlock(sys, fl);
+	umsi_irq_sync(sys);
+	while (a) {
+		struct umsi_irq_action *next = atomic_load(&a->next);
+
+		umsi_free(sys, a, sizeof(*a));
+		a = next;
+	}
+}
+
+void umsi_irq_quarantine(struct umsi_system *sys, struct umsi_irq_desc **descs,
+			 uint32_t n, const void *owner)
+{
+	umsi_irqflags_t fl;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		struct umsi_irq_desc *d = descs[i], *expect = d;
+
+		/* Masked for good: dispatch counts and acknowledges only. */
+		atomic_store(&d->mask_depth, 1 << 20);
+		atomic_store(&d->busy, true);
+		drop_actions(sys, d);
+		fl = umsi_lock(sys);
+		atomic_compare_exchange_strong(&sys->irqs[d->irq], &expect,
+					       NULL);
+		d->chip = &umsi_dead_chip;
+		d->chip_data = NULL;
+		d->owner = owner;
+		d->next_dead = sys->quarantine;
+		sys->quarantine = d;
+		sys->nquarantined++;
+		umsi_unlock(sys, fl);
+		umsi_log(sys, UMSI_LOG_ERROR, "irq %u: its source could not be "
+			 "proven quiet; vector 0x%x stays reserved on cpu %u "
+			 "until the device is removed", d->irq, d->vector,
+			 d->cpu);
+	}
+}
+
+uint32_t umsi_irq_release_owned(struct umsi_system *sys, const void *owner)
+{
+	struct umsi_irq_desc *d;
+	umsi_irqflags_t fl;
+	uint32_t n = 0;
+
+	for (;;) {
+		fl = umsi_lock(sys);
+		for (d = sys->quarantine; d && owner && d->owner != owner;
+		     d = d->next_dead)
+			;
+		umsi_unlock(sys, fl);
+		if (!d)
+			return n;
+		umsi_irq_release(sys, &d, 1);
+		n++;
+	}
+}
+
+uint32_t umsi_irq_quarantined(struct umsi_system *sys, const void *owner)
+{
+	struct umsi_irq_desc *d;
+	umsi_irqflags_t fl;
+	uint32_t n = 0;
+
+	fl = umsi_lock(sys);
+	for (d = sys->quarantine; d; d = d->next_dead)
+		n += !owner || d->owner == owner;
+	umsi_unlock(sys, fl);
+	return n;
 }
 
 /* ---- handlers ------------------------------------------------------------ */
@@ -350,6 +521,14 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 int umsi_request_irq(struct umsi_system *sys, uint32_t irq,
 		     umsi_handler_t handler, uint32_t flags, const char *name,
 		     void *dev_id)
+{
+	return umsi_irq_request_owned(sys, irq, handler, flags, name, dev_id,
+				      NULL);
+}
+
+int umsi_irq_request_owned(struct umsi_system *sys, uint32_t irq,
+			   umsi_handler_t handler, uint32_t flags,
+			   const char *name, void *dev_id, const void *owner)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 	struct umsi_irq_action *a, *_Atomic *tail, *first;
@@ -372,6 +551,7 @@ int umsi_request_irq(struct umsi_system *sys, uint32_t irq,
 	a->dev_id = dev_id;
 	a->name = name;
 	a->flags = flags;
+	a->owner = owner;
 
 	fl = umsi_lock(sys);
 	first = atomic_load(&d->actions);
@@ -434,6 +614,55 @@ int umsi_free_irq(struct umsi_system *sys, uint32_t irq, void *dev_id)
 	umsi_irq_sync(sys);
 	umsi_free(sys, a, sizeof(*a));
 	return 0;
+}
+
+uint32_t umsi_irq_free_owned(struct umsi_system *sys, uint32_t irq,
+			     const void *owner)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+	struct umsi_irq_action *a, *_Atomic *link;
+	umsi_irqflags_t fl;
+	bool last;
+	uint32_t n = 0;
+
+	if (!d || !owner)
+		return 0;
+	/*
+	 * One handler at a time: a CPU in dispatch may still be walking
+	 * through the one just unlinked, so it is freed only after a sync.
+	 */
+	for (;;) {
+		fl = umsi_lock(sys);
+		for (link = &d->actions; (a = atomic_load(link)) != NULL;
+		     link = &a->next)
+			if (a->owner == owner)
+				break;
+		if (a)
+			atomic_store_explicit(link, atomic_load(&a->next),
+					      memory_order_release);
+		last = a && atomic_load(&d->actions) == NULL;
+		umsi_unlock(sys, fl);
+		if (!a)
+			return n;
+		if (last)
+			umsi_irq_mask(sys, irq);
+		umsi_irq_sync(sys);
+		umsi_free(sys, a, sizeof(*a));
+		n++;
+	}
+}
+
+uint32_t umsi_irq_untagged_handlers(struct umsi_system *sys, uint32_t irq)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+	struct umsi_irq_action *a;
+	uint32_t n = 0;
+
+	if (!d)
+		return 0;
+	for (a = atomic_load(&d->actions); a; a = atomic_load(&a->next))
+		n += !a->owner;
+	return n;
 }
 
 int umsi_irq_mask(struct umsi_system *sys, uint32_t irq)

@@ -67,6 +67,8 @@ static void system_free(struct umsi_system *sys)
 	umsi_free(sys, sys->matrix_mem, sys->matrix_size);
 	umsi_free(sys, sys->cpus, sys->cpus_size);
 	umsi_free(sys, sys->reachable, sys->mask_words * sizeof(uint64_t));
+	umsi_free(sys, sys->compat_reachable,
+		  sys->mask_words * sizeof(uint64_t));
 	if (sys->lock)
 		ops->lock_destroy(host, sys->lock);
 	ops->free(host, sys, sizeof(*sys));
@@ -79,6 +81,7 @@ static int system_cpus(struct umsi_system *sys)
 	int ret;
 
 	sys->all_reachable = true;
+	sys->all_compat_reachable = true;
 	for (cpu = 0; cpu < sys->ncpus; cpu++) {
 		struct umsi_cpu *c = &sys->cpus[cpu];
 
@@ -87,6 +90,12 @@ static int system_cpus(struct umsi_system *sys)
 			return ret;
 		c->reachable = umsi_x86_dest_reachable(c->apic_id,
 						       sys->plat_flags);
+		/* The IO-APIC sends compatibility-format messages only. */
+		if (umsi_x86_dest_reachable(c->apic_id, sys->plat_flags &
+					    ~UMSI_PLAT_IRQ_REMAP))
+			sys->compat_reachable[cpu / 64] |= 1ull << (cpu % 64);
+		else
+			sys->all_compat_reachable = false;
 		if (c->reachable)
 			sys->reachable[cpu / 64] |= 1ull << (cpu % 64);
 		else
@@ -182,7 +191,9 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	if (!sys->irqs)
 		goto fail;
 	sys->reachable = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
-	if (!sys->reachable)
+	sys->compat_reachable = umsi_zalloc(sys, sys->mask_words *
+					    sizeof(uint64_t));
+	if (!sys->reachable || !sys->compat_reachable)
 		goto fail;
 	ret = system_cpus(sys);
 	if (ret)
@@ -214,6 +225,8 @@ void umsi_system_destroy(struct umsi_system *sys)
 			 "system destroy; freeing it", irq);
 		umsi_irq_release(sys, &d, 1);
 	}
+	/* Every device is gone now: nothing can send to a quarantined vector. */
+	umsi_irq_release_owned(sys, NULL);
 	umsi_pci_policy_free(sys);
 	system_free(sys);
 }

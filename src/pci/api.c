@@ -53,6 +53,18 @@ int umsi_pci_alloc_irq_vectors(struct umsi_pci_dev *dev, uint32_t min,
 	return denied ? -UMSI_EPERM : -UMSI_ENOENT;
 }
 
+int umsi_pci_request_irq(struct umsi_pci_dev *dev, uint32_t n,
+			 umsi_handler_t handler, uint32_t flags,
+			 const char *name, void *dev_id)
+{
+	int irq = umsi_pci_irq_vector(dev, n);
+
+	if (irq < 0)
+		return irq;
+	return umsi_irq_request_owned(dev->sys, (uint32_t)irq, handler, flags,
+				      name, dev_id, dev);
+}
+
 int umsi_pci_irq_vector(struct umsi_pci_dev *dev, uint32_t n)
 {
 	if (!dev || n >= dev->nvec)

@@ -366,11 +366,17 @@ static int probe_msi(struct umsi_pci_dev *dev, const struct umsi_cfg_view *v)
 		return ret;
 	if (c.ctrl == 0xffff)
 		return -UMSI_ENODEV;
-	if (c.mmc_reserved)
-		log_dev(dev, UMSI_LOG_WARN, "MSI Multiple Message Capable has a "
-			"reserved encoding; using 32", -UMSI_ERANGE);
 	dev->msi_ctrl = c.ctrl;
 	dev->msi_mmc = c.mmc;
+	/*
+	 * Encodings 6 and 7 are reserved: nothing says how many messages
+	 * the device decodes. One is the only count every MSI device takes.
+	 */
+	if (c.mmc_reserved) {
+		log_dev(dev, UMSI_LOG_WARN, "MSI Multiple Message Capable has a "
+			"reserved encoding; using one message", -UMSI_ERANGE);
+		dev->msi_mmc = 1;
+	}
 	dev->msi_64 = c.addr64;
 	dev->msi_maskable = c.maskable &&
 			    !(dev->quirks & UMSI_QUIRK_BROKEN_MASK);
@@ -469,6 +475,7 @@ static int probe(struct umsi_pci_dev *dev)
 	if (ret) {
 		/* A broken list: keep what came before the fault. */
 		log_dev(dev, UMSI_LOG_WARN, "broken capability list", ret);
+		dev->caps_broken = true;
 		if (!caps.msi && !caps.msix)
 			dev->msix_reason = "bad_capability";
 	}
@@ -562,6 +569,11 @@ void umsi_pci_remove(struct umsi_system *sys, struct umsi_pci_dev *dev)
 	if (!sys || !dev)
 		return;
 	umsi_pci_free_irq_vectors(dev);
+	/*
+	 * The function is gone: whatever it could still send to, it sends
+	 * no more, so vectors kept in quarantine for it go back now.
+	 */
+	umsi_irq_release_owned(sys, dev);
 	fl = umsi_lock(sys);
 	for (link = &sys->devs; *link && *link != dev; link = &(*link)->next)
 		;
@@ -596,7 +608,10 @@ void umsi_pci_get_info(struct umsi_pci_dev *dev, struct umsi_pci_info *info)
 	info->nvec = dev->nvec;
 	info->msi_reserved = dev->mode == UMSI_MODE_MSI ? dev->msi_block : 0;
 	info->gsi = dev->mode == UMSI_MODE_INTX ? dev->route.gsi : 0;
-	info->msix_reason = dev->msix_cap ? dev->msix_reason : "no_capability";
+	/* A list that broke before MSI-X says nothing of MSI-X. */
+	info->msix_reason = dev->msix_cap ? dev->msix_reason :
+			    dev->caps_broken ? "bad_capability" : "no_capability";
+	info->quarantined = umsi_irq_quarantined(dev->sys, dev);
 	if (dev->deny_reason)
 		info->reason = dev->deny_reason;
 	else if (!dev->msi_cap && !dev->msix_cap)

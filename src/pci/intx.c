@@ -53,6 +53,7 @@ static const struct umsi_irq_chip ioapic_level_chip = {
 	.unmask = ioapic_unmask,
 	.set_target = ioapic_set_target,
 	.level = true,
+	.compat_dest = true,
 };
 
 static const struct umsi_irq_chip ioapic_edge_chip = {
@@ -61,12 +62,8 @@ static const struct umsi_irq_chip ioapic_edge_chip = {
 	.unmask = ioapic_unmask,
 	.set_target = ioapic_set_target,
 	.level = false,
+	.compat_dest = true,
 };
-
-static bool is_ioapic(const struct umsi_irq_chip *c)
-{
-	return c == &ioapic_level_chip || c == &ioapic_edge_chip;
-}
 
 bool umsi_intx_shared(struct umsi_pci_dev *dev)
 {
@@ -85,25 +82,29 @@ bool umsi_intx_shared(struct umsi_pci_dev *dev)
 	return shared;
 }
 
-/* Join the line at the GSI if another function has it. [sys lock] */
-static int join_line(struct umsi_system *sys, uint32_t gsi,
-		     struct umsi_intx_line **out)
+/*
+ * Join the line at the GSI if another function has it. The line is found
+ * through the functions, not through IRQ number = GSI: that number may
+ * belong to an MSI (the seed API hands an unshared line's GSI to MSI), and
+ * then the line has another number. [sys lock]
+ */
+static void join_line(struct umsi_system *sys, uint32_t gsi,
+		      struct umsi_intx_line **out)
 {
-	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, gsi);
-	struct umsi_intx_line *l;
+	struct umsi_pci_dev *o;
 
 	*out = NULL;
-	if (!d)
-		return 0;
-	if (!is_ioapic(d->chip))
-		return -UMSI_EBUSY;         /* the number went to an MSI */
-	l = d->chip_data;
-	if (!l || !l->users)
-		return -UMSI_EBUSY;         /* being set up or torn down */
-	l->users++;
-	*out = l;
-	return 0;
+	for (o = sys->devs; o; o = o->next) {
+		if (o->intx && o->intx->gsi == gsi && o->intx->users) {
+			o->intx->users++;
+			*out = o->intx;
+			return;
+		}
+	}
 }
+
+/* Owner tag of an INTx line kept in quarantine (its mask failed). */
+static const char intx_quarantine_owner[] = "intx";
 
 /* A new line: IRQ number = GSI, entry programmed masked. */
 static int new_line(struct umsi_pci_dev *dev, struct umsi_intx_line **out)
@@ -121,6 +122,9 @@ static int new_line(struct umsi_pci_dev *dev, struct umsi_intx_line **out)
 	l->gsi = dev->route.gsi;
 	l->route = dev->route;
 	ret = umsi_irq_alloc_at(sys, l->gsi, chip, &d);
+	/* The GSI's number went to an MSI: the line takes another. */
+	if (ret == -UMSI_EBUSY)
+		ret = umsi_irq_alloc(sys, chip, 1, false, NULL, false, &d);
 	if (ret) {
 		umsi_free(sys, l, sizeof(*l));
 		return ret;
@@ -138,6 +142,7 @@ static int new_line(struct umsi_pci_dev *dev, struct umsi_intx_line **out)
 	fl = umsi_lock(sys);
 	l->users = 1;
 	umsi_unlock(sys, fl);
+	umsi_irq_activate(sys, &d, 1);
 	*out = l;
 	return 0;
 }
@@ -150,8 +155,11 @@ static void put_line(struct umsi_system *sys, struct umsi_intx_line *l)
 	umsi_unlock(sys, fl);
 	if (!last)
 		return;
-	(void)ioapic_write(sys, l->desc, l->desc->cpu, l->desc->vector, true);
-	umsi_irq_release(sys, &l->desc, 1);
+	/* An input that could not be masked may still deliver the vector. */
+	if (ioapic_write(sys, l->desc, l->desc->cpu, l->desc->vector, true))
+		umsi_irq_quarantine(sys, &l->desc, 1, intx_quarantine_owner);
+	else
+		umsi_irq_release(sys, &l->desc, 1);
 	umsi_free(sys, l, sizeof(*l));
 }
 
@@ -174,10 +182,9 @@ int umsi_intx_enable(struct umsi_pci_dev *dev)
 	if (ret)
 		return ret;
 	fl = umsi_lock(sys);
-	ret = join_line(sys, dev->route.gsi, &l);
+	join_line(sys, dev->route.gsi, &l);
 	umsi_unlock(sys, fl);
-	if (!ret && !l)
-		ret = new_line(dev, &l);
+	ret = l ? 0 : new_line(dev, &l);
 	if (ret)
 		goto fail;
 	ret = umsi_pci_read_command(dev, &cmd);
@@ -203,12 +210,25 @@ fail:
 
 /*
  * Leave the line; the last user masks the redirection entry and frees the
- * IRQ. On a shared line, handlers belong to the line, not to a function:
- * a driver frees its own handler (umsi_free_irq) before this.
+ * IRQ. The handlers this function requested through umsi_pci_request_irq()
+ * go with it; on a line others still use, handlers requested without an
+ * owner (umsi_request_irq) cannot be told apart and stay, which is logged:
+ * their driver must free them before removal.
  */
 void umsi_intx_disable(struct umsi_pci_dev *dev)
 {
+	struct umsi_system *sys = dev->sys;
+	uint32_t irq = dev->intx->desc->irq, left;
 	uint16_t cmd;
+
+	umsi_irq_free_owned(sys, irq, dev);
+	left = umsi_irq_untagged_handlers(sys, irq);
+	if (left && dev->intx->users > 1)
+		umsi_log(sys, UMSI_LOG_WARN, "%04x:%02x:%02x.%u leaves shared "
+			 "irq %u with %u handler(s) requested without an "
+			 "owner; they stay on the line", UMSI_BDF_SEG(dev->bdf),
+			 UMSI_BDF_BUS(dev->bdf), UMSI_BDF_DEV(dev->bdf),
+			 UMSI_BDF_FN(dev->bdf), irq, left);
 
 	if (!umsi_pci_read_command(dev, &cmd))
 		(void)umsi_pci_update_command(dev, cmd,

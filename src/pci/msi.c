@@ -379,6 +379,7 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 		umsi_pci_descs_free(dev);
 		return ret;
 	}
+	umsi_irq_activate(sys, dev->descs, (uint32_t)block);
 	dev->msi_block = (uint32_t)block;
 	dev->nvec = n;
 	dev->mode = UMSI_MODE_MSI;
@@ -389,24 +390,42 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
  * Turn MSI off before the vectors go back, so the device cannot write to
  * a vector someone else gets next; give INTx back (clear INTx Disable
  * when uMSI set it). Accesses: Command read, Message Control write, and
- * a Command write when INTx Disable changes. A function that reads
- * all-ones is gone: only the IRQs are reclaimed.
+ * a Command write when INTx Disable changes.
+ *
+ * Configuration writes are non-posted: one that succeeded has reached the
+ * device. If the Message Control write fails, every vector is masked
+ * instead where the capability has mask bits. A device proven off or
+ * masked, or reading all-ones (gone), gives its vectors back; any other
+ * keeps them quarantined until it is removed.
  */
 void umsi_msi_disable(struct umsi_pci_dev *dev)
 {
 	uint16_t cmd, ctrl;
+	bool quiet, gone;
+	umsi_irqflags_t fl;
+	int ret;
 
-	if (!umsi_pci_read_command(dev, &cmd)) {
-		ctrl = dev->msi_ctrl & (uint16_t)~(UMSI_MSI_FLAGS_ENABLE |
-						   UMSI_MSI_FLAGS_QSIZE);
-		if (!umsi_pci_cfg_write(dev, dev->msi_cap + UMSI_MSI_FLAGS,
-					2, ctrl))
-			dev->msi_ctrl = ctrl;
+	ret = umsi_pci_read_command(dev, &cmd);
+	gone = ret == -UMSI_ENODEV;
+	ctrl = dev->msi_ctrl & (uint16_t)~(UMSI_MSI_FLAGS_ENABLE |
+					   UMSI_MSI_FLAGS_QSIZE);
+	quiet = gone || !umsi_pci_cfg_write(dev, dev->msi_cap + UMSI_MSI_FLAGS,
+					    2, ctrl);
+	if (quiet && !gone) {
+		dev->msi_ctrl = ctrl;
+	} else if (!quiet && dev->msi_maskable) {
+		fl = dev_lock(dev);
+		quiet = !write_mask(dev, low_bits(dev->msi_block));
+		dev_unlock(dev, fl);
+	}
+	if (!ret)
 		(void)umsi_pci_update_command(dev, cmd,
 			(uint16_t)((cmd & ~UMSI_PCI_CMD_INTX_DISABLE) |
 				   (dev->cmd_before & UMSI_PCI_CMD_INTX_DISABLE)));
-	}
-	umsi_irq_release(dev->sys, dev->descs, dev->ndesc);
+	if (quiet)
+		umsi_irq_release(dev->sys, dev->descs, dev->ndesc);
+	else
+		umsi_irq_quarantine(dev->sys, dev->descs, dev->ndesc, dev);
 	umsi_pci_descs_free(dev);
 	dev->msi_block = 0;
 }

@@ -503,48 +503,63 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 		umsi_pci_descs_free(dev);
 		return ret;
 	}
+	umsi_irq_activate(sys, dev->descs, n);
 	dev->nvec = n;
 	dev->mode = UMSI_MODE_MSIX;
 	return (int)n;
 }
 
 /*
- * Tear down: mask each used entry still unmasked (one flushing read for
- * all), MSI-X off, INTx Disable as it was; then the IRQs go (no CPU still
- * dispatches them) and only then the table mapping. The table is left with
- * every entry masked, so the next enable can skip masking it.
+ * Tear down, in the order that keeps every vector safe:
+ *  1. mask each used entry still unmasked (MMIO: posted writes, which
+ *     cannot fail the way a configuration access can), then one read of
+ *     the last entry masked: it flushes the writes, and a mask bit read
+ *     back set proves the device took them;
+ *  2. MSI-X Enable off (a non-posted configuration write: success means
+ *     the device has it), INTx Disable as it was;
+ *  3. the IRQs go (no CPU still dispatches them), then the mapping.
+ * The device is quiet when its entries are proven masked, or MSI-X is
+ * proven off, or it reads all-ones (gone). Otherwise its vectors are
+ * quarantined, not freed: it may still send to them. The table is left
+ * with every entry masked, so the next enable can skip masking it.
  */
 void umsi_msix_disable(struct umsi_pci_dev *dev)
 {
 	umsi_irqflags_t fl;
 	uint16_t cmd;
-	uint32_t i;
-	bool wrote = false;
+	uint32_t i, last = 0, got;
+	bool wrote = false, masked = true, off, gone;
+	int ret;
 
-	if (!umsi_pci_read_command(dev, &cmd)) {
-		fl = dev_lock(dev);
-		for (i = 0; i < dev->ndesc; i++) {
-			struct umsi_msix_vec *v = dev->descs[i]->chip_data;
+	fl = dev_lock(dev);
+	for (i = 0; i < dev->ndesc; i++) {
+		struct umsi_msix_vec *v = dev->descs[i]->chip_data;
 
-			if (v->ctrl & UMSI_MSIX_CTRL_MASKBIT)
-				continue;
-			v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
-			twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
-			wrote = true;
-		}
-		if (wrote)
-			(void)tread(dev, 0, UMSI_MSIX_ENTRY_CTRL);
-		dev_unlock(dev, fl);
-		(void)umsi_pci_cfg_write(dev, dev->msix_cap + UMSI_MSIX_FLAGS,
-					 2, dev->msix_ctrl);
+		if (v->ctrl & UMSI_MSIX_CTRL_MASKBIT)
+			continue;
+		v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
+		twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
+		last = v->index;
+		wrote = true;
+	}
+	if (wrote) {
+		got = tread(dev, last, UMSI_MSIX_ENTRY_CTRL);
+		masked = got != 0xffffffffu && (got & UMSI_MSIX_CTRL_MASKBIT);
+	}
+	dev_unlock(dev, fl);
+	ret = umsi_pci_read_command(dev, &cmd);
+	gone = ret == -UMSI_ENODEV;
+	off = !gone && !umsi_pci_cfg_write(dev, dev->msix_cap +
+					   UMSI_MSIX_FLAGS, 2, dev->msix_ctrl);
+	if (!ret)
 		(void)umsi_pci_update_command(dev, cmd,
 			(uint16_t)((cmd & ~UMSI_PCI_CMD_INTX_DISABLE) |
 				   (dev->cmd_before & UMSI_PCI_CMD_INTX_DISABLE)));
-		dev->msix_clean = true;
-	} else {
-		dev->msix_clean = false;
-	}
-	umsi_irq_release(dev->sys, dev->descs, dev->ndesc);
+	dev->msix_clean = masked && !gone;
+	if (gone || masked || off)
+		umsi_irq_release(dev->sys, dev->descs, dev->ndesc);
+	else
+		umsi_irq_quarantine(dev->sys, dev->descs, dev->ndesc, dev);
 	unmap_table(dev);
 	free_vecs(dev);
 	umsi_pci_descs_free(dev);
@@ -633,15 +648,21 @@ int umsi_msix_add_entry(struct umsi_pci_dev *dev, int32_t index, bool dynamic)
 	set_used(dev, idx, true);
 	dev->descs[dev->ndesc++] = d;
 	dev->nvec = dev->ndesc;
+	umsi_irq_activate(sys, &d, 1);
 	return (int)d->irq;
 }
 
-/* Remove one entry: masked (1 write + 1 read if live), then freed. */
+/*
+ * Remove one entry: masked (1 write + 1 read if live), then freed. A mask
+ * that does not read back set (the function stopped decoding, or is gone)
+ * leaves the entry's vector quarantined until the function is removed.
+ */
 int umsi_msix_remove_entry(struct umsi_pci_dev *dev, struct umsi_irq_desc *d)
 {
 	struct umsi_msix_vec *v = d->chip_data;
 	umsi_irqflags_t fl;
-	uint32_t i;
+	uint32_t i, got;
+	bool masked = true;
 
 	for (i = 0; i < dev->ndesc && dev->descs[i] != d; i++)
 		;
@@ -651,10 +672,14 @@ int umsi_msix_remove_entry(struct umsi_pci_dev *dev, struct umsi_irq_desc *d)
 	if (!(v->ctrl & UMSI_MSIX_CTRL_MASKBIT)) {
 		v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
 		twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
-		(void)tread(dev, v->index, UMSI_MSIX_ENTRY_CTRL);
+		got = tread(dev, v->index, UMSI_MSIX_ENTRY_CTRL);
+		masked = got != 0xffffffffu && (got & UMSI_MSIX_CTRL_MASKBIT);
 	}
 	dev_unlock(dev, fl);
-	umsi_irq_release(dev->sys, &d, 1);
+	if (masked)
+		umsi_irq_release(dev->sys, &d, 1);
+	else
+		umsi_irq_quarantine(dev->sys, &d, 1, dev);
 	set_used(dev, v->index, false);
 	unlink_vec(dev, v);
 	umsi_free(dev->sys, v, sizeof(*v));

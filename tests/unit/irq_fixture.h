@@ -204,6 +204,7 @@ static inline void tdev_attach_ex(struct machine *m, struct tdev *t,
 	assert_int_equal(umsi_irq_alloc(m->sys, chip, 1, false, aff, managed,
 					&t->d), 0);
 	t->d->chip_data = t;
+	umsi_irq_activate(m->sys, &t->d, 1);
 	assert_int_equal(chip->set_target(m->sys, t->d, t->d->cpu,
 					  t->d->vector), 0);
 	t->allowed[0] = t->allowed[1] = t->d->cpu;

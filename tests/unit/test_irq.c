@@ -131,6 +131,7 @@ static void shared_handlers_all_run_and_unshared_requests_are_refused(void **s)
 	assert_int_equal(umsi_irq_alloc(m.sys, &chip_masked, 1, false, NULL,
 					false, &t.d), 0);
 	t.d->chip_data = &t;
+	umsi_irq_activate(m.sys, &t.d, 1);
 	chip_masked.set_target(m.sys, t.d, t.d->cpu, t.d->vector);
 	assert_int_equal(umsi_request_irq(m.sys, t.d->irq, share_a,
 					  UMSI_IRQF_SHARED, "a", &a), 0);

@@ -156,6 +156,7 @@ static void moves_while_cpu_threads_take_interrupts_lose_nothing(void **s)
 	assert_int_equal(umsi_irq_alloc(sys, &chip, 1, false, NULL, false, &d),
 			 0);
 	d->chip_data = &t;
+	umsi_irq_activate(sys, &d, 1);
 	assert_int_equal(chip.set_target(sys, d, d->cpu, d->vector), 0);
 	assert_int_equal(umsi_request_irq(sys, d->irq, handler, 0, "t", &t), 0);
 	pthread_create(&dev, NULL, device_thread, &t);

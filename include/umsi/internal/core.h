@@ -44,7 +44,20 @@ struct umsi_irq_chip {
 	int (*startup)(struct umsi_system *sys, struct umsi_irq_desc *d);
 	/* Level-triggered source (IO-APIC): EOI must also reach the IO-APIC. */
 	bool level;
+	/*
+	 * The source sends compatibility-format messages only (an IO-APIC
+	 * redirection entry): its CPU must be nameable without interrupt
+	 * remapping, whatever the platform does for MSI.
+	 */
+	bool compat_dest;
 };
+
+/*
+ * The chip of a quarantined descriptor: its source could not be proven
+ * quiet, so it keeps its vector, counts and drops what arrives, and has
+ * no operations at all (src/irq/desc.c).
+ */
+extern const struct umsi_irq_chip umsi_dead_chip;
 
 /*
  * State of a new IRQ: umsi_irq_alloc() returns descriptors with mask depth
@@ -59,6 +72,7 @@ struct umsi_irq_action {
 	void *dev_id;
 	const char *name;
 	uint32_t flags;
+	const void *owner;          /* umsi_irq_request_owned(); NULL else */
 	struct umsi_irq_action *_Atomic next;
 };
 
@@ -69,6 +83,22 @@ struct umsi_irq_desc {
 	void *chip_data;            /* the chip's per-IRQ state */
 	umsi_bdf_t bdf;
 	uint32_t hwirq;             /* MSI message, MSI-X index or GSI */
+	/* The host's remapping back end holds an entry for it (remap_free). */
+	bool remapped;
+	/* Quarantine: the owner (opaque, the PCI function) and the list. */
+	const void *owner;
+	struct umsi_irq_desc *next_dead;     /* sys->quarantine [lock] */
+	/*
+	 * Slots a failed retarget may have left the source aimed at: kept
+	 * allocated and published to this descriptor until it is released.
+	 * While any exists the IRQ does not move again. [lock]
+	 */
+	struct umsi_irq_stray {
+		uint32_t cpu;
+		uint8_t vector;
+		bool managed;
+	} strays[2];
+	uint8_t nstrays;
 	/* Target. [lock] */
 	uint32_t cpu;
 	uint8_t vector;
@@ -133,6 +163,12 @@ struct umsi_system {
 	/* CPUs a message can name, and whether that is all of them. */
 	uint64_t *reachable;
 	bool all_reachable;
+	/* CPUs a compatibility-format message (IO-APIC) can name. */
+	uint64_t *compat_reachable;
+	bool all_compat_reachable;
+	/* Quarantined descriptors (umsi_irq_quarantine). [lock] */
+	struct umsi_irq_desc *quarantine;
+	uint32_t nquarantined;
 };
 
 /* Provided by src/pci for system tear-down. */
@@ -170,7 +206,9 @@ static inline void umsi_unlock(struct umsi_system *sys, umsi_irqflags_t f)
  *
  * Descriptors are published in the IRQ table and the vector tables, so a
  * stray message to the new vectors is dispatched (and counted) instead of
- * being spurious. All-or-nothing.
+ * being spurious. They are published claimed (busy): affinity changes and
+ * CPU offline leave them alone (-UMSI_EAGAIN) until the caller has bound
+ * them to their source and calls umsi_irq_activate(). All-or-nothing.
  *
  * Return: 0, -UMSI_ENOSPC, -UMSI_ENOMEM, -UMSI_EINVAL. Context: process.
  */
@@ -218,6 +256,64 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
  */
 int umsi_irq_compose(struct umsi_system *sys, struct umsi_irq_desc *d,
 		     uint32_t cpu, uint8_t vector, struct umsi_msg *msg);
+
+/**
+ * umsi_irq_activate - descriptors are bound to their source
+ * @sys: the system
+ * @descs: descriptors from umsi_irq_alloc() or umsi_irq_alloc_at()
+ * @n: how many
+ *
+ * Ends the claim taken at allocation: from now on affinity changes and CPU
+ * offline may move them (which calls the chip with its chip_data).
+ */
+void umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
+		       uint32_t n);
+
+/**
+ * umsi_irq_quarantine - keep the vectors of IRQs whose source may still send
+ * @sys: the system
+ * @descs: the descriptors
+ * @n: how many
+ * @owner: what may still send (opaque; umsi_irq_release_owned() frees them)
+ *
+ * For a source that could not be proven quiet (a failed configuration
+ * write while turning MSI off). Handlers are dropped (no CPU runs them
+ * when this returns), the IRQ numbers are freed, and each descriptor
+ * becomes a dead one (umsi_dead_chip, no chip_data) that stays published
+ * on its vector: whatever the device still sends is counted and
+ * acknowledged, and the vector is not handed to anyone else.
+ */
+void umsi_irq_quarantine(struct umsi_system *sys, struct umsi_irq_desc **descs,
+			 uint32_t n, const void *owner);
+
+/**
+ * umsi_irq_release_owned - release the quarantined IRQs of @owner
+ * @sys: the system
+ * @owner: as given to umsi_irq_quarantine(); NULL releases every one
+ *
+ * Call when @owner can no longer send (removed, or proven quiet).
+ * Return: how many descriptors were released.
+ */
+uint32_t umsi_irq_release_owned(struct umsi_system *sys, const void *owner);
+
+/* Quarantined descriptors of @owner. */
+uint32_t umsi_irq_quarantined(struct umsi_system *sys, const void *owner);
+
+/**
+ * umsi_irq_request_owned - umsi_request_irq() with an owner tag
+ *
+ * umsi_irq_free_owned() drops every handler with that tag: the PCI layer
+ * tags handlers with their function, so removing one function from a
+ * shared INTx line drops its handlers and no other's.
+ */
+int umsi_irq_request_owned(struct umsi_system *sys, uint32_t irq,
+			   umsi_handler_t handler, uint32_t flags,
+			   const char *name, void *dev_id, const void *owner);
+/* Drop the handlers of @irq tagged @owner; returns how many. */
+uint32_t umsi_irq_free_owned(struct umsi_system *sys, uint32_t irq,
+			     const void *owner);
+/* Handlers of @irq without an owner tag. */
+uint32_t umsi_irq_untagged_handlers(struct umsi_system *sys, uint32_t irq);
 
 /* Wait until no CPU is still in a dispatch begun before the call. */
 void umsi_irq_sync(struct umsi_system *sys);

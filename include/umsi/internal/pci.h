@@ -78,6 +78,7 @@ struct umsi_pci_dev {
 	/* Why MSI-X in particular is unusable (table location), or NULL. */
 	const char *msix_reason;
 	uint32_t quirks;                    /* UMSI_QUIRK_* of this function */
+	bool caps_broken;                   /* the capability list broke */
 
 	/* MSI capability. */
 	uint16_t msi_cap;
