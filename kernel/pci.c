@@ -6,8 +6,11 @@
  * base + ((bus - start_bus) << 20 | dev << 15 | fn << 12). q35 puts the
  * 256 MiB window at 0xb0000000 (from the MCFG table, never assumed).
  * Enumeration walks bus 0 and, below every type-1 header, the secondary
- * bus the firmware assigned. BARs are read, sized with decoding off, and
- * restored: their addresses are the firmware's.
+ * bus the firmware assigned; then every other bus the ECAM window covers
+ * that no bridge leads to, as the root bus of another host bridge (QEMU's
+ * pxb-pcie, a second socket's root complex), with its own hierarchy. BARs
+ * are read, sized with decoding off, and restored: their addresses are
+ * the firmware's.
  */
 #include "kernel.h"
 #include "acpi.h"
@@ -17,8 +20,10 @@ struct pci_dev pci_devs[PCI_MAX_DEVS];
 uint32_t pci_ndevs;
 
 static uint64_t ecam;
-static uint8_t bus_start, bus_end;
+static uint8_t bus_start, bus_end = 255;	/* 0xcf8 reaches 256 buses */
 static struct spinlock cf8_lock;
+/* Buses scanned; buses in some bridge's secondary..subordinate range. */
+static uint64_t bus_scanned[4], bus_bridged[4];
 
 void pci_init(void)
 {
@@ -178,10 +183,21 @@ static void find_caps(struct pci_dev *d)
 	}
 }
 
-static void scan_bus(uint8_t bus, int parent, int depth);
+static void scan_bus(uint8_t bus, uint8_t root, int parent, int depth);
 
-static void add_function(uint8_t bus, uint8_t dev, uint8_t fn, int parent,
-			 int depth)
+static void bus_mark(uint64_t *map, uint32_t first, uint32_t last)
+{
+	for (uint32_t b = first; b <= last && b < 256; b++)
+		map[b / 64] |= 1ull << (b % 64);
+}
+
+static bool bus_test(const uint64_t *map, uint32_t bus)
+{
+	return (map[bus / 64] >> (bus % 64)) & 1;
+}
+
+static void add_function(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t root,
+			 int parent, int depth)
 {
 	uint32_t bdf = PCI_BDF(bus, dev, fn);
 	uint32_t id = pci_cfg_read(bdf, 0, 4);
@@ -205,6 +221,7 @@ static void add_function(uint8_t bus, uint8_t dev, uint8_t fn, int parent,
 	d->header_type = (uint8_t)pci_cfg_read(bdf, 0x0e, 1) & 0x7f;
 	d->irq_pin = (uint8_t)pci_cfg_read(bdf, 0x3d, 1);
 	d->parent = parent;
+	d->root_bus = root;
 	find_caps(d);
 
 	nbars = d->header_type == 0 ? 6 : d->header_type == 1 ? 2 : 0;
@@ -219,13 +236,17 @@ static void add_function(uint8_t bus, uint8_t dev, uint8_t fn, int parent,
 
 		d->secondary = (uint8_t)pci_cfg_read(bdf, 0x19, 1);
 		d->subordinate = (uint8_t)pci_cfg_read(bdf, 0x1a, 1);
-		if (d->secondary > bus && depth < 16)
-			scan_bus(d->secondary, self, depth + 1);
+		if (d->secondary > bus)
+			bus_mark(bus_bridged, d->secondary, d->subordinate);
+		if (d->secondary > bus && depth < 16 &&
+		    !bus_test(bus_scanned, d->secondary))
+			scan_bus(d->secondary, root, self, depth + 1);
 	}
 }
 
-static void scan_bus(uint8_t bus, int parent, int depth)
+static void scan_bus(uint8_t bus, uint8_t root, int parent, int depth)
 {
+	bus_mark(bus_scanned, bus, bus);
 	for (uint8_t dev = 0; dev < 32; dev++) {
 		uint32_t id = pci_cfg_read(PCI_BDF(bus, dev, 0), 0, 4);
 		uint8_t nfn;
@@ -234,14 +255,42 @@ static void scan_bus(uint8_t bus, int parent, int depth)
 			continue;
 		nfn = pci_cfg_read(PCI_BDF(bus, dev, 0), 0x0e, 1) & 0x80 ? 8 : 1;
 		for (uint8_t fn = 0; fn < nfn; fn++)
-			add_function(bus, dev, fn, parent, depth);
+			add_function(bus, dev, fn, root, parent, depth);
 	}
 }
 
+static bool bus_populated(uint8_t bus)
+{
+	for (uint8_t dev = 0; dev < 32; dev++) {
+		if ((pci_cfg_read(PCI_BDF(bus, dev, 0), 0, 2) & 0xffff) != 0xffff)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The first bus of the window, then every bus no bridge leads to that
+ * has a device: another host bridge's root bus. Buses inside a bridge's
+ * secondary..subordinate range are never taken for roots (a hot-plug
+ * port's spare buses are empty, and one that is not belongs to the
+ * port). Scanning in increasing order lets a root's hierarchy claim its
+ * buses before the scan reaches them. 8 K config reads at most.
+ */
 void pci_enumerate(void)
 {
+	uint32_t first = ecam ? bus_start : 0;
+
 	pci_ndevs = 0;
-	scan_bus(ecam ? bus_start : 0, -1, 0);
+	memset(bus_scanned, 0, sizeof(bus_scanned));
+	memset(bus_bridged, 0, sizeof(bus_bridged));
+	scan_bus((uint8_t)first, (uint8_t)first, -1, 0);
+	for (uint32_t bus = first + 1; bus <= bus_end; bus++) {
+		if (bus_test(bus_scanned, bus) || bus_test(bus_bridged, bus) ||
+		    !bus_populated((uint8_t)bus))
+			continue;
+		kprintf("pci: root bus %02x (another host bridge)\n", bus);
+		scan_bus((uint8_t)bus, (uint8_t)bus, -1, 0);
+	}
 }
 
 /*
@@ -256,10 +305,42 @@ void pci_enumerate(void)
  * bridges the pin is swizzled at each level: pin' = (pin + dev) % 4,
  * dev being the device number on the bridge's secondary bus.
  */
+static uint32_t q35_root_pirq(uint32_t slot, uint32_t p)
+{
+	if (slot >= 25 && slot != 30)
+		return p;
+	if (slot == 30)
+		return p + 4;
+	return (slot + p) % 4 + 4;
+}
+
+/*
+ * The slot of the one PCI expander bridge (pxb-pcie 1b36:000b, pxb
+ * 1b36:0009) on bus 0, or -1 when there is none or several: which root
+ * bus belongs to which expander is only said in AML, which we do not run.
+ */
+static int pxb_slot(void)
+{
+	int slot = -1;
+
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		struct pci_dev *d = &pci_devs[i];
+
+		if (PCI_BUS(d->bdf) || d->vendor != 0x1b36 ||
+		    (d->device != 0x000b && d->device != 0x0009))
+			continue;
+		if (slot >= 0)
+			return -1;
+		slot = (int)PCI_DEV(d->bdf);
+	}
+	return slot;
+}
+
 int pci_intx_gsi(uint32_t bdf, uint8_t pin)
 {
 	struct pci_dev *d = pci_find(bdf);
-	uint32_t p, slot, pirq;
+	uint32_t p, flat;
+	int pxb;
 
 	if (!d || pin < 1 || pin > 4)
 		return -1;
@@ -268,12 +349,20 @@ int pci_intx_gsi(uint32_t bdf, uint8_t pin)
 		p = (p + PCI_DEV(d->bdf)) % 4;
 		d = &pci_devs[d->parent];
 	}
-	slot = PCI_DEV(d->bdf);
-	if (slot >= 25 && slot != 30)
-		pirq = p;
-	else if (slot == 30)
-		pirq = p + 4;
-	else
-		pirq = (slot + p) % 4 + 4;
-	return (int)(16 + pirq);
+	if (!d->root_bus)
+		return (int)(16 + q35_root_pirq(PCI_DEV(d->bdf), p));
+	/*
+	 * An expander's root bus (hw/pci-bridge/pci_expander_bridge.c,
+	 * verified by 04-intx-routing.t): the pin is swizzled once more on
+	 * the root bus, then the expander subtracts its own slot X, and the
+	 * ICH9 looks the result up as pin (p - X) of slot X. The table is
+	 * indexed flat (4 pins per slot), so a negative pin lands in an
+	 * earlier slot's row: entry X * 4 + p - X.
+	 */
+	pxb = pxb_slot();
+	if (pxb < 0)
+		return -1;
+	p = (p + PCI_DEV(d->bdf)) % 4;
+	flat = (uint32_t)pxb * 3 + p;
+	return (int)(16 + q35_root_pirq(flat / 4, flat % 4));
 }

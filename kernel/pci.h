@@ -33,7 +33,9 @@ struct pci_dev {
 	uint32_t class;		/* class 23:16, subclass 15:8, prog-if 7:0 */
 	uint8_t header_type;	/* 0 device, 1 bridge */
 	uint8_t irq_pin;	/* 1 = INTA .. 4 = INTD, 0 none */
-	int parent;		/* index of the upstream bridge, -1 on bus 0 */
+	int parent;		/* index of the upstream bridge, -1 on a root bus */
+	uint8_t root_bus;	/* the root bus of its hierarchy (0, or another
+				 * host bridge's) */
 	uint8_t secondary, subordinate;
 	uint8_t msi_cap, msix_cap, pcie_cap;
 	struct pci_bar bar[6];
