@@ -50,6 +50,12 @@ static void print_pci(void)
 			kprintf(" pin %c gsi %d", 'A' + d->irq_pin - 1,
 				pci_intx_gsi(d->bdf, d->irq_pin));
 		kprintf("\n");
+		if (d->msix_cap)
+			kprintf("pci 0000:%02x:%02x.%u msix %s%s%s\n",
+				PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
+				d->fresh == PCI_FRESH_BOOT ? "fresh (left untouched since reset)" :
+				d->fresh == PCI_FRESH_FLR ? "fresh (function level reset)" :
+				"not known fresh", d->stale[0] ? ": " : "", d->stale);
 		for (int b = 0; b < 6; b++) {
 			struct pci_bar *bar = &d->bar[b];
 
@@ -178,6 +184,7 @@ void kmain(uint32_t magic, uint32_t mbi_addr)
 
 	pci_init();
 	pci_enumerate();
+	pci_judge_fresh();
 	print_pci();
 
 	int selftest_bad = 0;

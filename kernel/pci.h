@@ -19,6 +19,13 @@
 
 enum pci_bar_kind { PCI_BAR_NONE, PCI_BAR_IO, PCI_BAR_MEM32, PCI_BAR_MEM64 };
 
+/* How the kernel knows a function is in its reset state (pcireset.c). */
+enum pci_fresh {
+	PCI_FRESH_NO,		/* not known: d->stale says why */
+	PCI_FRESH_BOOT,		/* cold boot, MSI-X left as reset made it */
+	PCI_FRESH_FLR,		/* the kernel reset it (Function Level Reset) */
+};
+
 struct pci_bar {
 	enum pci_bar_kind kind;
 	bool prefetchable;
@@ -39,6 +46,10 @@ struct pci_dev {
 	uint8_t secondary, subordinate;
 	uint8_t msi_cap, msix_cap, pcie_cap;
 	struct pci_bar bar[6];
+	enum pci_fresh fresh;
+	char stale[32];		/* why not fresh: "msix_enabled", ... */
+	bool flr_pending;	/* FLR initiated, restore outstanding */
+	bool reset_done;	/* the kernel issued an FLR */
 };
 
 extern struct pci_dev pci_devs[PCI_MAX_DEVS];
@@ -51,6 +62,15 @@ struct pci_dev *pci_find(uint32_t bdf);
 /* Configuration access; a missing function reads as all-ones. */
 uint32_t pci_cfg_read(uint32_t bdf, uint16_t off, uint8_t width);
 void pci_cfg_write(uint32_t bdf, uint16_t off, uint8_t width, uint32_t v);
+
+/* Does @d offer Function Level Reset (PCIe Device Capabilities bit 28)? */
+bool pci_has_flr(const struct pci_dev *d);
+
+/*
+ * Set every function's `fresh`: FLR where `umsi.flr=` asks (all at once,
+ * one 100 ms wait), else the cold-boot judgement of its MSI-X state.
+ */
+void pci_judge_fresh(void);
 
 /*
  * The GSI INTx pin @pin (1..4) of @bdf arrives on, after the bridge
