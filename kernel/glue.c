@@ -10,33 +10,18 @@
 
 #include "kernel.h"
 #include "drivers/drivers.h"
+#include "glue.h"
 #include "host.h"
 #include "pci.h"
 #include "smp.h"
 #include "umsi_glue.h"
-
-/* A vector given out by umsi.probe=all, with a handler that counts. */
-struct probe_vec {
-	uint32_t irq;
-	volatile uint64_t count;
-	volatile uint64_t wrong_cpu;
-};
-
-struct glue_dev {
-	struct umsi_pci_dev *udev;
-	struct kdev *kd;	/* claimed by a kernel driver */
-	int probe_err;		/* 0, or the error of alloc_irq_vectors */
-	bool probed;
-	uint32_t nvec;
-	struct probe_vec *vecs;
-};
 
 static const struct kdriver *const drivers[] = {
 	&edu_driver, &e1000e_driver, &nvme_driver, &xhci_driver,
 };
 
 static struct umsi_system *sys;
-static struct glue_dev gdevs[PCI_MAX_DEVS];
+struct glue_dev gdevs[PCI_MAX_DEVS];
 static bool failed;
 
 extern void (*irq_dispatch_hook)(uint32_t cpu, uint8_t vector);
@@ -51,6 +36,11 @@ struct umsi_system *kernel_umsi_system(void)
 bool umsi_glue_failed(void)
 {
 	return failed;
+}
+
+void glue_fail(void)
+{
+	failed = true;
 }
 
 static void glue_dispatch(uint32_t cpu, uint8_t vector)
@@ -69,24 +59,29 @@ static int probe_handler(uint32_t irq, void *dev_id)
 	return UMSI_IRQ_HANDLED;
 }
 
+/* Does umsi.probe=all serve @g (a function with MSI or MSI-X)? */
+static bool probe_wanted(struct glue_dev *g)
+{
+	struct umsi_pci_info info;
+
+	umsi_pci_get_info(g->udev, &info);
+	return info.msi_cap || info.msix_cap;
+}
+
 /*
- * umsi.probe=all: every function with MSI or MSI-X gets as many vectors as
- * it offers, MSI-X first, then MSI, then INTx, through the driver API.
+ * umsi.probe=all: every function with MSI or MSI-X gets the vectors the
+ * probe policy granted it (glue_share.c), MSI-X first, then MSI, then
+ * INTx, through the driver API.
  */
 static void probe(struct glue_dev *g)
 {
 	struct umsi_pci_info info;
-	uint32_t max;
 	int n;
 
 	umsi_pci_get_info(g->udev, &info);
-	if (!info.msi_cap && !info.msix_cap)
-		return;
-	max = info.msix_max > info.msi_max ? info.msix_max : info.msi_max;
-	if (!max)
-		max = 1;
 	g->probed = true;
-	n = umsi_pci_alloc_irq_vectors(g->udev, 1, max, UMSI_IRQ_ALL_TYPES);
+	n = umsi_pci_alloc_irq_vectors(g->udev, 1, g->granted ? g->granted : 1,
+				       UMSI_IRQ_ALL_TYPES);
 	if (n < 0) {
 		g->probe_err = n;
 		return;
@@ -116,123 +111,6 @@ static void probe(struct glue_dev *g)
 	}
 }
 
-static uint32_t vec_irq(struct glue_dev *g, uint32_t i)
-{
-	return g->kd ? g->kd->vecs[i].irq : g->vecs[i].irq;
-}
-
-static const char *mode_name(enum umsi_pci_mode m)
-{
-	switch (m) {
-	case UMSI_MODE_INTX:
-		return "intx";
-	case UMSI_MODE_MSI:
-		return "msi";
-	case UMSI_MODE_MSIX:
-		return "msix";
-	default:
-		return "none";
-	}
-}
-
-/* (APIC ID, vector) pairs seen in the report, to catch double use. */
-static struct { uint32_t apic_id; uint8_t vector; } used[1024];
-static uint32_t nused;
-static bool check_pairs;	/* only in the final report of every device */
-
-static void note_pair(uint32_t apic_id, uint8_t vector, uint32_t irq)
-{
-	for (uint32_t i = 0; i < nused; i++) {
-		if (used[i].apic_id == apic_id && used[i].vector == vector) {
-			kprintf("check: apic_id %u vector %u used twice (irq %u)\n",
-				apic_id, vector, irq);
-			failed = true;
-			return;
-		}
-	}
-	if (nused < ARRAY_SIZE(used)) {
-		used[nused].apic_id = apic_id;
-		used[nused].vector = vector;
-		nused++;
-	}
-}
-
-/* One UMSI device line; built in pieces, printed as one write. */
-static void report(struct pci_dev *d, struct glue_dev *g)
-{
-	static char line[16384];
-	struct umsi_pci_info info;
-	size_t len = 0;
-	const char *reason = NULL;
-	char errbuf[32];
-
-#define OUT(...) do { \
-		if (len < sizeof(line)) \
-			len += (size_t)ksnprintf(line + len, sizeof(line) - len, __VA_ARGS__); \
-	} while (0)
-
-	umsi_pci_get_info(g->udev, &info);
-	if (!info.msi_cap && !info.msix_cap && !info.intx_pin)
-		return;
-	OUT("UMSI {\"event\":\"device\",\"bdf\":\"%04x:%02x:%02x.%u\","
-	    "\"vendor\":\"0x%04x\",\"device\":\"0x%04x\",\"mode\":\"%s\"",
-	    info.bdf >> 16, PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
-	    info.vendor, info.device, mode_name(info.mode));
-	if (g->kd)
-		OUT(",\"driver\":\"%s\"", g->kd->drv->name);
-	if (info.mode == UMSI_MODE_NONE) {
-		if (!info.msi_cap && !info.msix_cap) {
-			reason = "no_capability";
-		} else if (info.reason) {
-			reason = info.reason;
-		} else if (!g->probed && !g->kd) {
-			reason = "no_driver";
-		} else if (g->probe_err == -UMSI_ENOSPC) {
-			reason = "no_vectors";
-		} else if (g->probe_err) {
-			ksnprintf(errbuf, sizeof(errbuf), "error:%s",
-				  umsi_strerror(g->probe_err));
-			reason = errbuf;
-		} else {
-			reason = "no_vectors";
-		}
-		OUT(",\"reason\":\"%s\"", reason);
-	}
-	if (info.mode == UMSI_MODE_MSI)
-		OUT(",\"reserved\":%u", info.msi_reserved);
-	/* Why a function with MSI or MSI-X fell back to INTx. */
-	if (info.mode == UMSI_MODE_INTX && info.reason)
-		OUT(",\"msi_reason\":\"%s\"", info.reason);
-	OUT(",\"msi_cap\":%u,\"msix_cap\":%u,\"msi_max\":%u,\"msix_max\":%u",
-	    info.msi_cap, info.msix_cap, info.msi_max, info.msix_max);
-	OUT(",\"vectors\":[");
-	for (uint32_t i = 0; i < g->nvec && info.mode != UMSI_MODE_NONE; i++) {
-		struct umsi_irq_info ii;
-
-		if (umsi_irq_get_info(sys, vec_irq(g, i), &ii))
-			continue;
-		OUT("%s{\"index\":%u,\"irq\":%u,\"cpu\":%u,\"apic_id\":%u,"
-		    "\"vector\":%u", i ? "," : "",
-		    info.mode == UMSI_MODE_INTX ? i : ii.hwirq, ii.irq, ii.cpu,
-		    ii.apic_id, ii.vector);
-		if (info.mode == UMSI_MODE_INTX)
-			OUT(",\"gsi\":%u,\"pin\":\"%c\"", info.gsi,
-			    'A' + info.intx_pin - 1);
-		OUT("}");
-		/* INTx lines may be shared; messages never. */
-		if (info.mode != UMSI_MODE_INTX && check_pairs)
-			note_pair(ii.apic_id, ii.vector, ii.irq);
-	}
-	OUT("]}\n");
-	if (len >= sizeof(line)) {
-		kprintf("UMSI {\"event\":\"error\",\"reason\":\"line too long\"}\n");
-		failed = true;
-		return;
-	}
-	console_write(line);
-#undef OUT
-}
-
 /* Is driver @name enabled by umsi.drivers=all or a comma list? */
 static bool driver_enabled(const char *list, const char *name)
 {
@@ -251,37 +129,54 @@ static bool driver_enabled(const char *list, const char *name)
 	return false;
 }
 
-static void claim(struct glue_dev *g, struct pci_dev *d, const char *list)
+/* The kernel driver `umsi.drivers=` @list gives @d, or NULL. */
+static const struct kdriver *driver_for(const struct pci_dev *d,
+					const char *list)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(drivers); i++) {
 		const struct kdriver *drv = drivers[i];
-		struct kdev *kd;
-		int n;
 
-		if (drv->vendor != d->vendor || drv->device != d->device ||
-		    !driver_enabled(list, drv->name))
-			continue;
-		kd = kalloc(sizeof(*kd));
-		if (!kd)
-			panic("glue: out of memory");
-		kd->drv = drv;
-		kd->pci = d;
-		kd->udev = g->udev;
-		kd->sys = sys;
-		n = drv->probe(kd);
-		if (n < 0) {
-			g->probe_err = n;
-			g->probed = true;
-			kprintf("umsi: %s %02x:%02x.%u: probe failed: %s\n",
-				drv->name, PCI_BUS(d->bdf), PCI_DEV(d->bdf),
-				PCI_FN(d->bdf), umsi_strerror(n));
-			kfree(kd, sizeof(*kd));
-			return;
-		}
-		g->kd = kd;
-		g->nvec = kd->nvec;
+		if (drv->vendor == d->vendor && drv->device == d->device &&
+		    driver_enabled(list, drv->name))
+			return drv;
+	}
+	return NULL;
+}
+
+uint32_t kdrv_budget(struct kdev *kd, uint32_t min, uint32_t max)
+{
+	return share_driver_budget(kd->glue, min, max, kd->drv->admin);
+}
+
+static void claim(struct glue_dev *g, struct pci_dev *d, const char *list)
+{
+	const struct kdriver *drv = driver_for(d, list);
+	struct kdev *kd;
+	int n;
+
+	if (!drv)
+		return;
+	kd = kalloc(sizeof(*kd));
+	if (!kd)
+		panic("glue: out of memory");
+	kd->drv = drv;
+	kd->pci = d;
+	kd->udev = g->udev;
+	kd->sys = sys;
+	kd->glue = g;
+	n = drv->probe(kd);
+	share_served(g);
+	if (n < 0) {
+		g->probe_err = n;
+		g->probed = true;
+		kprintf("umsi: %s %02x:%02x.%u: probe failed: %s\n",
+			drv->name, PCI_BUS(d->bdf), PCI_DEV(d->bdf),
+			PCI_FN(d->bdf), umsi_strerror(n));
+		kfree(kd, sizeof(*kd));
 		return;
 	}
+	g->kd = kd;
+	g->nvec = kd->nvec;
 }
 
 static bool wait_count(volatile uint64_t *count, uint64_t want, uint64_t us)
@@ -448,7 +343,7 @@ static void step(const char *name)
  * stage is reported (device line, step, fire lines) so the harness can
  * compare the MSI-X table with it.
  */
-static void dynamic(struct glue_dev *g, struct pci_dev *d, uint32_t more,
+static void dynamic(struct glue_dev *g, uint32_t more,
 		    uint32_t events)
 {
 	struct kdev *kd = g->kd;
@@ -460,7 +355,7 @@ static void dynamic(struct glue_dev *g, struct pci_dev *d, uint32_t more,
 		failed = true;
 		return;
 	}
-	report(d, g);
+	glue_report(g, false);
 	step("start");
 	fire(g, events);
 
@@ -481,7 +376,7 @@ static void dynamic(struct glue_dev *g, struct pci_dev *d, uint32_t more,
 		}
 	}
 	g->nvec = kd->nvec;
-	report(d, g);
+	glue_report(g, false);
 	step("grown");
 	fire(g, events);
 
@@ -494,7 +389,7 @@ static void dynamic(struct glue_dev *g, struct pci_dev *d, uint32_t more,
 		failed = true;
 	}
 	kd->nvec = g->nvec = base;
-	report(d, g);
+	glue_report(g, false);
 	step("shrunk");
 	fire(g, events);
 }
@@ -518,10 +413,73 @@ static void print_tables(void)
 	kfree(buf, len);
 }
 
+/*
+ * Register every function with uMSI, telling it which are fresh from
+ * reset (pcireset.c): their MSI-X set-up then skips masking the unused
+ * table entries, which reset left masked.
+ */
+static void add_functions(void)
+{
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		struct pci_dev *d = &pci_devs[i];
+		struct umsi_pci_dev *parent =
+			d->parent >= 0 ? gdevs[d->parent].udev : NULL;
+		uint32_t flags = d->fresh != PCI_FRESH_NO ? UMSI_PCI_ADD_FRESH : 0;
+		int err;
+
+		gdevs[i].pci = d;
+		err = umsi_pci_add(sys, d->bdf, parent, flags, &gdevs[i].udev);
+		if (err) {
+			kprintf("umsi: pci_add %02x:%02x.%u: %s\n",
+				PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
+				umsi_strerror(err));
+			gdevs[i].udev = NULL;
+		}
+	}
+}
+
+/*
+ * Drivers claim their functions (`umsi.drivers=` @dlist), then
+ * umsi.probe=all (@probe_all) serves every other function with MSI or
+ * MSI-X, the vectors shared as glue_share.c says.
+ */
+static void serve(const char *dlist, bool probe_all)
+{
+	static struct glue_dev *plan[PCI_MAX_DEVS];
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		struct glue_dev *g = &gdevs[i];
+
+		g->to_serve = g->udev &&
+			((dlist && driver_for(&pci_devs[i], dlist)) ||
+			 (probe_all && probe_wanted(g)));
+	}
+	share_begin();
+	for (uint32_t i = 0; dlist && i < pci_ndevs; i++) {
+		if (gdevs[i].udev)
+			claim(&gdevs[i], &pci_devs[i], dlist);
+	}
+	for (uint32_t i = 0; probe_all && i < pci_ndevs; i++) {
+		struct glue_dev *g = &gdevs[i];
+
+		if (g->udev && !g->kd && !g->probed && probe_wanted(g))
+			plan[n++] = g;
+	}
+	share_probe_plan(plan, n);
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		struct glue_dev *g = &gdevs[i];
+
+		if (g->to_serve && !g->kd && !g->probed) {
+			probe(g);
+			share_served(g);
+		}
+	}
+}
+
 void umsi_glue_run(void)
 {
 	struct umsi_config cfg = { 0 };
-	bool probe_all;
 	char val[16], dlist[64];
 	int err;
 
@@ -537,33 +495,10 @@ void umsi_glue_run(void)
 	}
 	irq_dispatch_hook = glue_dispatch;
 
-	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		struct pci_dev *d = &pci_devs[i];
-		struct umsi_pci_dev *parent =
-			d->parent >= 0 ? gdevs[d->parent].udev : NULL;
-
-		err = umsi_pci_add(sys, d->bdf, parent, 0, &gdevs[i].udev);
-		if (err) {
-			kprintf("umsi: pci_add %02x:%02x.%u: %s\n",
-				PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
-				umsi_strerror(err));
-			gdevs[i].udev = NULL;
-		}
-	}
-
-	if (cmdline_value("umsi.drivers", dlist, sizeof(dlist))) {
-		for (uint32_t i = 0; i < pci_ndevs; i++) {
-			if (gdevs[i].udev)
-				claim(&gdevs[i], &pci_devs[i], dlist);
-		}
-	}
-	probe_all = cmdline_value("umsi.probe", val, sizeof(val)) &&
-		    !strcmp(val, "all");
-	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		if (gdevs[i].udev && !gdevs[i].kd && !gdevs[i].probed &&
-		    probe_all)
-			probe(&gdevs[i]);
-	}
+	add_functions();
+	serve(cmdline_value("umsi.drivers", dlist, sizeof(dlist)) ? dlist : NULL,
+	      cmdline_value("umsi.probe", val, sizeof(val)) &&
+	      !strcmp(val, "all"));
 	steps_wait = cmdline_flag("umsi.steps");
 	if (cmdline_value("umsi.dynamic", val, sizeof(val))) {
 		uint64_t more = 0;
@@ -576,7 +511,7 @@ void umsi_glue_run(void)
 		for (uint32_t i = 0; i < pci_ndevs; i++) {
 			if (gdevs[i].kd &&
 			    umsi_pci_mode(gdevs[i].udev) == UMSI_MODE_MSIX) {
-				dynamic(&gdevs[i], &pci_devs[i], (uint32_t)more,
+				dynamic(&gdevs[i], (uint32_t)more,
 					(uint32_t)events);
 				break;
 			}
@@ -608,10 +543,9 @@ void umsi_glue_run(void)
 	if (cmdline_flag("umsi.tables"))
 		print_tables();
 	/* Device lines last: they show the state the machine is left in. */
-	check_pairs = true;
-	nused = 0;
+	glue_report_start();
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
 		if (gdevs[i].udev)
-			report(&pci_devs[i], &gdevs[i]);
+			glue_report(&gdevs[i], true);
 	}
 }

@@ -63,15 +63,17 @@ KERNEL_LIBGCC := $(shell $(KERNEL_CC) -print-libgcc-file-name 2>/dev/null)
 # The hand-over to uMSI (host.c, glue.c) is linked when the library archive
 # provides the API it calls; until the library has it, glue_stub.c stands
 # in, so the kernel boots while the library is being written.
-KERNEL_GLUE_OBJS := $(KERNEL_OUT)/kernel/host.o $(KERNEL_OUT)/kernel/glue.o \
-	$(patsubst %.c,$(KERNEL_OUT)/%.o,$(sort $(wildcard kernel/drivers/*.c)))
+KERNEL_GLUE_SRCS := kernel/host.c \
+	$(filter-out kernel/glue_stub.c,$(sort $(wildcard kernel/glue*.c))) \
+	$(sort $(wildcard kernel/drivers/*.c))
+KERNEL_GLUE_OBJS := $(KERNEL_GLUE_SRCS:%.c=$(KERNEL_OUT)/%.o)
 KERNEL_STUB_OBJS := $(KERNEL_OUT)/kernel/glue_stub.o
 KERNEL_NEEDS := umsi_system_create umsi_dispatch umsi_pci_add \
 	umsi_pci_alloc_irq_vectors umsi_pci_irq_vector umsi_pci_get_info \
 	umsi_request_irq umsi_irq_get_info umsi_strerror \
 	umsi_pci_free_irq_vectors umsi_msi_get_pci_irq_vector \
 	umsi_msix_alloc_vectors umsi_msix_free_vectors
-KERNEL_SRCS := $(filter-out kernel/glue_stub.c kernel/host.c kernel/glue.c, \
+KERNEL_SRCS := $(filter-out kernel/glue_stub.c $(KERNEL_GLUE_SRCS), \
 	$(sort $(wildcard kernel/*.c kernel/lib/*.c)))
 KERNEL_ASMS := kernel/boot.S kernel/trampoline.S kernel/isr.S
 KERNEL_OBJS := $(KERNEL_SRCS:%.c=$(KERNEL_OUT)/%.o) \

@@ -34,7 +34,8 @@ int kdrv_add_vector(struct kdev *d, uint32_t irq)
 int kdrv_setup_vectors(struct kdev *d, uint32_t min, uint32_t max,
 		       uint32_t flags, umsi_handler_t handler)
 {
-	int n = umsi_pci_alloc_irq_vectors(d->udev, min, max, flags);
+	int n = umsi_pci_alloc_irq_vectors(d->udev, min,
+					   kdrv_budget(d, min, max), flags);
 
 	if (n < 0)
 		return n;

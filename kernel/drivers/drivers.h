@@ -21,6 +21,7 @@
 #include "smp.h"
 
 struct kdev;
+struct glue_dev;
 
 struct kvec {
 	struct kdev *dev;
@@ -46,11 +47,15 @@ struct kdev {
 	uint64_t bar0;			/* mapped BAR 0, when the driver uses it */
 	uint32_t nfire;			/* vectors umsi.fire drives (0: all) */
 	void *priv;
+	struct glue_dev *glue;		/* the glue's record (probe policy) */
 };
 
 struct kdriver {
 	const char *name;
 	uint16_t vendor, device;
+	/* Vectors that are not per CPU (admin queue, link, config): the
+	 * probe policy lets a driver spread one per CPU plus these. */
+	uint32_t admin;
 	/* Allocate vectors and attach handlers; 0 or a negative UMSI_E*. */
 	int (*probe)(struct kdev *d);
 	/* Cause one event that must arrive on vector @n. */
@@ -67,10 +72,18 @@ extern const struct kdriver xhci_driver;
 /*
  * Common probe step: allocate between @min and @max vectors of the types
  * in @flags, fill d->vecs and attach @handler to each with the kvec as
- * its cookie. Returns the count or a negative UMSI_E* code.
+ * its cookie. The kernel's probe policy may lower @max (never below
+ * @min): see kdrv_budget(). Returns the count or a negative UMSI_E* code.
  */
 int kdrv_setup_vectors(struct kdev *d, uint32_t min, uint32_t max,
 		       uint32_t flags, umsi_handler_t handler);
+
+/*
+ * How many of @min..@max vectors the probe policy lets @d ask for: one
+ * per online CPU plus d->drv->admin (or `umsi.probe_max=`), and no more
+ * than leaves one for every function still to be served (kernel/glue_share.c).
+ */
+uint32_t kdrv_budget(struct kdev *d, uint32_t min, uint32_t max);
 
 /*
  * Attach d->handler to @irq as vector slot d->nvec (there must be room:

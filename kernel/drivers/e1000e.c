@@ -132,6 +132,7 @@ const struct kdriver e1000e_driver = {
 	.name = "e1000e",
 	.vendor = 0x8086,
 	.device = 0x10d3,
+	.admin = 1,
 	.probe = e1000e_probe,
 	.raise = e1000e_raise,
 };

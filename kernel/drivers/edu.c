@@ -73,6 +73,7 @@ const struct kdriver edu_driver = {
 	.name = "edu",
 	.vendor = 0x1234,
 	.device = 0x11e8,
+	.admin = 0,
 	.probe = edu_probe,
 	.raise = edu_raise,
 };

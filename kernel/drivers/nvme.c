@@ -3,7 +3,8 @@
  * nvme.c - an NVMe controller (QEMU's nvme, 1b36:0010): MSI-X only.
  *
  * Vector 0 serves the admin completion queue; vector k (k >= 1) serves
- * I/O completion queue k, created with Interrupt Vector k (the MSI-X
+ * I/O completion queue k (as many as the kernel's probe policy grants,
+ * by default one per CPU), created with Interrupt Vector k (the MSI-X
  * table index). An event on vector 0 is an admin command (Identify); on
  * vector k a one-sector Read from I/O submission queue k, whose data is
  * checked against the pattern the test wrote into the drive image
@@ -25,7 +26,7 @@
 #define NVME_ACQ   0x30
 
 #define QDEPTH     16
-#define MAX_IOQ    4
+#define MAX_IOQ    64			/* QEMU's default max_ioqpairs */
 
 struct nvme_queue {
 	volatile uint32_t *sq;		/* QDEPTH entries of 16 dwords */
@@ -174,9 +175,10 @@ static void set_prp(uint32_t cmd[16], const volatile void *p)
 
 static int nvme_probe(struct kdev *d)
 {
+	struct umsi_pci_info info;
 	struct nvme *nv;
 	uint64_t cap, timeout_ms;
-	uint32_t nio, cmd[16];
+	uint32_t nio, max, cmd[16];
 	int n;
 
 	if (!d->pci->bar[0].assigned)
@@ -192,10 +194,12 @@ static int nvme_probe(struct kdev *d)
 	timeout_ms = ((cap >> 24) & 0xff) * 500 + 500;
 
 	/* Vectors first: enabling MSI-X sets Bus Master, which the
-	 * controller needs to fetch commands. One per CPU up to MAX_IOQ
-	 * I/O queues, plus the admin queue's. */
-	n = kdrv_setup_vectors(d, 2, 1 + (smp_ncpus < MAX_IOQ ? smp_ncpus : MAX_IOQ),
-			       UMSI_IRQ_MSIX, nvme_irq);
+	 * controller needs to fetch commands. The admin queue's and one per
+	 * I/O queue, as many as the table and MAX_IOQ allow: the kernel's
+	 * probe policy trims that to one per CPU (kdrv_budget). */
+	umsi_pci_get_info(d->udev, &info);
+	max = info.msix_max < 1 + MAX_IOQ ? info.msix_max : 1 + MAX_IOQ;
+	n = kdrv_setup_vectors(d, 2, max < 2 ? 2 : max, UMSI_IRQ_MSIX, nvme_irq);
 	if (n < 0)
 		return n;
 	nio = (uint32_t)n - 1;
@@ -279,6 +283,7 @@ const struct kdriver nvme_driver = {
 	.name = "nvme",
 	.vendor = 0x1b36,
 	.device = 0x0010,
+	.admin = 1,
 	.probe = nvme_probe,
 	.raise = nvme_raise,
 	.check = nvme_check,

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * xhci.c - QEMU's NEC xHCI (1033:0194) with msi=on,msix=off: multi-message
- * MSI. QEMU 7.2 offers 16 messages whatever its `intrs` property says, so
- * the driver takes all 16 as one 16-aligned block and gives each of the 16
- * interrupters an event ring: interrupter k is sent as message k.
+ * MSI. QEMU 7.2 offers 16 messages whatever its `intrs` property says; the
+ * driver asks for all 16 as one aligned block, the kernel's probe policy
+ * grants one per CPU plus one (`umsi.probe_max=16` lifts that), and each
+ * interrupter that got a message gets an event ring: interrupter k is
+ * sent as message k.
  *
  * Events: on vector 0 a No Op command (its Command Completion Event goes
  * to interrupter 0); on vector k >= 1, when a USB device is attached (the
@@ -235,8 +237,8 @@ static int xhci_probe(struct kdev *d)
 	x->db = base + (mmio_read32(base + 0x14) & ~3u);
 	x->rt = base + (mmio_read32(base + 0x18) & ~0x1fu);
 
-	/* All 16 messages as one block (Multiple Message Enable = 4). */
-	n = kdrv_setup_vectors(d, NINTR, NINTR, UMSI_IRQ_MSI, xhci_irq);
+	/* Up to 16 messages as one block (Multiple Message Enable <= 4). */
+	n = kdrv_setup_vectors(d, 1, NINTR, UMSI_IRQ_MSI, xhci_irq);
 	if (n < 0)
 		return n;
 
@@ -257,7 +259,7 @@ static int xhci_probe(struct kdev *d)
 	mmio_write32(x->op + 0x34, (uint32_t)(dcbaa >> 32));
 	mmio_write32(x->op + 0x18, (uint32_t)(uint64_t)x->cmd.trb | 1);
 	mmio_write32(x->op + 0x1c, (uint32_t)((uint64_t)x->cmd.trb >> 32));
-	for (uint32_t k = 0; k < NINTR; k++) {
+	for (uint32_t k = 0; k < (uint32_t)n; k++) {
 		volatile uint64_t *erst = kalloc_pages(4096);
 		struct ring *r = &x->evt[k];
 
@@ -281,7 +283,7 @@ static int xhci_probe(struct kdev *d)
 	 * before any command of ours: let them pass, then account afresh. */
 	udelay(20000);
 	d->vecs[0].sent = d->vecs[0].count = 0;
-	d->nfire = attach_device(d) ? NINTR : 1;
+	d->nfire = attach_device(d) ? (uint32_t)n : 1;
 	return n;
 }
 
@@ -324,6 +326,7 @@ const struct kdriver xhci_driver = {
 	.name = "xhci",
 	.vendor = 0x1033,
 	.device = 0x0194,
+	.admin = 1,
 	.probe = xhci_probe,
 	.raise = xhci_raise,
 	.check = xhci_check,

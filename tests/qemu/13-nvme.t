@@ -1,8 +1,10 @@
 #!/usr/bin/perl
 # SPDX-License-Identifier: MIT
 #
-# nvme (MSI-X only, 65 entries): the kernel's driver takes the admin
-# vector and one vector per I/O queue pair (up to four), creates the I/O
+# nvme (MSI-X only, 65 entries): the kernel's driver asks for the admin
+# vector and one per I/O queue pair (64), the kernel's probe policy grants
+# one per CPU plus the admin vector (7 on 6 CPUs, "short":"cpus"), the
+# driver creates the I/O
 # completion queues with those MSI-X table entries as their interrupt
 # vectors, and completes real one-sector reads from a small drive image
 # whose sectors carry their own number. Every command completes with
@@ -41,16 +43,19 @@ for my $accel ('tcg', 'kvm') {
 			my $d = UmsiTest::device($r, '0000:00:03.0');
 			is($d->{mode}, 'msix', 'nvme in MSI-X mode');
 			is($d->{msix_max}, 65, 'the table has 65 entries');
-			is(scalar @{$d->{vectors} // []}, 5, 'admin + 4 I/O vectors');
+			is($d->{want}, 65, 'the driver asked for admin + 64 I/O vectors');
+			is(scalar @{$d->{vectors} // []}, 7, 'admin + one I/O vector per CPU');
+			is($d->{short}, 'cpus', 'the shortfall is the per-CPU cap');
 			my @f = grep { ($_->{event} // '') eq 'fire' } @{$r->{umsi}};
-			is(scalar @f, 5, 'five vectors fired');
-			is(scalar(grep { $_->{ok} && $_->{received} == $_->{sent} } @f), 5,
+			is(scalar @f, 7, 'seven vectors fired');
+			is(scalar(grep { $_->{ok} && $_->{received} == $_->{sent} } @f), 7,
 			   'every command one handler call, on its CPU');
 			my ($n) = grep { ($_->{event} // '') eq 'nvme' } @{$r->{umsi}};
-			is($n->{reads}, 200, '200 reads completed');
+			is($n->{reads}, 300, '300 reads completed (6 queues x 50)');
 			is($n->{bad_reads}, 0, 'every read returned its sector');
 			my %cpus = map { $_->{cpu} => 1 } @{$d->{vectors} // []};
-			is(scalar keys %cpus, 5, 'the five vectors on five CPUs');
+			cmp_ok(scalar keys %cpus, '>=', 5,
+			       'the seven vectors spread over at least five CPUs');
 		};
 	}
 }

@@ -160,6 +160,10 @@ sub check_device {
 			   $f->{vendor}, $f->{device}, $d->{vendor}, $d->{device})
 		if hex($d->{vendor}) != $f->{vendor} || hex($d->{device}) != $f->{device};
 	my @vecs = @{$d->{vectors} // []};
+	push @bad, 'device line cut short: no closing continuation line'
+		if $d->{incomplete};
+	push @bad, sprintf('%d vectors listed, line says nvec %d', scalar @vecs, $d->{nvec})
+		if defined $d->{nvec} && $d->{nvec} != @vecs;
 	if ($mode eq 'msix') {
 		my $x = $f->{msix} or return ('no MSI-X capability');
 		push @bad, 'MSI-X not enabled' unless $x->{enable};

@@ -148,12 +148,6 @@ sub run {
 		push @umsi, $obj // { event => 'unparsable', text => $1 };
 	}
 	my ($ready) = grep { ($_->{event} // '') eq 'ready' } @umsi;
-	# A function reported several times (steps): its last line counts.
-	my (%dev, @order);
-	for my $d (grep { ($_->{event} // '') eq 'device' } @umsi) {
-		push @order, $d->{bdf} unless $dev{$d->{bdf}};
-		$dev{$d->{bdf}} = $d;
-	}
 	return {
 		rc => $rc,
 		exit => $o{hold} && $held ? 'held' : verdict($rc),
@@ -161,13 +155,45 @@ sub run {
 		lines => \@lines,
 		umsi => \@umsi,
 		ready => $ready,
-		devices => [map { $dev{$_} } @order],
+		devices => devices(@umsi),
 		monitor => $mon_result,
 		steps => \@steps,
 		qemu_out => slurp("$dir/qemu.out"),
 		accel => $o{accel} // 'tcg',
 		cmd => join(' ', @cmd),
 	};
+}
+
+# The device objects of decoded UMSI lines: a device whose vectors did not
+# fit one line continues in "device_more" lines until one without "more"
+# (kernel/README.md, Output); they are joined here. A chain cut short (a
+# device line with "more" and no closing line) is kept with incomplete
+# set. A function reported several times (steps): its last device counts.
+sub devices {
+	my (%dev, @order, %open);
+	for my $o (@_) {
+		my $ev = $o->{event} // '';
+		if ($ev eq 'device') {
+			my %d = %$o;
+			$d{vectors} = [@{$o->{vectors} // []}];
+			push @order, $d{bdf} unless $dev{$d{bdf}};
+			$dev{$d{bdf}} = \%d;
+			if (delete $d{more}) {
+				$d{incomplete} = 1;
+				$open{$d{bdf}} = \%d;
+			} else {
+				delete $open{$d{bdf}};
+			}
+		} elsif ($ev eq 'device_more') {
+			my $d = $open{$o->{bdf} // ''};
+			next unless $d;		# a continuation of nothing
+			push @{$d->{vectors}}, @{$o->{vectors} // []};
+			next if $o->{more};
+			delete $d->{incomplete};
+			delete $open{$o->{bdf}};
+		}
+	}
+	return [map { $dev{$_} } @order];
 }
 
 sub slurp {

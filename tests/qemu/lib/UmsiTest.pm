@@ -38,17 +38,17 @@ sub run_checked {
 	return $r;
 }
 
-# The latest UMSI device line of each function in the serial text so far.
+# The latest UMSI device of each function in the serial text so far
+# (continuation lines joined).
 sub latest_devices {
 	my ($text) = @_;
-	my (%d, @order);
+	my @objs;
 	for (split(/\n/, $text)) {
-		next unless /^UMSI (\{"event":"device".*\})\s*$/;
+		next unless /^UMSI (\{"event":"device(?:_more)?".*\})\s*$/;
 		my $o = eval { JSON::PP::decode_json($1) } or next;
-		push @order, $o->{bdf} unless $d{$o->{bdf}};
-		$d{$o->{bdf}} = $o;
+		push @objs, $o;
 	}
-	return [map { $d{$_} } @order];
+	return UmsiQemu::devices(@objs);
 }
 
 # A step callback: snapshot the hardware and check the latest lines.
