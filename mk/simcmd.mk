@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # `umsi sim`: the simulator front end.
-UMSI_TOOL_OBJS += $(BUILD)/host/tools/sim/simcmd.o
-TEST_SCRIPTS += tests/sim/umsi-sim.t
+SIMCMD_SRCS := $(addprefix tools/sim/,simcmd.c simparse.c simrun.c)
+UMSI_TOOL_OBJS += $(SIMCMD_SRCS:%.c=$(BUILD)/host/%.o)
+TEST_SCRIPTS += tests/sim/umsi-sim.t tests/sim/sim-input.t
 
 .PHONY: sim-demo
 sim-demo: $(BUILD)/umsi

@@ -1,0 +1,176 @@
+#!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
+#
+# TAP: `umsi sim` on hostile and careless machine files (issue 11). Each
+# must end in exit status 2 and one line "umsi sim: FILE:LINE: problem" on
+# standard error: never a crash, a silent cut, or a machine other than
+# the one written. The regressions of issue 11 come first.
+use strict;
+use warnings;
+use Test::More;
+use File::Temp qw(tempdir);
+use JSON::PP;
+use FindBin;
+
+my $root = "$FindBin::Bin/../..";
+my $umsi = $ENV{UMSI} // "$root/" . ($ENV{BUILD} // 'build') . '/umsi';
+my $dir = tempdir(CLEANUP => 1);
+my $k = 0;
+
+# Write @text to a fresh file; return its name.
+sub machine {
+	my $f = sprintf("%s/m%03d.umsi", $dir, $k++);
+	open(my $fh, '>:raw', $f) or die "$f: $!";
+	print $fh @_;
+	close($fh);
+	return $f;
+}
+
+# Run umsi with a time limit; return (exit status, stdout, stderr). A
+# signal (a crash) or the time limit shows as status 128 + signal.
+sub run_umsi {
+	my @args = @_;
+	my ($out, $err) = ("$dir/out", "$dir/err");
+	my $pid = fork() // die "fork: $!";
+	if (!$pid) {
+		open(STDOUT, '>', $out) or die;
+		open(STDERR, '>', $err) or die;
+		alarm(60);
+		exec($umsi, @args) or die "exec: $!";
+	}
+	waitpid($pid, 0);
+	my $rc = $? & 127 ? 128 + ($? & 127) : $? >> 8;
+	local $/;
+	open(my $o, '<', $out) or die; my $so = <$o> // ''; close($o);
+	open(my $e, '<', $err) or die; my $se = <$e> // ''; close($e);
+	return ($rc, $so, $se);
+}
+my ($rc, $out, $err);
+
+# Bad input: status 2, exactly one line naming file and line.
+sub rejects {
+	my ($file, $re, $what) = @_;
+	my ($rc, $so, $se) = run_umsi('sim', $file);
+	my $ok = $rc == 2 && $se =~ /\Aumsi sim: \Q$file\E$re/ &&
+		 ($se =~ tr/\n//) == 1;
+	ok($ok, $what) or diag("status $rc, stderr: " . substr($se, 0, 400));
+}
+
+# 1. cmdline: the join of the words is bounded (it used to run past its
+# 1024-byte buffer on the stack, over the file name and beyond).
+my $long = join(' ', ('A' x 100) x 40);
+rejects(machine("cpus 2\ncmdline $long\ndevice e msi=1\n"),
+	qr/:2: cmdline too long: at most 1023 characters\n/,
+	'cmdline of 4039 characters: exit 2, named, nothing overwritten');
+my $fits = join(' ', ('B' x 99) x 10) . ' ' . ('C' x 23);
+rejects(machine("cpus 2\ncmdline $fits x\n"),
+	qr/:2: cmdline too long/, 'cmdline of 1024 characters: one too many');
+($rc, $out, $err) = run_umsi('sim', '--json',
+			     machine("cpus 2\ncmdline $fits\ndevice e msi=1\n"));
+is($rc, 0, 'cmdline of exactly 1023 characters is taken') or diag($err);
+
+# 2. The total of count= is 64-bit and checked at each device line (a
+# 32-bit total used to wrap past 2^32, pass the limit, and overrun the
+# instance array).
+my $wrap = "cpus 2\n" . join('', map { "device d$_ msi=1 count=65536\n" } 0 .. 65535)
+	 . "device z msi=1 count=2\n";
+rejects(machine($wrap),
+	qr/:2: 65536 device instances; at most 8160 fit \(32 slots on each of buses 1-255 of domain 0\)\n/,
+	'counts adding up to 2^32 + 2: exit 2 at the first line past the limit');
+rejects(machine("cpus 2\ndevice a msi=1 count=8000\ndevice b msi=1 count=161\n"),
+	qr/:3: 8161 device instances; at most 8160 fit/,
+	'two counts within limits whose sum is not: the second line is named');
+rejects(machine("cpus 2\ndevice a msi=1 count=4294967296\n"),
+	qr/:2: bad value for 'count': '4294967296'/, 'count= past 32 bits');
+rejects(machine("cpus 2\ndevice a msi=1 count=0\n"),
+	qr/:2: count= must be at least 1\n/, 'count=0');
+
+# 3. Instances past 8160 used to land on bus 256, shown as domain 0001.
+rejects(machine("cpus 2\ndevice a intx=A count=8160\ndevice b intx=A\n"),
+	qr/:3: 8161 device instances; at most 8160 fit/,
+	'instance 8161 refused: the limit is 8160, not 8192');
+($rc, $out, $err) = run_umsi('sim', '--json',
+			     machine("cpus 2\ndevice a msi=1 count=8160\n"));
+my $j = eval { decode_json($out) };
+ok($j && @{$j->{devices}} == 8160 &&
+   !grep({ $_->{bdf} !~ /^0000:(0[1-9a-f]|[1-9a-f][0-9a-f]):[01][0-9a-f]\.0$/ } @{$j->{devices}}) &&
+   $j->{devices}[-1]{bdf} eq '0000:ff:1f.0',
+   '8160 instances: every one on domain 0, buses 01-ff, the last at 0000:ff:1f.0')
+	or diag("status $rc; last: " . ($j ? $j->{devices}[-1]{bdf} : substr($err, 0, 200)));
+
+# NUL bytes used to end the file silently (here before a bad line).
+rejects(machine("cpus 2\ndevice a msi=1\n\0device b msi=3\n"),
+	qr/:3: NUL byte at offset 22: a machine file is text\n/,
+	'NUL byte: exit 2 with its line and byte offset');
+rejects(machine("\0"), qr/:1: NUL byte at offset 0/, 'NUL as the first byte');
+
+# Words past 4096 on a line used to be dropped (with a bad setting there).
+rejects(machine("cpus 2\ndevice a msi=1 " . ('addr64 ' x 4100) . "msi=3\n"),
+	qr/:2: more than 4096 words on one line\n/, 'too many words: the line is refused');
+my $ids = join(' ', 0 .. 1023);
+($rc, $out, $err) = run_umsi('sim', '--json', machine("cpus apic $ids\ndevice a msi=1\n"));
+is($rc, 0, 'cpus apic with 1024 IDs (1026 words) is taken') or diag($err);
+
+# A second cpus line used to replace the first.
+rejects(machine("cpus 4\ndevice a msi=1\n\ncpus 2\n"),
+	qr/:4: 'cpus' given twice \(lines 1 and 4\)\n/, "'cpus' twice: both lines named");
+rejects(machine("cpus 4\ncmdline pci_nomsi\ncmdline device_msi=0x1\n"),
+	qr/:3: 'cmdline' given twice \(lines 2 and 3\)\n/, "'cmdline' twice");
+rejects(machine("cpus 4\ndevice a msix=4 msix=8\n"),
+	qr/:2: 'msix' given twice\n/, 'a device setting twice');
+
+# Limits the simulator and the x2APIC architecture set.
+rejects(machine("cpus 1025\n"), qr/:1: 'cpus' takes a count \(1-1024\)/,
+	'more CPUs than the simulator has');
+rejects(machine("cpus apic " . join(' ', 0 .. 1024) . "\n"),
+	qr/:1: 1025 CPUs; the simulator takes at most 1024\n/, 'cpus apic: 1025 IDs');
+rejects(machine("cpus apic 0 4294967295\n"),
+	qr/:1: bad APIC ID '4294967295' \(0 to 0xfffffffe; 0xffffffff is the x2APIC broadcast ID\)\n/,
+	'APIC ID 0xffffffff is the broadcast ID');
+rejects(machine("cpus apic 0 1 0x1\n"), qr/:1: APIC ID 1 listed twice\n/,
+	'an APIC ID twice, once in hex');
+rejects(machine("cpus apic 0 -1\n"), qr/:1: bad APIC ID '-1'/, 'negative APIC ID');
+rejects(machine("cpus 2\ndevice a msix=2049\n"),
+	qr/:2: bad value for 'msix': '2049' \(0 to 2048\)\n/, 'msix= past 2048');
+rejects(machine("cpus 2\ndevice a msi=1 vectors=99999999999999999999999\n"),
+	qr/:2: bad value for 'vectors'/, 'a number past 64 bits');
+rejects(machine("cpus 2\ndevice a msi=1 vendor=0x\n"),
+	qr/:2: bad value for 'vendor': '0x'/, '0x without digits');
+rejects(machine("cpus 2\ndevice a msi=1 vendor=+5\n"),
+	qr/:2: bad value for 'vendor': '\+5'/, 'a sign');
+
+# What a message quotes from the file cannot drive the terminal.
+rejects(machine("cpus 2\n\x1b[2Jbad\n"),
+	qr/:2: unknown keyword '\\x1b\[2Jbad' \(cpus, platform, cmdline, device\)\n/,
+	'control bytes in a quoted word are shown as \\xNN');
+rejects(machine("cpus 2\ndevice " . ('n' x 32) . " msi=1\n"),
+	qr/:2: device name 'n{32}' is longer than 31 characters\n/, 'a device name too long to keep');
+rejects(machine("cpus 2\ndevice caf\xc3\xa9 msi=1\n"),
+	qr/:2: device name 'caf\\xc3\\xa9' holds a byte that is not printable ASCII\n/,
+	'a device name that is not ASCII');
+rejects(machine("cpus 2\ndevice a maskable=1 msi=1\n"),
+	qr/:2: 'maskable' takes no value\n/, 'a flag with a value');
+rejects(machine("cpus 2\ndevice a msi\n"),
+	qr/:2: 'msi' needs a value \(msi=...\)\n/, 'a setting without its value');
+rejects(machine("cpus 2\nplatform\n"), qr/:2: 'platform' needs a feature/,
+	'platform without a feature');
+
+# The file as a whole.
+rejects(machine(""), qr/: no 'cpus' line\n/, 'an empty file');
+rejects(machine("# nothing\n\n"), qr/: no 'cpus' line\n/, 'only a comment');
+rejects(machine("cpus 2\n" . ('#' x (16 << 20)) . "\n"),
+	qr/: more than 16777216 bytes; a machine file is at most that\n/,
+	'a file past 16 MiB');
+($rc, $out, $err) = run_umsi('sim', $dir);
+ok($rc == 2 && $err =~ /cannot read \Q$dir\E: Is a directory/, 'a directory')
+	or diag("status $rc: $err");
+
+# The shared INTx line: each handler answers for its own device only, so
+# every interrupt is handled once (it used to count one per handler).
+($rc, $out, $err) = run_umsi('sim', '--json', machine("cpus 2\ndevice a intx=A count=30\n"));
+$j = eval { decode_json($out) };
+ok($rc == 0 && $j && $j->{fired} == 30 && $j->{handled} == 30,
+   '30 functions on shared INTx lines: 30 fired, 30 handled')
+	or diag("status $rc, " . ($j ? "fired $j->{fired} handled $j->{handled}" : $err));
+
+done_testing();

@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The `umsi sim` machine-file parser (docs/sim-format.md).
+ *
+ * The input is untrusted. A line is cut into at most SIM_MAX_WORDS words
+ * and one more is an error, not a silent cut; every number is parsed
+ * against its limit before it takes part in any arithmetic; sums are
+ * 64-bit and checked at each addition; a keyword that sets something once
+ * (cpus, cmdline, a device's settings) refuses to be given twice rather
+ * than let the second win unseen. Every error names the file and line,
+ * with bytes that would not print shown as \xNN, and frees what was built.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <umsi/host.h>
+
+#include "simparse.h"
+
+struct sim_parser {
+	struct sim_spec *sp;
+	const char *file;
+	unsigned line;          /* 0 while no line is being read */
+	char *err;
+	size_t errlen;
+	char **tok;             /* SIM_MAX_WORDS of them */
+	unsigned n;             /* words on the current line */
+};
+
+static int sim_fail(struct sim_parser *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Record "FILE:LINE: message" and return -1. */
+static int sim_fail(struct sim_parser *p, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!p->errlen)
+		return -1;
+	if (p->line)
+		n = snprintf(p->err, p->errlen, "%s:%u: ", p->file, p->line);
+	else
+		n = snprintf(p->err, p->errlen, "%s: ", p->file);
+	if (n < 0 || (size_t)n >= p->errlen)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+#define SIM_QUOTE_LEN 80
+
+/*
+ * A word from the file as it may appear in a message: printable ASCII as
+ * is, any other byte as \xNN (no terminal control sequences from a
+ * file), cut with "..." after about 48 characters.
+ */
+static const char *sim_quote(const char *s, char buf[SIM_QUOTE_LEN])
+{
+	size_t o = 0;
+
+	for (; *s && o + 8 < SIM_QUOTE_LEN; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (o >= 48) {
+			memcpy(buf + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (c >= 0x20 && c < 0x7f)
+			buf[o++] = (char)c;
+		else
+			o += (size_t)snprintf(buf + o, SIM_QUOTE_LEN - o,
+					      "\\x%02x", c);
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/*
+ * An unsigned number: decimal, or hex after 0x. No sign, no spaces, no
+ * octal (a leading 0 is just a digit), at most @max.
+ */
+static bool sim_uint(const char *s, unsigned long long max,
+		     unsigned long long *out)
+{
+	unsigned long long v;
+	int base = 10;
+	char *end;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
+		      (*s >= 'A' && *s <= 'F')))
+			return false;
+	} else if (*s < '0' || *s > '9') {
+		return false;
+	}
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Cut @s into words at spaces, tabs and carriage returns. */
+static int sim_split(struct sim_parser *p, char *s)
+{
+	p->n = 0;
+	for (;;) {
+		while (*s == ' ' || *s == '\t' || *s == '\r')
+			s++;
+		if (!*s)
+			return 0;
+		if (p->n == SIM_MAX_WORDS)
+			return sim_fail(p, "more than %u words on one line",
+					SIM_MAX_WORDS);
+		p->tok[p->n++] = s;
+		while (*s && *s != ' ' && *s != '\t' && *s != '\r')
+			s++;
+		if (*s)
+			*s++ = '\0';
+	}
+}
+
+static int sim_cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* `cpus apic ID ID ...` */
+static int sim_parse_apic_ids(struct sim_parser *p)
+{
+	struct sim_spec *sp = p->sp;
+	unsigned n = p->n - 2;
+	uint32_t *ids, *sorted;
+	unsigned long long v;
+	char q[SIM_QUOTE_LEN];
+
+	if (n == 0)
+		return sim_fail(p, "'cpus apic' needs at least one APIC ID");
+	if (n > SIM_MAX_CPUS)
+		return sim_fail(p, "%u CPUs; the simulator takes at most %u",
+				n, SIM_MAX_CPUS);
+	ids = calloc(n, sizeof(*ids));
+	sorted = calloc(n, sizeof(*sorted));
+	if (!ids || !sorted)
+		goto nomem;
+	for (unsigned i = 0; i < n; i++) {
+		/* No CPU has 0xffffffff: x2APIC broadcasts to that ID. */
+		if (!sim_uint(p->tok[i + 2], 0xfffffffeu, &v)) {
+			sim_fail(p, "bad APIC ID '%s' (0 to 0xfffffffe; "
+				 "0xffffffff is the x2APIC broadcast ID)",
+				 sim_quote(p->tok[i + 2], q));
+			goto fail;
+		}
+		ids[i] = (uint32_t)v;
+	}
+	/* Sorted, a duplicate sits next to its twin: O(n log n), not n^2. */
+	memcpy(sorted, ids, n * sizeof(*ids));
+	qsort(sorted, n, sizeof(*sorted), sim_cmp_u32);
+	for (unsigned i = 1; i < n; i++) {
+		if (sorted[i] == sorted[i - 1]) {
+			sim_fail(p, "APIC ID %u listed twice", sorted[i]);
+			goto fail;
+		}
+	}
+	free(sorted);
+	sp->apic_ids = ids;
+	sp->ncpus = n;
+	return 0;
+nomem:
+	sim_fail(p, "out of memory");
+fail:
+	free(ids);
+	free(sorted);
+	return -1;
+}
+
+/* `cpus N` or `cpus apic ID ...` */
+static int sim_parse_cpus(struct sim_parser *p)
+{
+	struct sim_spec *sp = p->sp;
+	unsigned long long v;
+	int ret;
+
+	if (sp->cpus_line)
+		return sim_fail(p, "'cpus' given twice (lines %u and %u)",
+				sp->cpus_line, p->line);
+	if (p->n >= 2 && !strcmp(p->tok[1], "apic")) {
+		ret = sim_parse_apic_ids(p);
+	} else {
+		if (p->n != 2 || !sim_uint(p->tok[1], SIM_MAX_CPUS, &v) || !v)
+			return sim_fail(p, "'cpus' takes a count (1-%u) or "
+					"'apic' and a list of APIC IDs",
+					SIM_MAX_CPUS);
+		sp->apic_ids = calloc((size_t)v, sizeof(uint32_t));
+		if (!sp->apic_ids)
+			return sim_fail(p, "out of memory");
+		for (uint32_t i = 0; i < v; i++)
+			sp->apic_ids[i] = i;
+		sp->ncpus = (uint32_t)v;
+		ret = 0;
+	}
+	if (!ret)
+		sp->cpus_line = p->line;
+	return ret;
+}
+
+/* `platform FEATURE ...` */
+static int sim_parse_platform(struct sim_parser *p)
+{
+	static const struct {
+		const char *name;
+		uint32_t flag;
+	} feats[] = {
+		{ "ext-dest-id", UMSI_PLAT_EXT_DEST_ID },
+		{ "remap", UMSI_PLAT_IRQ_REMAP },
+		{ "x2apic", UMSI_PLAT_X2APIC },
+		{ "no-msi", UMSI_PLAT_NO_MSI },
+	};
+	char q[SIM_QUOTE_LEN];
+
+	if (p->n < 2)
+		return sim_fail(p, "'platform' needs a feature (ext-dest-id, "
+				"remap, x2apic, no-msi)");
+	for (unsigned i = 1; i < p->n; i++) {
+		size_t k;
+
+		for (k = 0; k < sizeof(feats) / sizeof(feats[0]); k++)
+			if (!strcmp(p->tok[i], feats[k].name))
+				break;
+		if (k == sizeof(feats) / sizeof(feats[0]))
+			return sim_fail(p, "unknown platform feature '%s' "
+					"(ext-dest-id, remap, x2apic, no-msi)",
+					sim_quote(p->tok[i], q));
+		p->sp->plat |= feats[k].flag;
+	}
+	return 0;
+}
+
+/* `cmdline WORDS`: the words joined by single spaces, bounded. */
+static int sim_parse_cmdline(struct sim_parser *p)
+{
+	struct sim_spec *sp = p->sp;
+	size_t used = 0;
+
+	if (sp->cmdline_line)
+		return sim_fail(p, "'cmdline' given twice (lines %u and %u)",
+				sp->cmdline_line, p->line);
+	for (unsigned i = 1; i < p->n; i++) {
+		size_t wlen = strlen(p->tok[i]), sep = i > 1;
+
+		/* Room for the separator, the word and the final NUL. */
+		if (wlen >= SIM_CMDLINE_MAX - used - sep) {
+			sp->cmdline[0] = '\0';
+			return sim_fail(p, "cmdline too long: at most %u "
+					"characters", SIM_CMDLINE_MAX - 1);
+		}
+		if (sep)
+			sp->cmdline[used++] = ' ';
+		memcpy(sp->cmdline + used, p->tok[i], wlen);
+		used += wlen;
+	}
+	sp->cmdline[used] = '\0';
+	sp->cmdline_line = p->line;
+	return 0;
+}
+
+enum sim_key {
+	SIM_KEY_VENDOR, SIM_KEY_DEVICE, SIM_KEY_MSIX, SIM_KEY_MSI,
+	SIM_KEY_VECTORS, SIM_KEY_MIN, SIM_KEY_COUNT, SIM_KEY_INTX,
+	SIM_KEY_MASKABLE, SIM_KEY_ADDR64, SIM_KEY_SPREAD, SIM_NKEYS
+};
+
+static const struct {
+	const char *name;
+	bool value;                     /* key=value, else a bare flag */
+	unsigned long long max;         /* numbers: the largest allowed */
+} sim_keys[SIM_NKEYS] = {
+	[SIM_KEY_VENDOR]   = { "vendor", true, 0xffff },
+	[SIM_KEY_DEVICE]   = { "device", true, 0xffff },
+	[SIM_KEY_MSIX]     = { "msix", true, SIM_MAX_MSIX },
+	[SIM_KEY_MSI]      = { "msi", true, 32 },
+	[SIM_KEY_VECTORS]  = { "vectors", true, SIM_MAX_VECTORS },
+	[SIM_KEY_MIN]      = { "min", true, SIM_MAX_VECTORS },
+	/* Checked against the machine's room in sim_add_device(). */
+	[SIM_KEY_COUNT]    = { "count", true, 0xffffffffu },
+	[SIM_KEY_INTX]     = { "intx", true, 0 },
+	[SIM_KEY_MASKABLE] = { "maskable", false, 0 },
+	[SIM_KEY_ADDR64]   = { "addr64", false, 0 },
+	[SIM_KEY_SPREAD]   = { "spread", false, 0 },
+};
+
+/* One key[=value] word of a device line into @d. */
+static int sim_device_setting(struct sim_parser *p, struct sim_devspec *d,
+			      char *word, unsigned *seen)
+{
+	char *eq = strchr(word, '='), q[SIM_QUOTE_LEN];
+	const char *val = eq ? eq + 1 : NULL;
+	unsigned long long v = 0;
+	unsigned k;
+
+	if (eq)
+		*eq = '\0';
+	for (k = 0; k < SIM_NKEYS; k++)
+		if (!strcmp(word, sim_keys[k].name))
+			break;
+	if (k == SIM_NKEYS)
+		return sim_fail(p, "unknown device setting '%s'",
+				sim_quote(word, q));
+	if (*seen & (1u << k))
+		return sim_fail(p, "'%s' given twice", sim_keys[k].name);
+	*seen |= 1u << k;
+	if (!sim_keys[k].value) {
+		if (val)
+			return sim_fail(p, "'%s' takes no value",
+					sim_keys[k].name);
+	} else if (!val) {
+		return sim_fail(p, "'%s' needs a value (%s=...)",
+				sim_keys[k].name, sim_keys[k].name);
+	} else if (k == SIM_KEY_MSI) {
+		if (!sim_uint(val, 32, &v) || !v || (v & (v - 1)))
+			return sim_fail(p, "msi= takes 1, 2, 4, 8, 16 or 32");
+	} else if (k == SIM_KEY_INTX) {
+		if (strlen(val) != 1 || val[0] < 'A' || val[0] > 'D')
+			return sim_fail(p, "intx= takes A, B, C or D");
+		v = (unsigned)(val[0] - 'A' + 1);
+	} else if (!sim_uint(val, sim_keys[k].max, &v)) {
+		return sim_fail(p, "bad value for '%s': '%s' (0 to %llu)",
+				sim_keys[k].name, sim_quote(val, q),
+				sim_keys[k].max);
+	}
+	/* Every v below was checked against its field's range above. */
+	switch ((enum sim_key)k) {
+	case SIM_KEY_VENDOR: d->vendor = (uint16_t)v; break;
+	case SIM_KEY_DEVICE: d->device = (uint16_t)v; break;
+	case SIM_KEY_MSIX: d->msix = (unsigned)v; break;
+	case SIM_KEY_MSI: d->msi = (unsigned)v; break;
+	case SIM_KEY_VECTORS: d->want = (unsigned)v; break;
+	case SIM_KEY_MIN: d->min = (unsigned)v; break;
+	case SIM_KEY_COUNT: d->count = (unsigned)v; break;
+	case SIM_KEY_INTX: d->intx = (unsigned)v; break;
+	case SIM_KEY_MASKABLE: d->maskable = true; break;
+	case SIM_KEY_ADDR64: d->addr64 = true; break;
+	case SIM_KEY_SPREAD: d->spread = true; break;
+	case SIM_NKEYS: break;
+	}
+	return 0;
+}
+
+/* The device's name: printable, short enough to keep whole. */
+static int sim_device_name(struct sim_parser *p, struct sim_devspec *d,
+			   const char *name)
+{
+	size_t len = strlen(name);
+	char q[SIM_QUOTE_LEN];
+
+	if (len >= SIM_NAME_MAX)
+		return sim_fail(p, "device name '%s' is longer than %u "
+				"characters", sim_quote(name, q),
+				SIM_NAME_MAX - 1);
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)name[i] <= 0x20 ||
+		    (unsigned char)name[i] >= 0x7f)
+			return sim_fail(p, "device name '%s' holds a byte that "
+					"is not printable ASCII",
+					sim_quote(name, q));
+	memcpy(d->name, name, len + 1);
+	return 0;
+}
+
+/* Append @d, counting its instances and vectors against the limits. */
+static int sim_add_device(struct sim_parser *p, const struct sim_devspec *d)
+{
+	struct sim_spec *sp = p->sp;
+	uint64_t ninst = (uint64_t)sp->ninst + d->count;
+
+	if (ninst > SIM_MAX_INSTANCES)
+		return sim_fail(p, "%llu device instances; at most %u fit (32 "
+				"slots on each of buses %u-255 of domain 0)",
+				(unsigned long long)ninst, SIM_MAX_INSTANCES,
+				SIM_FIRST_BUS);
+	if (sp->ndevs == sp->cap_devs) {
+		unsigned cap = sp->cap_devs ? sp->cap_devs * 2 : 16;
+		struct sim_devspec *nd = realloc(sp->devs, cap * sizeof(*nd));
+
+		if (!nd)
+			return sim_fail(p, "out of memory");
+		sp->devs = nd;
+		sp->cap_devs = cap;
+	}
+	sp->devs[sp->ndevs++] = *d;
+	sp->ninst = (unsigned)ninst;
+	/* At most 8160 x 65536: no overflow possible in 64 bits. */
+	sp->nvec += (uint64_t)d->want * d->count;
+	return 0;
+}
+
+/* `device NAME key=value ...` */
+static int sim_parse_device(struct sim_parser *p)
+{
+	struct sim_devspec d = {
+		.count = 1, .vendor = 0x1af4, .device = 0x1000, .line = p->line,
+	};
+	unsigned seen = 0;
+
+	if (p->n < 2)
+		return sim_fail(p, "'device' needs a name");
+	if (sim_device_name(p, &d, p->tok[1]))
+		return -1;
+	for (unsigned i = 2; i < p->n; i++)
+		if (sim_device_setting(p, &d, p->tok[i], &seen))
+			return -1;
+	if (!d.msix && !d.msi && !d.intx)
+		return sim_fail(p, "device '%s' has no interrupt: give msix=, "
+				"msi= or intx=", d.name);
+	if (!d.want)
+		d.want = d.msix ? d.msix : d.msi ? d.msi : 1;
+	if (!d.min)
+		d.min = 1;
+	if (d.min > d.want)
+		return sim_fail(p, "min= is larger than vectors=");
+	if (d.count == 0)
+		return sim_fail(p, "count= must be at least 1");
+	return sim_add_device(p, &d);
+}
+
+static int sim_parse_line(struct sim_parser *p, char *line)
+{
+	char *hash = strchr(line, '#'), q[SIM_QUOTE_LEN];
+
+	if (hash)
+		*hash = '\0';
+	if (sim_split(p, line))
+		return -1;
+	if (p->n == 0)
+		return 0;
+	if (!strcmp(p->tok[0], "cpus"))
+		return sim_parse_cpus(p);
+	if (!strcmp(p->tok[0], "device"))
+		return sim_parse_device(p);
+	if (!strcmp(p->tok[0], "platform"))
+		return sim_parse_platform(p);
+	if (!strcmp(p->tok[0], "cmdline"))
+		return sim_parse_cmdline(p);
+	return sim_fail(p, "unknown keyword '%s' (cpus, platform, cmdline, "
+			"device)", sim_quote(p->tok[0], q));
+}
+
+/* A NUL would end the text early and silently: name where it is. */
+static int sim_check_text(struct sim_parser *p, const char *text, size_t len)
+{
+	const char *nul;
+
+	if (len > SIM_MAX_FILE)
+		return sim_fail(p, "more than %u bytes; a machine file is at "
+				"most that", SIM_MAX_FILE);
+	nul = memchr(text, '\0', len);
+	if (!nul)
+		return 0;
+	p->line = 1;
+	for (const char *s = text; s < nul; s++)
+		p->line += *s == '\n';
+	return sim_fail(p, "NUL byte at offset %zu: a machine file is text",
+			(size_t)(nul - text));
+}
+
+int sim_parse(struct sim_spec *sp, const char *text, size_t len,
+	      const char *file, char *err, size_t errlen)
+{
+	struct sim_parser p = {
+		.sp = sp, .file = file, .err = err, .errlen = errlen,
+	};
+	char *copy = NULL, *lp, *nl;
+	int ret = -1;
+
+	memset(sp, 0, sizeof(*sp));
+	if (errlen)
+		err[0] = '\0';
+	if (sim_check_text(&p, text, len))
+		return -1;
+	copy = malloc(len + 1);
+	p.tok = calloc(SIM_MAX_WORDS, sizeof(*p.tok));
+	if (!copy || !p.tok) {
+		sim_fail(&p, "out of memory");
+		goto out;
+	}
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	for (lp = copy; lp; lp = nl ? nl + 1 : NULL) {
+		nl = strchr(lp, '\n');
+		if (nl)
+			*nl = '\0';
+		p.line++;
+		if (sim_parse_line(&p, lp))
+			goto out;
+	}
+	p.line = 0;
+	if (!sp->ncpus) {
+		sim_fail(&p, "no 'cpus' line");
+		goto out;
+	}
+	ret = 0;
+out:
+	free(copy);
+	free(p.tok);
+	if (ret)
+		sim_spec_free(sp);
+	return ret;
+}
+
+void sim_spec_free(struct sim_spec *sp)
+{
+	free(sp->apic_ids);
+	free(sp->devs);
+	memset(sp, 0, sizeof(*sp));
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/sim/simparse.h - the `umsi sim` machine-file parser, private to
+ * the tool (format: docs/sim-format.md).
+ *
+ * The parser takes the file's bytes and its length, so it can be handed
+ * anything (tests/fuzz/fuzz_simfile.c does): it never reads past @len,
+ * checks every number against its limit before any arithmetic, and on
+ * bad input returns a message naming the file, the line and the problem
+ * with nothing left allocated.
+ */
+#ifndef UMSI_TOOLS_SIMPARSE_H
+#define UMSI_TOOLS_SIMPARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The simulator's own limit (umsi_sim_create() refuses more). */
+#define SIM_MAX_CPUS       1024u
+/*
+ * Instance k sits on bus 1 + k / 32, slot k % 32, function 0: buses 1 to
+ * 255 of domain 0 hold 255 x 32 of them.
+ */
+#define SIM_FIRST_BUS      1u
+#define SIM_SLOTS_PER_BUS  32u
+#define SIM_MAX_INSTANCES  ((256u - SIM_FIRST_BUS) * SIM_SLOTS_PER_BUS)
+#define SIM_MAX_WORDS      4096u        /* words on one line */
+#define SIM_MAX_FILE       (16u << 20)  /* bytes in one machine file */
+#define SIM_CMDLINE_MAX    1024u        /* cmdline, with its NUL */
+#define SIM_NAME_MAX       32u          /* device name, with its NUL */
+#define SIM_MAX_VECTORS    65536u       /* vectors= and min= */
+#define SIM_MAX_MSIX       2048u        /* msix= (the PCI spec's limit) */
+#define SIM_ERR_LEN        512u
+
+/* One `device` line. */
+struct sim_devspec {
+	char name[SIM_NAME_MAX];
+	unsigned line;
+	uint16_t vendor, device;
+	unsigned msix;          /* MSI-X table size, 0: none */
+	unsigned msi;           /* MSI messages capable, 0: none */
+	bool maskable, addr64;
+	unsigned intx;          /* 0: none, 1-4: INTA-INTD */
+	unsigned want, min;     /* vectors= and min= (defaults filled in) */
+	unsigned count;         /* instances of it, 1 to SIM_MAX_INSTANCES */
+	bool spread;
+};
+
+/* A whole machine file. */
+struct sim_spec {
+	uint32_t ncpus;         /* 1 to SIM_MAX_CPUS */
+	uint32_t *apic_ids;     /* ncpus of them, all different */
+	unsigned cpus_line;
+	uint32_t plat;          /* UMSI_PLAT_* */
+	char cmdline[SIM_CMDLINE_MAX];
+	unsigned cmdline_line;  /* 0: no cmdline line */
+	struct sim_devspec *devs;
+	unsigned ndevs, cap_devs;
+	unsigned ninst;         /* sum of count=, at most SIM_MAX_INSTANCES */
+	uint64_t nvec;          /* sum of vectors= x count= */
+};
+
+/**
+ * sim_parse - parse a machine file
+ * @sp: receives the machine; zeroed first
+ * @text: the file's bytes (need not be NUL-terminated; a NUL among them
+ *        is an error)
+ * @len: their number
+ * @file: the file's name, for messages
+ * @err: receives "FILE:LINE: problem" (or "FILE: problem") on failure
+ * @errlen: the size of @err
+ *
+ * Return: 0 and @sp filled (free it with sim_spec_free()), or -1 with
+ * @err set and nothing allocated.
+ */
+int sim_parse(struct sim_spec *sp, const char *text, size_t len,
+	      const char *file, char *err, size_t errlen);
+
+/* Free what sim_parse() allocated; @sp may be zeroed or half-filled. */
+void sim_spec_free(struct sim_spec *sp);
+
+#endif /* UMSI_TOOLS_SIMPARSE_H */

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/sim/simrun.h - building and running the machine a `umsi sim` file
+ * describes, private to the tool. The command (simcmd.c) and the fuzzer
+ * (tests/fuzz/fuzz_simfile.c) share it.
+ */
+#ifndef UMSI_TOOLS_SIMRUN_H
+#define UMSI_TOOLS_SIMRUN_H
+
+#include <umsi/umsi.h>
+#include "sim/umsi_sim.h"
+
+#include "simparse.h"
+
+/* One instance of a device on the machine. */
+struct sim_inst {
+	const struct sim_devspec *ds;
+	char name[48];
+	umsi_bdf_t bdf;
+	struct umsi_pci_dev *dev;
+	int granted;
+	enum umsi_pci_mode mode;
+	const char *reason;     /* why granted < ds->want, or NULL */
+	char why[96];
+	uint64_t handled, fired, wrong_cpu;
+	uint32_t *irqs;         /* granted of them */
+	struct umsi_system *sys;
+	struct umsi_sim *sim;
+};
+
+struct sim_machine {
+	const struct sim_spec *spec;
+	struct umsi_sim *sim;
+	struct umsi_system *sys;
+	struct sim_inst *insts;
+	unsigned ninst;
+	/* Filled by sim_run(). */
+	uint64_t fired, handled, wrong_cpu;
+	unsigned short_of;      /* instances granted fewer than they asked */
+};
+
+/**
+ * sim_build - create the simulated machine and the uMSI system on it
+ * @m: receives the machine; zeroed first
+ * @sp: a parsed machine file; must outlive @m
+ * @err: receives the reason on failure
+ * @errlen: its size
+ *
+ * Every instance of every device is placed on its slot (see simparse.h)
+ * but not yet brought up.
+ * Return: 0, or -1 with @err set and nothing left allocated.
+ */
+int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
+	      size_t errlen);
+
+/**
+ * sim_run - bring every instance up through the driver API, request a
+ * handler for every vector granted, fire each vector once, and count what
+ * arrived where
+ * @m: a machine from sim_build()
+ */
+void sim_run(struct sim_machine *m);
+
+/* Remove every device and free the machine; @m may be zeroed. */
+void sim_machine_free(struct sim_machine *m);
+
+const char *sim_mode_name(enum umsi_pci_mode mode);
+
+#endif /* UMSI_TOOLS_SIMRUN_H */
