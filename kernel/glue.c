@@ -467,13 +467,9 @@ static void serve(const char *dlist, bool probe_all)
 			plan[n++] = g;
 	}
 	share_probe_plan(plan, n);
-	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		struct glue_dev *g = &gdevs[i];
-
-		if (g->to_serve && !g->kd && !g->probed) {
-			probe(g);
-			share_served(g);
-		}
+	for (uint32_t i = 0; i < n; i++) {
+		probe(plan[i]);
+		share_served(plan[i]);
 	}
 }
 

@@ -36,6 +36,7 @@ struct glue_dev {
 	uint32_t want;		/* the most asked for (driver max, or offer) */
 	uint32_t granted;	/* what the policy let it ask */
 	const char *limit;	/* why granted < want: cpus, probe_max, share */
+	bool msi_block;		/* will get a multi-message MSI block */
 };
 
 extern struct glue_dev gdevs[PCI_MAX_DEVS];
@@ -75,7 +76,8 @@ uint32_t share_driver_budget(struct glue_dev *g, uint32_t min, uint32_t max,
  * umsi.probe=all will serve (@list, @n of them), each wanting what it
  * offers (capped by `umsi.probe_max=`): smallest wants first, each at
  * most an equal part of what remains (max-min fairness; an MSI block is a
- * power of two). Sets each one's want, granted and limit.
+ * power of two). Sets each one's want, granted and limit, and leaves
+ * @list in the order to allocate in (MSI blocks first, largest first).
  */
 void share_probe_plan(struct glue_dev **list, uint32_t n);
 

@@ -180,8 +180,24 @@ void share_probe_plan(struct glue_dev **list, uint32_t n)
 		if (blk && ask > 1)
 			ask = pow2_floor(ask);
 		g->granted = ask;
+		g->msi_block = blk;
 		used = blk ? pow2_ceil(ask) : ask;
 		pool = pool > used ? pool - used : 0;
+	}
+	/*
+	 * Allocation order: MSI blocks first, the largest first, while every
+	 * CPU still has aligned runs of free vectors (a block lives on one
+	 * CPU); then the others in increasing order. Spread MSI-X vectors
+	 * fit wherever single vectors are left.
+	 */
+	for (uint32_t i = 1; i < n; i++) {
+		struct glue_dev *g = list[i];
+		uint32_t j = i;
+
+		for (; j > 0 && g->msi_block && (!list[j - 1]->msi_block ||
+		       list[j - 1]->granted < g->granted); j--)
+			list[j] = list[j - 1];
+		list[j] = g;
 	}
 }
 

@@ -237,13 +237,14 @@ void pci_judge_fresh(void)
 		bool reset = can && !dirty_only && bdf_listed(flr, d->bdf);
 		bool clean = false;
 
-		/* A function about to be reset needs no judging. */
-		if (d->msix_cap && !reset) {
+		/* A function about to be reset, or when nothing is trusted
+		 * and no reset depends on it, needs no judging. */
+		if (d->msix_cap && !reset && (trust || dirty_only)) {
 			clean = msix_untouched(d);
 			reset = dirty_only && !clean;
 		}
 		d->fresh = clean && trust ? PCI_FRESH_BOOT : PCI_FRESH_NO;
-		if (clean && !trust)
+		if (d->msix_cap && !trust && !d->stale[0])
 			ksnprintf(d->stale, sizeof(d->stale), "umsi.fresh=off");
 		if (!reset)
 			continue;

@@ -196,6 +196,46 @@ sub devices {
 	return [map { $dev{$_} } @order];
 }
 
+# QEMU arguments that trace MSI-X programming into $file: the MSI-X
+# Message Control writes and every MMIO access (the MSI-X table's
+# accesses carry the region name 'msix-table').
+sub msix_trace_args {
+	my ($file) = @_;
+	return ('-trace', 'msix_write_config', '-trace', 'memory_region_ops_write',
+		'-trace', 'memory_region_ops_read', '-D', $file);
+}
+
+# Count the guest's MSI-X table accesses of device $dev (QEMU's device
+# name, e.g. 'nvme') in a trace made with msix_trace_args. MSI-X set-up
+# starts with the write that sets MSI-X Enable and Function Mask together
+# ("enabled 1 masked 1"); what the guest did to the table before (the
+# kernel's cold-boot judgement) is counted apart. Accesses by no CPU
+# (cpu -1: the monitor's xp) are not the guest's and not counted. With
+# one MSI-X device in the machine, the table region is its.
+# Returns { before => N, writes => N, reads => N, enables => N }.
+sub msix_trace_count {
+	my ($file, $dev) = @_;
+	my %c = (before => 0, writes => 0, reads => 0, enables => 0);
+	open(my $fh, '<', $file) or return \%c;
+	my $on = 0;
+	while (my $l = <$fh>) {
+		if ($l =~ /msix_write_config dev (\S+) enabled 1 masked 1/ && $1 eq $dev) {
+			$on = 1;
+			$c{enables}++;
+			next;
+		}
+		next unless $l =~ /memory_region_ops_(read|write) cpu (-?\d+) .*name 'msix-table'/;
+		next if $2 < 0;
+		if (!$on) {
+			$c{before}++;
+		} else {
+			$c{$1 eq 'read' ? 'reads' : 'writes'}++;
+		}
+	}
+	close($fh);
+	return \%c;
+}
+
 sub slurp {
 	my ($f) = @_;
 	open(my $fh, '<', $f) or return '';
