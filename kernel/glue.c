@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * glue.c - the kernel's use of uMSI: create the system on kernel/host.c,
- * register every PCI function, apply `umsi.probe=all`, and report the
- * result as UMSI JSON lines on COM1 (format in kernel/README.md).
+ * register every PCI function (fresh from reset or not), let the drivers
+ * and `umsi.probe=all` take vectors as the probe policy shares them
+ * (glue_share.c), run the fire/migrate/dynamic exercises, and report the
+ * result as UMSI JSON lines on COM1 (glue_report.c; format in
+ * kernel/README.md).
  */
 #include <umsi/compat.h>
 #include <umsi/irq.h>

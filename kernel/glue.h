@@ -85,7 +85,7 @@ void share_probe_plan(struct glue_dev **list, uint32_t n);
 void share_served(struct glue_dev *g);
 
 /* Why @g has fewer vectors than it wanted, or NULL. */
-const char *share_shortfall(struct glue_dev *g,
+const char *share_shortfall(const struct glue_dev *g,
 			    const struct umsi_pci_info *info);
 
 #endif /* KERNEL_GLUE_H */

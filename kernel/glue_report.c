@@ -11,7 +11,7 @@
  *   UMSI {"event":"device_more","bdf":"...","vectors":[...],"more":true}
  *   UMSI {"event":"device_more","bdf":"...","vectors":[...]}
  *
- * Every line is whole JSON and at most LINE_MAX bytes; the one without
+ * Every line is whole JSON and at most REPORT_LINE_MAX bytes; the one without
  * "more" closes the device. Each line is written in one piece, so lines of
  * other CPUs never cut into one.
  */
@@ -23,12 +23,12 @@
 #include "glue.h"
 #include "smp.h"
 
-#define LINE_MAX   4096		/* bytes of one UMSI line, newline included */
-#define ITEM_MAX   192		/* one vector's JSON, with room to spare */
-#define TAIL_MAX   32		/* "],\"more\":true}\n" and the NUL */
+#define REPORT_LINE_MAX   4096		/* bytes of one UMSI line, newline included */
+#define REPORT_ITEM_MAX   192		/* one vector's JSON, with room to spare */
+#define REPORT_TAIL_MAX   32		/* "],\"more\":true}\n" and the NUL */
 
 struct rline {
-	char buf[LINE_MAX];
+	char buf[REPORT_LINE_MAX];
 	size_t len;
 	bool truncated;
 };
@@ -60,7 +60,7 @@ static void rl_add(struct rline *l, const char *fmt, ...)
 	l->len += (size_t)n;
 }
 
-static void note_pair(const struct umsi_irq_info *ii)
+static void report_note_pair(const struct umsi_irq_info *ii)
 {
 	uint64_t *w;
 
@@ -76,12 +76,12 @@ static void note_pair(const struct umsi_irq_info *ii)
 	*w |= 1ull << (ii->vector % 64);
 }
 
-static uint32_t vec_irq(const struct glue_dev *g, uint32_t i)
+static uint32_t report_vec_irq(const struct glue_dev *g, uint32_t i)
 {
 	return g->kd ? g->kd->vecs[i].irq : g->vecs[i].irq;
 }
 
-static const char *mode_name(enum umsi_pci_mode m)
+static const char *report_mode_name(enum umsi_pci_mode m)
 {
 	switch (m) {
 	case UMSI_MODE_INTX:
@@ -95,7 +95,7 @@ static const char *mode_name(enum umsi_pci_mode m)
 	}
 }
 
-static const char *none_reason(const struct glue_dev *g,
+static const char *report_none_reason(const struct glue_dev *g,
 			       const struct umsi_pci_info *info,
 			       char *buf, size_t len)
 {
@@ -117,19 +117,19 @@ static void report_head(struct rline *l, const struct glue_dev *g,
 			const struct umsi_pci_info *info, uint32_t nvec)
 {
 	const struct pci_dev *d = g->pci;
-	const char *shortfall = share_shortfall((struct glue_dev *)g, info);
+	const char *shortfall = share_shortfall(g, info);
 	char errbuf[32];
 
 	rl_add(l, "UMSI {\"event\":\"device\",\"bdf\":\"%04x:%02x:%02x.%u\","
 	       "\"vendor\":\"0x%04x\",\"device\":\"0x%04x\",\"mode\":\"%s\"",
 	       info->bdf >> 16, PCI_BUS(d->bdf), PCI_DEV(d->bdf),
 	       PCI_FN(d->bdf), info->vendor, info->device,
-	       mode_name(info->mode));
+	       report_mode_name(info->mode));
 	if (g->kd)
 		rl_add(l, ",\"driver\":\"%s\"", g->kd->drv->name);
 	if (info->mode == UMSI_MODE_NONE)
 		rl_add(l, ",\"reason\":\"%s\"",
-		       none_reason(g, info, errbuf, sizeof(errbuf)));
+		       report_none_reason(g, info, errbuf, sizeof(errbuf)));
 	if (info->mode == UMSI_MODE_MSI)
 		rl_add(l, ",\"reserved\":%u", info->msi_reserved);
 	/* Why a function with MSI or MSI-X fell back to INTx. */
@@ -177,16 +177,16 @@ void glue_report(struct glue_dev *g, bool check_pairs)
 	nvec = info.mode == UMSI_MODE_NONE ? 0 : g->nvec;
 	/* Only vectors uMSI knows are listed; count them first. */
 	for (uint32_t i = 0; i < nvec; i++)
-		if (!umsi_irq_get_info(kernel_umsi_system(), vec_irq(g, i), &ii))
+		if (!umsi_irq_get_info(kernel_umsi_system(), report_vec_irq(g, i), &ii))
 			n++;
 	l.len = 0;
 	l.truncated = false;
 	report_head(&l, g, &info, n);
 	for (uint32_t i = 0; i < nvec; i++) {
-		char item[ITEM_MAX];
+		char item[REPORT_ITEM_MAX];
 		size_t len;
 
-		if (umsi_irq_get_info(kernel_umsi_system(), vec_irq(g, i), &ii))
+		if (umsi_irq_get_info(kernel_umsi_system(), report_vec_irq(g, i), &ii))
 			continue;
 		len = (size_t)ksnprintf(item, sizeof(item),
 			"%s{\"index\":%u,\"irq\":%u,\"cpu\":%u,\"apic_id\":%u,"
@@ -198,7 +198,7 @@ void glue_report(struct glue_dev *g, bool check_pairs)
 				",\"gsi\":%u,\"pin\":\"%c\"", info.gsi,
 				'A' + info.intx_pin - 1);
 		ksnprintf(item + len, sizeof(item) - len, "}");
-		if (l.len + strlen(item) + TAIL_MAX > sizeof(l.buf)) {
+		if (l.len + strlen(item) + REPORT_TAIL_MAX > sizeof(l.buf)) {
 			report_flush(&l, true);
 			l.len = 0;
 			rl_add(&l, "UMSI {\"event\":\"device_more\","
@@ -212,7 +212,7 @@ void glue_report(struct glue_dev *g, bool check_pairs)
 		first = false;
 		/* INTx lines may be shared; messages never. */
 		if (info.mode != UMSI_MODE_INTX && check_pairs)
-			note_pair(&ii);
+			report_note_pair(&ii);
 	}
 	report_flush(&l, false);
 }

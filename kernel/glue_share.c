@@ -147,11 +147,8 @@ void share_probe_plan(struct glue_dev **list, uint32_t n)
 	share_stats(&st);
 	pool = st.available;
 	/* Smallest offers first (insertion sort: n <= PCI_MAX_DEVS). */
-	for (uint32_t i = 0; i < n; i++) {
-		bool blk;
-
-		list[i]->want = share_offer(list[i], &blk);
-	}
+	for (uint32_t i = 0; i < n; i++)
+		list[i]->want = share_offer(list[i], &list[i]->msi_block);
 	for (uint32_t i = 1; i < n; i++) {
 		struct glue_dev *g = list[i];
 		uint32_t j = i;
@@ -163,9 +160,8 @@ void share_probe_plan(struct glue_dev **list, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		struct glue_dev *g = list[i];
 		uint32_t fair = pool / (n - i), ask = g->want, used;
-		bool blk;
+		bool blk = g->msi_block;
 
-		(void)share_offer(g, &blk);
 		g->limit = NULL;
 		if (probe_max && ask > probe_max) {
 			ask = probe_max;
@@ -180,7 +176,6 @@ void share_probe_plan(struct glue_dev **list, uint32_t n)
 		if (blk && ask > 1)
 			ask = pow2_floor(ask);
 		g->granted = ask;
-		g->msi_block = blk;
 		used = blk ? pow2_ceil(ask) : ask;
 		pool = pool > used ? pool - used : 0;
 	}
@@ -201,7 +196,7 @@ void share_probe_plan(struct glue_dev **list, uint32_t n)
 	}
 }
 
-const char *share_shortfall(struct glue_dev *g,
+const char *share_shortfall(const struct glue_dev *g,
 			    const struct umsi_pci_info *info)
 {
 	uint32_t got = info->mode == UMSI_MODE_NONE ? 0 : g->nvec;

@@ -24,6 +24,12 @@
 #include "kernel.h"
 #include "pci.h"
 
+/* PCI Express capability registers beyond umsi/pci_regs.h (PCIe 4.0, 7.5.3). */
+#define PCIE_DEVSTA        0x0a
+#define  PCIE_DEVSTA_TRPND  0x0020	/* Transactions Pending */
+#define PCIE_DEVCTL2       0x28	/* capability version 2 and later */
+#define  PCIE_FLAGS_VERSION 0x000f
+
 #define FLR_WAIT_US      100000	/* PCIe 4.0, 6.6.2: 100 ms after FLR */
 #define FLR_PENDING_US   100000	/* Transactions Pending to drain */
 #define FLR_READY_US     1000000	/* config reads returning all-ones */
@@ -128,10 +134,10 @@ static void pci_flr_start(struct pci_dev *d, struct pci_saved *s)
 	for (int i = 0; i < 16; i++)
 		s->hdr[i] = pci_cfg_read(d->bdf, (uint16_t)(4 * i), 4);
 	s->devctl = (uint16_t)pci_cfg_read(d->bdf, pcie + UMSI_PCIE_DEVCTL, 2);
-	s->devctl2 = (uint16_t)pci_cfg_read(d->bdf, pcie + 0x28, 2);
+	s->devctl2 = (uint16_t)pci_cfg_read(d->bdf, pcie + PCIE_DEVCTL2, 2);
 	pci_cfg_write(d->bdf, UMSI_PCI_COMMAND, 2, UMSI_PCI_CMD_INTX_DISABLE);
 	end = clock_ns() + FLR_PENDING_US * 1000;
-	while ((pci_cfg_read(d->bdf, pcie + 0x0a, 2) & (1u << 5)) &&
+	while ((pci_cfg_read(d->bdf, pcie + PCIE_DEVSTA, 2) & PCIE_DEVSTA_TRPND) &&
 	       clock_ns() < end)
 		cpu_relax();
 	pci_cfg_write(d->bdf, pcie + UMSI_PCIE_DEVCTL, 2,
@@ -161,8 +167,9 @@ static bool pci_flr_finish(struct pci_dev *d, const struct pci_saved *s)
 	pci_cfg_write(d->bdf, UMSI_PCI_INTERRUPT_LINE, 1, s->hdr[15] & 0xff);
 	pci_cfg_write(d->bdf, pcie + UMSI_PCIE_DEVCTL, 2,
 		      s->devctl & ~UMSI_PCIE_DEVCTL_BCR_FLR);
-	if ((pci_cfg_read(d->bdf, pcie + UMSI_PCIE_FLAGS, 2) & 0xf) >= 2)
-		pci_cfg_write(d->bdf, pcie + 0x28, 2, s->devctl2);
+	if ((pci_cfg_read(d->bdf, pcie + UMSI_PCIE_FLAGS, 2) &
+	     PCIE_FLAGS_VERSION) >= 2)
+		pci_cfg_write(d->bdf, pcie + PCIE_DEVCTL2, 2, s->devctl2);
 	pci_cfg_write(d->bdf, UMSI_PCI_COMMAND, 2, s->hdr[1] & 0xffff);
 	return true;
 }
