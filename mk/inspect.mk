@@ -18,7 +18,8 @@ UMSI_TOOL_OBJS += $(INSPECT_SRCS:%.c=$(BUILD)/host/%.o)
 TEST_SCRIPTS += tests/inspect/cli.t tests/inspect/hostile.t \
 		tests/inspect/lspci-oracle.t tests/inspect/sysroot.t \
 		tests/inspect/lspci-differential.t tests/inspect/live.t \
-		tests/inspect/fuzz-smoke.t
+		tests/inspect/fuzz-smoke.t tests/inspect/repeat.t \
+		tests/inspect/sanitizers.t
 
 
 PCI_DUMPS   ?= $(abspath $(CURDIR)/../shared/data/pci-dumps)

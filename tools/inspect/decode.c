@@ -50,11 +50,21 @@ void inspect_bdf_str(umsi_bdf_t bdf, char buf[16])
 		 UMSI_BDF_BUS(bdf), UMSI_BDF_DEV(bdf), UMSI_BDF_FN(bdf));
 }
 
-void inspect_error(struct inspect_report *rep, umsi_bdf_t bdf, bool has_bdf,
-		   const char *fmt, ...)
+bool inspect_err_is_for(const struct inspect_err *e,
+			const struct inspect_dev *d)
+{
+	char bdf[16];
+
+	if (!e->bdf[0] || e->line != d->line)
+		return false;
+	inspect_bdf_str(d->bdf, bdf);
+	return !strcmp(e->bdf, bdf);
+}
+
+static void add_error(struct inspect_report *rep, const umsi_bdf_t *bdf,
+		      unsigned line, const char *fmt, va_list ap)
 {
 	struct inspect_err *e;
-	va_list ap;
 
 	if (rep->nerrs == rep->cap_errs) {
 		size_t cap = rep->cap_errs ? rep->cap_errs * 2 : 16;
@@ -68,10 +78,29 @@ void inspect_error(struct inspect_report *rep, umsi_bdf_t bdf, bool has_bdf,
 	}
 	e = &rep->errs[rep->nerrs++];
 	e->bdf[0] = 0;
-	if (has_bdf)
-		inspect_bdf_str(bdf, e->bdf);
-	va_start(ap, fmt);
+	if (bdf)
+		inspect_bdf_str(*bdf, e->bdf);
+	e->line = line;
 	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+}
+
+void inspect_error(struct inspect_report *rep, umsi_bdf_t bdf, bool has_bdf,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_error(rep, has_bdf ? &bdf : NULL, 0, fmt, ap);
+	va_end(ap);
+}
+
+void inspect_fn_error(struct inspect_report *rep, const struct inspect_fn *fn,
+		      const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_error(rep, &fn->bdf, fn->line, fmt, ap);
 	va_end(ap);
 }
 
@@ -144,38 +173,38 @@ static void walk_error(struct inspect_report *rep, const struct inspect_fn *fn,
 		snprintf(where, sizeof(where), "the header (0x34)");
 	switch (err) {
 	case -UMSI_ELOOP:
-		inspect_error(rep, fn->bdf, true,
-			      "capability list loops (more than %d capabilities; %s points back to 0x%02x); capabilities after the loop are not decoded",
-			      UMSI_PCI_CAP_MAX, where, ptr & ~3u);
+		inspect_fn_error(rep, fn,
+				 "capability list loops (more than %d capabilities; %s points back to 0x%02x); capabilities after the loop are not decoded",
+				 UMSI_PCI_CAP_MAX, where, ptr & ~3u);
 		break;
 	case -UMSI_ERANGE:
 		if ((ptr & ~3u) >= UMSI_PCI_STD_HEADER_END)
-			inspect_error(rep, fn->bdf, true,
-				      "capability pointer 0x%02x in %s lies past the %u bytes of configuration space available; capabilities from there on are not decoded",
-				      ptr, where, fn->size);
+			inspect_fn_error(rep, fn,
+					 "capability pointer 0x%02x in %s lies past the %u bytes of configuration space available; capabilities from there on are not decoded",
+					 ptr, where, fn->size);
 		else
-			inspect_error(rep, fn->bdf, true,
-				      "capability pointer 0x%02x in %s points into the standard header (below 0x40); capabilities from there on are not decoded",
-				      ptr, where);
+			inspect_fn_error(rep, fn,
+					 "capability pointer 0x%02x in %s points into the standard header (below 0x40); capabilities from there on are not decoded",
+					 ptr, where);
 		break;
 	case -UMSI_ENODEV:
 		if (cfg32(fn, UMSI_PCI_VENDOR_ID) == 0xffffffffu)
-			inspect_error(rep, fn->bdf, true,
-				      "the function reads all-ones (vendor ID 0xffff): absent or removed; nothing decoded");
+			inspect_fn_error(rep, fn,
+					 "the function reads all-ones (vendor ID 0xffff): absent or removed; nothing decoded");
 		else
-			inspect_error(rep, fn->bdf, true,
-				      "capability pointer 0x%02x in %s leads to bytes that read all-ones (missing from the dump, or the function is gone); capabilities from there on are not decoded",
-				      ptr, where);
+			inspect_fn_error(rep, fn,
+					 "capability pointer 0x%02x in %s leads to bytes that read all-ones (missing from the dump, or the function is gone); capabilities from there on are not decoded",
+					 ptr, where);
 		break;
 	case -UMSI_EINVAL:
-		inspect_error(rep, fn->bdf, true,
-			      "capability pointer 0x%02x in %s is not 4-byte aligned",
-			      ptr, where);
+		inspect_fn_error(rep, fn,
+				 "capability pointer 0x%02x in %s is not 4-byte aligned",
+				 ptr, where);
 		break;
 	default:
-		inspect_error(rep, fn->bdf, true,
-			      "capability list could not be read (%s)",
-			      umsi_strerror(err));
+		inspect_fn_error(rep, fn,
+				 "capability list could not be read (%s)",
+				 umsi_strerror(err));
 	}
 }
 
@@ -239,45 +268,45 @@ static bool check_msix_location(struct inspect_report *rep,
 		const char *why;
 
 		if (r[i].bir >= nbars) {
-			inspect_error(rep, fn->bdf, true,
-				      "MSI-X %s is in BAR %u, which %s",
-				      r[i].what, r[i].bir,
-				      r[i].bir > 5 ? "is a reserved BIR value" :
-				      "this header type does not have");
+			inspect_fn_error(rep, fn,
+					 "MSI-X %s is in BAR %u, which %s",
+					 r[i].what, r[i].bir,
+					 r[i].bir > 5 ? "is a reserved BIR value" :
+					 "this header type does not have");
 			ok = false;
 			continue;
 		}
 		why = bar_problem(fn, r[i].bir, nbars);
 		if (why) {
-			inspect_error(rep, fn->bdf, true,
-				      "MSI-X %s is in BAR %u, which %s",
-				      r[i].what, r[i].bir, why);
+			inspect_fn_error(rep, fn,
+					 "MSI-X %s is in BAR %u, which %s",
+					 r[i].what, r[i].bir, why);
 			ok = false;
 			continue;
 		}
 		if (!bar_size)
 			continue;
 		if (!bar_size[r[i].bir]) {
-			inspect_error(rep, fn->bdf, true,
-				      "MSI-X %s is in BAR %u, which is not assigned (size 0)",
-				      r[i].what, r[i].bir);
+			inspect_fn_error(rep, fn,
+					 "MSI-X %s is in BAR %u, which is not assigned (size 0)",
+					 r[i].what, r[i].bir);
 			ok = false;
 		} else if (r[i].end > bar_size[r[i].bir]) {
-			inspect_error(rep, fn->bdf, true,
-				      "MSI-X %s (0x%llx-0x%llx) runs past the end of BAR %u (size 0x%llx)",
-				      r[i].what, (unsigned long long)r[i].off,
-				      (unsigned long long)r[i].end - 1, r[i].bir,
-				      (unsigned long long)bar_size[r[i].bir]);
+			inspect_fn_error(rep, fn,
+					 "MSI-X %s (0x%llx-0x%llx) runs past the end of BAR %u (size 0x%llx)",
+					 r[i].what, (unsigned long long)r[i].off,
+					 (unsigned long long)r[i].end - 1, r[i].bir,
+					 (unsigned long long)bar_size[r[i].bir]);
 			ok = false;
 		}
 	}
 	if (x->table_bir == x->pba_bir && x->table_offset < pend &&
 	    x->pba_offset < tend) {
-		inspect_error(rep, fn->bdf, true,
-			      "MSI-X vector table (0x%x-0x%llx) and PBA (0x%x-0x%llx) overlap in BAR %u",
-			      x->table_offset, (unsigned long long)tend - 1,
-			      x->pba_offset, (unsigned long long)pend - 1,
-			      x->table_bir);
+		inspect_fn_error(rep, fn,
+				 "MSI-X vector table (0x%x-0x%llx) and PBA (0x%x-0x%llx) overlap in BAR %u",
+				 x->table_offset, (unsigned long long)tend - 1,
+				 x->pba_offset, (unsigned long long)pend - 1,
+				 x->table_bir);
 		ok = false;
 	}
 	return ok;
@@ -291,9 +320,9 @@ static void decode_msi(struct inspect_report *rep, const struct inspect_fn *fn,
 	int ret = umsi_pci_read_msi_cap(v, off, &dev->msi);
 
 	if (ret) {
-		inspect_error(rep, fn->bdf, true,
-			      "MSI capability at 0x%02x runs past the %u bytes of configuration space available (%s); not decoded",
-			      off, fn->size, umsi_strerror(ret));
+		inspect_fn_error(rep, fn,
+				 "MSI capability at 0x%02x runs past the %u bytes of configuration space available (%s); not decoded",
+				 off, fn->size, umsi_strerror(ret));
 		return;
 	}
 	dev->has_msi = true;
@@ -306,13 +335,13 @@ static void decode_msi(struct inspect_report *rep, const struct inspect_fn *fn,
 	dev->msi_count_enabled = 1u << ((dev->msi.ctrl & UMSI_MSI_FLAGS_QSIZE) >>
 					UMSI_MSI_FLAGS_QSIZE_SHIFT);
 	if (dev->msi_count_cap > UMSI_MSI_MAX_VECTORS)
-		inspect_error(rep, fn->bdf, true,
-			      "MSI Multiple Message Capable encodes %u vectors, a reserved value (at most 32)",
-			      dev->msi_count_cap);
+		inspect_fn_error(rep, fn,
+				 "MSI Multiple Message Capable encodes %u vectors, a reserved value (at most 32)",
+				 dev->msi_count_cap);
 	if (dev->msi_count_enabled > UMSI_MSI_MAX_VECTORS)
-		inspect_error(rep, fn->bdf, true,
-			      "MSI Multiple Message Enable encodes %u vectors, a reserved value (at most 32)",
-			      dev->msi_count_enabled);
+		inspect_fn_error(rep, fn,
+				 "MSI Multiple Message Enable encodes %u vectors, a reserved value (at most 32)",
+				 dev->msi_count_enabled);
 	m.address = dev->msi.address;
 	m.data = dev->msi.data;
 	umsi_x86_msg_decode(&m, true, &dev->msi_msg);
@@ -325,9 +354,9 @@ static void decode_msix(struct inspect_report *rep, const struct inspect_fn *fn,
 	int ret = umsi_pci_read_msix_cap(v, off, &dev->msix);
 
 	if (ret) {
-		inspect_error(rep, fn->bdf, true,
-			      "MSI-X capability at 0x%02x runs past the %u bytes of configuration space available (%s); not decoded",
-			      off, fn->size, umsi_strerror(ret));
+		inspect_fn_error(rep, fn,
+				 "MSI-X capability at 0x%02x runs past the %u bytes of configuration space available (%s); not decoded",
+				 off, fn->size, umsi_strerror(ret));
 		return;
 	}
 	dev->has_msix = true;
@@ -366,23 +395,24 @@ struct inspect_dev *inspect_decode_fn(struct inspect_report *rep,
 	int ret;
 
 	if (fn->size < UMSI_PCI_STD_HEADER_END) {
-		inspect_error(rep, fn->bdf, true,
-			      "only %u bytes of configuration space%s; the 64-byte standard header is incomplete, nothing decoded",
-			      fn->size, fn->line ? " in the dump" : " readable");
+		inspect_fn_error(rep, fn,
+				 "only %u bytes of configuration space%s; the 64-byte standard header is incomplete, nothing decoded",
+				 fn->size, fn->line ? " in the dump" : " readable");
 		return NULL;
 	}
 	if ((cfg32(fn, UMSI_PCI_VENDOR_ID) & 0xffff) == 0xffff) {
-		inspect_error(rep, fn->bdf, true,
-			      "the function reads all-ones (vendor ID 0xffff): absent or removed; nothing decoded");
+		inspect_fn_error(rep, fn,
+				 "the function reads all-ones (vendor ID 0xffff): absent or removed; nothing decoded");
 		return NULL;
 	}
 	dev = new_dev(rep);
 	if (!dev) {
-		inspect_error(rep, fn->bdf, true, "out of memory");
+		inspect_fn_error(rep, fn, "out of memory");
 		return NULL;
 	}
 	rep->decoded++;
 	dev->bdf = fn->bdf;
+	dev->line = fn->line;
 	dev->cfg_size = fn->size;
 	dev->vendor = (uint16_t)cfg32(fn, UMSI_PCI_VENDOR_ID);
 	dev->device = (uint16_t)(cfg32(fn, UMSI_PCI_VENDOR_ID) >> 16);
@@ -390,24 +420,24 @@ struct inspect_dev *inspect_decode_fn(struct inspect_report *rep,
 	if (fn->size <= UMSI_PCI_STD_HEADER_END) {
 		/* A non-root sysfs read, or an `lspci -x` dump. */
 		dev->cfg_short = true;
-		inspect_error(rep, fn->bdf, true,
-			      "only the first 64 bytes of configuration space are %s; the capabilities (MSI, MSI-X) live beyond them and are not decoded%s",
-			      fn->line ? "in the dump" : "readable",
-			      fn->line ? " (use lspci -xxx)" : " (run as root)");
+		inspect_fn_error(rep, fn,
+				 "only the first 64 bytes of configuration space are %s; the capabilities (MSI, MSI-X) live beyond them and are not decoded%s",
+				 fn->line ? "in the dump" : "readable",
+				 fn->line ? " (use lspci -xxx)" : " (run as root)");
 		return dev;
 	}
 	/* lspci, too, decodes no capabilities for an undefined layout. */
 	if ((dev->hdr_type & UMSI_PCI_HEADER_TYPE_MASK) > UMSI_PCI_HEADER_CARDBUS) {
-		inspect_error(rep, fn->bdf, true,
-			      "unknown header type 0x%02x: the layout beyond the first 16 bytes is undefined, capabilities not decoded",
-			      dev->hdr_type & UMSI_PCI_HEADER_TYPE_MASK);
+		inspect_fn_error(rep, fn,
+				 "unknown header type 0x%02x: the layout beyond the first 16 bytes is undefined, capabilities not decoded",
+				 dev->hdr_type & UMSI_PCI_HEADER_TYPE_MASK);
 		return dev;
 	}
 	ret = umsi_pci_walk_caps(&v, walk_one, &w);
 	if (ret == WALK_BROKEN)
-		inspect_error(rep, fn->bdf, true,
-			      "the capability at 0x%02x has ID 0xff (chain broken: all-ones or garbage); capabilities from there on are not decoded",
-			      w.broken_at);
+		inspect_fn_error(rep, fn,
+				 "the capability at 0x%02x has ID 0xff (chain broken: all-ones or garbage); capabilities from there on are not decoded",
+				 w.broken_at);
 	else if (ret)
 		walk_error(rep, fn, &w, ret);
 	if (w.msi)

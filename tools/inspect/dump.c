@@ -121,9 +121,9 @@ static void parse_row(struct inspect_report *rep, struct inspect_fn *fn,
 	while (end - z >= 2 && hexval(z[0]) >= 0 && hexval(z[1]) >= 0 &&
 	       (end - z == 2 || z[2] == ' ')) {
 		if (off >= INSPECT_CFG_MAX) {
-			inspect_error(rep, fn->bdf, true,
-				      "line %u: data at offset 0x%x is beyond the 4096 bytes of configuration space; rest of the row ignored",
-				      ln, off);
+			inspect_fn_error(rep, fn,
+					 "line %u: data at offset 0x%x is beyond the 4096 bytes of configuration space; rest of the row ignored",
+					 ln, off);
 			return;
 		}
 		fn->cfg[off++] = (uint8_t)hexnum(z, 2);
@@ -136,9 +136,60 @@ static void parse_row(struct inspect_report *rep, struct inspect_fn *fn,
 	}
 	/* lspci prints 16 bytes a row; fewer means the file was cut. */
 	if (n < 16 && (start & 15) == 0)
-		inspect_error(rep, fn->bdf, true,
-			      "line %u: row 0x%02x holds %zu of 16 bytes (truncated dump?)",
-			      ln, start, n);
+		inspect_fn_error(rep, fn,
+				 "line %u: row 0x%02x holds %zu of 16 bytes (truncated dump?)",
+				 ln, start, n);
+}
+
+struct dup_key {
+	umsi_bdf_t bdf;
+	size_t idx;
+};
+
+static int cmp_dup_key(const void *a, const void *b)
+{
+	const struct dup_key *x = a, *y = b;
+
+	if (x->bdf != y->bdf)
+		return x->bdf < y->bdf ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * An address given twice. lspci -F lists both functions, and so do we,
+ * each with its own problems (an error carries its function's header
+ * line, so one's never shows under the other); each repeat is reported.
+ * Sorting makes this O(n log n) for the 65536 functions a dump may hold.
+ */
+static int report_repeats(const struct inspect_fn_list *l,
+			  struct inspect_report *rep)
+{
+	struct dup_key *k;
+	size_t first = 0;
+	char b[16];
+
+	if (l->n < 2)
+		return 0;
+	k = malloc(l->n * sizeof(*k));
+	if (!k)
+		return -1;
+	for (size_t i = 0; i < l->n; i++)
+		k[i] = (struct dup_key){ l->fns[i].bdf, i };
+	qsort(k, l->n, sizeof(*k), cmp_dup_key);
+	for (size_t i = 1; i < l->n; i++) {
+		const struct inspect_fn *fn = &l->fns[k[i].idx];
+
+		if (k[i].bdf != k[first].bdf) {
+			first = i;
+			continue;
+		}
+		inspect_bdf_str(fn->bdf, b);
+		inspect_fn_error(rep, fn,
+				 "line %u: function %s given again (first at line %u); each is decoded and shown on its own",
+				 fn->line, b, l->fns[k[first].idx].line);
+	}
+	free(k);
+	return 0;
 }
 
 int inspect_dump_parse(const char *text, size_t len,
@@ -174,7 +225,7 @@ int inspect_dump_parse(const char *text, size_t len,
 				inspect_error(rep, 0, false,
 					      "line %u: more than %d functions; the rest of the file is ignored",
 					      ln, INSPECT_MAX_FNS);
-				return 0;
+				break;
 			} else {
 				cur = new_fn(out);
 				if (!cur)
@@ -200,7 +251,7 @@ int inspect_dump_parse(const char *text, size_t len,
 		}
 		p = nl ? nl + 1 : end;
 	}
-	return 0;
+	return report_repeats(out, rep);
 }
 
 static int hexfield(const char *s, size_t n, size_t maxdigits, unsigned max,

@@ -67,7 +67,10 @@ static int cmp_dev(const void *a, const void *b)
 {
 	const struct inspect_dev *x = a, *y = b;
 
-	return x->bdf < y->bdf ? -1 : x->bdf > y->bdf;
+	/* Two functions at one address (a dump can say so): file order. */
+	if (x->bdf != y->bdf)
+		return x->bdf < y->bdf ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
 }
 
 /* Keep only the errors about @sel and about the input as a whole. */

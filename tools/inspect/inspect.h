@@ -37,9 +37,15 @@ struct inspect_fn {
 	uint8_t cfg[INSPECT_CFG_MAX];
 };
 
-/* A problem with one function (or the input as a whole when @bdf is ""). */
+/*
+ * A problem with one function (or the input as a whole when @bdf is "").
+ * @line tells apart two functions a dump gives at the same address: the
+ * line of the function's header (0 in live mode, and for the input as a
+ * whole).
+ */
 struct inspect_err {
 	char bdf[16];
+	unsigned line;
 	char message[INSPECT_MSG_LEN];
 };
 
@@ -69,6 +75,7 @@ struct inspect_msix_entry {
 
 struct inspect_dev {
 	umsi_bdf_t bdf;
+	unsigned line;          /* dump: line of the header; 0 for live */
 	uint16_t vendor, device;
 	uint8_t hdr_type;
 	uint16_t cfg_size;
@@ -121,7 +128,9 @@ struct inspect_fn_list {
  * Follows pciutils' lib/dump.c: a header line is `bb:dd.f ` or
  * `dddd:bb:dd.f ` (4 to 6 domain digits) followed by a space, a row is an
  * offset of 2 to 8 hex digits, ": " and up to 16 bytes, an empty line ends
- * a device and every other line (lspci -v text) is ignored.
+ * a device and every other line (lspci -v text) is ignored. An address
+ * given twice gives two functions, as in lspci; the later ones are
+ * reported as repeats.
  *
  * Return: 0, or -1 when out of memory.
  */
@@ -141,7 +150,14 @@ void inspect_report_free(struct inspect_report *rep);
 void inspect_error(struct inspect_report *rep, umsi_bdf_t bdf, bool has_bdf,
 		   const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* A problem with @fn: tied to its address and, in a dump, its header. */
+void inspect_fn_error(struct inspect_report *rep, const struct inspect_fn *fn,
+		      const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 void inspect_bdf_str(umsi_bdf_t bdf, char buf[16]);
+/* Is @e about @d (same address and, in a dump, the same header line)? */
+bool inspect_err_is_for(const struct inspect_err *e,
+			const struct inspect_dev *d);
 
 /**
  * inspect_decode_fn - decode one function's MSI and MSI-X capabilities

@@ -230,6 +230,15 @@ static void msix(FILE *f, const struct inspect_report *rep,
 	fputc('}', f);
 }
 
+/* A dump's line number, or null (live mode, or the input as a whole). */
+static void line(FILE *f, unsigned n)
+{
+	if (n)
+		fprintf(f, "%u", n);
+	else
+		fputs("null", f);
+}
+
 void inspect_write_json(FILE *f, const struct inspect_report *rep)
 {
 	char bdf[16];
@@ -256,7 +265,9 @@ void inspect_write_json(FILE *f, const struct inspect_report *rep)
 		const struct inspect_dev *d = &rep->devs[i];
 
 		inspect_bdf_str(d->bdf, bdf);
-		fprintf(f, "%s\n{\"bdf\":\"%s\",\"vendor\":", i ? "," : "", bdf);
+		fprintf(f, "%s\n{\"bdf\":\"%s\",\"line\":", i ? "," : "", bdf);
+		line(f, d->line);
+		fputs(",\"vendor\":", f);
 		hex(f, d->vendor);
 		fputs(",\"device\":", f);
 		hex(f, d->device);
@@ -276,6 +287,8 @@ void inspect_write_json(FILE *f, const struct inspect_report *rep)
 			str(f, e->bdf);
 		else
 			fputs("null", f);
+		fputs(",\"line\":", f);
+		line(f, e->line);
 		fputs(",\"message\":", f);
 		str(f, e->message);
 		fputc('}', f);

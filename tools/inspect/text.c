@@ -162,10 +162,10 @@ static void msix(FILE *f, const struct inspect_report *rep,
 }
 
 static void errors_for(FILE *f, const struct inspect_report *rep,
-		       const char *bdf)
+		       const struct inspect_dev *d)
 {
 	for (size_t i = 0; i < rep->nerrs; i++)
-		if (!strcmp(rep->errs[i].bdf, bdf))
+		if (inspect_err_is_for(&rep->errs[i], d))
 			fprintf(f, "\t!! %s\n", rep->errs[i].message);
 }
 
@@ -184,7 +184,7 @@ void inspect_write_text(FILE *f, const struct inspect_report *rep, bool verbose)
 
 		inspect_bdf_str(d->bdf, bdf);
 		for (size_t j = 0; j < rep->nerrs; j++)
-			has_err |= !strcmp(rep->errs[j].bdf, bdf);
+			has_err |= inspect_err_is_for(&rep->errs[j], d);
 		if (!d->has_msi && !d->has_msix && !has_err && !verbose) {
 			quiet++;
 			continue;
@@ -197,7 +197,7 @@ void inspect_write_text(FILE *f, const struct inspect_report *rep, bool verbose)
 			msix(f, rep, d);
 		if (!d->has_msi && !d->has_msix && !d->cfg_short)
 			fputs("\tno MSI or MSI-X capability\n", f);
-		errors_for(f, rep, bdf);
+		errors_for(f, rep, d);
 		fputc('\n', f);
 	}
 	/* Problems with functions that could not be decoded at all. */
@@ -205,10 +205,8 @@ void inspect_write_text(FILE *f, const struct inspect_report *rep, bool verbose)
 		const struct inspect_err *e = &rep->errs[i];
 		bool listed = false;
 
-		for (size_t j = 0; j < rep->ndevs && e->bdf[0]; j++) {
-			inspect_bdf_str(rep->devs[j].bdf, bdf);
-			listed |= !strcmp(bdf, e->bdf);
-		}
+		for (size_t j = 0; j < rep->ndevs && !listed; j++)
+			listed = inspect_err_is_for(e, &rep->devs[j]);
 		if (!listed)
 			fprintf(f, "%s%s%s\n", e->bdf, e->bdf[0] ? ": " : "",
 				e->message);
