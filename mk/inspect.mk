@@ -12,14 +12,15 @@
 # src/pci/cap.c and src/arch/x86_msg.c) and both writers without any I/O.
 # Its seeds are the real dumps in ../shared/data/pci-dumps, found beside
 # the repository wherever it is checked out.
-INSPECT_SRCS := $(addprefix tools/inspect/,inspect.c dump.c decode.c live.c json.c text.c)
+INSPECT_SRCS := $(addprefix tools/inspect/,inspect.c dump.c decode.c live.c livetext.c \
+	json.c text.c)
 UMSI_TOOL_OBJS += $(INSPECT_SRCS:%.c=$(BUILD)/host/%.o)
 
 TEST_SCRIPTS += tests/inspect/cli.t tests/inspect/hostile.t \
 		tests/inspect/lspci-oracle.t tests/inspect/sysroot.t \
 		tests/inspect/lspci-differential.t tests/inspect/live.t \
 		tests/inspect/fuzz-smoke.t tests/inspect/repeat.t \
-		tests/inspect/sanitizers.t
+		tests/inspect/sanitizers.t tests/inspect/livetext.t
 
 
 PCI_DUMPS   ?= $(abspath $(CURDIR)/../shared/data/pci-dumps)
@@ -54,6 +55,33 @@ fuzz-inspect-long: $(FUZZ_INSPECT)
 	$(FUZZ_INSPECT) -max_total_time=$(FUZZ_TIME) -max_len=65536 \
 		-artifact_prefix=$(BUILD)/fuzz/ -dict=tests/fuzz/fuzz_inspect.dict \
 		$(BUILD)/fuzz/corpus-inspect
+
+# The text live mode reads (tools/inspect/livetext.c): /proc/interrupts,
+# sysfs resource files, debugfs IRQ files, lockdown, affinity lists and
+# names. Seeds in tests/fuzz/corpus-livetext.
+#   make fuzz-livetext          builds build/fuzz/fuzz_livetext
+#   make fuzz-livetext-long     fuzzes for FUZZ_TIME seconds
+FUZZ_LIVETEXT := $(BUILD)/fuzz/fuzz_livetext
+FUZZ_LIVETEXT_SRCS := tests/fuzz/fuzz_livetext.c tools/inspect/livetext.c \
+	tools/inspect/decode.c src/pci/cap.c src/arch/x86_msg.c src/lib/strerror.c
+ifneq ($(shell command -v $(FUZZ_CC) 2>/dev/null),)
+CHECK_TARGETS += $(FUZZ_LIVETEXT)
+endif
+TEST_SCRIPTS += tests/fuzz/fuzz_livetext.t
+
+.PHONY: fuzz-livetext fuzz-livetext-long
+fuzz-livetext: $(FUZZ_LIVETEXT)
+
+$(FUZZ_LIVETEXT): $(FUZZ_LIVETEXT_SRCS) tools/inspect/inspect.h $(wildcard include/umsi/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_LIVETEXT_SRCS)
+
+fuzz-livetext-long: $(FUZZ_LIVETEXT)
+	@mkdir -p $(BUILD)/fuzz/corpus-livetext
+	$(FUZZ_LIVETEXT) -max_total_time=$(FUZZ_TIME) -max_len=65536 \
+		-print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/ \
+		-dict=tests/fuzz/fuzz_livetext.dict $(BUILD)/fuzz/corpus-livetext \
+		tests/fuzz/corpus-livetext
 
 # The man page installs with the command.
 .PHONY: install-umsi-man

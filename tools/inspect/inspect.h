@@ -9,7 +9,8 @@
  *             decoding of every message), through the library's
  *             umsi_pci_* and umsi_x86_msg_decode
  *   live.c    this machine: sysfs config space, MSI-X table from the BAR,
- *             Linux's IRQs, counts and affinity
+ *             Linux's IRQs, counts and affinity; the text of the sysfs
+ *             and procfs files is parsed in livetext.c, without I/O
  *   json.c, text.c  the two output formats
  * inspect.c holds the command line.
  */
@@ -190,6 +191,60 @@ const char *inspect_delivery_name(uint8_t dm);
  */
 int inspect_live(struct inspect_report *rep, umsi_bdf_t sel, bool have_sel,
 		 const char *sysroot);
+
+/* livetext.c: the text of the files live mode reads, without I/O. */
+#define INSPECT_MAX_CPUS  65536  /* columns of /proc/interrupts kept */
+
+/* One numbered line of /proc/interrupts. */
+struct inspect_proc_irq {
+	int irq;
+	uint64_t *counts;       /* ncounts of them (the line may be short) */
+	unsigned ncounts;
+	char chip[64];
+	bool has_hwirq;
+	unsigned long hwirq;
+	char actions[96];
+};
+
+struct inspect_proc_interrupts {
+	unsigned ncpus;         /* the "CPUn" columns of the first line */
+	unsigned *cpus;         /* n of each column */
+	struct inspect_proc_irq *irqs;
+	size_t nirqs;
+};
+
+/**
+ * inspect_parse_interrupts - parse /proc/interrupts
+ * @text: the file's bytes (a NUL among them ends the text)
+ * @len: their number
+ * @pi: receives the CPU columns and every numbered line
+ *
+ * Linux 6.1 prints MSI IRQs as "PCI-MSI <hwirq>" (hwirq: domain << 27 |
+ * bus << 19 | devfn << 11 | entry), 6.2 and later "PCI-MSIX-<bdf> <entry>"
+ * or "PCI-MSI-<bdf> <entry>", with "IR-" before either under remapping.
+ * Return: 0, or -1 when out of memory (@pi then empty).
+ */
+int inspect_parse_interrupts(const char *text, size_t len,
+			     struct inspect_proc_interrupts *pi);
+void inspect_proc_interrupts_free(struct inspect_proc_interrupts *pi);
+const struct inspect_proc_irq *
+inspect_find_proc_irq(const struct inspect_proc_interrupts *pi, int irq);
+/* Which MSI/MSI-X entry of @bdf does @q stand for? */
+bool inspect_irq_index(const struct inspect_proc_irq *q, umsi_bdf_t bdf,
+		       uint32_t *index);
+/* "Vector: N" and "Target: N" of /sys/kernel/debug/irq/irqs/N; -1 if not. */
+void inspect_parse_debugfs_irq(const char *text, int *vector, int *target);
+/* Start and size of BARs 0-5 from sysfs `resource` (0 when unassigned). */
+void inspect_parse_resources(const char *text, uint64_t start[6],
+			     uint64_t size[6]);
+/* The active mode ("[integrity]") of the lockdown file; "" for none. */
+void inspect_parse_lockdown(const char *text, char *mode, size_t n);
+/* A /sys/bus/pci/devices name, dddd:bb:dd.f. */
+bool inspect_parse_sysfs_name(const char *s, umsi_bdf_t *bdf);
+/* A msi_irqs entry or /proc/irq name: a decimal IRQ number. */
+bool inspect_parse_irq_number(const char *s, int *irq);
+/* effective_affinity_list: copied to @out when it is a CPU list. */
+bool inspect_parse_cpulist(const char *text, char *out, size_t n);
 
 /* json.c and text.c */
 void inspect_write_json(FILE *f, const struct inspect_report *rep);

@@ -17,7 +17,8 @@
  *                                        has CONFIG_GENERIC_IRQ_DEBUGFS
  * Nothing is ever written: the only access to device memory is a 32-bit
  * load from a read-only mapping of the MSI-X table and PBA, which the PCI
- * spec allows at any time and which has no side effects.
+ * spec allows at any time and which has no side effects. The text of
+ * these files is parsed in livetext.c, which does no I/O (and is fuzzed).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -36,21 +37,10 @@
 
 #include "inspect.h"
 
-/* One line of /proc/interrupts. */
-struct proc_irq {
-	int irq;
-	uint64_t *counts;
-	char chip[64];
-	bool has_hwirq;
-	unsigned long hwirq;
-	char actions[96];
-};
-
 struct live {
 	struct inspect_report *rep;
 	const char *root;
-	struct proc_irq *irqs;
-	size_t nirqs;
+	struct inspect_proc_interrupts pi;
 	bool devmem_absent;     /* /dev/mem does not exist */
 	bool any_resource_file; /* some device has a resourceN file */
 	bool strict_refusal;    /* a mapping was refused as strict devmem does */
@@ -99,7 +89,7 @@ static ssize_t slurp(const char *p, char *buf, size_t n)
 }
 
 /* /proc/interrupts, read whole: it can be large on big machines. */
-static char *slurp_all(const char *p)
+static char *slurp_all(const char *p, size_t *lenp)
 {
 	size_t cap = 1 << 16, len = 0;
 	char *buf = malloc(cap);
@@ -125,134 +115,31 @@ static char *slurp_all(const char *p)
 	}
 	close(fd);
 	buf[len] = 0;
+	*lenp = len;
 	return buf;
 }
 
-static const char *skip_ws(const char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	return s;
-}
-
-/*
- * Parse /proc/interrupts. The first line names the CPU columns; each
- * numbered line is "N: count... chip hwirq-trigger handlers". Linux 6.1
- * prints MSI IRQs as "PCI-MSI <hwirq>" (hwirq: domain << 27 | bus << 19 |
- * devfn << 11 | entry), 6.2 and later "PCI-MSIX-<bdf> <entry>" or
- * "PCI-MSI-<bdf> <entry>", with "IR-" before either under remapping.
- */
+/* /proc/interrupts (livetext.c parses it); the CPU columns go to @rep. */
 static void parse_interrupts(struct live *l)
 {
 	char p[512];
-	char *text, *line, *save = NULL;
+	char *text;
+	size_t len = 0;
 	struct inspect_report *rep = l->rep;
 
 	path(p, sizeof(p), l, "/proc/interrupts%s", "", 0);
-	text = slurp_all(p);
+	text = slurp_all(p, &len);
 	if (!text) {
 		note(rep, "%s cannot be read (%s): no per-CPU counts", p,
-			 strerror(errno));
+		     strerror(errno));
 		return;
 	}
-	line = strtok_r(text, "\n", &save);
-	if (line) {
-		const char *s = line;
-
-		while ((s = strstr(s, "CPU"))) {
-			unsigned *nc = realloc(rep->cpus,
-					       (rep->ncpus + 1) * sizeof(*nc));
-
-			if (!nc)
-				break;
-			rep->cpus = nc;
-			rep->cpus[rep->ncpus++] = (unsigned)strtoul(s + 3, NULL, 10);
-			s += 3;
-		}
-	}
-	while ((line = strtok_r(NULL, "\n", &save))) {
-		const char *s = skip_ws(line);
-		struct proc_irq q = { 0 };
-		char *e;
-		size_t n;
-
-		if (!isdigit((unsigned char)*s))
-			continue;       /* NMI:, LOC:, ... */
-		q.irq = (int)strtol(s, &e, 10);
-		if (*e != ':')
-			continue;
-		s = e + 1;
-		q.counts = calloc(rep->ncpus ? rep->ncpus : 1, sizeof(uint64_t));
-		if (!q.counts)
-			break;
-		for (unsigned c = 0; c < rep->ncpus; c++) {
-			s = skip_ws(s);
-			if (!isdigit((unsigned char)*s))
-				break;
-			q.counts[c] = strtoull(s, &e, 10);
-			s = e;
-		}
-		s = skip_ws(s);
-		n = strcspn(s, " \t");
-		snprintf(q.chip, sizeof(q.chip), "%.*s", (int)n, s);
-		s = skip_ws(s + n);
-		if (isdigit((unsigned char)*s)) {
-			q.has_hwirq = true;
-			q.hwirq = strtoul(s, &e, 10);
-			s = e;
-		}
-		s += strcspn(s, " \t");         /* the rest of "-edge" */
-		s = skip_ws(s);
-		snprintf(q.actions, sizeof(q.actions), "%s", s);
-		{
-			struct proc_irq *ni = realloc(l->irqs,
-						      (l->nirqs + 1) * sizeof(*ni));
-
-			if (!ni) {
-				free(q.counts);
-				break;
-			}
-			l->irqs = ni;
-			l->irqs[l->nirqs++] = q;
-		}
-	}
+	if (inspect_parse_interrupts(text, len, &l->pi))
+		note(rep, "%s: out of memory: no per-CPU counts", p);
 	free(text);
-}
-
-static const struct proc_irq *find_proc_irq(const struct live *l, int irq)
-{
-	for (size_t i = 0; i < l->nirqs; i++)
-		if (l->irqs[i].irq == irq)
-			return &l->irqs[i];
-	return NULL;
-}
-
-/*
- * Which MSI/MSI-X entry does a Linux IRQ stand for? See
- * parse_interrupts() for the two formats.
- */
-static bool irq_index(const struct proc_irq *q, umsi_bdf_t bdf,
-		      uint32_t *index)
-{
-	const char *c = q->chip;
-	char name[16];
-
-	if (!q->has_hwirq)
-		return false;
-	if (!strncmp(c, "IR-", 3))
-		c += 3;
-	inspect_bdf_str(bdf, name);
-	if ((!strncmp(c, "PCI-MSIX-", 9) && !strcmp(c + 9, name)) ||
-	    (!strncmp(c, "PCI-MSI-", 8) && !strcmp(c + 8, name))) {
-		*index = (uint32_t)q->hwirq;
-		return true;
-	}
-	if (!strcmp(c, "PCI-MSI") &&
-	    ((q->hwirq >> 11) & 0xffff) == (bdf & 0xffff)) {
-		*index = (uint32_t)(q->hwirq & 0x7ff);
-		return true;
-	}
-	return false;
+	rep->cpus = l->pi.cpus;
+	rep->ncpus = l->pi.ncpus;
+	l->pi.cpus = NULL;
 }
 
 /*
@@ -264,19 +151,13 @@ static bool irq_index(const struct proc_irq *q, umsi_bdf_t bdf,
 static void debugfs_vector(struct live *l, struct inspect_irq *q)
 {
 	char p[512], buf[4096];
-	const char *s;
 
 	q->cpu_vector = q->target_cpu = -1;
 	path(p, sizeof(p), l, "/sys/kernel/debug/irq/irqs/%s%ld", "", q->irq);
 	if (slurp(p, buf, sizeof(buf)) <= 0)
 		return;
 	l->debugfs_seen = true;
-	s = strstr(buf, "Vector:");
-	if (s)
-		q->cpu_vector = (int)strtol(s + 7, NULL, 10);
-	s = strstr(buf, "Target:");
-	if (s)
-		q->target_cpu = (int)strtol(s + 7, NULL, 10);
+	inspect_parse_debugfs_irq(buf, &q->cpu_vector, &q->target_cpu);
 }
 
 static int cmp_irq(const void *a, const void *b)
@@ -294,7 +175,7 @@ static int cmp_irq(const void *a, const void *b)
 static void linux_irqs(struct live *l, const char *name, struct inspect_dev *d)
 {
 	struct inspect_report *rep = l->rep;
-	char p[512], kind[16];
+	char p[512], kind[16], aff[4096];
 	struct dirent *de;
 	DIR *dir;
 
@@ -305,33 +186,31 @@ static void linux_irqs(struct live *l, const char *name, struct inspect_dev *d)
 		return;         /* no MSI/MSI-X IRQ allocated */
 	while ((de = readdir(dir))) {
 		struct inspect_irq q = { 0 }, **list;
-		const struct proc_irq *pq;
+		const struct inspect_proc_irq *pq;
 		size_t *n;
-		char *e;
-		long irq = strtol(de->d_name, &e, 10);
 
-		if (!isdigit((unsigned char)de->d_name[0]) || *e)
+		if (!inspect_parse_irq_number(de->d_name, &q.irq))
 			continue;
-		q.irq = (int)irq;
-		snprintf(p, sizeof(p), "%s/sys/bus/pci/devices/%s/msi_irqs/%ld",
-			 l->root, name, irq);
+		snprintf(p, sizeof(p), "%s/sys/bus/pci/devices/%s/msi_irqs/%d",
+			 l->root, name, q.irq);
 		if (slurp(p, kind, sizeof(kind)) < 0)
 			kind[0] = 0;
-		pq = find_proc_irq(l, q.irq);
+		pq = inspect_find_proc_irq(&l->pi, q.irq);
 		if (pq) {
 			snprintf(q.chip, sizeof(q.chip), "%s", pq->chip);
 			snprintf(q.actions, sizeof(q.actions), "%s", pq->actions);
-			q.index_known = irq_index(pq, d->bdf, &q.index);
-			q.counts = malloc((rep->ncpus ? rep->ncpus : 1) *
+			q.index_known = inspect_irq_index(pq, d->bdf, &q.index);
+			/* A short line's missing columns read as 0. */
+			q.counts = calloc(rep->ncpus ? rep->ncpus : 1,
 					  sizeof(uint64_t));
-			if (q.counts)
+			if (q.counts && pq->ncounts)
 				memcpy(q.counts, pq->counts,
-				       rep->ncpus * sizeof(uint64_t));
+				       pq->ncounts * sizeof(uint64_t));
 		}
 		path(p, sizeof(p), l, "/proc/irq/%s%ld/effective_affinity_list",
-		     "", irq);
-		if (slurp(p, q.affinity, sizeof(q.affinity)) > 0)
-			q.affinity[strcspn(q.affinity, "\n")] = 0;
+		     "", q.irq);
+		if (slurp(p, aff, sizeof(aff)) > 0)
+			inspect_parse_cpulist(aff, q.affinity, sizeof(q.affinity));
 		debugfs_vector(l, &q);
 		if (!strncmp(kind, "msix", 4)) {
 			list = &d->msix_irqs;
@@ -365,25 +244,11 @@ static void read_resources(struct live *l, const char *name,
 			   uint64_t start[6], uint64_t size[6])
 {
 	char p[512], buf[2048];
-	const char *s = buf;
 
-	memset(start, 0, 6 * sizeof(*start));
-	memset(size, 0, 6 * sizeof(*size));
 	path(p, sizeof(p), l, "/sys/bus/pci/devices/%s/resource", name, 0);
 	if (slurp(p, buf, sizeof(buf)) < 0)
-		return;
-	for (int i = 0; i < 6 && *s; i++) {
-		unsigned long long a, b, fl;
-
-		if (sscanf(s, "%llx %llx %llx", &a, &b, &fl) == 3 && b > a) {
-			start[i] = a;
-			size[i] = b - a + 1;
-		}
-		s = strchr(s, '\n');
-		if (!s)
-			break;
-		s++;
-	}
+		buf[0] = '\0';
+	inspect_parse_resources(buf, start, size);
 }
 
 /*
@@ -589,28 +454,11 @@ out:
 static void read_lockdown(struct live *l)
 {
 	char p[512], buf[128];
-	const char *a, *b;
 
 	path(p, sizeof(p), l, "/sys/kernel/security/lockdown%s", "", 0);
 	if (slurp(p, buf, sizeof(buf)) <= 0)
 		return;
-	a = strchr(buf, '[');
-	b = a ? strchr(a, ']') : NULL;
-	if (a && b && strncmp(a, "[none]", 6))
-		snprintf(l->lockdown, sizeof(l->lockdown), "%.*s",
-			 (int)(b - a - 1), a + 1);
-}
-
-static bool parse_name(const char *s, umsi_bdf_t *bdf)
-{
-	unsigned dom, bus, dev, fn;
-	char tail;
-
-	if (sscanf(s, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4 ||
-	    dom > 0xffff || bus > 0xff || dev > 0x1f || fn > 7)
-		return false;
-	*bdf = UMSI_BDF(dom, bus, dev, fn);
-	return true;
+	inspect_parse_lockdown(buf, l->lockdown, sizeof(l->lockdown));
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -704,7 +552,7 @@ int inspect_live(struct inspect_report *rep, umsi_bdf_t sel, bool have_sel,
 	for (size_t i = 0; i < n; i++) {
 		umsi_bdf_t bdf;
 
-		if (!parse_name(names[i], &bdf)) {
+		if (!inspect_parse_sysfs_name(names[i], &bdf)) {
 			inspect_error(rep, 0, false,
 				      "%s/%s is not a PCI address; skipped", p,
 				      names[i]);
@@ -731,9 +579,7 @@ int inspect_live(struct inspect_report *rep, umsi_bdf_t sel, bool have_sel,
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	for (size_t i = 0; i < l.nirqs; i++)
-		free(l.irqs[i].counts);
-	free(l.irqs);
+	inspect_proc_interrupts_free(&l.pi);
 	free(fn);
 	return 0;
 }

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target for the text `umsi inspect` reads on a live machine
+ * (tools/inspect/livetext.c): /proc/interrupts, the sysfs `resource`
+ * file, debugfs IRQ files, the lockdown file, effective_affinity_list,
+ * and the names of /sys/bus/pci/devices and msi_irqs entries. The dump
+ * parser has its own target (fuzz_inspect.c).
+ *
+ * Every parser gets the whole input, as if it were its file, and what it
+ * returns is checked against the limits live.c relies on: counts no wider
+ * than the CPU columns, MSI-X entries below 2048, vectors below 256, BARs
+ * that do not wrap, names that print back as they were read.
+ *
+ *   make fuzz-livetext-long FUZZ_TIME=3600
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "inspect.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FUZZ_CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
+
+static void fuzz_interrupts(const uint8_t *data, size_t size)
+{
+	struct inspect_proc_interrupts pi;
+	/* The functions asked about: 00:03.0, one from the input, and one in
+	 * domain 1 (Linux 6.1's hwirq holds the domain too). */
+	umsi_bdf_t bdfs[3] = {
+		UMSI_BDF(0, 0, 3, 0),
+		size >= 2 ? (umsi_bdf_t)(data[0] | data[1] << 8) : 0,
+		UMSI_BDF(1, 0x3a, 0, 0),
+	};
+
+	if (inspect_parse_interrupts((const char *)data, size, &pi))
+		return;
+	FUZZ_CHECK(pi.ncpus <= INSPECT_MAX_CPUS);
+	FUZZ_CHECK(!pi.ncpus == !pi.cpus);
+	for (size_t i = 0; i < pi.nirqs; i++) {
+		const struct inspect_proc_irq *q = &pi.irqs[i];
+		uint32_t index;
+
+		FUZZ_CHECK(q->irq >= 0 && q->ncounts <= pi.ncpus);
+		FUZZ_CHECK(!q->ncounts == !q->counts);
+		FUZZ_CHECK(memchr(q->chip, 0, sizeof(q->chip)));
+		FUZZ_CHECK(memchr(q->actions, 0, sizeof(q->actions)));
+		FUZZ_CHECK(inspect_find_proc_irq(&pi, q->irq));
+		for (size_t b = 0; b < 3; b++)
+			if (inspect_irq_index(q, bdfs[b], &index))
+				FUZZ_CHECK(index < 2048);
+	}
+	inspect_proc_interrupts_free(&pi);
+}
+
+static void fuzz_small_files(const char *text)
+{
+	uint64_t start[6], bsize[6];
+	char mode[64], aff[64], b[16];
+	int vector, target, irq;
+	umsi_bdf_t bdf;
+
+	inspect_parse_debugfs_irq(text, &vector, &target);
+	FUZZ_CHECK(vector >= -1 && vector <= 255 && target >= -1);
+
+	inspect_parse_resources(text, start, bsize);
+	for (int i = 0; i < 6; i++)
+		FUZZ_CHECK(!bsize[i] || start[i] + (bsize[i] - 1) >= start[i]);
+
+	inspect_parse_lockdown(text, mode, sizeof(mode));
+	FUZZ_CHECK(memchr(mode, 0, sizeof(mode)));
+
+	if (inspect_parse_cpulist(text, aff, sizeof(aff)))
+		FUZZ_CHECK(strspn(aff, "0123456789,-") == strlen(aff) && aff[0]);
+	else
+		FUZZ_CHECK(!aff[0]);
+
+	/* A name that parses prints back as itself (but for hex case). */
+	if (inspect_parse_sysfs_name(text, &bdf)) {
+		inspect_bdf_str(bdf, b);
+		FUZZ_CHECK(!strcasecmp(b, text));
+	}
+	if (inspect_parse_irq_number(text, &irq))
+		FUZZ_CHECK(irq >= 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 1);
+
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	fuzz_interrupts(data, size);
+	fuzz_small_files(text);
+	/* The first line alone, as the one-line files are. */
+	text[strcspn(text, "\n")] = '\0';
+	fuzz_small_files(text);
+	free(text);
+	return 0;
+}
