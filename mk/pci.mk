@@ -33,6 +33,31 @@ CHECK_TARGETS += $(FUZZ_PCI)
 endif
 TEST_SCRIPTS += tests/fuzz/fuzz_pci.t
 
+# The life-cycle fuzzer: the library and the simulator in one binary.
+FUZZ_LIFE := $(BUILD)/fuzz/fuzz_life
+FUZZ_LIFE_TIME ?= $(or $(FUZZ_TIME),600)
+ifneq ($(shell command -v $(or $(FUZZ_CC),clang) 2>/dev/null),)
+CHECK_TARGETS += $(FUZZ_LIFE)
+endif
+TEST_SCRIPTS += tests/fuzz/fuzz_life.t
+
+$(FUZZ_LIFE): tests/fuzz/fuzz_life.c $(CORE_SRCS) $(sort $(wildcard platform/sim/*.c)) \
+		$(wildcard platform/sim/*.h) $(wildcard include/umsi/*.h) \
+		$(wildcard include/umsi/internal/*.h)
+	@mkdir -p $(dir $@)
+	$(or $(FUZZ_CC),clang) $(FUZZ_PCI_FLAGS) -Iplatform -Iplatform/sim -pthread \
+		-o $@ tests/fuzz/fuzz_life.c $(CORE_SRCS) \
+		$(sort $(wildcard platform/sim/*.c)) -lpthread
+
+.PHONY: fuzz-life fuzz-life-long
+fuzz-life: $(FUZZ_LIFE)
+
+fuzz-life-long: $(FUZZ_LIFE)
+	@mkdir -p $(BUILD)/fuzz/corpus-life
+	$(FUZZ_LIFE) -max_total_time=$(FUZZ_LIFE_TIME) -max_len=256 \
+		-artifact_prefix=$(BUILD)/fuzz/life- $(BUILD)/fuzz/corpus-life \
+		tests/fuzz/seeds-life
+
 .PHONY: fuzz-pci fuzz-pci-long test-asan asan-run
 fuzz-pci: $(FUZZ_PCI)
 

@@ -62,10 +62,11 @@ int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
  * MSI/MSI-X on the device unless it reads all-ones (already gone). On a
  * shared INTx line, the handlers requested for this function with
  * umsi_pci_request_irq() go with it and no other's do. Vectors kept in
- * quarantine for the function (umsi_pci_free_irq_vectors()) go back now:
- * call this when the function can send no more (hot removal, slot powered
- * off, or the system going down). The vector allocator's state afterwards
- * equals its state before the device was added. This is the seed's
+ * quarantine for the function (umsi_pci_free_irq_vectors()) go back when
+ * it reads all-ones (gone) or MSI and MSI-X can now be turned off; if
+ * neither, they stay reserved until umsi_system_destroy() (logged). Then
+ * the vector allocator's state equals its state before the device was
+ * added. This is the seed's
  * transparent reclaim on hot removal. Context: process.
  */
 void umsi_pci_remove(struct umsi_system *sys, struct umsi_pci_dev *dev);

@@ -530,6 +530,47 @@ int sim_msg_write_locked(struct umsi_sim *sim, uint64_t address, uint32_t data)
 				       address, data);
 }
 
+/*
+ * Where a message would land, without sending it: the CPU and vector of a
+ * physical, fixed (or lowest-priority) message, through the remapping
+ * table when remapped. Logical and broadcast messages name no single CPU
+ * and are reported with cpu UINT32_MAX.
+ */
+bool sim_msg_target_locked(struct umsi_sim *sim, uint64_t address,
+			   uint32_t data, uint32_t *cpu, uint8_t *vector)
+{
+	struct umsi_msg m = { address, data };
+	struct umsi_x86_msi d;
+	uint32_t apic_id;
+
+	umsi_x86_msg_decode(&m, (sim->plat_flags & UMSI_PLAT_EXT_DEST_ID) != 0,
+			    &d);
+	if (!d.valid)
+		return false;
+	if (d.remapped) {
+		uint32_t index = d.handle + (d.shv ? d.subhandle : 0u);
+
+		if (!(sim->plat_flags & UMSI_PLAT_IRQ_REMAP) ||
+		    sim_remap_lookup_locked(sim, index, &apic_id, vector))
+			return false;
+	} else {
+		if (d.delivery != UMSI_X86_DM_FIXED &&
+		    d.delivery != UMSI_X86_DM_LOWPRI)
+			return false;
+		apic_id = d.dest_id;
+		*vector = d.vector;
+		if (d.logical) {
+			*cpu = UINT32_MAX;
+			return true;
+		}
+	}
+	*cpu = UINT32_MAX;
+	for (uint32_t i = 0; i < sim->ncpus; i++)
+		if (sim->cpus[i].apic_id == apic_id)
+			*cpu = i;
+	return true;
+}
+
 int umsi_sim_msg_write(struct umsi_sim *sim, uint64_t address, uint32_t data)
 {
 	int n;

@@ -1207,3 +1207,76 @@ int umsi_sim_dev_stats(struct umsi_sim *sim, umsi_bdf_t bdf,
 	sim_unlock(sim);
 	return d ? 0 : -UMSI_ENOENT;
 }
+
+/* ---- What can still send ---------------------------------------------------- */
+
+static void live_target(struct umsi_sim *sim, umsi_bdf_t bdf, int gsi,
+			uint64_t addr, uint32_t data,
+			void (*fn)(void *arg, const struct umsi_sim_target *t),
+			void *arg, unsigned *n)
+{
+	struct umsi_sim_target t = { .bdf = bdf, .gsi = gsi, .address = addr,
+				     .data = data };
+
+	t.resolved = sim_msg_target_locked(sim, addr, data, &t.cpu, &t.vector);
+	(*n)++;
+	fn(arg, &t);
+}
+
+unsigned umsi_sim_live_targets(struct umsi_sim *sim,
+			       void (*fn)(void *arg,
+					  const struct umsi_sim_target *t),
+			       void *arg)
+{
+	unsigned n = 0;
+
+	sim_lock(sim);
+	for (size_t i = 0; i < sim->ndevs; i++) {
+		struct sim_dev *d = sim->devs[i];
+
+		if (!d->present)
+			continue;
+		if (msix_enabled(d) && !msix_function_masked(d)) {
+			for (unsigned k = 0; k < d->msix_n; k++) {
+				uint64_t a = d->msix_tbl[k * 4] |
+					     (uint64_t)d->msix_tbl[k * 4 + 1] << 32;
+
+				if (!msix_entry_masked(d, k))
+					live_target(sim, d->bdf, -1, a,
+						    d->msix_tbl[k * 4 + 2], fn,
+						    arg, &n);
+			}
+		} else if (msi_enabled(d)) {
+			uint32_t nvec = 1u << msi_log2_enabled(d);
+			uint32_t mask = d->desc.msi.maskbit ?
+					cfg32(d, msi_mask_off(d)) : 0;
+			uint64_t a = cfg32(d, d->msi_off + UMSI_MSI_ADDR_LO);
+			uint32_t data = cfg16(d, msi_data_off(d));
+
+			if (d->desc.msi.is64)
+				a |= (uint64_t)cfg32(d, d->msi_off +
+						     UMSI_MSI_ADDR_HI) << 32;
+			for (uint32_t k = 0; k < nvec; k++)
+				if (!(mask & (1u << k)))
+					live_target(sim, d->bdf, -1, a,
+						    (data & ~(nvec - 1)) | k,
+						    fn, arg, &n);
+		}
+	}
+	for (uint32_t g = 0; g < sim->npins; g++) {
+		struct sim_rte *e = &sim->rtes[g];
+		struct umsi_sim_target t = { .gsi = (int)g, .resolved = true };
+
+		if (!e->r.programmed || e->r.masked)
+			continue;
+		t.vector = e->r.vector;
+		t.cpu = UINT32_MAX;
+		for (uint32_t c = 0; c < sim->ncpus; c++)
+			if (sim->cpus[c].apic_id == e->r.apic_id)
+				t.cpu = c;
+		n++;
+		fn(arg, &t);
+	}
+	sim_unlock(sim);
+	return n;
+}

@@ -163,6 +163,8 @@ void sim_bad_access_locked(struct umsi_sim *sim, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int sim_msg_write_locked(struct umsi_sim *sim, uint64_t address,
 			 uint32_t data);
+bool sim_msg_target_locked(struct umsi_sim *sim, uint64_t address,
+			   uint32_t data, uint32_t *cpu, uint8_t *vector);
 int sim_lapic_accept_locked(struct umsi_sim *sim, uint32_t cpu,
 			    uint8_t vector, bool level);
 int sim_deliver_phys_locked(struct umsi_sim *sim, uint32_t apic_id,

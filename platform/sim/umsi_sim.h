@@ -787,6 +787,40 @@ struct umsi_sim_rte {
 	uint64_t deliveries;
 };
 
+/**
+ * struct umsi_sim_target - a message a source can send right now
+ * @bdf: the function (MSI/MSI-X), or 0 for an IO-APIC input
+ * @gsi: the IO-APIC input, or -1 for a function
+ * @address, @data: the message (0 for an IO-APIC input)
+ * @resolved: the message names a CPU and vector (else it is junk: it
+ *            would be undeliverable)
+ * @cpu: the CPU it lands on (UINT32_MAX: no CPU has that APIC ID, or a
+ *       logical destination); @vector: the vector
+ */
+struct umsi_sim_target {
+	umsi_bdf_t bdf;
+	int gsi;
+	uint64_t address;
+	uint32_t data;
+	bool resolved;
+	uint32_t cpu;
+	uint8_t vector;
+};
+
+/**
+ * umsi_sim_live_targets - every (CPU, vector) a source can still send to
+ * @fn: called once per unmasked MSI-X entry of an enabled, not
+ *      function-masked table; per unmasked message of enabled MSI (all
+ *      2^MME); per programmed, unmasked IO-APIC input. Bus Master Enable
+ *      is not considered (a driver may set it again).
+ * Return: how many targets were reported. @fn runs with the sim locked:
+ * it must not call the sim.
+ */
+unsigned umsi_sim_live_targets(struct umsi_sim *sim,
+			       void (*fn)(void *arg,
+					  const struct umsi_sim_target *t),
+			       void *arg);
+
 /** umsi_sim_ioapic_get - the state of input @gsi. Return: 0 or -UMSI_EINVAL. */
 int umsi_sim_ioapic_get(struct umsi_sim *sim, uint32_t gsi,
 			struct umsi_sim_rte *out);

@@ -289,7 +289,7 @@ int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 	uint32_t cpu;
 	int ret = 0;
 
-	if (!d)
+	if (!d || umsi_irq_dead(d))
 		return -UMSI_ENOENT;
 	if (!mask || !mask->words)
 		return -UMSI_EINVAL;
@@ -380,7 +380,14 @@ static int managed_restart(struct umsi_system *sys, struct umsi_irq_desc *d,
 	if (v < 0)
 		return v;
 	ret = d->chip->set_target(sys, d, d->cpu, d->vector);
-	umsi_irq_unmask(sys, d->irq);
+	/*
+	 * Undo the shutdown's mask; if the driver unmasked meanwhile (only
+	 * the count moved), the source is unmasked here.
+	 */
+	if (atomic_load(&d->mask_depth) > 0)
+		umsi_irq_unmask(sys, d->irq);
+	else if (d->chip->unmask && !atomic_load(&d->disabled))
+		d->chip->unmask(sys, d);
 	return ret;
 }
 
@@ -448,7 +455,8 @@ static bool room_elsewhere(struct umsi_system *sys, uint32_t cpu)
 	for (irq = 0; irq < sys->max_irqs; irq++) {
 		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 
-		if (d && d->cpu == cpu && !d->managed && !d->shutdown)
+		if (d && d->cpu == cpu && !d->managed && !d->shutdown &&
+		    !umsi_irq_dead(d))
 			need++;
 	}
 	return need <= room;
@@ -481,8 +489,8 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 
 		/* Multi-message MSI cannot move (no remapping). */
-		if (d && d->cpu == cpu && !d->shutdown && d->block_leader &&
-		    d->block_leader->block_order)
+		if (d && d->cpu == cpu && !d->shutdown && !umsi_irq_dead(d) &&
+		    d->block_leader && d->block_leader->block_order)
 			ret = -UMSI_EBUSY;
 	}
 	if (ret)
@@ -501,7 +509,11 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 		uint32_t n;
 
-		if (!d || d->cpu != cpu || d->shutdown)
+		/*
+		 * A quarantined vector stays where it is: the CPU keeps owning
+		 * it while offline, and the device's state is unknown.
+		 */
+		if (!d || d->cpu != cpu || d->shutdown || umsi_irq_dead(d))
 			continue;
 		/* Busy: being set up, moved or changed by another CPU. */
 		if (!claim(d)) {

@@ -461,15 +461,17 @@ void umsi_irq_quarantine(struct umsi_system *sys, struct umsi_irq_desc **descs,
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		struct umsi_irq_desc *d = descs[i], *expect = d;
+		struct umsi_irq_desc *d = descs[i];
 
 		/* Masked for good: dispatch counts and acknowledges only. */
 		atomic_store(&d->mask_depth, 1 << 20);
 		atomic_store(&d->busy, true);
 		drop_actions(sys, d);
+		/*
+		 * The IRQ number stays taken: a remapping entry is named by
+		 * it, and the device may still send through that entry.
+		 */
 		fl = umsi_lock(sys);
-		atomic_compare_exchange_strong(&sys->irqs[d->irq], &expect,
-					       NULL);
 		d->chip = &umsi_dead_chip;
 		d->chip_data = NULL;
 		d->owner = owner;
@@ -501,6 +503,19 @@ uint32_t umsi_irq_release_owned(struct umsi_system *sys, const void *owner)
 		umsi_irq_release(sys, &d, 1);
 		n++;
 	}
+}
+
+void umsi_irq_quarantine_transfer(struct umsi_system *sys, const void *from,
+				  const void *to)
+{
+	struct umsi_irq_desc *d;
+	umsi_irqflags_t fl;
+
+	fl = umsi_lock(sys);
+	for (d = sys->quarantine; d; d = d->next_dead)
+		if (d->owner == from)
+			d->owner = to;
+	umsi_unlock(sys, fl);
 }
 
 uint32_t umsi_irq_quarantined(struct umsi_system *sys, const void *owner)
@@ -580,9 +595,18 @@ int umsi_irq_request_owned(struct umsi_system *sys, uint32_t irq,
 		umsi_free(sys, a, sizeof(*a));
 		return ret;
 	}
-	/* The first handler starts the IRQ: undo the "not started" mask. */
-	if (!first)
-		umsi_irq_unmask(sys, irq);
+	/*
+	 * The first handler starts the IRQ: undo the "not started" mask. If
+	 * the source cannot be unmasked the request fails as a whole: no
+	 * handler waits on an IRQ that can never arrive.
+	 */
+	if (!first) {
+		ret = umsi_irq_unmask(sys, irq);
+		if (ret) {
+			umsi_free_irq(sys, irq, dev_id);
+			return ret;
+		}
+	}
 	return 0;
 }
 
@@ -669,7 +693,7 @@ int umsi_irq_mask(struct umsi_system *sys, uint32_t irq)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 
-	if (!d)
+	if (!d || umsi_irq_dead(d))
 		return -UMSI_ENOENT;
 	if (atomic_fetch_add(&d->mask_depth, 1) == 0 && d->chip->mask)
 		return d->chip->mask(sys, d);
@@ -681,7 +705,7 @@ int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq)
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 	int depth, ret = 0;
 
-	if (!d)
+	if (!d || umsi_irq_dead(d))
 		return -UMSI_ENOENT;
 	depth = atomic_load(&d->mask_depth);
 	do {
@@ -689,7 +713,11 @@ int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq)
 			return -UMSI_EINVAL;
 	} while (!atomic_compare_exchange_weak(&d->mask_depth, &depth,
 					       depth - 1));
-	if (depth != 1 || atomic_load(&d->disabled))
+	/*
+	 * A shut-down managed IRQ has no vector: its source stays masked
+	 * until the restart, which unmasks it if nobody masked it since.
+	 */
+	if (depth != 1 || atomic_load(&d->disabled) || d->shutdown)
 		return 0;
 	if (d->chip->unmask)
 		ret = d->chip->unmask(sys, d);

@@ -16,8 +16,11 @@ uint64_t umsi_irq_count(struct umsi_system *sys, uint32_t irq, uint32_t cpu)
 
 int umsi_irq_next(struct umsi_system *sys, uint32_t irq)
 {
+	struct umsi_irq_desc *d;
+
+	/* Live ones only: a quarantined IRQ has no source left to drive. */
 	for (; irq < sys->max_irqs; irq++)
-		if (umsi_irq_to_desc(sys, irq))
+		if ((d = umsi_irq_to_desc(sys, irq)) && !umsi_irq_dead(d))
 			return (int)irq;
 	return -UMSI_ENOENT;
 }

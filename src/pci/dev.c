@@ -561,6 +561,33 @@ void umsi_pci_free_irq_vectors(struct umsi_pci_dev *dev)
 	}
 }
 
+/* Owner of quarantined vectors whose function was removed unsilenced. */
+static const char orphan_quarantine[] = "removed";
+
+/*
+ * Is a function that had vectors quarantined silent now? Its IO-APIC
+ * input masked (or owned by another line again), and the function gone
+ * (reads all-ones) or MSI and MSI-X turned off by configuration writes
+ * that completed (they are non-posted).
+ */
+static bool dev_silent(struct umsi_pci_dev *dev)
+{
+	uint32_t id;
+	bool off = umsi_intx_silence(dev);
+
+	if (!umsi_pci_cfg_read(dev, UMSI_PCI_VENDOR_ID, 2, &id) &&
+	    id == 0xffff)
+		return off;
+	if (dev->msi_cap)
+		off &= !umsi_pci_cfg_write(dev, dev->msi_cap + UMSI_MSI_FLAGS,
+			2, dev->msi_ctrl & (uint16_t)~(UMSI_MSI_FLAGS_ENABLE |
+						       UMSI_MSI_FLAGS_QSIZE));
+	if (dev->msix_cap)
+		off &= !umsi_pci_cfg_write(dev, dev->msix_cap +
+					   UMSI_MSIX_FLAGS, 2, dev->msix_ctrl);
+	return off;
+}
+
 void umsi_pci_remove(struct umsi_system *sys, struct umsi_pci_dev *dev)
 {
 	struct umsi_pci_dev **link, *d;
@@ -569,11 +596,17 @@ void umsi_pci_remove(struct umsi_system *sys, struct umsi_pci_dev *dev)
 	if (!sys || !dev)
 		return;
 	umsi_pci_free_irq_vectors(dev);
-	/*
-	 * The function is gone: whatever it could still send to, it sends
-	 * no more, so vectors kept in quarantine for it go back now.
-	 */
-	umsi_irq_release_owned(sys, dev);
+	if (umsi_irq_quarantined(sys, dev)) {
+		if (dev_silent(dev)) {
+			umsi_irq_release_owned(sys, dev);
+		} else {
+			log_dev(dev, UMSI_LOG_ERROR, "removed while it may still "
+				"send MSIs; its vectors stay reserved until the "
+				"system goes down", -UMSI_EIO);
+			umsi_irq_quarantine_transfer(sys, dev,
+						     &orphan_quarantine);
+		}
+	}
 	fl = umsi_lock(sys);
 	for (link = &sys->devs; *link && *link != dev; link = &(*link)->next)
 		;

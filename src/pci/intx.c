@@ -103,9 +103,6 @@ static void join_line(struct umsi_system *sys, uint32_t gsi,
 	}
 }
 
-/* Owner tag of an INTx line kept in quarantine (its mask failed). */
-static const char intx_quarantine_owner[] = "intx";
-
 /* A new line: IRQ number = GSI, entry programmed masked. */
 static int new_line(struct umsi_pci_dev *dev, struct umsi_intx_line **out)
 {
@@ -147,17 +144,22 @@ static int new_line(struct umsi_pci_dev *dev, struct umsi_intx_line **out)
 	return 0;
 }
 
-static void put_line(struct umsi_system *sys, struct umsi_intx_line *l)
+/*
+ * Leave @l; the last user (@dev) masks the input and frees the IRQ. An
+ * input that could not be masked may still deliver the vector: it stays
+ * quarantined, owned by @dev, until umsi_intx_silence() masks it.
+ */
+static void put_line(struct umsi_pci_dev *dev, struct umsi_intx_line *l)
 {
+	struct umsi_system *sys = dev->sys;
 	umsi_irqflags_t fl = umsi_lock(sys);
 	bool last = --l->users == 0;
 
 	umsi_unlock(sys, fl);
 	if (!last)
 		return;
-	/* An input that could not be masked may still deliver the vector. */
 	if (ioapic_write(sys, l->desc, l->desc->cpu, l->desc->vector, true))
-		umsi_irq_quarantine(sys, &l->desc, 1, intx_quarantine_owner);
+		umsi_irq_quarantine(sys, &l->desc, 1, dev);
 	else
 		umsi_irq_release(sys, &l->desc, 1);
 	umsi_free(sys, l, sizeof(*l));
@@ -194,7 +196,7 @@ int umsi_intx_enable(struct umsi_pci_dev *dev)
 			cmd & (uint16_t)~UMSI_PCI_CMD_INTX_DISABLE);
 	}
 	if (ret) {
-		put_line(sys, l);
+		put_line(dev, l);
 		goto fail;
 	}
 	dev->intx = l;
@@ -234,7 +236,40 @@ void umsi_intx_disable(struct umsi_pci_dev *dev)
 		(void)umsi_pci_update_command(dev, cmd,
 			(uint16_t)((cmd & ~UMSI_PCI_CMD_INTX_DISABLE) |
 				   (dev->cmd_before & UMSI_PCI_CMD_INTX_DISABLE)));
-	put_line(dev->sys, dev->intx);
+	put_line(dev, dev->intx);
 	dev->intx = NULL;
 	umsi_pci_descs_free(dev);
+}
+
+/*
+ * For removal: can @dev's IO-APIC input no longer deliver a quarantined
+ * vector? Yes when another function's line owns the GSI again (its set-up
+ * reprogrammed the entry), or when masking the entry now succeeds.
+ */
+bool umsi_intx_silence(struct umsi_pci_dev *dev)
+{
+	struct umsi_system *sys = dev->sys;
+	struct umsi_intx_line *l;
+	struct umsi_gsi_entry e = {
+		.trigger = dev->route.trigger,
+		.polarity = dev->route.polarity,
+		.masked = true,
+	};
+	umsi_irqflags_t fl;
+	struct umsi_pci_dev *o;
+
+	if (!dev->intx_routed || !sys->ops->gsi_program)
+		return true;
+	fl = umsi_lock(sys);
+	for (l = NULL, o = sys->devs; o && !l; o = o->next)
+		if (o != dev && o->intx && o->intx->gsi == dev->route.gsi &&
+		    o->intx->users)
+			l = o->intx;
+	umsi_unlock(sys, fl);
+	if (l)
+		return true;
+	/* The masked entry's target does not matter; name a real CPU. */
+	e.apic_id = sys->cpus[0].apic_id;
+	e.vector = 0x20;
+	return !sys->ops->gsi_program(sys->host, dev->route.gsi, &e);
 }

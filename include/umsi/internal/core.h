@@ -280,9 +280,15 @@ void umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
  * write while turning MSI off). Handlers are dropped (no CPU runs them
  * when this returns), the IRQ numbers are freed, and each descriptor
  * becomes a dead one (umsi_dead_chip, no chip_data) that stays published
- * on its vector: whatever the device still sends is counted and
+ * on its vector and keeps its number (a remapping entry is named by it);
+ * walkers (umsi_irq_next, affinity, CPU offline) pass it by: whatever the device still sends is counted and
  * acknowledged, and the vector is not handed to anyone else.
  */
+static inline bool umsi_irq_dead(const struct umsi_irq_desc *d)
+{
+	return d->chip == &umsi_dead_chip;
+}
+
 void umsi_irq_quarantine(struct umsi_system *sys, struct umsi_irq_desc **descs,
 			 uint32_t n, const void *owner);
 
@@ -296,7 +302,11 @@ void umsi_irq_quarantine(struct umsi_system *sys, struct umsi_irq_desc **descs,
  */
 uint32_t umsi_irq_release_owned(struct umsi_system *sys, const void *owner);
 
-/* Quarantined descriptors of @owner. */
+/* Hand @from's quarantined descriptors to @to. */
+void umsi_irq_quarantine_transfer(struct umsi_system *sys, const void *from,
+				  const void *to);
+
+/* Quarantined descriptors of @owner (NULL: all). */
 uint32_t umsi_irq_quarantined(struct umsi_system *sys, const void *owner);
 
 /**

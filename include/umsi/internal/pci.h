@@ -173,6 +173,8 @@ struct umsi_msix_vec *umsi_msix_vec_of(struct umsi_pci_dev *dev,
 
 int umsi_intx_enable(struct umsi_pci_dev *dev);
 void umsi_intx_disable(struct umsi_pci_dev *dev);
+/* @dev's IO-APIC input can deliver no quarantined vector (see intx.c). */
+bool umsi_intx_silence(struct umsi_pci_dev *dev);
 /* Another registered function routes its INTx to @dev's GSI. */
 bool umsi_intx_shared(struct umsi_pci_dev *dev);
 
