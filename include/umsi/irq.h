@@ -36,7 +36,7 @@ typedef int (*umsi_handler_t)(uint32_t irq, void *dev_id);
 
 /**
  * struct umsi_config - optional settings of a system
- * @max_irqs: IRQ numbers to provide (0: 4096)
+ * @max_irqs: IRQ numbers to provide (0: 4096; at most UMSI_MAX_IRQS)
  * @first_dynamic_irq: first number handed to MSI/MSI-X (0: 24, after the
  *                     16 ISA IRQs and a typical 24-input IO-APIC)
  * @matrix: vector layout (NULL: x86 defaults, see umsi/matrix.h)
@@ -50,6 +50,9 @@ typedef int (*umsi_handler_t)(uint32_t irq, void *dev_id);
  *                  priority class (vector >> 4) instead of the lowest free
  *                  vector, as the seed's step of 8 spread them
  */
+/* The most IRQ numbers a system can have (umsi_config.max_irqs). */
+#define UMSI_MAX_IRQS (1u << 24)
+
 struct umsi_config {
 	uint32_t max_irqs;
 	uint32_t first_dynamic_irq;

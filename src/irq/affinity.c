@@ -154,6 +154,10 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 
 	if (d->nstrays)
 		return -UMSI_EIO;
+	/* The counts of the slots it leaves go to its history. */
+	ret = umsi_irq_hist_reserve(sys, d, 2);
+	if (ret)
+		return ret;
 	fl = umsi_lock(sys);
 	mv.old_cpu = d->cpu;
 	mv.old_vec = d->vector;
@@ -197,6 +201,9 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 				     NULL);
 		umsi_unlock(sys, fl);
 		umsi_irq_sync(sys);
+		umsi_irq_hist_fold(sys, d, mv.new_cpu, mv.new_vec);
+		if (mv.temp)
+			umsi_irq_hist_fold(sys, d, mv.old_cpu, mv.new_vec);
 		fl = umsi_lock(sys);
 		unpick(sys, &mv);
 		umsi_unlock(sys, fl);
@@ -223,6 +230,8 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 			if (mv.temp)
 				atomic_store(&sys->cpus[mv.old_cpu].vectab[mv.new_vec],
 					     &sys->moved);
+			/* Its counts are final only when nobody dispatches. */
+			umsi_irq_sync(sys);
 			break;
 		}
 		if (!mv.pending)
@@ -235,7 +244,10 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 		}
 	}
 
-	/* Step 4: the old vector goes back. */
+	/* Step 4: the old vector goes back, its count kept. */
+	umsi_irq_hist_fold(sys, d, mv.old_cpu, mv.old_vec);
+	if (mv.temp)
+		umsi_irq_hist_fold(sys, d, mv.old_cpu, mv.new_vec);
 	fl = umsi_lock(sys);
 	umsi_matrix_free(sys->matrix, mv.old_cpu, mv.old_vec, d->managed);
 	if (mv.temp)
@@ -252,8 +264,8 @@ static const uint64_t *reach_of(struct umsi_system *sys,
 }
 
 /*
- * @out = @in & what @d can reach & online; returns the number of CPUs
- * left.
+ * @out = @in (NULL: @d's affinity) & what @d can reach & online; returns
+ * the number of CPUs left.
  */
 static uint32_t usable_mask(struct umsi_system *sys,
 			    const struct umsi_irq_desc *d, const uint64_t *in,
@@ -264,8 +276,9 @@ static uint32_t usable_mask(struct umsi_system *sys,
 
 	umsi_memset(out, 0, sys->mask_words * sizeof(uint64_t));
 	for (cpu = 0; cpu < sys->ncpus && cpu < nbits; cpu++) {
-		if (!bit(in, cpu) || cpu == skip_cpu ||
-		    !sys->cpus[cpu].online || !bit(reach, cpu))
+		if ((in ? !bit(in, cpu) : !umsi_aff_test(sys, d, cpu)) ||
+		    cpu == skip_cpu || !sys->cpus[cpu].online ||
+		    !bit(reach, cpu))
 			continue;
 		out[cpu / 64] |= 1ull << (cpu % 64);
 		n++;
@@ -305,6 +318,21 @@ int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 		ret = -UMSI_ENOMEM;
 		goto out;
 	}
+	/*
+	 * Whatever the new mask, recording it must not fail after the IRQ
+	 * has moved: hold the affinity as words from here (same CPUs).
+	 */
+	if (!d->aff_words) {
+		uint64_t *w = umsi_zalloc(sys, sys->mask_words *
+					  sizeof(uint64_t));
+
+		if (!w) {
+			ret = -UMSI_ENOMEM;
+			goto out;
+		}
+		umsi_aff_words(sys, d, w);
+		d->aff_words = w;
+	}
 	if (!usable_mask(sys, d, mask->words, mask->nbits, words,
 			 UINT32_MAX)) {
 		ret = -UMSI_EINVAL;
@@ -315,12 +343,9 @@ int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 	cpu = d->cpu;
 	if (!bit(words, cpu) || d->shutdown)
 		ret = move_irq(sys, d, &m);
-	if (!ret) {
-		umsi_memset(d->affinity, 0, sys->mask_words * sizeof(uint64_t));
-		for (cpu = 0; cpu < sys->ncpus && cpu < mask->nbits; cpu++)
-			if (bit(mask->words, cpu))
-				d->affinity[cpu / 64] |= 1ull << (cpu % 64);
-	}
+	/* The IRQ moved (or need not): the new affinity is recorded. */
+	if (!ret)
+		ret = umsi_aff_set(sys, d, mask);
 out:
 	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
 	atomic_store(&d->busy, false);
@@ -344,6 +369,9 @@ static int managed_shutdown(struct umsi_system *sys, struct umsi_irq_desc *d)
 	/* A source without a mask bit cannot be silenced: it stays. */
 	if (!d->chip->mask)
 		return -UMSI_EBUSY;
+	ret = umsi_irq_hist_reserve(sys, d, 1);
+	if (ret)
+		return ret;
 	ret = umsi_irq_mask(sys, d->irq);
 	if (ret) {
 		umsi_irq_unmask(sys, d->irq);
@@ -353,6 +381,7 @@ static int managed_shutdown(struct umsi_system *sys, struct umsi_irq_desc *d)
 	atomic_store(&sys->cpus[d->cpu].vectab[d->vector], NULL);
 	umsi_unlock(sys, fl);
 	umsi_irq_sync(sys);
+	umsi_irq_hist_fold(sys, d, d->cpu, d->vector);
 	fl = umsi_lock(sys);
 	umsi_matrix_free(sys->matrix, d->cpu, d->vector, true);
 	d->shutdown = true;
@@ -404,9 +433,10 @@ static void restart_managed(struct umsi_system *sys, uint32_t cpu,
 		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 		struct umsi_cpumask m = { words, sys->ncpus };
 
-		if (!d || !d->shutdown || !bit(d->affinity, cpu) || !claim(d))
+		if (!d || !d->shutdown || !umsi_aff_test(sys, d, cpu) ||
+		    !claim(d))
 			continue;
-		if (usable_mask(sys, d, d->affinity, sys->ncpus, words,
+		if (usable_mask(sys, d, NULL, sys->ncpus, words,
 				UINT32_MAX) && managed_restart(sys, d, &m))
 			umsi_log(sys, UMSI_LOG_WARN, "irq %u: restart on cpu "
 				 "%u failed", irq, cpu);
@@ -520,7 +550,7 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 			ret = -UMSI_EAGAIN;
 			break;
 		}
-		n = usable_mask(sys, d, d->affinity, sys->ncpus, words, cpu);
+		n = usable_mask(sys, d, NULL, sys->ncpus, words, cpu);
 		if (!n && d->managed) {
 			ret = managed_shutdown(sys, d);
 		} else {

@@ -66,8 +66,8 @@ static void desc_free_mem(struct umsi_system *sys, struct umsi_irq_desc *d)
 		umsi_free(sys, a, sizeof(*a));
 		a = next;
 	}
-	umsi_free(sys, d->affinity, sys->mask_words * sizeof(uint64_t));
-	umsi_free(sys, (void *)d->counts, sys->ncpus * sizeof(*d->counts));
+	umsi_free(sys, d->aff_words, sys->mask_words * sizeof(uint64_t));
+	umsi_free(sys, d->hist, d->hist_cap * sizeof(*d->hist));
 	umsi_free(sys, d, sizeof(*d));
 }
 
@@ -79,27 +79,138 @@ static struct umsi_irq_desc *desc_new(struct umsi_system *sys,
 	if (!d)
 		return NULL;
 	d->chip = chip;
-	d->affinity = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
-	d->counts = umsi_zalloc(sys, sys->ncpus * sizeof(*d->counts));
-	if (!d->affinity || !d->counts) {
-		desc_free_mem(sys, d);
-		return NULL;
-	}
+	d->aff_count = sys->ncpus;
 	atomic_init(&d->mask_depth, 1);
 	return d;
 }
 
-/* Find @n free IRQ numbers from @from up; all-or-nothing. [lock] */
+/* ---- affinity ------------------------------------------------------------ */
+
+bool umsi_aff_test(const struct umsi_system *sys, const struct umsi_irq_desc *d,
+		   uint32_t cpu)
+{
+	if (cpu >= sys->ncpus)
+		return false;
+	if (d->aff_words)
+		return mask_test(d->aff_words, cpu);
+	return cpu - d->aff_first < d->aff_count;
+}
+
+void umsi_aff_words(const struct umsi_system *sys,
+		    const struct umsi_irq_desc *d, uint64_t *out)
+{
+	uint32_t cpu;
+
+	if (d->aff_words) {
+		umsi_memcpy(out, d->aff_words, sys->mask_words * sizeof(*out));
+		return;
+	}
+	umsi_memset(out, 0, sys->mask_words * sizeof(*out));
+	for (cpu = d->aff_first; cpu < d->aff_first + d->aff_count; cpu++)
+		out[cpu / 64] |= 1ull << (cpu % 64);
+}
+
+int umsi_aff_set(struct umsi_system *sys, struct umsi_irq_desc *d,
+		 const struct umsi_cpumask *m)
+{
+	uint32_t cpu, first = UINT32_MAX, last = 0, n = 0;
+	uint64_t *w;
+
+	for (cpu = 0; m && cpu < sys->ncpus && cpu < m->nbits; cpu++) {
+		if (!mask_test(m->words, cpu))
+			continue;
+		if (first == UINT32_MAX)
+			first = cpu;
+		last = cpu;
+		n++;
+	}
+	/* Every CPU, or a range: no words. */
+	if (!m || (n && last - first + 1 == n) || !n) {
+		umsi_free(sys, d->aff_words, sys->mask_words * sizeof(*w));
+		d->aff_words = NULL;
+		d->aff_first = !m ? 0 : n ? first : 0;
+		d->aff_count = !m ? sys->ncpus : n;
+		return 0;
+	}
+	w = d->aff_words;
+	if (!w) {
+		w = umsi_zalloc(sys, sys->mask_words * sizeof(*w));
+		if (!w)
+			return -UMSI_ENOMEM;
+	}
+	umsi_memset(w, 0, sys->mask_words * sizeof(*w));
+	for (cpu = first; cpu <= last; cpu++)
+		if (mask_test(m->words, cpu))
+			w[cpu / 64] |= 1ull << (cpu % 64);
+	d->aff_words = w;
+	return 0;
+}
+
+/* ---- counts --------------------------------------------------------------- */
+
+int umsi_irq_hist_reserve(struct umsi_system *sys, struct umsi_irq_desc *d,
+			  uint32_t n)
+{
+	struct umsi_irq_hist *h;
+	uint32_t cap;
+
+	if (d->nhist + n <= d->hist_cap)
+		return 0;
+	cap = d->hist_cap ? d->hist_cap * 2 : 2;
+	while (cap < d->nhist + n)
+		cap *= 2;
+	h = umsi_zalloc(sys, cap * sizeof(*h));
+	if (!h)
+		return -UMSI_ENOMEM;
+	if (d->nhist)
+		umsi_memcpy(h, d->hist, d->nhist * sizeof(*h));
+	/* Readers of statistics may be looking: they tolerate staleness. */
+	umsi_free(sys, d->hist, d->hist_cap * sizeof(*h));
+	d->hist = h;
+	d->hist_cap = cap;
+	return 0;
+}
+
+void umsi_irq_hist_fold(struct umsi_system *sys, struct umsi_irq_desc *d,
+			uint32_t cpu, uint8_t vector)
+{
+	uint64_t n = atomic_exchange(&sys->cpus[cpu].vcount[vector], 0);
+	uint32_t i;
+
+	if (!n)
+		return;
+	for (i = 0; i < d->nhist && d->hist[i].cpu != cpu; i++)
+		;
+	if (i == d->nhist) {
+		/* Reserved beforehand; if not, the oldest entry takes it. */
+		if (d->nhist == d->hist_cap) {
+			if (!d->nhist)
+				return;
+			i = 0;
+		} else {
+			d->hist[d->nhist].cpu = cpu;
+			d->hist[d->nhist++].count = 0;
+		}
+	}
+	d->hist[i].count += n;
+}
+
+/*
+ * Find @n free IRQ numbers, the lowest from the first dynamic one up;
+ * all-or-nothing. They are taken only when published. O(n log N). [lock]
+ */
 static int irq_numbers(struct umsi_system *sys, struct umsi_irq_desc **ds,
 		       uint32_t n)
 {
-	uint32_t irq, got = 0;
+	uint32_t irq = sys->first_dynamic_irq, got;
 
-	for (irq = sys->first_dynamic_irq; irq < sys->max_irqs && got < n;
-	     irq++)
-		if (!atomic_load_explicit(&sys->irqs[irq], memory_order_relaxed))
-			ds[got++]->irq = irq;
-	return got == n ? 0 : -UMSI_ENOSPC;
+	for (got = 0; got < n; got++, irq++) {
+		irq = umsi_idmap_next_free(&sys->irq_ids, irq);
+		if (irq == UINT32_MAX)
+			return -UMSI_ENOSPC;
+		ds[got]->irq = irq;
+	}
+	return 0;
 }
 
 /*
@@ -136,19 +247,6 @@ effective_mask(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 	return m;
 }
 
-/* Copy an affinity into a descriptor (all CPUs when NULL). */
-static void set_affinity_words(struct umsi_system *sys,
-			       struct umsi_irq_desc *d,
-			       const struct umsi_cpumask *aff)
-{
-	uint32_t cpu;
-
-	umsi_memset(d->affinity, 0, sys->mask_words * sizeof(uint64_t));
-	for (cpu = 0; cpu < sys->ncpus; cpu++)
-		if (!aff || (cpu < aff->nbits && mask_test(aff->words, cpu)))
-			d->affinity[cpu / 64] |= 1ull << (cpu % 64);
-}
-
 /*
  * Publish a new descriptor, claimed: until umsi_irq_activate() its
  * chip_data may not be set, so no walker may move it. [lock]
@@ -156,6 +254,7 @@ static void set_affinity_words(struct umsi_system *sys,
 static void publish(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
 	atomic_store(&d->busy, true);
+	umsi_idmap_set(&sys->irq_ids, d->irq);
 	atomic_store_explicit(&sys->cpus[d->cpu].vectab[d->vector], d,
 			      memory_order_release);
 	atomic_store_explicit(&sys->irqs[d->irq], d, memory_order_release);
@@ -184,7 +283,10 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		out[i] = desc_new(sys, chip);
 		if (!out[i])
 			goto free_mem;
-		set_affinity_words(sys, out[i], affinity);
+		if (umsi_aff_set(sys, out[i], affinity)) {
+			i++;
+			goto free_mem;
+		}
 		out[i]->managed = managed;
 	}
 	/* Managed reservations need the CPU set spelled out. */
@@ -270,7 +372,6 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 		umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
 		return -UMSI_ENOMEM;
 	}
-	set_affinity_words(sys, d, NULL);
 	mask = effective_mask(sys, chip, NULL, words, &mbuf, false);
 	d->irq = irq;
 	fl = umsi_lock(sys);
@@ -299,7 +400,7 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 /* Return @d's vector(s) to the allocator. [lock] */
 static void free_vectors(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
-	struct umsi_cpumask m = { d->affinity, sys->ncpus };
+	struct umsi_cpumask m = { sys->scratch, sys->ncpus };
 
 	if (d->block_leader && d->block_leader != d)
 		return;         /* the leader frees the whole block */
@@ -315,20 +416,27 @@ static void free_vectors(struct umsi_system *sys, struct umsi_irq_desc *d)
 		uint32_t i;
 
 		/* The reservation was made on affinity & reachable. */
+		umsi_aff_words(sys, d, sys->scratch);
 		for (i = 0; i < sys->mask_words; i++)
-			d->affinity[i] &= w[i];
+			sys->scratch[i] &= w[i];
 		umsi_matrix_remove_managed(sys->matrix, &m);
 	}
 }
 
-/* Clear @cpu's slot @vector if it still holds @d. [lock] */
+/*
+ * Clear @cpu's slot @vector if it still holds @d, and its counter with
+ * it: the next owner of the vector starts from zero. The counter may take
+ * one more increment from a dispatch still running; umsi_irq_release()
+ * clears it again after the sync. [lock]
+ */
 static void clear_slot(struct umsi_system *sys, struct umsi_irq_desc *d,
 		       uint32_t cpu, uint8_t vector)
 {
 	struct umsi_irq_desc *expect = d;
 
-	atomic_compare_exchange_strong(&sys->cpus[cpu].vectab[vector],
-				       &expect, NULL);
+	if (atomic_compare_exchange_strong(&sys->cpus[cpu].vectab[vector],
+					   &expect, NULL))
+		atomic_store(&sys->cpus[cpu].vcount[vector], 0);
 }
 
 /* Unlink @d from the quarantine list if it is there. [lock] */
@@ -355,8 +463,8 @@ static void unpublish(struct umsi_system *sys, struct umsi_irq_desc *d)
 	clear_slot(sys, d, d->cpu, d->vector);
 	for (i = 0; i < d->nstrays; i++)
 		clear_slot(sys, d, d->strays[i].cpu, d->strays[i].vector);
-	/* A quarantined descriptor gave its number up already. */
-	atomic_compare_exchange_strong(&sys->irqs[d->irq], &expect, NULL);
+	if (atomic_compare_exchange_strong(&sys->irqs[d->irq], &expect, NULL))
+		umsi_idmap_clear(&sys->irq_ids, d->irq);
 	unquarantine(sys, d);
 }
 
@@ -384,8 +492,17 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 	umsi_irq_sync(sys);
 	fl = umsi_lock(sys);
 	for (i = 0; i < n; i++) {
-		free_vectors(sys, descs[i]);
-		free_strays(sys, descs[i]);
+		struct umsi_irq_desc *d = descs[i];
+		uint8_t k;
+
+		/* No CPU dispatches them now: their counters end at zero. */
+		if (!d->shutdown)
+			atomic_store(&sys->cpus[d->cpu].vcount[d->vector], 0);
+		for (k = 0; k < d->nstrays; k++)
+			atomic_store(&sys->cpus[d->strays[k].cpu].vcount[
+				     d->strays[k].vector], 0);
+		free_vectors(sys, d);
+		free_strays(sys, d);
 	}
 	umsi_unlock(sys, fl);
 	for (i = 0; i < n; i++) {

@@ -97,7 +97,7 @@ int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint8_t vector)
 		atomic_fetch_add(&c->dispatch_seq, 1);
 		return 0;
 	}
-	atomic_fetch_add_explicit(&d->counts[cpu], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->vcount[vector], 1, memory_order_relaxed);
 	if (atomic_load(&d->mask_depth) > 0 || atomic_load(&d->disabled)) {
 		/* Lazily masked: remember it, deliver it on unmask. */
 		atomic_store(&d->replay, true);

@@ -5,13 +5,37 @@
  */
 #include <umsi/internal/core.h>
 
+/*
+ * What @d took on @cpu: the history of the slots it left there, plus the
+ * counters of the slots it holds now (its target and any strays).
+ */
+static uint64_t stats_count(struct umsi_system *sys,
+			    const struct umsi_irq_desc *d, uint32_t cpu)
+{
+	uint64_t n = 0;
+	uint32_t i;
+
+	for (i = 0; i < d->nhist; i++)
+		if (d->hist[i].cpu == cpu)
+			n += d->hist[i].count;
+	if (d->cpu == cpu && !d->shutdown)
+		n += atomic_load_explicit(&sys->cpus[cpu].vcount[d->vector],
+					  memory_order_relaxed);
+	for (i = 0; i < d->nstrays; i++)
+		if (d->strays[i].cpu == cpu)
+			n += atomic_load_explicit(
+				&sys->cpus[cpu].vcount[d->strays[i].vector],
+				memory_order_relaxed);
+	return n;
+}
+
 uint64_t umsi_irq_count(struct umsi_system *sys, uint32_t irq, uint32_t cpu)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 
 	if (!d || cpu >= sys->ncpus)
 		return 0;
-	return atomic_load_explicit(&d->counts[cpu], memory_order_relaxed);
+	return stats_count(sys, d, cpu);
 }
 
 int umsi_irq_next(struct umsi_system *sys, uint32_t irq)
@@ -47,9 +71,17 @@ int umsi_irq_get_info(struct umsi_system *sys, uint32_t irq,
 	info->owner = a ? a->name : NULL;
 	info->bdf = d->bdf;
 	info->hwirq = d->hwirq;
-	for (cpu = 0; cpu < sys->ncpus; cpu++)
-		info->total += atomic_load_explicit(&d->counts[cpu],
-						    memory_order_relaxed);
+	/* Only the CPUs it has been on. */
+	for (cpu = 0; cpu < d->nhist; cpu++)
+		info->total += d->hist[cpu].count;
+	for (cpu = 0; cpu < d->nstrays; cpu++)
+		info->total += atomic_load_explicit(
+			&sys->cpus[d->strays[cpu].cpu].vcount[
+				d->strays[cpu].vector], memory_order_relaxed);
+	if (!d->shutdown)
+		info->total += atomic_load_explicit(
+			&sys->cpus[d->cpu].vcount[d->vector],
+			memory_order_relaxed);
 	info->unhandled = atomic_load(&d->storm_unhandled);
 	info->spurious_total = atomic_load(&d->unhandled_total);
 	return 0;

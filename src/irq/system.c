@@ -64,11 +64,13 @@ static void system_free(struct umsi_system *sys)
 	if (sys->irqs)
 		umsi_free(sys, (void *)sys->irqs,
 			  sys->max_irqs * sizeof(*sys->irqs));
+	umsi_free(sys, sys->irq_ids_mem, sys->irq_ids_size);
 	umsi_free(sys, sys->matrix_mem, sys->matrix_size);
 	umsi_free(sys, sys->cpus, sys->cpus_size);
 	umsi_free(sys, sys->reachable, sys->mask_words * sizeof(uint64_t));
 	umsi_free(sys, sys->compat_reachable,
 		  sys->mask_words * sizeof(uint64_t));
+	umsi_free(sys, sys->scratch, sys->mask_words * sizeof(uint64_t));
 	if (sys->lock)
 		ops->lock_destroy(host, sys->lock);
 	ops->free(host, sys, sizeof(*sys));
@@ -155,7 +157,8 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	sys->storm_quiet_ns = cfg->storm_quiet_ns ?
 			      cfg->storm_quiet_ns : 100000000ull;
 	if (sys->ncpus == 0 || sys->ncpus > UMSI_MATRIX_MAX_CPUS ||
-	    sys->first_dynamic_irq >= sys->max_irqs) {
+	    sys->first_dynamic_irq >= sys->max_irqs ||
+	    sys->max_irqs > UMSI_MAX_IRQS) {
 		ret = -UMSI_EINVAL;
 		goto fail;
 	}
@@ -188,12 +191,17 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 		goto fail;
 	ret = -UMSI_ENOMEM;
 	sys->irqs = umsi_zalloc(sys, sys->max_irqs * sizeof(*sys->irqs));
-	if (!sys->irqs)
+	sys->irq_ids_size = umsi_idmap_size(sys->max_irqs);
+	sys->irq_ids_mem = sys->irq_ids_size ?
+			   umsi_zalloc(sys, sys->irq_ids_size) : NULL;
+	if (!sys->irqs || !sys->irq_ids_mem)
 		goto fail;
+	umsi_idmap_init(&sys->irq_ids, sys->max_irqs, sys->irq_ids_mem);
 	sys->reachable = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
 	sys->compat_reachable = umsi_zalloc(sys, sys->mask_words *
 					    sizeof(uint64_t));
-	if (!sys->reachable || !sys->compat_reachable)
+	sys->scratch = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+	if (!sys->reachable || !sys->compat_reachable || !sys->scratch)
 		goto fail;
 	ret = system_cpus(sys);
 	if (ret)

@@ -207,6 +207,92 @@ static void managed_msix_spread_survives_an_unreachable_cpu(void **s)
 	umsi_sim_destroy(sim);
 }
 
+/* Fire @t @n times, each handled before the next. */
+static void fire_n(struct machine *m, struct tdev *t, unsigned n)
+{
+	while (n--) {
+		tdev_fire(t);
+		umsi_sim_quiesce(m->sim);
+	}
+}
+
+/*
+ * Counts live where interrupts arrive (per CPU and vector) and follow the
+ * IRQ into its history when it moves: the per-CPU figures stay exact, and
+ * the next owner of a vector starts from zero.
+ */
+static void per_cpu_counts_stay_exact_across_moves(void **s)
+{
+	struct machine m;
+	struct tdev t, u;
+	uint64_t w;
+	struct umsi_cpumask mask = { &w, 2 };
+	struct umsi_irq_info info;
+	uint32_t c0, c1;
+
+	(void)s;
+	machine_up(&m, 2, NULL, 0);
+	tdev_attach(&m, &t, &chip_masked, NULL);
+	c0 = t.d->cpu;
+	c1 = 1 - c0;
+	fire_n(&m, &t, 5);
+	w = 1ull << c1;
+	t.allowed[0] = t.allowed[1] = c1;
+	assert_int_equal(umsi_irq_set_affinity(m.sys, t.d->irq, &mask), 0);
+	fire_n(&m, &t, 3);
+	w = 1ull << c0;
+	t.allowed[0] = t.allowed[1] = c0;
+	assert_int_equal(umsi_irq_set_affinity(m.sys, t.d->irq, &mask), 0);
+	fire_n(&m, &t, 2);
+	assert_int_equal(umsi_irq_count(m.sys, t.d->irq, c0), 7);
+	assert_int_equal(umsi_irq_count(m.sys, t.d->irq, c1), 3);
+	assert_int_equal(umsi_irq_get_info(m.sys, t.d->irq, &info), 0);
+	assert_int_equal(info.total, 10);
+	assert_int_equal(t.handled, 10);
+	/* The vector it held on c1 is free again: a new IRQ there starts at 0. */
+	w = 1ull << c1;
+	tdev_attach(&m, &u, &chip_masked, &mask);
+	assert_int_equal(u.d->cpu, c1);
+	assert_int_equal(umsi_irq_count(m.sys, u.d->irq, c1), 0);
+	fire_n(&m, &u, 1);
+	assert_int_equal(umsi_irq_count(m.sys, u.d->irq, c1), 1);
+	assert_int_equal(umsi_irq_count(m.sys, t.d->irq, c1), 3);
+	tdev_detach(&m, &u);
+	tdev_detach(&m, &t);
+	machine_down(&m);
+}
+
+/* Bytes the library holds for @n IRQs with a handler each, on @ncpus. */
+static uint64_t bytes_for_irqs(uint32_t ncpus, unsigned n)
+{
+	struct machine m;
+	struct tdev *t = calloc(n, sizeof(*t));
+	struct umsi_sim_leaks a, b;
+	unsigned i;
+
+	machine_up(&m, ncpus, NULL, 0);
+	umsi_sim_leaks(m.sim, &a);
+	for (i = 0; i < n; i++)
+		tdev_attach(&m, &t[i], &chip_masked, NULL);
+	umsi_sim_leaks(m.sim, &b);
+	for (i = 0; i < n; i++)
+		tdev_detach(&m, &t[i]);
+	machine_down(&m);
+	free(t);
+	return (b.alloc_bytes - a.alloc_bytes) / n;
+}
+
+/* Memory per IRQ does not grow with the machine. */
+static void memory_per_irq_is_independent_of_cpu_count(void **s)
+{
+	uint64_t small = bytes_for_irqs(4, 64), big = bytes_for_irqs(1024, 64);
+
+	(void)s;
+	print_message("bytes per IRQ: %llu at 4 CPUs, %llu at 1024 CPUs\n",
+		      (unsigned long long)small, (unsigned long long)big);
+	assert_int_equal(small, big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +300,8 @@ int main(void)
 		cmocka_unit_test(managed_unmaskable_irq_moved_by_offline_loses_nothing),
 		cmocka_unit_test(a_new_handler_after_a_storm_gets_its_interrupts),
 		cmocka_unit_test(managed_msix_spread_survives_an_unreachable_cpu),
+		cmocka_unit_test(per_cpu_counts_stay_exact_across_moves),
+		cmocka_unit_test(memory_per_irq_is_independent_of_cpu_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 #define UMSI_INTERNAL_CORE_H
 
 #include <stdatomic.h>
+#include <umsi/internal/idmap.h>
 #include <umsi/irq.h>
 #include <umsi/matrix.h>
 
@@ -106,7 +107,13 @@ struct umsi_irq_desc {
 	bool shutdown;              /* managed, whole mask offline */
 	uint8_t block_order;        /* MSI block: log2 of vectors, on leader */
 	struct umsi_irq_desc *block_leader;  /* NULL unless in an MSI block */
-	uint64_t *affinity;         /* cpu mask words, sys->mask_words long */
+	/*
+	 * Affinity: CPUs [aff_first, aff_first + aff_count) when aff_words
+	 * is NULL (every mask a range, the common case, costs no memory per
+	 * CPU), else the words (sys->mask_words long). umsi_aff_*() below.
+	 */
+	uint32_t aff_first, aff_count;
+	uint64_t *aff_words;
 	/* Handlers, published with release stores. */
 	struct umsi_irq_action *_Atomic actions;
 	/* Process-context changes of this IRQ are exclusive (EAGAIN). */
@@ -115,8 +122,18 @@ struct umsi_irq_desc {
 	atomic_int mask_depth;
 	atomic_bool replay;
 	atomic_bool disabled;       /* by storm detection */
-	/* Statistics: per-CPU counts and storm detection state. */
-	_Atomic uint64_t *counts;   /* sys->ncpus entries */
+	/*
+	 * Statistics. Interrupts are counted where they arrive, per CPU and
+	 * vector (umsi_cpu.vcount); when the IRQ leaves a (CPU, vector), its
+	 * count there is folded into @hist, one entry per CPU it has left:
+	 * memory per IRQ grows with the CPUs it visited, not with the
+	 * machine. [process context, busy or lock]
+	 */
+	struct umsi_irq_hist {
+		uint32_t cpu;
+		uint64_t count;
+	} *hist;
+	uint32_t nhist, hist_cap;
 	_Atomic uint64_t unhandled_total;
 	atomic_uint storm_count;
 	atomic_uint storm_unhandled;
@@ -133,6 +150,8 @@ struct umsi_cpu {
 	_Atomic uint64_t spurious;
 	/* vector -> descriptor, the "vector indexing" table */
 	struct umsi_irq_desc *_Atomic vectab[256];
+	/* Interrupts taken per vector by the descriptor that holds it. */
+	_Atomic uint64_t vcount[256];
 };
 
 struct umsi_system {
@@ -151,6 +170,9 @@ struct umsi_system {
 	uint32_t max_irqs;
 	uint32_t first_dynamic_irq;
 	struct umsi_irq_desc *_Atomic *irqs;
+	struct umsi_idmap irq_ids;  /* numbers in use [lock] */
+	uint64_t *irq_ids_mem;
+	size_t irq_ids_size;
 	/* Storm detection settings. */
 	uint32_t storm_threshold;
 	uint64_t storm_quiet_ns;
@@ -166,6 +188,8 @@ struct umsi_system {
 	/* CPUs a compatibility-format message (IO-APIC) can name. */
 	uint64_t *compat_reachable;
 	bool all_compat_reachable;
+	/* Scratch CPU mask for code under the lock (no allocation there). */
+	uint64_t *scratch;
 	/* Quarantined descriptors (umsi_irq_quarantine). [lock] */
 	struct umsi_irq_desc *quarantine;
 	uint32_t nquarantined;
@@ -324,6 +348,31 @@ uint32_t umsi_irq_free_owned(struct umsi_system *sys, uint32_t irq,
 			     const void *owner);
 /* Handlers of @irq without an owner tag. */
 uint32_t umsi_irq_untagged_handlers(struct umsi_system *sys, uint32_t irq);
+
+/* ---- affinity and counts of a descriptor (src/irq/desc.c) ------------- */
+
+/* Is @cpu in @d's affinity? */
+bool umsi_aff_test(const struct umsi_system *sys, const struct umsi_irq_desc *d,
+		   uint32_t cpu);
+/* @d's affinity as words in @out (mask_words long). */
+void umsi_aff_words(const struct umsi_system *sys,
+		    const struct umsi_irq_desc *d, uint64_t *out);
+/*
+ * Set @d's affinity (NULL: every CPU). A range costs nothing; another
+ * mask allocates its words. Return: 0 or -UMSI_ENOMEM (unchanged).
+ * Context: process, no lock.
+ */
+int umsi_aff_set(struct umsi_system *sys, struct umsi_irq_desc *d,
+		 const struct umsi_cpumask *m);
+/* Room for @n more history entries. Context: process, no lock. */
+int umsi_irq_hist_reserve(struct umsi_system *sys, struct umsi_irq_desc *d,
+			  uint32_t n);
+/*
+ * @d no longer receives on (@cpu, @vector), and no CPU still dispatches
+ * there: move the count into @d's history, zero the slot's counter.
+ */
+void umsi_irq_hist_fold(struct umsi_system *sys, struct umsi_irq_desc *d,
+			uint32_t cpu, uint8_t vector);
 
 /* Wait until no CPU is still in a dispatch begun before the call. */
 void umsi_irq_sync(struct umsi_system *sys);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * umsi/internal/bitops.h - bit helpers for the library's bitmaps.
+ *
+ * Not a public interface.
+ */
+#ifndef UMSI_INTERNAL_BITOPS_H
+#define UMSI_INTERNAL_BITOPS_H
+
+#include <umsi/types.h>
+
+/* Index of the lowest set bit; x != 0. */
+static inline unsigned int umsi_ctz64(uint64_t x)
+{
+#if (defined(__GNUC__) || defined(__clang__)) && UINTPTR_MAX > 0xffffffffu
+	return (unsigned int)__builtin_ctzll(x);
+#elif defined(__GNUC__) || defined(__clang__)
+	/* 32-bit targets: __builtin_ctzll may become a libgcc call. */
+	uint32_t lo = (uint32_t)x;
+
+	return lo ? (unsigned int)__builtin_ctz(lo) :
+		    32u + (unsigned int)__builtin_ctz((uint32_t)(x >> 32));
+#else
+	unsigned int n = 0;
+
+	while (!(x & 1)) {
+		x >>= 1;
+		n++;
+	}
+	return n;
+#endif
+}
+
+/* Bit @bit of a word array. */
+static inline bool umsi_bit_test(const uint64_t *w, uint32_t bit)
+{
+	return (w[bit / 64] >> (bit % 64)) & 1;
+}
+
+static inline void umsi_bit_set(uint64_t *w, uint32_t bit)
+{
+	w[bit / 64] |= 1ull << (bit % 64);
+}
+
+#endif /* UMSI_INTERNAL_BITOPS_H */
