@@ -8,6 +8,8 @@
  * CPUs cannot hold 4096: three quarters of their capacity), then each step
  * frees a random live vector and allocates a new one through
  *  - "full":  the all-online mask (NULL),
+ *  - "explicit": a mask that names every CPU, bit by bit (what a caller
+ *             passes when it copies "all CPUs" into a mask of its own),
  *  - "half":  an arbitrary mask holding a random half of the CPUs,
  *  - "range": a contiguous range of half the CPUs that starts and ends
  *             inside a 64-CPU block (a NUMA node, say),
@@ -19,7 +21,9 @@
  * memory per CPU. With --callgrind (see the bench-matrix target in
  * mk/matrix.mk) it runs fewer steps and, around each scenario, resets and
  * dumps callgrind's counters, which count only inside bench_step_*(): one
- * step is exactly one free and one allocation. Figures, never assertions.
+ * step is exactly one free and one allocation. --cpus N runs only the
+ * scenarios with N CPUs (for profiling one of them). Figures, never
+ * assertions.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -42,8 +46,10 @@
 
 #define LIVE_TARGET 4096u
 
-enum mode { MODE_FULL, MODE_HALF, MODE_RANGE, MODE_SCAN, MODE_COUNT };
-static const char *const mode_name[MODE_COUNT] = { "full", "half", "range", "scan" };
+enum mode { MODE_FULL, MODE_EXPLICIT, MODE_HALF, MODE_RANGE, MODE_SCAN, MODE_COUNT };
+static const char *const mode_name[MODE_COUNT] = {
+	"full", "explicit", "half", "range", "scan"
+};
 
 struct slot {
 	uint32_t cpu;
@@ -131,6 +137,14 @@ __attribute__((noinline)) void bench_step_full(struct bench *b, uint32_t i)
 	s->vec = umsi_matrix_alloc(b->m, NULL, 0, &s->cpu);
 }
 
+__attribute__((noinline)) void bench_step_explicit(struct bench *b, uint32_t i)
+{
+	struct slot *s = &b->slots[i];
+
+	umsi_matrix_free(b->m, s->cpu, (unsigned int)s->vec, false);
+	s->vec = umsi_matrix_alloc(b->m, &b->mask, 0, &s->cpu);
+}
+
 __attribute__((noinline)) void bench_step_half(struct bench *b, uint32_t i)
 {
 	struct slot *s = &b->slots[i];
@@ -159,6 +173,7 @@ static void step(struct bench *b, enum mode mode, uint32_t i)
 {
 	switch (mode) {
 	case MODE_FULL: bench_step_full(b, i); break;
+	case MODE_EXPLICIT: bench_step_explicit(b, i); break;
 	case MODE_HALF: bench_step_half(b, i); break;
 	case MODE_RANGE: bench_step_range(b, i); break;
 	default: bench_step_scan(b, i); break;
@@ -169,6 +184,7 @@ static int alloc_one(struct bench *b, enum mode mode, uint32_t *cpu)
 {
 	switch (mode) {
 	case MODE_FULL: return umsi_matrix_alloc(b->m, NULL, 0, cpu);
+	case MODE_EXPLICIT: return umsi_matrix_alloc(b->m, &b->mask, 0, cpu);
 	case MODE_HALF: return umsi_matrix_alloc(b->m, &b->mask, 0, cpu);
 	case MODE_RANGE: return umsi_matrix_alloc_range(b->m, b->first, b->count, 0, cpu);
 	default: return scan_alloc(b->s, cpu);
@@ -202,6 +218,9 @@ static struct result run(uint32_t ncpus, enum mode mode, uint32_t steps, int rep
 	char label[96];
 	int err;
 
+	/* Each scenario draws from its own seed, so adding or dropping one
+	 * leaves the masks and victims of the others as they were. */
+	rng = 0x2003u + 16u * ncpus + (uint64_t)mode;
 	umsi_matrix_default_config(&cfg, ncpus);
 	r.bytes = umsi_matrix_size(&cfg);
 	mem = malloc(r.bytes);
@@ -308,18 +327,33 @@ static struct result run(uint32_t ncpus, enum mode mode, uint32_t steps, int rep
 int main(int argc, char **argv)
 {
 	static const uint32_t sizes[] = { 1, 64, 1024, 8192 };
-	bool callgrind = argc > 1 && strcmp(argv[1], "--callgrind") == 0;
-	uint32_t steps = callgrind ? 20000 : 200000;
-	int repeats = callgrind ? 1 : 5;
+	bool callgrind = false;
+	uint32_t only = 0, steps;
+	int repeats;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--callgrind") == 0) {
+			callgrind = true;
+		} else if (strcmp(argv[i], "--cpus") == 0 && i + 1 < argc) {
+			only = (uint32_t)strtoul(argv[++i], NULL, 0);
+		} else {
+			fprintf(stderr, "usage: bench_matrix [--callgrind] [--cpus N]\n");
+			return 2;
+		}
+	}
+	steps = callgrind ? 20000 : 200000;
+	repeats = callgrind ? 1 : 5;
 
 	printf("vector matrix: one free + one allocation per step, steady state, all CPUs online\n");
-	printf("%6s %-6s %7s %6s %10s %10s %10s\n", "cpus", "mask", "targets", "live",
+	printf("%6s %-8s %7s %6s %10s %10s %10s\n", "cpus", "mask", "targets", "live",
 	       "ns/step", "bytes/cpu", "total KiB");
 	for (unsigned int s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		if (only && sizes[s] != only)
+			continue;
 		for (int mode = 0; mode < MODE_COUNT; mode++) {
 			struct result r = run(sizes[s], (enum mode)mode, steps, repeats, callgrind);
 
-			printf("%6u %-6s %7u %6u %10.1f %10.1f %10.1f\n", sizes[s],
+			printf("%6u %-8s %7u %6u %10.1f %10.1f %10.1f\n", sizes[s],
 			       mode_name[mode], r.targets, r.live, r.ns,
 			       (double)r.bytes / sizes[s], (double)r.bytes / 1024.0);
 			fflush(stdout);

@@ -5,7 +5,9 @@
 #   make build/tests/test_matrix     cmocka test, also run by `make test`
 #   make bench                       builds every benchmark
 #   make bench-matrix                runs the matrix benchmark natively (ns/op)
-#                                    and under callgrind (instructions/op)
+#                                    and under callgrind (instructions/op),
+#                                    today's matrix.c next to the one of
+#                                    MATRIX_BEFORE (a git revision)
 #
 # The test and the benchmark link the vector objects directly rather than
 # libumsi.a, so they build while other modules are half written.
@@ -26,20 +28,62 @@ $(BENCH_MATRIX): bench/bench_matrix.c include/umsi/matrix.h $(MATRIX_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(CFLAGS_HOST) -o $@ $< $(MATRIX_OBJS) $(LDFLAGS_HOST)
 
+# The "before" column: the same benchmark linked against src/vector/matrix.c
+# as it was at MATRIX_BEFORE, the last revision before the branch-and-bound
+# search (issue 18), taken from git and compiled with the core's flags. The
+# public header has not changed since, so the old file builds against
+# today's. Without git history the column is left out.
+MATRIX_BEFORE ?= b3b969a68f0e40aad4fe39f8aeba9ae266f2bd09
+BENCH_MATRIX_BEFORE := $(BUILD)/bench/bench_matrix_before
+
+$(BUILD)/bench/matrix_before.c:
+	@mkdir -p $(dir $@)
+	git show $(MATRIX_BEFORE):src/vector/matrix.c > $@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/bench/matrix_before.o: $(BUILD)/bench/matrix_before.c
+	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_CORE) -c $< -o $@
+
+$(BENCH_MATRIX_BEFORE): bench/bench_matrix.c include/umsi/matrix.h $(BUILD)/bench/matrix_before.o
+	$(CC) -Iinclude $(CFLAGS_HOST) -o $@ $< $(BUILD)/bench/matrix_before.o $(LDFLAGS_HOST)
+
 # Instructions are counted only inside the bench_step_* functions (one free
 # plus one allocation each), reset before and dumped after every scenario
-# by client requests; the awk below divides each dump by its step count.
+# by client requests; matrix_cg_table divides each dump by its step count
+# and prints "cpus mask instructions" lines.
 MATRIX_CG := $(BUILD)/bench/callgrind.matrix
-bench-matrix: $(BENCH_MATRIX)
-	$(BENCH_MATRIX)
-	rm -f $(MATRIX_CG) $(MATRIX_CG).*
+MATRIX_CG_BEFORE := $(BUILD)/bench/callgrind.matrix-before
+define matrix_cg_run
+	rm -f $(2) $(2).*
 	valgrind --tool=callgrind --collect-atstart=no \
-		--toggle-collect='bench_step_*' --callgrind-out-file=$(MATRIX_CG) \
-		$(BENCH_MATRIX) --callgrind >/dev/null 2>$(MATRIX_CG).log
-	@echo "instructions per free+alloc (callgrind):"
-	@printf '%-8s %-8s %12s\n' cpus mask instr/op
-	@for f in $$(ls $(MATRIX_CG).* | grep -v '\.log$$' | sort -t. -k3 -n); do \
+		--toggle-collect='bench_step_*' --callgrind-out-file=$(2) \
+		$(1) --callgrind >/dev/null 2>$(2).log
+	@for f in $$(ls $(2).* | grep -v '\.\(log\|txt\)$$' | sort -t. -k3 -n); do \
 		awk '/^desc: Trigger: Client Request:/ { for (i = 5; i <= NF; i++) { split($$i, kv, "="); v[kv[1]] = kv[2] } } \
 		     /^(summary|totals):/ { ir = $$2 } \
-		     END { if (v["steps"] > 0) printf "%-8s %-8s %12.1f\n", v["cpus"], v["mask"], ir / v["steps"] }' $$f; \
-	done
+		     END { if (v["steps"] > 0) printf "%s %s %.1f\n", v["cpus"], v["mask"], ir / v["steps"] }' $$f; \
+	done > $(2).txt
+endef
+
+bench-matrix: $(BENCH_MATRIX)
+	$(BENCH_MATRIX)
+	$(call matrix_cg_run,$(BENCH_MATRIX),$(MATRIX_CG))
+	rm -f $(MATRIX_CG_BEFORE).txt
+	@if $(MAKE) --no-print-directory $(BENCH_MATRIX_BEFORE) >/dev/null 2>&1; then \
+		echo "before ($(MATRIX_BEFORE)):"; \
+		$(BENCH_MATRIX_BEFORE) | grep -v ' scan '; \
+		$(MAKE) --no-print-directory matrix-cg-before >/dev/null; \
+	else \
+		echo "no before figures: cannot build matrix.c of $(MATRIX_BEFORE) (needs git history)"; \
+	fi
+	@echo "instructions per free+alloc (callgrind), matrix.c of $(MATRIX_BEFORE) and now:"
+	@printf '%-6s %-9s %10s %10s %8s\n' cpus mask before after ratio
+	@awk -v before=$(MATRIX_CG_BEFORE).txt \
+	     'BEGIN { while ((getline l < before) > 0) { split(l, f, " "); b[f[1] " " f[2]] = f[3] } } \
+	     { k = $$1 " " $$2; \
+	       if ((k in b) && $$2 != "scan") printf "%-6s %-9s %10.1f %10.1f %7.1fx\n", $$1, $$2, b[k], $$3, b[k] / $$3; \
+	       else printf "%-6s %-9s %10s %10.1f %8s\n", $$1, $$2, "-", $$3, "" }' $(MATRIX_CG).txt
+
+.PHONY: matrix-cg-before
+matrix-cg-before: $(BENCH_MATRIX_BEFORE)
+	$(call matrix_cg_run,$(BENCH_MATRIX_BEFORE),$(MATRIX_CG_BEFORE))
