@@ -100,6 +100,9 @@ int main(int argc, char **argv)
 	struct umsi_irq_desc *d;
 	size_t base, after_irq;
 	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000;
+
+	if (argc > 2)
+		ncpus = (uint32_t)strtoul(argv[2], NULL, 0);
 	struct timespec t0, t1;
 	unsigned long i;
 

@@ -51,9 +51,9 @@ static void move_cleanup_on_old_cpu(void *arg)
 
 	if (mv->temp)
 		pending |= sys->ops->vector_pending(sys->host, mv->new_vec);
-	atomic_store(&c->vectab[mv->old_vec], &sys->moved);
+	atomic_store(&c->slot[mv->old_vec].d, &sys->moved);
 	if (mv->temp)
-		atomic_store(&c->vectab[mv->new_vec], &sys->moved);
+		atomic_store(&c->slot[mv->new_vec].d, &sys->moved);
 	if (pending && !mv->retriggered) {
 		sys->ops->retrigger(sys->host, mv->new_cpu, mv->new_vec);
 		mv->retriggered = true;
@@ -176,9 +176,9 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 		return ret;
 	}
 	/* Step 1: the new slot (and the shared one on the old CPU) live. */
-	atomic_store(&sys->cpus[mv.new_cpu].vectab[mv.new_vec], d);
+	atomic_store(&sys->cpus[mv.new_cpu].slot[mv.new_vec].d, d);
 	if (mv.temp)
-		atomic_store(&sys->cpus[mv.old_cpu].vectab[mv.new_vec], d);
+		atomic_store(&sys->cpus[mv.old_cpu].slot[mv.new_vec].d, d);
 	umsi_unlock(sys, fl);
 
 	/* Step 2: retarget the source. */
@@ -195,9 +195,9 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 	if (ret) {
 		/* The source is back where it was: drop the new slot. */
 		fl = umsi_lock(sys);
-		atomic_store(&sys->cpus[mv.new_cpu].vectab[mv.new_vec], NULL);
+		atomic_store(&sys->cpus[mv.new_cpu].slot[mv.new_vec].d, NULL);
 		if (mv.temp)
-			atomic_store(&sys->cpus[mv.old_cpu].vectab[mv.new_vec],
+			atomic_store(&sys->cpus[mv.old_cpu].slot[mv.new_vec].d,
 				     NULL);
 		umsi_unlock(sys, fl);
 		umsi_irq_sync(sys);
@@ -225,10 +225,10 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 				 "answer the migration cross-call; an "
 				 "interrupt pending there may be lost",
 				 d->irq, mv.old_cpu);
-			atomic_store(&sys->cpus[mv.old_cpu].vectab[mv.old_vec],
+			atomic_store(&sys->cpus[mv.old_cpu].slot[mv.old_vec].d,
 				     &sys->moved);
 			if (mv.temp)
-				atomic_store(&sys->cpus[mv.old_cpu].vectab[mv.new_vec],
+				atomic_store(&sys->cpus[mv.old_cpu].slot[mv.new_vec].d,
 					     &sys->moved);
 			/* Its counts are final only when nobody dispatches. */
 			umsi_irq_sync(sys);
@@ -378,7 +378,7 @@ static int managed_shutdown(struct umsi_system *sys, struct umsi_irq_desc *d)
 		return ret;
 	}
 	fl = umsi_lock(sys);
-	atomic_store(&sys->cpus[d->cpu].vectab[d->vector], NULL);
+	atomic_store(&sys->cpus[d->cpu].slot[d->vector].d, NULL);
 	umsi_unlock(sys, fl);
 	umsi_irq_sync(sys);
 	umsi_irq_hist_fold(sys, d, d->cpu, d->vector);
@@ -403,7 +403,7 @@ static int managed_restart(struct umsi_system *sys, struct umsi_irq_desc *d,
 		d->cpu = cpu;
 		d->vector = (uint8_t)v;
 		d->shutdown = false;
-		atomic_store(&sys->cpus[cpu].vectab[v], d);
+		atomic_store(&sys->cpus[cpu].slot[v].d, d);
 	}
 	umsi_unlock(sys, fl);
 	if (v < 0)

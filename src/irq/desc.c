@@ -9,6 +9,7 @@
  * old pointer has left umsi_dispatch() (umsi_irq_sync), then free. That is
  * RCU in miniature, and it is why dispatch never takes a lock.
  */
+#include <umsi/internal/bitops.h>
 #include <umsi/internal/core.h>
 
 static bool mask_test(const uint64_t *w, uint32_t cpu)
@@ -116,13 +117,19 @@ int umsi_aff_set(struct umsi_system *sys, struct umsi_irq_desc *d,
 	uint32_t cpu, first = UINT32_MAX, last = 0, n = 0;
 	uint64_t *w;
 
-	for (cpu = 0; m && cpu < sys->ncpus && cpu < m->nbits; cpu++) {
-		if (!mask_test(m->words, cpu))
+	/* First, last and how many, a word at a time. */
+	for (cpu = 0; m && cpu < sys->ncpus && cpu < m->nbits; cpu += 64) {
+		uint64_t bits = m->words[cpu / 64];
+		uint32_t top = sys->ncpus < m->nbits ? sys->ncpus : m->nbits;
+
+		if (top - cpu < 64)
+			bits &= (1ull << (top - cpu)) - 1;
+		if (!bits)
 			continue;
 		if (first == UINT32_MAX)
-			first = cpu;
-		last = cpu;
-		n++;
+			first = cpu + umsi_ctz64(bits);
+		last = cpu + umsi_fls64(bits);
+		n += umsi_popcount64(bits);
 	}
 	/* Every CPU, or a range: no words. */
 	if (!m || (n && last - first + 1 == n) || !n) {
@@ -174,7 +181,7 @@ int umsi_irq_hist_reserve(struct umsi_system *sys, struct umsi_irq_desc *d,
 void umsi_irq_hist_fold(struct umsi_system *sys, struct umsi_irq_desc *d,
 			uint32_t cpu, uint8_t vector)
 {
-	uint64_t n = atomic_exchange(&sys->cpus[cpu].vcount[vector], 0);
+	uint64_t n = atomic_exchange(&sys->cpus[cpu].slot[vector].count, 0);
 	uint32_t i;
 
 	if (!n)
@@ -231,6 +238,12 @@ effective_mask(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 
 	if (!aff && all && !explicit)
 		return NULL;
+	/* No affinity: the reachable CPUs, as they are (no copy). */
+	if (!aff) {
+		m->words = (uint64_t *)reach;
+		m->nbits = sys->ncpus;
+		return m;
+	}
 	for (w = 0; w < sys->mask_words; w++) {
 		uint64_t bits = ~0ull;
 
@@ -255,7 +268,7 @@ static void publish(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
 	atomic_store(&d->busy, true);
 	umsi_idmap_set(&sys->irq_ids, d->irq);
-	atomic_store_explicit(&sys->cpus[d->cpu].vectab[d->vector], d,
+	atomic_store_explicit(&sys->cpus[d->cpu].slot[d->vector].d, d,
 			      memory_order_release);
 	atomic_store_explicit(&sys->irqs[d->irq], d, memory_order_release);
 }
@@ -276,9 +289,13 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		return -UMSI_EINVAL;
 	while (block && (1u << order) < nvec)
 		order++;
-	words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
-	if (!words)
-		return -UMSI_ENOMEM;
+	/* A mask to build only when the allocator cannot take "any CPU". */
+	words = NULL;
+	if (affinity) {
+		words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+		if (!words)
+			return -UMSI_ENOMEM;
+	}
 	for (i = 0; i < nvec; i++) {
 		out[i] = desc_new(sys, chip);
 		if (!out[i])
@@ -364,9 +381,9 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 
 	if (irq >= sys->max_irqs)
 		return -UMSI_EINVAL;
-	words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+	words = NULL;
 	d = desc_new(sys, chip);
-	if (!words || !d) {
+	if (!d) {
 		if (d)
 			desc_free_mem(sys, d);
 		umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
@@ -434,9 +451,9 @@ static void clear_slot(struct umsi_system *sys, struct umsi_irq_desc *d,
 {
 	struct umsi_irq_desc *expect = d;
 
-	if (atomic_compare_exchange_strong(&sys->cpus[cpu].vectab[vector],
+	if (atomic_compare_exchange_strong(&sys->cpus[cpu].slot[vector].d,
 					   &expect, NULL))
-		atomic_store(&sys->cpus[cpu].vcount[vector], 0);
+		atomic_store(&sys->cpus[cpu].slot[vector].count, 0);
 }
 
 /* Unlink @d from the quarantine list if it is there. [lock] */
@@ -497,10 +514,11 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 
 		/* No CPU dispatches them now: their counters end at zero. */
 		if (!d->shutdown)
-			atomic_store(&sys->cpus[d->cpu].vcount[d->vector], 0);
+			atomic_store(&sys->cpus[d->cpu].slot[d->vector].count,
+				     0);
 		for (k = 0; k < d->nstrays; k++)
-			atomic_store(&sys->cpus[d->strays[k].cpu].vcount[
-				     d->strays[k].vector], 0);
+			atomic_store(&sys->cpus[d->strays[k].cpu].slot[
+				     d->strays[k].vector].count, 0);
 		free_vectors(sys, d);
 		free_strays(sys, d);
 	}

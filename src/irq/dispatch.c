@@ -74,6 +74,7 @@ static int run_handlers(struct umsi_irq_desc *d)
 int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint8_t vector)
 {
 	struct umsi_cpu *c;
+	struct umsi_vslot *slot;
 	struct umsi_irq_desc *d;
 	int ret = 1;
 
@@ -81,7 +82,8 @@ int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint8_t vector)
 		return 0;
 	c = &sys->cpus[cpu];
 	atomic_fetch_add(&c->dispatch_seq, 1);
-	d = atomic_load(&c->vectab[vector]);
+	slot = &c->slot[vector];
+	d = atomic_load(&slot->d);
 	if (!d || d == &sys->moved) {
 		/*
 		 * Spurious: nothing owns the vector. A slot an IRQ has just
@@ -97,7 +99,7 @@ int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint8_t vector)
 		atomic_fetch_add(&c->dispatch_seq, 1);
 		return 0;
 	}
-	atomic_fetch_add_explicit(&c->vcount[vector], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&slot->count, 1, memory_order_relaxed);
 	if (atomic_load(&d->mask_depth) > 0 || atomic_load(&d->disabled)) {
 		/* Lazily masked: remember it, deliver it on unmask. */
 		atomic_store(&d->replay, true);

@@ -19,12 +19,12 @@ static uint64_t stats_count(struct umsi_system *sys,
 		if (d->hist[i].cpu == cpu)
 			n += d->hist[i].count;
 	if (d->cpu == cpu && !d->shutdown)
-		n += atomic_load_explicit(&sys->cpus[cpu].vcount[d->vector],
+		n += atomic_load_explicit(&sys->cpus[cpu].slot[d->vector].count,
 					  memory_order_relaxed);
 	for (i = 0; i < d->nstrays; i++)
 		if (d->strays[i].cpu == cpu)
 			n += atomic_load_explicit(
-				&sys->cpus[cpu].vcount[d->strays[i].vector],
+				&sys->cpus[cpu].slot[d->strays[i].vector].count,
 				memory_order_relaxed);
 	return n;
 }
@@ -76,11 +76,11 @@ int umsi_irq_get_info(struct umsi_system *sys, uint32_t irq,
 		info->total += d->hist[cpu].count;
 	for (cpu = 0; cpu < d->nstrays; cpu++)
 		info->total += atomic_load_explicit(
-			&sys->cpus[d->strays[cpu].cpu].vcount[
-				d->strays[cpu].vector], memory_order_relaxed);
+			&sys->cpus[d->strays[cpu].cpu].slot[
+				d->strays[cpu].vector].count, memory_order_relaxed);
 	if (!d->shutdown)
 		info->total += atomic_load_explicit(
-			&sys->cpus[d->cpu].vcount[d->vector],
+			&sys->cpus[d->cpu].slot[d->vector].count,
 			memory_order_relaxed);
 	info->unhandled = atomic_load(&d->storm_unhandled);
 	info->spurious_total = atomic_load(&d->unhandled_total);

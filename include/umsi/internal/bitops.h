@@ -31,6 +31,30 @@ static inline unsigned int umsi_ctz64(uint64_t x)
 #endif
 }
 
+/* Index of the highest set bit; x != 0. */
+static inline unsigned int umsi_fls64(uint64_t x)
+{
+	unsigned int n = 0;
+
+	/* A binary search: no builtin that could become a libgcc call. */
+	if (x >> 32) { n += 32; x >>= 32; }
+	if (x >> 16) { n += 16; x >>= 16; }
+	if (x >> 8) { n += 8; x >>= 8; }
+	if (x >> 4) { n += 4; x >>= 4; }
+	if (x >> 2) { n += 2; x >>= 2; }
+	if (x >> 1) n += 1;
+	return n;
+}
+
+/* Set bits of @x (SWAR: no libgcc call without a popcount instruction). */
+static inline unsigned int umsi_popcount64(uint64_t x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ull);
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (unsigned int)((x * 0x0101010101010101ull) >> 56);
+}
+
 /* Bit @bit of a word array. */
 static inline bool umsi_bit_test(const uint64_t *w, uint32_t bit)
 {

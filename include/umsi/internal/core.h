@@ -142,16 +142,21 @@ struct umsi_irq_desc {
 
 /* Per-CPU state. */
 struct umsi_cpu {
+	/*
+	 * vector -> descriptor, the "vector indexing" table, and the
+	 * interrupts taken on each vector by the descriptor that holds it
+	 * (side by side and first: dispatch reaches both with one index).
+	 */
+	struct umsi_vslot {
+		struct umsi_irq_desc *_Atomic d;
+		_Atomic uint64_t count;
+	} slot[256];
 	uint32_t apic_id;
 	bool online;                /* [lock] */
 	bool reachable;             /* a message can name this CPU */
 	/* Dispatch generation: odd while in umsi_dispatch(). */
 	atomic_uint dispatch_seq;
 	_Atomic uint64_t spurious;
-	/* vector -> descriptor, the "vector indexing" table */
-	struct umsi_irq_desc *_Atomic vectab[256];
-	/* Interrupts taken per vector by the descriptor that holds it. */
-	_Atomic uint64_t vcount[256];
 };
 
 struct umsi_system {
