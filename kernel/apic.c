@@ -135,6 +135,23 @@ void apic_cpu_enable(bool bsp)
 	}
 }
 
+/**
+ * apic_cpu_disable - software-disable this CPU's local APIC
+ *
+ * Clears the APIC Software Enable bit of the spurious vector register
+ * (SDM vol. 3, 11.4.7.2): the LAPIC then accepts no fixed interrupts;
+ * INIT and STARTUP still reach it, which is how the CPU comes back.
+ * The local vector table is masked first, as the SDM asks.
+ */
+void apic_cpu_disable(void)
+{
+	lapic_write(LAPIC_LVT_TIMER, LVT_MASKED);
+	lapic_write(LAPIC_LVT_LINT0, LVT_MASKED);
+	lapic_write(LAPIC_LVT_LINT1, LVT_MASKED);
+	lapic_write(LAPIC_LVT_ERROR, LVT_MASKED);
+	lapic_write(LAPIC_SVR, VECTOR_SPURIOUS);
+}
+
 uint32_t apic_id(void)
 {
 	if (mode == APIC_X2APIC)

@@ -19,6 +19,7 @@ int apic_choose_mode(const char *param, const char **why);
 enum apic_mode apic_mode(void);
 bool apic_x2apic_supported(void);
 void apic_cpu_enable(bool bsp);		/* enable this CPU's LAPIC */
+void apic_cpu_disable(void);		/* software-disable it (CPU offline) */
 uint32_t apic_id(void);			/* APIC ID of this CPU */
 void apic_eoi(void);
 void apic_send_fixed(uint32_t apic_id, uint8_t vector);

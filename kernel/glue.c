@@ -18,13 +18,15 @@
 #include "pci.h"
 #include "smp.h"
 #include "umsi_glue.h"
+#include "pciehp.h"
 
 static const struct kdriver *const drivers[] = {
-	&edu_driver, &e1000e_driver, &nvme_driver, &xhci_driver,
+	&edu_driver, &e1000e_driver, &nvme_driver, &xhci_driver, &virtio_driver,
 };
 
 static struct umsi_system *sys;
 struct glue_dev gdevs[PCI_MAX_DEVS];
+struct glue_settings glue_cfg;
 static bool failed;
 
 extern void (*irq_dispatch_hook)(uint32_t cpu, uint8_t vector);
@@ -63,7 +65,7 @@ static int probe_handler(uint32_t irq, void *dev_id)
 }
 
 /* Does umsi.probe=all serve @g (a function with MSI or MSI-X)? */
-static bool probe_wanted(struct glue_dev *g)
+bool glue_probe_wanted(struct glue_dev *g)
 {
 	struct umsi_pci_info info;
 
@@ -76,7 +78,7 @@ static bool probe_wanted(struct glue_dev *g)
  * probe policy granted it (glue_share.c), MSI-X first, then MSI, then
  * INTx, through the driver API.
  */
-static void probe(struct glue_dev *g)
+void glue_probe_one(struct glue_dev *g)
 {
 	struct umsi_pci_info info;
 	int n;
@@ -104,8 +106,8 @@ static void probe(struct glue_dev *g)
 			continue;
 		}
 		g->vecs[i].irq = (uint32_t)irq;
-		err = umsi_request_irq(sys, (uint32_t)irq, probe_handler,
-				       UMSI_IRQF_SHARED, "probe", &g->vecs[i]);
+		err = umsi_pci_request_irq(g->udev, i, probe_handler,
+					   UMSI_IRQF_SHARED, "probe", &g->vecs[i]);
 		if (err) {
 			kprintf("umsi: request_irq %d: %s\n", irq,
 				umsi_strerror(err));
@@ -133,14 +135,16 @@ static bool driver_enabled(const char *list, const char *name)
 }
 
 /* The kernel driver `umsi.drivers=` @list gives @d, or NULL. */
-static const struct kdriver *driver_for(const struct pci_dev *d,
-					const char *list)
+const struct kdriver *glue_driver_for(const struct pci_dev *d,
+				       const char *list)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(drivers); i++) {
 		const struct kdriver *drv = drivers[i];
 
-		if (drv->vendor == d->vendor && drv->device == d->device &&
-		    driver_enabled(list, drv->name))
+		bool ids = drv->match ? drv->match(d) :
+			   drv->vendor == d->vendor && drv->device == d->device;
+
+		if (ids && driver_enabled(list, drv->name))
 			return drv;
 	}
 	return NULL;
@@ -151,14 +155,12 @@ uint32_t kdrv_budget(struct kdev *kd, uint32_t min, uint32_t max)
 	return share_driver_budget(kd->glue, min, max, kd->drv->admin);
 }
 
-static void claim(struct glue_dev *g, struct pci_dev *d, const char *list)
+bool glue_claim(struct glue_dev *g, const struct kdriver *drv, void *priv)
 {
-	const struct kdriver *drv = driver_for(d, list);
+	struct pci_dev *d = g->pci;
 	struct kdev *kd;
 	int n;
 
-	if (!drv)
-		return;
 	kd = kalloc(sizeof(*kd));
 	if (!kd)
 		panic("glue: out of memory");
@@ -167,6 +169,7 @@ static void claim(struct glue_dev *g, struct pci_dev *d, const char *list)
 	kd->udev = g->udev;
 	kd->sys = sys;
 	kd->glue = g;
+	kd->priv = priv;
 	n = drv->probe(kd);
 	share_served(g);
 	if (n < 0) {
@@ -175,11 +178,29 @@ static void claim(struct glue_dev *g, struct pci_dev *d, const char *list)
 		kprintf("umsi: %s %02x:%02x.%u: probe failed: %s\n",
 			drv->name, PCI_BUS(d->bdf), PCI_DEV(d->bdf),
 			PCI_FN(d->bdf), umsi_strerror(n));
+		/* Quiet the device and give its vectors back before the
+		 * driver's memory goes: a handler may still be attached. */
+		if (drv->stop)
+			drv->stop(kd);
+		umsi_pci_free_irq_vectors(g->udev);
+		if (drv->release)
+			drv->release(kd);
+		if (kd->vecs)
+			kfree(kd->vecs, sizeof(*kd->vecs) * kd->cap);
 		kfree(kd, sizeof(*kd));
-		return;
+		return false;
 	}
 	g->kd = kd;
 	g->nvec = kd->nvec;
+	return true;
+}
+
+static void claim(struct glue_dev *g, const char *list)
+{
+	const struct kdriver *drv = glue_driver_for(g->pci, list);
+
+	if (drv)
+		glue_claim(g, drv, NULL);
 }
 
 static bool wait_count(volatile uint64_t *count, uint64_t want, uint64_t us)
@@ -197,20 +218,65 @@ static bool wait_count(volatile uint64_t *count, uint64_t want, uint64_t us)
  * sent and what the handler saw. Exact: every event one handler call, on
  * the CPU uMSI assigned, and nothing more after a quiet spell.
  */
-static void fire(struct glue_dev *g, uint32_t events)
+/*
+ * Vector @i of @g belongs to a managed IRQ that is shut down (every CPU
+ * of its mask is offline): raise one event into it, which must not
+ * arrive; the device keeps it pending behind the mask. It must arrive
+ * once a CPU of the mask is back (the next glue_fire() waits for it).
+ */
+static void hold(struct glue_dev *g, uint32_t i, const struct umsi_irq_info *ii)
+{
+	struct kdev *kd = g->kd;
+	struct kvec *v = &kd->vecs[i];
+	uint64_t before = v->count;
+	int pending;
+
+	if (!v->outstanding) {
+		kdrv_expect(v);
+		kd->drv->raise(kd, i);
+	}
+	udelay(20000);
+	pending = umsi_pci_irq_pending(kd->udev, i);
+	kprintf("UMSI {\"event\":\"held\",\"bdf\":\"0000:%02x:%02x.%u\","
+		"\"driver\":\"%s\",\"index\":%u,\"irq\":%u,\"cpu\":%u,"
+		"\"sent\":%lu,\"received\":%lu,\"pending\":%d,\"ok\":%s}\n",
+		PCI_BUS(kd->pci->bdf), PCI_DEV(kd->pci->bdf), PCI_FN(kd->pci->bdf),
+		kd->drv->name, ii->hwirq, v->irq, ii->cpu, v->sent, v->count,
+		pending, v->count == before && pending == 1 ? "true" : "false");
+	if (v->count != before || pending != 1)
+		failed = true;
+}
+
+void glue_fire(struct glue_dev *g, uint32_t events)
 {
 	struct kdev *kd = g->kd;
 	uint32_t nfire = kd->nfire && kd->nfire < kd->nvec ? kd->nfire : kd->nvec;
+
+	if (!kd->drv->raise)
+		return;	/* a service (pcieport): its events are not ours to cause */
 
 	for (uint32_t i = 0; i < nfire; i++) {
 		struct kvec *v = &kd->vecs[i];
 		struct umsi_irq_info ii = { 0 };
 		bool ok = true;
 
+		umsi_irq_get_info(sys, v->irq, &ii);
+		if (ii.managed && !smp_cpu_online(ii.cpu)) {
+			hold(g, i, &ii);
+			continue;
+		}
+		/* An event held while the IRQ was shut down arrives first. */
+		if (v->outstanding)
+			ok = wait_count(&v->count, v->sent, 2000000);
 		for (uint32_t e = 0; e < events && ok; e++) {
 			kdrv_expect(v);
 			kd->drv->raise(kd, i);
 			ok = wait_count(&v->count, v->sent, 2000000);
+			if (!ok && kdrv_gone(kd)) {
+				/* Surprise removal, seen by the driver. */
+				glue_function_gone(g);
+				return;
+			}
 		}
 		udelay(2000);	/* a duplicate would arrive by now */
 		umsi_irq_get_info(sys, v->irq, &ii);
@@ -327,7 +393,7 @@ static void i8042_drain(uint64_t quiet_us)
 	}
 }
 
-static void step(const char *name)
+void glue_step(const char *name)
 {
 	if (steps_wait)
 		i8042_drain(1000);
@@ -359,8 +425,8 @@ static void dynamic(struct glue_dev *g, uint32_t more,
 		return;
 	}
 	glue_report(g, false);
-	step("start");
-	fire(g, events);
+	glue_step("start");
+	glue_fire(g, events);
 
 	err = umsi_msix_alloc_vectors(kd->udev, irqs, more);
 	if (err) {
@@ -380,8 +446,8 @@ static void dynamic(struct glue_dev *g, uint32_t more,
 	}
 	g->nvec = kd->nvec;
 	glue_report(g, false);
-	step("grown");
-	fire(g, events);
+	glue_step("grown");
+	glue_fire(g, events);
 
 	for (uint32_t i = 0; i < more; i++)
 		umsi_free_irq(sys, irqs[i], &kd->vecs[base + i]);
@@ -393,8 +459,8 @@ static void dynamic(struct glue_dev *g, uint32_t more,
 	}
 	kd->nvec = g->nvec = base;
 	glue_report(g, false);
-	step("shrunk");
-	fire(g, events);
+	glue_step("shrunk");
+	glue_fire(g, events);
 }
 
 /* uMSI's own /proc/interrupts-like and vector tables, between markers. */
@@ -454,35 +520,75 @@ static void serve(const char *dlist, bool probe_all)
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
 		struct glue_dev *g = &gdevs[i];
 
-		g->to_serve = g->udev &&
-			((dlist && driver_for(&pci_devs[i], dlist)) ||
-			 (probe_all && probe_wanted(g)));
+		g->to_serve = g->udev && !g->kd &&
+			((dlist && glue_driver_for(&pci_devs[i], dlist)) ||
+			 (probe_all && glue_probe_wanted(g)));
 	}
 	share_begin();
 	for (uint32_t i = 0; dlist && i < pci_ndevs; i++) {
-		if (gdevs[i].udev)
-			claim(&gdevs[i], &pci_devs[i], dlist);
+		if (gdevs[i].udev && !gdevs[i].kd)
+			claim(&gdevs[i], dlist);
 	}
 	for (uint32_t i = 0; probe_all && i < pci_ndevs; i++) {
 		struct glue_dev *g = &gdevs[i];
 
-		if (g->udev && !g->kd && !g->probed && probe_wanted(g))
+		if (g->udev && !g->kd && !g->probed && glue_probe_wanted(g))
 			plan[n++] = g;
 	}
 	share_probe_plan(plan, n);
 	for (uint32_t i = 0; i < n; i++) {
-		probe(plan[i]);
+		glue_probe_one(plan[i]);
 		share_served(plan[i]);
 	}
+}
+
+/* Device lines of every function: the state the machine is in now. */
+void glue_report_all(void)
+{
+	glue_report_start();
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		if (pci_devs[i].present && gdevs[i].udev)
+			glue_report(&gdevs[i], true);
+	}
+}
+
+/* Fire every claimed device (umsi.fire=N), then its driver's own check. */
+void glue_fire_all(void)
+{
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		struct kdev *kd = gdevs[i].kd;
+
+		if (!kd || !pci_devs[i].present || !kd->drv->raise)
+			continue;
+		glue_fire(&gdevs[i], glue_cfg.fire);
+		if (gdevs[i].kd && kd->drv->check && !kd->drv->check(kd))
+			failed = true;
+	}
+}
+
+static void read_settings(void)
+{
+	char val[16];
+	uint64_t v = 0;
+
+	glue_cfg.have_dlist = cmdline_value("umsi.drivers", glue_cfg.dlist,
+					    sizeof(glue_cfg.dlist)) != NULL;
+	glue_cfg.probe_all = cmdline_value("umsi.probe", val, sizeof(val)) &&
+			     !strcmp(val, "all");
+	glue_cfg.have_fire = cmdline_value("umsi.fire", val, sizeof(val)) &&
+			     kstrtou64(val, NULL, 0, &v);
+	glue_cfg.fire = glue_cfg.have_fire ? (uint32_t)v : 0;
+	steps_wait = cmdline_flag("umsi.steps");
 }
 
 void umsi_glue_run(void)
 {
 	struct umsi_config cfg = { 0 };
-	char val[16], dlist[64];
+	char val[16];
 	int err;
 
 	host_set_debug(cmdline_flag("umsi.debug"));
+	read_settings();
 	cfg.cmdline = cmdline_get();
 	err = umsi_system_create(&kernel_host_ops, NULL, &cfg, &sys);
 	if (err) {
@@ -495,23 +601,17 @@ void umsi_glue_run(void)
 	irq_dispatch_hook = glue_dispatch;
 
 	add_functions();
-	serve(cmdline_value("umsi.drivers", dlist, sizeof(dlist)) ? dlist : NULL,
-	      cmdline_value("umsi.probe", val, sizeof(val)) &&
-	      !strcmp(val, "all"));
-	steps_wait = cmdline_flag("umsi.steps");
+	pciehp_init();
+	serve(glue_cfg.have_dlist ? glue_cfg.dlist : NULL, glue_cfg.probe_all);
 	if (cmdline_value("umsi.dynamic", val, sizeof(val))) {
 		uint64_t more = 0;
-		char ev[16];
-		uint64_t events = 10;
 
 		kstrtou64(val, NULL, 0, &more);
-		if (cmdline_value("umsi.fire", ev, sizeof(ev)))
-			kstrtou64(ev, NULL, 0, &events);
 		for (uint32_t i = 0; i < pci_ndevs; i++) {
 			if (gdevs[i].kd &&
 			    umsi_pci_mode(gdevs[i].udev) == UMSI_MODE_MSIX) {
 				dynamic(&gdevs[i], (uint32_t)more,
-					(uint32_t)events);
+					glue_cfg.have_fire ? glue_cfg.fire : 10);
 				break;
 			}
 		}
@@ -521,30 +621,16 @@ void umsi_glue_run(void)
 
 		kstrtou64(val, NULL, 0, &moves);
 		for (uint32_t i = 0; i < pci_ndevs; i++) {
-			if (gdevs[i].kd && gdevs[i].kd->nvec)
+			if (gdevs[i].kd && gdevs[i].kd->nvec && gdevs[i].kd->drv->raise)
 				migrate(&gdevs[i], (uint32_t)moves);
 		}
 	}
-	if (cmdline_value("umsi.fire", val, sizeof(val))) {
-		uint64_t events = 0;
-
-		kstrtou64(val, NULL, 0, &events);
-		for (uint32_t i = 0; i < pci_ndevs; i++) {
-			struct kdev *kd = gdevs[i].kd;
-
-			if (!kd)
-				continue;
-			fire(&gdevs[i], (uint32_t)events);
-			if (kd->drv->check && !kd->drv->check(kd))
-				failed = true;
-		}
-	}
+	if (glue_cfg.have_fire)
+		glue_fire_all();
 	if (cmdline_flag("umsi.tables"))
 		print_tables();
 	/* Device lines last: they show the state the machine is left in. */
-	glue_report_start();
-	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		if (gdevs[i].udev)
-			glue_report(&gdevs[i], true);
-	}
+	glue_report_all();
+	/* CPUs leaving and coming back (umsi.offline=, umsi.online=). */
+	glue_cpu_events();
 }

@@ -15,6 +15,7 @@
 #include "pci.h"
 
 struct kdev;
+struct kdriver;
 
 /* A vector given out by umsi.probe=all, with a handler that counts. */
 struct probe_vec {
@@ -37,12 +38,80 @@ struct glue_dev {
 	uint32_t granted;	/* what the policy let it ask */
 	const char *limit;	/* why granted < want: cpus, probe_max, share */
 	bool msi_block;		/* will get a multi-message MSI block */
+	bool gone;		/* surprise removal seen; reclaim pending */
 };
 
 extern struct glue_dev gdevs[PCI_MAX_DEVS];
 
+/* The command line's say, read once at start. */
+struct glue_settings {
+	char dlist[64];		/* umsi.drivers= */
+	bool have_dlist;
+	bool probe_all;		/* umsi.probe=all */
+	bool have_fire;		/* umsi.fire=N given */
+	uint32_t fire;
+};
+
+extern struct glue_settings glue_cfg;
+
 struct umsi_system *kernel_umsi_system(void);
 void glue_fail(void);		/* a kernel check failed: exit FAIL */
+
+/*
+ * Give @g to driver @drv (its probe runs with kd->priv = @priv). On
+ * failure the device is quieted and everything the probe took is given
+ * back. Returns whether the driver took it.
+ */
+bool glue_claim(struct glue_dev *g, const struct kdriver *drv, void *priv);
+
+/* The kernel driver the comma list @list (umsi.drivers=) gives @d, or NULL. */
+const struct kdriver *glue_driver_for(const struct pci_dev *d, const char *list);
+
+/* Would umsi.probe=all serve @g (it has MSI or MSI-X)? */
+bool glue_probe_wanted(struct glue_dev *g);
+
+/* umsi.probe=all for @g: g->granted vectors (or 1), counting handlers. */
+void glue_probe_one(struct glue_dev *g);
+
+/* Wake the boot CPU's work loop (any context). */
+void glue_kick(void);
+
+/* Make a claimed device raise @events interrupts per vector (fire lines). */
+void glue_fire(struct glue_dev *g, uint32_t events);
+void glue_fire_all(void);	/* every claimed device, umsi.fire=N each */
+void glue_report_all(void);	/* device lines of every function */
+
+/* A `step` line; with umsi.steps, wait for the harness's key press. */
+void glue_step(const char *name);
+
+/* ---- live events: hot plug (glue_hot.c), CPUs (glue_cpu.c) --------------- */
+
+/*
+ * A function pci_hot_scan() found: register it with uMSI as fresh from
+ * reset (its slot was just powered on), give it to its driver or to
+ * umsi.probe=all, print its device line and fire it (umsi.fire=N).
+ * Returns 0, or -1 when uMSI refused it (reported).
+ */
+int glue_hot_add(int idx);
+
+/*
+ * Take function @idx away: stop its driver, free its vectors
+ * (umsi_pci_free_irq_vectors), umsi_pci_remove(), free the driver's
+ * memory. Works the same on a function that has already gone.
+ */
+void glue_hot_remove(int idx);
+
+/* Vectors the matrix holds (unmanaged and managed in use). */
+uint32_t glue_allocated(void);
+
+/*
+ * A driver found its function gone (all-ones): queue the reclaim for the
+ * work loop (the caller may still be using @g).
+ */
+void glue_function_gone(struct glue_dev *g);
+
+/* umsi.offline= / umsi.online=: CPUs leave and come back (glue_cpu.c). */
+void glue_cpu_events(void);
 
 /*
  * One function's UMSI device line, split into continuation lines when

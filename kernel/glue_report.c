@@ -141,7 +141,8 @@ static void report_head(struct rline *l, const struct glue_dev *g,
 	if (d->msix_cap)
 		rl_add(l, ",\"fresh\":\"%s\"%s%s%s",
 		       d->fresh == PCI_FRESH_BOOT ? "boot" :
-		       d->fresh == PCI_FRESH_FLR ? "flr" : "no",
+		       d->fresh == PCI_FRESH_FLR ? "flr" :
+		       d->fresh == PCI_FRESH_HOTPLUG ? "hotplug" : "no",
 		       d->stale[0] ? ",\"stale\":\"" : "", d->stale,
 		       d->stale[0] ? "\"" : "");
 	if (g->want)

@@ -15,3 +15,17 @@ bool umsi_glue_failed(void)
 {
 	return false;
 }
+
+bool umsi_glue_work_pending(void)
+{
+	return false;
+}
+
+void umsi_glue_work(void)
+{
+}
+
+uint32_t umsi_glue_allocated(void)
+{
+	return 0;
+}

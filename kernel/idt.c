@@ -177,6 +177,10 @@ void kernel_irq_entry(uint8_t vector)
 		apic_eoi();
 		return;
 	}
+	if (vector == VECTOR_WAKE) {	/* the halt it ends was the point */
+		apic_eoi();
+		return;
+	}
 	if (vector >= 0xec && selftest_irq(vector))
 		return;
 	if (irq_dispatch_hook) {

@@ -141,6 +141,7 @@ bool cmdline_flag(const char *key);
 
 /* ---- interrupts (kernel/idt.c) -------------------------------------------- */
 #define VECTOR_XCALL     0xfd	/* cross-call IPI */
+#define VECTOR_WAKE      0xfc	/* wake the boot CPU's work loop */
 #define VECTOR_SPURIOUS  0xff	/* APIC spurious vector: never EOIed */
 
 struct trap_frame {

@@ -19,55 +19,11 @@ extern char __kernel_end[];
 
 void kmain(uint32_t magic, uint32_t mbi_addr);
 
-static const char *pci_bar_kind_name(enum pci_bar_kind k)
-{
-	switch (k) {
-	case PCI_BAR_IO:
-		return "io";
-	case PCI_BAR_MEM32:
-		return "mem32";
-	case PCI_BAR_MEM64:
-		return "mem64";
-	default:
-		return "none";
-	}
-}
-
 static void print_pci(void)
 {
-	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		struct pci_dev *d = &pci_devs[i];
-
-		kprintf("pci 0000:%02x:%02x.%u %04x:%04x class %06x%s%s%s%s",
-			PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
-			d->vendor, d->device, d->class,
-			d->header_type == 1 ? " bridge" : "",
-			d->msi_cap ? " msi" : "", d->msix_cap ? " msix" : "",
-			d->pcie_cap ? " pcie" : "");
-		if (d->header_type == 1)
-			kprintf(" bus %u-%u", d->secondary, d->subordinate);
-		if (d->irq_pin)
-			kprintf(" pin %c gsi %d", 'A' + d->irq_pin - 1,
-				pci_intx_gsi(d->bdf, d->irq_pin));
-		kprintf("\n");
-		if (d->msix_cap)
-			kprintf("pci 0000:%02x:%02x.%u msix %s%s%s\n",
-				PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
-				d->fresh == PCI_FRESH_BOOT ? "fresh (left untouched since reset)" :
-				d->fresh == PCI_FRESH_FLR ? "fresh (function level reset)" :
-				"not known fresh", d->stale[0] ? ": " : "", d->stale);
-		for (int b = 0; b < 6; b++) {
-			struct pci_bar *bar = &d->bar[b];
-
-			if (bar->kind == PCI_BAR_NONE)
-				continue;
-			kprintf("pci 0000:%02x:%02x.%u bar %d %s%s 0x%lx size 0x%lx%s\n",
-				PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
-				b, pci_bar_kind_name(bar->kind),
-				bar->prefetchable ? " prefetch" : "", bar->addr,
-				bar->size, bar->assigned ? "" : " unassigned");
-		}
-	}
+	for (uint32_t i = 0; i < pci_ndevs; i++)
+		if (pci_devs[i].present)
+			pci_print(&pci_devs[i]);
 }
 
 /* Each CPU reports its own APIC ID, through a cross-call. */
@@ -115,9 +71,30 @@ static void print_ready(void)
 					 cpu ? "," : "", cpu, smp_cpu_apic_id(cpu),
 					 smp_cpu_online(cpu) ? "true" : "false");
 	if (len < sizeof(line))
-		ksnprintf(line + len, sizeof(line) - len, "],\"apic\":\"%s\"}\n",
-			  apic_mode() == APIC_X2APIC ? "x2apic" : "xapic");
+		ksnprintf(line + len, sizeof(line) - len,
+			  "],\"apic\":\"%s\",\"allocated\":%u}\n",
+			  apic_mode() == APIC_X2APIC ? "x2apic" : "xapic",
+			  umsi_glue_allocated());
 	console_write(line);
+}
+
+/*
+ * The boot CPU after set-up: halt until an interrupt, and serve the live
+ * events it queued (hot plug, surprise removal) in process context. The
+ * check and the halt are one step with interrupts off (sti's shadow), so
+ * a wake-up between them is not lost.
+ */
+static __attribute__((noreturn)) void work_loop(void)
+{
+	for (;;) {
+		irq_disable();
+		if (!umsi_glue_work_pending()) {
+			irq_enable_and_halt();
+			continue;
+		}
+		irq_enable();
+		umsi_glue_work();
+	}
 }
 
 void kmain(uint32_t magic, uint32_t mbi_addr)
@@ -185,6 +162,7 @@ void kmain(uint32_t magic, uint32_t mbi_addr)
 	pci_init();
 	pci_enumerate();
 	pci_judge_fresh();
+	pci_resources_init();
 	print_pci();
 
 	int selftest_bad = 0;
@@ -203,8 +181,7 @@ void kmain(uint32_t magic, uint32_t mbi_addr)
 
 	if (cmdline_flag("umsi.hold")) {
 		kprintf("umsi-kernel: holding (umsi.hold)\n");
-		for (;;)
-			irq_enable_and_halt();
+		work_loop();
 	}
 	kernel_exit(umsi_glue_failed() || selftest_bad ?
 		    KERNEL_EXIT_FAIL : KERNEL_EXIT_PASS);

@@ -113,10 +113,16 @@ void pci_cfg_write(uint32_t bdf, uint16_t off, uint8_t width, uint32_t v)
 struct pci_dev *pci_find(uint32_t bdf)
 {
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		if (pci_devs[i].bdf == bdf)
+		if (pci_devs[i].present && pci_devs[i].bdf == bdf)
 			return &pci_devs[i];
 	}
 	return NULL;
+}
+
+bool pci_gone(const struct pci_dev *d)
+{
+	return !d->present ||
+	       (pci_cfg_read(d->bdf, 0x00, 2) & 0xffff) == 0xffff;
 }
 
 /*
@@ -177,8 +183,10 @@ static void find_caps(struct pci_dev *d)
 			d->msi_cap = ptr;
 		else if (id == 0x11 && !d->msix_cap)
 			d->msix_cap = ptr;
-		else if (id == 0x10 && !d->pcie_cap)
+		else if (id == 0x10 && !d->pcie_cap) {
 			d->pcie_cap = ptr;
+			d->pcie_type = (uint8_t)((pci_cfg_read(d->bdf, ptr + 2, 2) >> 4) & 0xf);
+		}
 		ptr = (uint8_t)pci_cfg_read(d->bdf, ptr + 1, 1);
 	}
 }
@@ -196,24 +204,34 @@ static bool bus_test(const uint64_t *map, uint32_t bus)
 	return (map[bus / 64] >> (bus % 64)) & 1;
 }
 
-static void add_function(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t root,
-			 int parent, int depth)
+/*
+ * A new entry for the function at @bdf: a free one (hot removal leaves
+ * holes) or the next. IDs, capabilities and BAR sizes are read; BAR
+ * addresses are whatever the function holds (the firmware's at boot, 0
+ * after a hot add). Returns its index, or -1 when nothing answers there
+ * or the table is full.
+ */
+int pci_new_function(uint32_t bdf, uint8_t root, int parent)
 {
-	uint32_t bdf = PCI_BDF(bus, dev, fn);
 	uint32_t id = pci_cfg_read(bdf, 0, 4);
-	struct pci_dev *d;
+	struct pci_dev *d = NULL;
 	uint16_t cmd;
 	int nbars;
 
 	if ((id & 0xffff) == 0xffff || (id & 0xffff) == 0)
-		return;
-	if (pci_ndevs >= PCI_MAX_DEVS) {
+		return -1;
+	for (uint32_t i = 0; i < pci_ndevs && !d; i++)
+		if (!pci_devs[i].present)
+			d = &pci_devs[i];
+	if (!d && pci_ndevs >= PCI_MAX_DEVS) {
 		kprintf("pci: more than %u functions, ignoring %02x:%02x.%u\n",
-			PCI_MAX_DEVS, bus, dev, fn);
-		return;
+			PCI_MAX_DEVS, PCI_BUS(bdf), PCI_DEV(bdf), PCI_FN(bdf));
+		return -1;
 	}
-	d = &pci_devs[pci_ndevs++];
+	if (!d)
+		d = &pci_devs[pci_ndevs++];
 	memset(d, 0, sizeof(*d));
+	d->present = true;
 	d->bdf = bdf;
 	d->vendor = (uint16_t)id;
 	d->device = (uint16_t)(id >> 16);
@@ -230,12 +248,23 @@ static void add_function(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t root,
 	for (int i = 0; i < nbars;)
 		i += size_bar(d, i);
 	pci_cfg_write(bdf, 0x04, 2, cmd);
+	return (int)(d - pci_devs);
+}
 
+static void add_function(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t root,
+			 int parent, int depth)
+{
+	int idx = pci_new_function(PCI_BDF(bus, dev, fn), root, parent);
+	struct pci_dev *d;
+
+	if (idx < 0)
+		return;
+	d = &pci_devs[idx];
 	if (d->header_type == 1) {
 		int self = (int)(d - pci_devs);
 
-		d->secondary = (uint8_t)pci_cfg_read(bdf, 0x19, 1);
-		d->subordinate = (uint8_t)pci_cfg_read(bdf, 0x1a, 1);
+		d->secondary = (uint8_t)pci_cfg_read(d->bdf, 0x19, 1);
+		d->subordinate = (uint8_t)pci_cfg_read(d->bdf, 0x1a, 1);
 		if (d->secondary > bus)
 			bus_mark(bus_bridged, d->secondary, d->subordinate);
 		if (d->secondary > bus && depth < 16 &&
@@ -326,7 +355,7 @@ static int pxb_slot(void)
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
 		struct pci_dev *d = &pci_devs[i];
 
-		if (PCI_BUS(d->bdf) || d->vendor != 0x1b36 ||
+		if (!d->present || PCI_BUS(d->bdf) || d->vendor != 0x1b36 ||
 		    (d->device != 0x000b && d->device != 0x0009))
 			continue;
 		if (slot >= 0)
@@ -365,4 +394,53 @@ int pci_intx_gsi(uint32_t bdf, uint8_t pin)
 	p = (p + PCI_DEV(d->bdf)) % 4;
 	flat = (uint32_t)pxb * 3 + p;
 	return (int)(16 + q35_root_pirq(flat / 4, flat % 4));
+}
+
+static const char *pci_bar_kind_name(enum pci_bar_kind k)
+{
+	switch (k) {
+	case PCI_BAR_IO:
+		return "io";
+	case PCI_BAR_MEM32:
+		return "mem32";
+	case PCI_BAR_MEM64:
+		return "mem64";
+	default:
+		return "none";
+	}
+}
+
+/* The function's "pci" lines: IDs, capabilities, INTx route, BARs. */
+void pci_print(const struct pci_dev *d)
+{
+	kprintf("pci 0000:%02x:%02x.%u %04x:%04x class %06x%s%s%s%s",
+		PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
+		d->vendor, d->device, d->class,
+		d->header_type == 1 ? " bridge" : "",
+		d->msi_cap ? " msi" : "", d->msix_cap ? " msix" : "",
+		d->pcie_cap ? " pcie" : "");
+	if (d->header_type == 1)
+		kprintf(" bus %u-%u", d->secondary, d->subordinate);
+	if (d->irq_pin)
+		kprintf(" pin %c gsi %d", 'A' + d->irq_pin - 1,
+			pci_intx_gsi(d->bdf, d->irq_pin));
+	kprintf("\n");
+	if (d->msix_cap)
+		kprintf("pci 0000:%02x:%02x.%u msix %s%s%s\n",
+			PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
+			d->fresh == PCI_FRESH_BOOT ? "fresh (left untouched since reset)" :
+			d->fresh == PCI_FRESH_FLR ? "fresh (function level reset)" :
+			d->fresh == PCI_FRESH_HOTPLUG ? "fresh (hot-added)" :
+			"not known fresh", d->stale[0] ? ": " : "", d->stale);
+	for (int b = 0; b < 6; b++) {
+		const struct pci_bar *bar = &d->bar[b];
+
+		if (bar->kind == PCI_BAR_NONE)
+			continue;
+		kprintf("pci 0000:%02x:%02x.%u bar %d %s%s 0x%lx size 0x%lx%s\n",
+			PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
+			b, pci_bar_kind_name(bar->kind),
+			bar->prefetchable ? " prefetch" : "", bar->addr,
+			bar->size, bar->assigned ? "" : " unassigned");
+	}
 }

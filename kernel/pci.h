@@ -7,6 +7,7 @@
 #define KERNEL_PCI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define PCI_MAX_DEVS 128
@@ -24,6 +25,15 @@ enum pci_fresh {
 	PCI_FRESH_NO,		/* not known: d->stale says why */
 	PCI_FRESH_BOOT,		/* cold boot, MSI-X left as reset made it */
 	PCI_FRESH_FLR,		/* the kernel reset it (Function Level Reset) */
+	PCI_FRESH_HOTPLUG,	/* hot-added: its slot was just powered on */
+};
+
+/* A bridge's forwarding windows (PCI-to-PCI Bridge 1.2, 3.2.5.6-3.2.5.9). */
+enum pci_win { PCI_WIN_IO, PCI_WIN_MEM, PCI_WIN_PREF, PCI_NWIN };
+
+struct pci_window {
+	bool open;		/* base <= limit */
+	uint64_t base, limit;	/* inclusive */
 };
 
 struct pci_bar {
@@ -50,6 +60,10 @@ struct pci_dev {
 	char stale[32];		/* why not fresh: "msix_enabled", ... */
 	bool flr_pending;	/* FLR initiated, restore outstanding */
 	bool reset_done;	/* the kernel issued an FLR */
+	bool present;		/* the entry is in use (hot removal frees it) */
+	bool hotplug;		/* enumerated by the hot-plug service */
+	uint8_t pcie_type;	/* PCIe Capabilities: Device/Port Type */
+	struct pci_window win[PCI_NWIN];	/* bridges */
 };
 
 extern struct pci_dev pci_devs[PCI_MAX_DEVS];
@@ -57,7 +71,46 @@ extern uint32_t pci_ndevs;
 
 void pci_init(void);		/* ECAM from MCFG, or 0xcf8 without it */
 void pci_enumerate(void);	/* fills pci_devs, sizes BARs */
-struct pci_dev *pci_find(uint32_t bdf);
+struct pci_dev *pci_find(uint32_t bdf);	/* a present function, or NULL */
+
+/* Print @d's "pci" lines (IDs, capabilities, INTx route, BARs). */
+void pci_print(const struct pci_dev *d);
+
+/* Is the entry's function there (present, answering configuration reads)? */
+bool pci_gone(const struct pci_dev *d);
+
+/* ---- hot plug (pcihot.c) -------------------------------------------------- */
+
+/* A new pci_devs entry for the function at @bdf (pci.c): index or -1. */
+int pci_new_function(uint32_t bdf, uint8_t root, int parent);
+
+/*
+ * Record the BARs the firmware assigned and the bridges' windows, so that
+ * hot-added functions get addresses no one else uses. After pci_enumerate().
+ */
+void pci_resources_init(void);
+
+/*
+ * Enumerate what appeared below the bridge @port (its secondary bus and,
+ * through bridges found there, everything below): new pci_devs entries
+ * with bus numbers from the port's range and BARs inside its windows,
+ * decoding enabled. Parents come before their children in @list (up to
+ * @max). Returns how many, 0 when nothing answered, or -1 when a
+ * function could not get what it needs; then nothing stays set up and
+ * @why says what was missing (e.g. "no_bar_space 0000:01:00.0 bar 2
+ * size 0x4000000").
+ */
+int pci_hot_scan(int port, int *list, int max, char *why, size_t whylen);
+
+/*
+ * Forget a function found by pci_hot_scan() or at boot: decoding and Bus
+ * Master off (when it still answers), its BARs and bus numbers back to
+ * the windows it came from, its entry free for reuse.
+ */
+void pci_hot_release(int idx);
+
+/* The present functions below bridge @port, deepest first (for removal). */
+int pci_below(int port, int *list, int max);
 
 /* Configuration access; a missing function reads as all-ones. */
 uint32_t pci_cfg_read(uint32_t bdf, uint16_t off, uint8_t width);

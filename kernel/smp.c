@@ -23,6 +23,7 @@
 extern char trampoline_start[], trampoline_end[], tramp_cr3[];
 
 uint32_t smp_ncpus;
+uint32_t smp_bsp_cpu;
 struct percpu *percpu_table[KERNEL_MAX_CPUS];
 
 /* Read by ap_entry64 in boot.S. */
@@ -73,6 +74,7 @@ void smp_bsp_init(struct percpu *pc)
 	pc->apic_id = id;
 	pc->online = true;
 	percpu_table[cpu] = pc;
+	smp_bsp_cpu = (uint32_t)cpu;
 }
 
 int smp_cpu_by_apic_id(uint32_t id)
@@ -124,12 +126,11 @@ static bool wait_alive(uint64_t us)
 	return __atomic_load_n(&ap_alive, __ATOMIC_ACQUIRE);
 }
 
-static bool boot_one(uint32_t cpu)
+/* INIT, STARTUP: @cpu (whose percpu exists) runs ap_main() again. */
+static bool start_one(uint32_t cpu)
 {
-	struct percpu *pc = percpu_alloc(cpu);
+	struct percpu *pc = percpu_table[cpu];
 
-	pc->apic_id = acpi.cpu_apic_id[cpu];
-	percpu_table[cpu] = pc;
 	ap_booting_cpu = cpu;
 	ap_boot_stack = (uint64_t)pc->stack;
 	ap_alive = false;
@@ -144,6 +145,15 @@ static bool boot_one(uint32_t cpu)
 			return false;
 	}
 	return true;
+}
+
+static bool boot_one(uint32_t cpu)
+{
+	struct percpu *pc = percpu_alloc(cpu);
+
+	pc->apic_id = acpi.cpu_apic_id[cpu];
+	percpu_table[cpu] = pc;
+	return start_one(cpu);
 }
 
 void smp_boot_aps(void)
@@ -204,4 +214,56 @@ void smp_xcall_interrupt(void)
 	pc->xcall_fn = NULL;
 	fn(pc->xcall_arg);
 	__atomic_store_n(&pc->xcall_done, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Runs on the CPU going offline, from its cross-call interrupt: it stops
+ * taking interrupts, says so, and halts with interrupts off. What it was
+ * doing (the idle loop) is abandoned; INIT resets the CPU when it comes
+ * back. The cross-call is acknowledged here, since this never returns.
+ */
+static void park_self(void *arg)
+{
+	struct percpu *pc = this_cpu();
+
+	(void)arg;
+	apic_cpu_disable();
+	pc->online = false;
+	__atomic_store_n(&pc->xcall_done, 1, __ATOMIC_RELEASE);
+	for (;;) {
+		irq_disable();
+		halt();
+	}
+}
+
+int smp_cpu_park(uint32_t cpu)
+{
+	struct percpu *pc;
+
+	if (!smp_cpu_online(cpu) || cpu == this_cpu_id() || cpu == smp_bsp_cpu)
+		return -1;
+	pc = percpu_table[cpu];
+	spin_lock(&xcall_lock);
+	pc->xcall_arg = NULL;
+	pc->xcall_done = 0;
+	__atomic_store_n(&pc->xcall_fn, park_self, __ATOMIC_RELEASE);
+	apic_send_fixed(pc->apic_id, VECTOR_XCALL);
+	while (!__atomic_load_n(&pc->xcall_done, __ATOMIC_ACQUIRE))
+		cpu_relax();
+	spin_unlock(&xcall_lock);
+	return 0;
+}
+
+int smp_cpu_restart(uint32_t cpu)
+{
+	uint32_t cr3 = (uint32_t)read_cr3();
+
+	if (cpu >= smp_ncpus || !percpu_table[cpu] || smp_cpu_online(cpu))
+		return -1;
+	/* The trampoline page may have been reused since boot. */
+	memcpy((void *)TRAMP_BASE, trampoline_start,
+	       (size_t)(trampoline_end - trampoline_start));
+	memcpy((void *)(TRAMP_BASE + (tramp_cr3 - trampoline_start)), &cr3, 4);
+	mfence();
+	return start_one(cpu) ? 0 : -1;
 }

@@ -11,6 +11,7 @@
 struct percpu;
 
 extern uint32_t smp_ncpus;		/* CPUs in the MADT (possible) */
+extern uint32_t smp_bsp_cpu;		/* the boot CPU's number */
 
 struct percpu *smp_bsp_early(void);	/* BSP percpu before ACPI */
 void smp_bsp_init(struct percpu *pc);	/* its CPU number, from the MADT */
@@ -25,5 +26,16 @@ int smp_cpu_by_apic_id(uint32_t apic_id);
  */
 int smp_cross_call(uint32_t cpu, void (*fn)(void *), void *arg);
 void smp_xcall_interrupt(void);		/* from kernel_irq_entry */
+
+/*
+ * CPU hot-unplug and hot-plug, as a kernel does it: smp_cpu_park() makes
+ * @cpu stop taking interrupts for good (local APIC software-disabled,
+ * interrupts off, halted) and returns once it has; smp_cpu_restart()
+ * starts it again from reset (INIT, STARTUP), as at boot. Both return 0
+ * or -1 (not a CPU that can: the caller's own, or in the wrong state).
+ * Process context.
+ */
+int smp_cpu_park(uint32_t cpu);
+int smp_cpu_restart(uint32_t cpu);
 
 #endif /* KERNEL_SMP_H */

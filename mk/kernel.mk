@@ -63,7 +63,7 @@ KERNEL_LIBGCC := $(shell $(KERNEL_CC) -print-libgcc-file-name 2>/dev/null)
 # The hand-over to uMSI (host.c, glue.c) is linked when the library archive
 # provides the API it calls; until the library has it, glue_stub.c stands
 # in, so the kernel boots while the library is being written.
-KERNEL_GLUE_SRCS := kernel/host.c \
+KERNEL_GLUE_SRCS := kernel/host.c kernel/pciehp.c \
 	$(filter-out kernel/glue_stub.c,$(sort $(wildcard kernel/glue*.c))) \
 	$(sort $(wildcard kernel/drivers/*.c))
 KERNEL_GLUE_OBJS := $(KERNEL_GLUE_SRCS:%.c=$(KERNEL_OUT)/%.o)
@@ -72,7 +72,9 @@ KERNEL_NEEDS := umsi_system_create umsi_dispatch umsi_pci_add \
 	umsi_pci_alloc_irq_vectors umsi_pci_irq_vector umsi_pci_get_info \
 	umsi_request_irq umsi_irq_get_info umsi_strerror \
 	umsi_pci_free_irq_vectors umsi_msi_get_pci_irq_vector \
-	umsi_msix_alloc_vectors umsi_msix_free_vectors
+	umsi_msix_alloc_vectors umsi_msix_free_vectors umsi_pci_remove \
+	umsi_pci_request_irq umsi_cpu_offline umsi_cpu_online \
+	umsi_matrix_stats umsi_system_matrix umsi_pci_irq_pending
 KERNEL_SRCS := $(filter-out kernel/glue_stub.c $(KERNEL_GLUE_SRCS), \
 	$(sort $(wildcard kernel/*.c kernel/lib/*.c)))
 KERNEL_ASMS := kernel/boot.S kernel/trampoline.S kernel/isr.S

@@ -33,6 +33,7 @@ struct kvec {
 	volatile uint64_t count;	/* handler calls that found one */
 	volatile uint64_t wrong_cpu;	/* ... on another CPU than uMSI's */
 	volatile uint64_t none;		/* handler calls that found nothing */
+	volatile uint64_t first_ns;	/* clock_ns() of the first event */
 };
 
 struct kdev {
@@ -48,11 +49,16 @@ struct kdev {
 	uint32_t nfire;			/* vectors umsi.fire drives (0: all) */
 	void *priv;
 	struct glue_dev *glue;		/* the glue's record (probe policy) */
+	void **pages;			/* kdrv_page() allocations */
+	uint32_t npages, pages_cap;
 };
 
 struct kdriver {
 	const char *name;
 	uint16_t vendor, device;
+	/* Optional: claims functions by more than one ID (then vendor and
+	 * device are not used). */
+	bool (*match)(const struct pci_dev *d);
 	/* Vectors that are not per CPU (admin queue, link, config): the
 	 * probe policy lets a driver spread one per CPU plus these. */
 	uint32_t admin;
@@ -62,12 +68,22 @@ struct kdriver {
 	void (*raise)(struct kdev *d, uint32_t n);
 	/* Optional, after firing: print a driver line; false on failure. */
 	bool (*check)(struct kdev *d);
+	/*
+	 * Removal, in two steps around the freeing of the vectors. stop():
+	 * make the device quiet (no DMA, no interrupts); it may find the
+	 * function gone (kdrv_gone) and must then not wait for it. release():
+	 * free what probe() allocated, once no handler can run any more.
+	 * Both optional.
+	 */
+	void (*stop)(struct kdev *d);
+	void (*release)(struct kdev *d);
 };
 
 extern const struct kdriver edu_driver;
 extern const struct kdriver e1000e_driver;
 extern const struct kdriver nvme_driver;
 extern const struct kdriver xhci_driver;
+extern const struct kdriver virtio_driver;
 
 /*
  * Common probe step: allocate between @min and @max vectors of the types
@@ -90,6 +106,21 @@ uint32_t kdrv_budget(struct kdev *d, uint32_t min, uint32_t max);
  * d->cap) and count it in. For MSI-X entries added at run time.
  */
 int kdrv_add_vector(struct kdev *d, uint32_t irq);
+
+/*
+ * A zeroed, 4 KiB-aligned page for the device (queues, rings, buffers),
+ * given back by kdrv_free_pages() when the device is removed. Panics when
+ * memory is exhausted, as boot allocations do.
+ */
+void *kdrv_page(struct kdev *d);
+void kdrv_free_pages(struct kdev *d);
+
+/*
+ * Has the function of @d gone (surprise removal)? Its configuration space
+ * reads all-ones. A driver that sees all-ones from its BAR, or waits in
+ * vain, asks this before it waits any longer.
+ */
+bool kdrv_gone(struct kdev *d);
 
 /* Before raise(): one event is now outstanding on @v. */
 void kdrv_expect(struct kvec *v);

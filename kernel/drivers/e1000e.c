@@ -128,6 +128,15 @@ static void e1000e_raise(struct kdev *d, uint32_t n)
 		mmio_write32(d->bar0 + E1000_ICS, ICR_RXT0);
 }
 
+/* Removal: every cause masked and cleared. */
+static void e1000e_stop(struct kdev *d)
+{
+	if (kdrv_gone(d))
+		return;
+	mmio_write32(d->bar0 + E1000_IMC, 0xffffffffu);
+	mmio_write32(d->bar0 + E1000_ICR, 0xffffffffu);
+}
+
 const struct kdriver e1000e_driver = {
 	.name = "e1000e",
 	.vendor = 0x8086,
@@ -135,4 +144,5 @@ const struct kdriver e1000e_driver = {
 	.admin = 1,
 	.probe = e1000e_probe,
 	.raise = e1000e_raise,
+	.stop = e1000e_stop,
 };

@@ -59,11 +59,11 @@ static uint64_t doorbell(struct kdev *d, uint32_t qid, bool cq)
 	return d->bar0 + 0x1000 + (2 * qid + (cq ? 1 : 0)) * (4u << nv->dstrd);
 }
 
-static void queue_init(struct nvme_queue *q)
+static void queue_init(struct kdev *d, struct nvme_queue *q)
 {
-	q->sq = kalloc_pages(4096);
-	q->cq = kalloc_pages(4096);
-	q->buf = kalloc_pages(4096);
+	q->sq = kdrv_page(d);
+	q->cq = kdrv_page(d);
+	q->buf = kdrv_page(d);
 	q->phase = 1;
 }
 
@@ -146,7 +146,7 @@ static bool sync_cmd(struct kdev *d, uint32_t qid, const uint32_t cmd[16])
 
 	kdrv_expect(v);
 	submit(d, qid, cmd);
-	while (v->count < v->sent && clock_ns() < end)
+	while (v->count < v->sent && clock_ns() < end && !kdrv_gone(d))
 		cpu_relax();
 	return v->count == v->sent && !cmd_status(d, qid);
 }
@@ -204,7 +204,7 @@ static int nvme_probe(struct kdev *d)
 		return n;
 	nio = (uint32_t)n - 1;
 	for (uint32_t q = 0; q <= nio; q++)
-		queue_init(&nv->q[q]);
+		queue_init(d, &nv->q[q]);
 
 	/* Reset, admin queues, enable (NVMe 1.4, 7.6.1). */
 	if (mmio_read32(d->bar0 + NVME_CC) & 1) {
@@ -247,6 +247,30 @@ static int nvme_probe(struct kdev *d)
 	return n;
 }
 
+/*
+ * Removal: disable the controller (CC.EN 0) so it fetches and completes
+ * nothing more, and wait for CSTS.RDY to follow, unless the function is
+ * gone (then CSTS reads all-ones and nothing is waited for).
+ */
+static void nvme_stop(struct kdev *d)
+{
+	uint64_t cap;
+
+	if (kdrv_gone(d))
+		return;
+	cap = mmio_read32(d->bar0 + NVME_CAP);
+	mmio_write32(d->bar0 + NVME_CC, 0);
+	wait_ready(d, 0, ((cap >> 24) & 0xff) * 500 + 500);
+}
+
+static void nvme_release(struct kdev *d)
+{
+	kdrv_free_pages(d);
+	if (d->priv)
+		kfree(d->priv, sizeof(struct nvme));
+	d->priv = NULL;
+}
+
 static void nvme_raise(struct kdev *d, uint32_t n)
 {
 	struct nvme *nv = d->priv;
@@ -287,4 +311,6 @@ const struct kdriver nvme_driver = {
 	.probe = nvme_probe,
 	.raise = nvme_raise,
 	.check = nvme_check,
+	.stop = nvme_stop,
+	.release = nvme_release,
 };

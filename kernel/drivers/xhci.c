@@ -58,9 +58,9 @@ static uint64_t intr_reg(struct xhci *x, uint32_t k, uint32_t off)
 	return x->rt + 0x20 + 32 * k + off;
 }
 
-static void ring_init(struct ring *r)
+static void ring_init(struct kdev *d, struct ring *r)
 {
-	r->trb = kalloc_pages(4096);
+	r->trb = kdrv_page(d);
 	r->cycle = 1;
 	/* Link TRB at the end, back to the start, toggling the cycle. */
 	r->trb[4 * (NTRB - 1) + 0] = (uint32_t)(uint64_t)r->trb;
@@ -204,10 +204,10 @@ static bool attach_device(struct kdev *d)
 	if (!command(d, 0, 0, TRB_ENABLE_SLOT << 10))
 		return false;
 	x->slot = x->last_dw3[0] >> 24;
-	dcbaa[x->slot] = (uint64_t)kalloc_pages(4096);	/* output context */
+	dcbaa[x->slot] = (uint64_t)kdrv_page(d);	/* output context */
 
 	/* Input context (32-byte contexts): control, slot, EP0. */
-	in = kalloc_pages(4096);
+	in = kdrv_page(d);
 	in[1] = 0x3;				/* add slot and EP0 */
 	in[8 + 0] = speed << 20 | 1u << 27;	/* speed, 1 context entry */
 	in[8 + 1] = port << 16;			/* root hub port */
@@ -250,20 +250,20 @@ static int xhci_probe(struct kdev *d)
 	if (!wait_bits(x->op, 2, 0) || !wait_bits(x->op + 0x04, 1u << 11, 0))
 		return -UMSI_ETIMEDOUT;
 
-	ring_init(&x->cmd);
-	ring_init(&x->ep0);
-	x->desc = kalloc_pages(4096);
-	dcbaa = (uint64_t)kalloc_pages(4096);
+	ring_init(d, &x->cmd);
+	ring_init(d, &x->ep0);
+	x->desc = kdrv_page(d);
+	dcbaa = (uint64_t)kdrv_page(d);
 	mmio_write32(x->op + 0x38, 8);				/* CONFIG: slots */
 	mmio_write32(x->op + 0x30, (uint32_t)dcbaa);
 	mmio_write32(x->op + 0x34, (uint32_t)(dcbaa >> 32));
 	mmio_write32(x->op + 0x18, (uint32_t)(uint64_t)x->cmd.trb | 1);
 	mmio_write32(x->op + 0x1c, (uint32_t)((uint64_t)x->cmd.trb >> 32));
 	for (uint32_t k = 0; k < (uint32_t)n; k++) {
-		volatile uint64_t *erst = kalloc_pages(4096);
+		volatile uint64_t *erst = kdrv_page(d);
 		struct ring *r = &x->evt[k];
 
-		r->trb = kalloc_pages(4096);
+		r->trb = kdrv_page(d);
 		r->cycle = 1;
 		erst[0] = (uint64_t)r->trb;
 		erst[1] = NTRB;
@@ -285,6 +285,25 @@ static int xhci_probe(struct kdev *d)
 	d->vecs[0].sent = d->vecs[0].count = 0;
 	d->nfire = attach_device(d) ? (uint32_t)n : 1;
 	return n;
+}
+
+/* Removal: halt the controller (R/S 0) and wait for HCHalted. */
+static void xhci_stop(struct kdev *d)
+{
+	struct xhci *x = d->priv;
+
+	if (!x || kdrv_gone(d))
+		return;
+	mmio_write32(x->op, 0);
+	wait_bits(x->op + 0x04, 1, 1);
+}
+
+static void xhci_release(struct kdev *d)
+{
+	kdrv_free_pages(d);
+	if (d->priv)
+		kfree(d->priv, sizeof(struct xhci));
+	d->priv = NULL;
 }
 
 static void xhci_raise(struct kdev *d, uint32_t n)
@@ -330,4 +349,6 @@ const struct kdriver xhci_driver = {
 	.probe = xhci_probe,
 	.raise = xhci_raise,
 	.check = xhci_check,
+	.stop = xhci_stop,
+	.release = xhci_release,
 };

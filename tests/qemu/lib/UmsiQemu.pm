@@ -12,6 +12,12 @@
 # out, the monitor callback runs (it may use UmsiQemu::Monitor) and QEMU
 # is told to quit.
 #
+# With qmp => 1 QEMU also gets a QMP socket; the monitor callback is then
+# called as ($mon, $text, $ctx) with $ctx->{qmp} (UmsiQemu::QMP: commands
+# and events such as DEVICE_DELETED) and $ctx->{serial} (UmsiQemu::Serial:
+# wait for a line of the kernel's output), for tests that act on a
+# running machine (hot plug). timeout bounds the whole run as usual.
+#
 # With step => sub { my ($mon, $text, $name) = @_; ... } the kernel gets
 # `umsi.steps`: at every UMSI step line it waits for a key; the harness
 # runs the callback (results in $r->{steps}, [name, result] pairs) and
@@ -75,6 +81,7 @@ sub run {
 	my $dir = tempdir('umsi-qemu-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 	my $serial = "$dir/serial.log";
 	my $sock = "$dir/monitor.sock";
+	my $qsock = "$dir/qmp.sock";
 	my $timeout = $o{timeout} // 60;
 	my $append = $o{append} // '';
 	$append .= ' umsi.hold' if $o{hold};
@@ -82,7 +89,8 @@ sub run {
 	my @cmd = ('timeout', '-k', '5', $timeout, qemu_cmd(%o),
 		   '-append', $append,
 		   '-serial', "file:$serial",
-		   '-monitor', "unix:$sock,server=on,wait=off");
+		   '-monitor', "unix:$sock,server=on,wait=off",
+		   ($o{qmp} ? ('-qmp', "unix:$qsock,server=on,wait=off") : ()));
 	open(my $touch, '>', $serial) or die "$serial: $!";
 	close($touch);
 
@@ -121,7 +129,9 @@ sub run {
 			$held = 1;
 			$mon //= UmsiQemu::Monitor->new($sock);
 			if ($mon) {
-				$mon_result = eval { $o{monitor}->($mon, $text) }
+				my $ctx = { serial => UmsiQemu::Serial->new($serial, $deadline) };
+				$ctx->{qmp} = UmsiQemu::QMP->new($qsock) if $o{qmp};
+				$mon_result = eval { $o{monitor}->($mon, $text, $ctx) }
 					if $o{monitor};
 				$mon_result = { error => "monitor callback: $@" }
 					if $@;
@@ -383,6 +393,139 @@ sub quit {
 		last unless sysread($s, my $chunk, 65536);
 	}
 	close($s);
+}
+
+package UmsiQemu::Serial;
+
+# The kernel's COM1 output as it grows: wait for a line, read what came.
+
+use strict;
+use warnings;
+use Time::HiRes qw(sleep time);
+
+sub new {
+	my ($class, $path, $deadline) = @_;
+	return bless { path => $path, deadline => $deadline, pos => 0 }, $class;
+}
+
+sub text {
+	my ($self) = @_;
+	my $t = UmsiQemu::slurp($self->{path});
+	$t =~ s/\r//g;
+	return $t;
+}
+
+# Mark the current end: later waits look only at what comes after.
+sub mark {
+	my ($self) = @_;
+	$self->{pos} = length($self->text());
+	return $self->{pos};
+}
+
+# Text written since the mark.
+sub since_mark {
+	my ($self) = @_;
+	return substr($self->text(), $self->{pos});
+}
+
+# Wait (at most $timeout seconds, and never past the run's deadline) until
+# a whole line after the mark matches $re. Returns the line, or undef.
+sub wait_line {
+	my ($self, $re, $timeout) = @_;
+	my $end = time() + ($timeout // 30);
+	$end = $self->{deadline} if $end > $self->{deadline};
+	while (1) {
+		my $t = substr($self->text(), $self->{pos});
+		$t =~ s/[^\n]*\z//;	# a line still being written
+		for my $l (split(/\n/, $t)) {
+			return $l if $l =~ $re;
+		}
+		return undef if time() >= $end;
+		sleep(0.02);
+	}
+}
+
+package UmsiQemu::QMP;
+
+# A minimal QMP client: capabilities negotiation, commands, events.
+
+use strict;
+use warnings;
+use IO::Socket::UNIX;
+use JSON::PP;
+use Time::HiRes qw(sleep time);
+
+sub new {
+	my ($class, $path) = @_;
+	my $s;
+	for (1 .. 100) {
+		$s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $path);
+		last if $s;
+		sleep(0.05);
+	}
+	return undef unless $s;
+	my $self = bless { s => $s, buf => '', events => [] }, $class;
+	$self->_next(10);			# the greeting
+	$self->cmd('qmp_capabilities');
+	return $self;
+}
+
+# The next JSON object from QEMU, or undef after $timeout seconds.
+sub _next {
+	my ($self, $timeout) = @_;
+	my $end = time() + $timeout;
+	while (1) {
+		if ($self->{buf} =~ s/^\s*([^\r\n]+)\r?\n//) {
+			my $o = eval { decode_json($1) };
+			return $o if $o;
+			next;
+		}
+		my $left = $end - time();
+		return undef if $left <= 0;
+		my $rin = '';
+		vec($rin, fileno($self->{s}), 1) = 1;
+		next unless select(my $rout = $rin, undef, undef, $left > 0.5 ? 0.5 : $left);
+		my $n = sysread($self->{s}, my $chunk, 65536);
+		return undef unless $n;
+		$self->{buf} .= $chunk;
+	}
+}
+
+# Run a command; returns its "return" value, or dies with QEMU's error.
+# Events that arrive meanwhile are kept for wait_event().
+sub cmd {
+	my ($self, $name, %args) = @_;
+	my $req = { execute => $name };
+	$req->{arguments} = \%args if %args;
+	syswrite($self->{s}, encode_json($req) . "\n");
+	while (defined(my $o = $self->_next(30))) {
+		if ($o->{event}) {
+			push @{$self->{events}}, { %$o, seen => time() };
+			next;
+		}
+		die "$name: $o->{error}{desc}\n" if $o->{error};
+		return $o->{return} if exists $o->{return};
+	}
+	die "$name: no answer from QEMU\n";
+}
+
+# Wait for event $name whose data satisfies $match (a sub, optional).
+# Returns the event (with 'seen', the time it was read) or undef.
+sub wait_event {
+	my ($self, $name, $timeout, $match) = @_;
+	my $end = time() + ($timeout // 30);
+	while (1) {
+		for my $i (0 .. $#{$self->{events}}) {
+			my $e = $self->{events}[$i];
+			next unless $e->{event} eq $name && (!$match || $match->($e->{data} // {}));
+			splice(@{$self->{events}}, $i, 1);
+			return $e;
+		}
+		my $left = $end - time();
+		return undef if $left <= 0;
+		my $o = $self->_next($left);
+		push @{$self->{events}}, { %$o, seen => time() } if $o && $o->{event};
+	}
 }
 
 1;
