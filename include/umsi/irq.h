@@ -185,7 +185,9 @@ int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
  * still taken, noted as pending and ended without running handlers
  * ("lazy" masking). Nests: each mask needs one unmask.
  *
- * Return: 0 or -UMSI_ENOENT. Context: any.
+ * Return: 0; -UMSI_ENOENT; or the host's error when the mask bit could not
+ * be written (a failed configuration write), and then the IRQ counts as
+ * not masked (no unmask is owed). Context: any.
  */
 int umsi_irq_mask(struct umsi_system *sys, uint32_t irq);
 
@@ -197,7 +199,9 @@ int umsi_irq_mask(struct umsi_system *sys, uint32_t irq);
  * An interrupt that arrived while masked is delivered now (the device
  * sends it from its pending bit, or uMSI retriggers it).
  *
- * Return: 0, -UMSI_ENOENT, or -UMSI_EINVAL when not masked. Context: any.
+ * Return: 0, -UMSI_ENOENT, -UMSI_EINVAL when not masked, or the host's
+ * error when the mask bit could not be cleared (the IRQ then stays
+ * masked, one level deep). Context: any.
  */
 int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq);
 

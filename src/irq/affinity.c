@@ -373,10 +373,8 @@ static int managed_shutdown(struct umsi_system *sys, struct umsi_irq_desc *d)
 	if (ret)
 		return ret;
 	ret = umsi_irq_mask(sys, d->irq);
-	if (ret) {
-		umsi_irq_unmask(sys, d->irq);
-		return ret;
-	}
+	if (ret)
+		return ret;     /* not masked: it stays where it is */
 	fl = umsi_lock(sys);
 	atomic_store(&sys->cpus[d->cpu].slot[d->vector].d, NULL);
 	umsi_unlock(sys, fl);

@@ -830,8 +830,18 @@ int umsi_irq_mask(struct umsi_system *sys, uint32_t irq)
 
 	if (!d || umsi_irq_dead(d))
 		return -UMSI_ENOENT;
-	if (atomic_fetch_add(&d->mask_depth, 1) == 0 && d->chip->mask)
-		return d->chip->mask(sys, d);
+	if (atomic_fetch_add(&d->mask_depth, 1) == 0 && d->chip->mask) {
+		int ret = d->chip->mask(sys, d);
+
+		/*
+		 * The source is not masked: say so, or dispatch would take it
+		 * for lazily masked, and a level-triggered line would storm
+		 * past storm detection.
+		 */
+		if (ret)
+			atomic_fetch_sub(&d->mask_depth, 1);
+		return ret;
+	}
 	return 0;
 }
 
@@ -856,6 +866,11 @@ int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq)
 		return 0;
 	if (d->chip->unmask)
 		ret = d->chip->unmask(sys, d);
+	/* Still masked in hardware: the count says so too. */
+	if (ret) {
+		atomic_fetch_add(&d->mask_depth, 1);
+		return ret;
+	}
 	/*
 	 * An interrupt taken while lazily masked is replayed now; a chip
 	 * with mask bits has the device resend it from its pending bit.

@@ -245,6 +245,43 @@ static void test_removal_drops_its_handler_from_shared_line(void **state)
 	machine_free(m);
 }
 
+
+/*
+ * A mask that could not be written leaves the IRQ unmasked, and says so:
+ * a level-triggered line taken for "lazily masked" would storm forever.
+ */
+static void test_failed_mask_leaves_irq_unmasked(void **state)
+{
+	struct machine *m = machine_new(2, 0, NULL);
+	struct umsi_sim_dev_desc d = intx_desc(1);
+	struct owner_dev o = { m, DEVA, false, 0 };
+	struct umsi_pci_dev *a = plug(m, DEVA, &d, 0);
+	struct umsi_irq_info info;
+	int irq;
+
+	(void)state;
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_IRQ_INTX), 1);
+	assert_int_equal(umsi_pci_request_irq(a, 0, owner_handler,
+					      UMSI_IRQF_SHARED, "a", &o), 0);
+	irq = umsi_pci_irq_vector(a, 0);
+	umsi_sim_fail_at(m->sim, 1, -UMSI_EIO);
+	assert_int_equal(umsi_irq_mask(m->sys, (uint32_t)irq), -UMSI_EIO);
+	assert_int_equal(umsi_irq_get_info(m->sys, (uint32_t)irq, &info), 0);
+	assert_false(info.masked);
+	assert_int_equal(umsi_irq_unmask(m->sys, (uint32_t)irq), -UMSI_EINVAL);
+	umsi_sim_intx_set(m->sim, DEVA, true);
+	assert_int_equal(o.calls, 1);
+	/* A failed unmask keeps it masked, one level deep. */
+	assert_int_equal(umsi_irq_mask(m->sys, (uint32_t)irq), 0);
+	umsi_sim_fail_at(m->sim, 1, -UMSI_EIO);
+	assert_int_equal(umsi_irq_unmask(m->sys, (uint32_t)irq), -UMSI_EIO);
+	assert_int_equal(umsi_irq_get_info(m->sys, (uint32_t)irq, &info), 0);
+	assert_true(info.masked);
+	assert_int_equal(umsi_irq_unmask(m->sys, (uint32_t)irq), 0);
+	umsi_pci_remove(m->sys, a);
+	machine_free(m);
+}
+
 /* ---- 5: a descriptor is not moved before it is bound ---------------------- */
 
 static struct machine *race_m;
@@ -712,6 +749,7 @@ int main(void)
 		cmocka_unit_test(test_free_msix_failed_config_still_masks),
 		cmocka_unit_test(test_free_msix_unprovable_quarantines),
 		cmocka_unit_test(test_removal_drops_its_handler_from_shared_line),
+		cmocka_unit_test(test_failed_mask_leaves_irq_unmasked),
 		cmocka_unit_test(test_moves_during_setup_wait_for_binding),
 		cmocka_unit_test(test_intx_under_remapping_avoids_high_apic_ids),
 		cmocka_unit_test(test_intx_after_compat_msi_took_the_gsi),
