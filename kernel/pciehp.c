@@ -374,10 +374,11 @@ static void hp_enable(struct hp_port *p, uint64_t t0)
 
 		kprintf("UMSI {\"event\":\"slot\",\"port\":\"%s\",\"action\":\"add\","
 			"\"ok\":true,\"functions\":%d,\"link_us\":%lu,"
-			"\"ready_us\":%lu,\"first_irq_us\":%lu,\"allocated\":%u}\n",
+			"\"ready_us\":%lu,\"first_irq_us\":%lu,\"allocated\":%u,"
+			"\"heap\":%lu}\n",
 			bdf_str(pci_devs[p->idx].bdf, pb), n, link_us,
 			us_since(t0), first && t0 ? (first - t0) / 1000 : 0,
-			glue_allocated());
+			glue_allocated(), mm_heap_used());
 	}
 }
 
@@ -409,9 +410,10 @@ static void hp_disable(struct hp_port *p, bool surprise, uint64_t t0)
 	}
 	p->on = false;
 	kprintf("UMSI {\"event\":\"slot\",\"port\":\"%s\",\"action\":\"remove\","
-		"\"functions\":%d,\"surprise\":%s,\"remove_us\":%lu,\"allocated\":%u}\n",
+		"\"functions\":%d,\"surprise\":%s,\"remove_us\":%lu,\"allocated\":%u,"
+		"\"heap\":%lu}\n",
 		bdf_str(pci_devs[p->idx].bdf, pb), n, surprise ? "true" : "false",
-		us_since(t0), glue_allocated());
+		us_since(t0), glue_allocated(), mm_heap_used());
 }
 
 static void hp_handle(struct hp_port *p, uint32_t ev, uint64_t t0)
