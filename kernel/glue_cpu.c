@@ -71,8 +71,12 @@ static void cpu_down(uint32_t cpu)
 		udelay(100);
 	}
 	if (err) {
+		/* EBUSY (an IRQ that cannot move: a multi-message MSI block,
+		 * the last CPU) and ENOSPC (no room elsewhere) are answers:
+		 * the CPU stays online with everything as it was. */
 		cpu_line(cpu, true, umsi_strerror(err), irqs, managed);
-		glue_fail();
+		if (err != -UMSI_EBUSY && err != -UMSI_ENOSPC)
+			glue_fail();
 		return;
 	}
 	if (smp_cpu_park(cpu)) {

@@ -198,6 +198,13 @@ void glue_report(struct glue_dev *g, bool check_pairs)
 			len += (size_t)ksnprintf(item + len, sizeof(item) - len,
 				",\"gsi\":%u,\"pin\":\"%c\"", info.gsi,
 				'A' + info.intx_pin - 1);
+		/* A managed IRQ whose CPUs all went offline: shut down, masked. */
+		if (ii.managed && !smp_cpu_online(ii.cpu))
+			len += (size_t)ksnprintf(item + len, sizeof(item) - len,
+						 ",\"managed\":true,\"shutdown\":true");
+		else if (ii.managed)
+			len += (size_t)ksnprintf(item + len, sizeof(item) - len,
+						 ",\"managed\":true");
 		ksnprintf(item + len, sizeof(item) - len, "}");
 		if (l.len + strlen(item) + REPORT_TAIL_MAX > sizeof(l.buf)) {
 			report_flush(&l, true);
@@ -211,8 +218,10 @@ void glue_report(struct glue_dev *g, bool check_pairs)
 			rl_add(&l, "%s", item);
 		}
 		first = false;
-		/* INTx lines may be shared; messages never. */
-		if (info.mode != UMSI_MODE_INTX && check_pairs)
+		/* INTx lines may be shared; messages never (a shut-down
+		 * IRQ's vector has gone back). */
+		if (info.mode != UMSI_MODE_INTX && check_pairs &&
+		    !(ii.managed && !smp_cpu_online(ii.cpu)))
 			report_note_pair(&ii);
 	}
 	report_flush(&l, false);

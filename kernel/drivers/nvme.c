@@ -10,6 +10,12 @@
  * checked against the pattern the test wrote into the drive image
  * (sector s starts with "UMSI" and s as a little-endian 32-bit number).
  *
+ * `nvme.managed`: the vectors are managed IRQs spread over the CPUs
+ * (UMSI_IRQ_AFFINITY), as Linux's nvme driver has its queues' vectors:
+ * each stays on the CPUs it was spread to, is shut down when they all go
+ * offline and restarted when one comes back. uMSI has no "pre-vectors",
+ * so the admin queue's vector is spread with the others.
+ *
  * NVMe 1.4: registers CAP 0x00, CC 0x14, CSTS 0x1c, AQA 0x24, ASQ 0x28,
  * ACQ 0x30; doorbells from 0x1000 with stride 4 << CAP.DSTRD (SQ y tail
  * at 2y, CQ y head at 2y + 1). A completion entry is new when its phase
@@ -199,7 +205,9 @@ static int nvme_probe(struct kdev *d)
 	 * probe policy trims that to one per CPU (kdrv_budget). */
 	umsi_pci_get_info(d->udev, &info);
 	max = info.msix_max < 1 + MAX_IOQ ? info.msix_max : 1 + MAX_IOQ;
-	n = kdrv_setup_vectors(d, 2, max < 2 ? 2 : max, UMSI_IRQ_MSIX, nvme_irq);
+	n = kdrv_setup_vectors(d, 2, max < 2 ? 2 : max, UMSI_IRQ_MSIX |
+			       (cmdline_flag("nvme.managed") ? UMSI_IRQ_AFFINITY : 0),
+			       nvme_irq);
 	if (n < 0)
 		return n;
 	nio = (uint32_t)n - 1;

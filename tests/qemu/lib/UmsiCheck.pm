@@ -188,6 +188,12 @@ sub check_device {
 			push @bad, sprintf('entry %d vector %d, line says %d',
 					   $v->{index}, $e->{data} & 0xff, $v->{vector})
 				if ($e->{data} & 0xff) != $v->{vector};
+			# A managed IRQ shut down (its CPUs offline) must be masked
+			# and its old vector is free for others.
+			if ($v->{shutdown}) {
+				push @bad, "entry $v->{index} shut down but unmasked" unless $e->{masked};
+				next;
+			}
 			push @bad, "entry $v->{index} masked" if $e->{masked};
 			push @{$pairs->{msg_dest($e->{addr}) . '/' . ($e->{data} & 0xff)}},
 				"$d->{bdf}#$v->{index}";
