@@ -213,6 +213,24 @@ static bool wait_count(volatile uint64_t *count, uint64_t want, uint64_t us)
 }
 
 /*
+ * Wait for @v's events, but give up early (false) once @kd's function
+ * reads all-ones: it was pulled out. Checked every millisecond, since a
+ * configuration read is not free.
+ */
+static bool wait_event_or_gone(struct kdev *kd, struct kvec *v, uint64_t us)
+{
+	uint64_t end = clock_ns() + us * 1000;
+
+	while (clock_ns() < end) {
+		if (wait_count(&v->count, v->sent, 1000))
+			return true;
+		if (kdrv_gone(kd))
+			return false;
+	}
+	return v->count >= v->sent;
+}
+
+/*
  * Make every claimed device raise @events interrupts on each of its
  * vectors, one outstanding at a time, and report per vector what was
  * sent and what the handler saw. Exact: every event one handler call, on
@@ -271,7 +289,7 @@ void glue_fire(struct glue_dev *g, uint32_t events)
 		for (uint32_t e = 0; e < events && ok; e++) {
 			kdrv_expect(v);
 			kd->drv->raise(kd, i);
-			ok = wait_count(&v->count, v->sent, 2000000);
+			ok = wait_event_or_gone(kd, v, 2000000);
 			if (!ok && kdrv_gone(kd)) {
 				/* Surprise removal, seen by the driver. */
 				glue_function_gone(g);

@@ -37,9 +37,12 @@
  * spec).
  *
  * Test aid: `umsi.hp_surprise` plays a card pulled out without warning
- * when the button asks for its removal: the slot's power is cut first,
- * so that the drivers find their functions gone (all-ones), and then the
- * removal runs as for a presence lost.
+ * when the button asks for its removal: the slot's power is cut first
+ * (QEMU then removes the card), so that the drivers find their functions
+ * gone (all-ones), and the removal runs as for a presence lost. With
+ * `umsi.hp_surprise=driver` the drivers find out first: each fires into
+ * its vanished function, sees all-ones, and reports it
+ * (glue_function_gone), which brings the slot down.
  */
 #include <umsi/irq.h>
 #include <umsi/pci.h>
@@ -118,7 +121,9 @@ struct hp_port {
 
 static struct hp_port ports[HP_MAX_PORTS];
 static uint32_t nports;
-static bool surprise_aid;
+
+/* umsi.hp_surprise test aid: who finds out first that the card is gone. */
+static enum { AID_NONE, AID_EVENT, AID_DRIVER } surprise_aid;
 
 static char *bdf_str(uint32_t bdf, char *buf)
 {
@@ -416,6 +421,17 @@ static void hp_disable(struct hp_port *p, bool surprise, uint64_t t0)
 		us_since(t0), glue_allocated(), mm_heap_used());
 }
 
+/* Test aid: every claimed function below @p fires once. */
+static void hp_fire_below(struct hp_port *p)
+{
+	static int list[HP_MAX_FUNCS];
+	int n = pci_below(p->idx, list, HP_MAX_FUNCS);
+
+	for (int i = 0; i < n; i++)
+		if (gdevs[list[i]].kd && gdevs[list[i]].kd->drv->raise)
+			glue_fire(&gdevs[list[i]], 1);
+}
+
 static void hp_handle(struct hp_port *p, uint32_t ev, uint64_t t0)
 {
 	uint16_t sta = hp_read(p, PCIE_SLTSTA);
@@ -434,10 +450,16 @@ static void hp_handle(struct hp_port *p, uint32_t ev, uint64_t t0)
 		p->on ? "on" : "off");
 	if (p->on) {
 		if ((ev & PCIE_SLTSTA_ABP) && present) {
-			if (surprise_aid) {
+			if (surprise_aid != AID_NONE) {
 				/* Test aid: the card is pulled, not asked for. */
 				hp_power_off(p, PCIE_SLTCTL_AIC_OFF);
-				hp_disable(p, true, t0);
+				if (surprise_aid == AID_EVENT) {
+					hp_disable(p, true, t0);
+					return;
+				}
+				/* The drivers find out first: they fire into a
+				 * function that is gone (glue_function_gone). */
+				hp_fire_below(p);
 				return;
 			}
 			hp_disable(p, false, t0);
@@ -499,7 +521,8 @@ void pciehp_init(void)
 
 	if (cmdline_value("umsi.hotplug", val, sizeof(val)) && !strcmp(val, "off"))
 		return;
-	surprise_aid = cmdline_flag("umsi.hp_surprise");
+	if (cmdline_value("umsi.hp_surprise", val, sizeof(val)))
+		surprise_aid = !strcmp(val, "driver") ? AID_DRIVER : AID_EVENT;
 	for (uint32_t i = 0; i < pci_ndevs && nports < HP_MAX_PORTS; i++) {
 		struct pci_dev *d = &pci_devs[i];
 		struct hp_port *p = &ports[nports];

@@ -1,0 +1,204 @@
+#!/usr/bin/perl
+# SPDX-License-Identifier: MIT
+#
+# The harder cases of PCIe native hot-plug (QEMU q35, ACPI hot-plug off):
+#
+#  - a card that is a bridge with a device behind it: with the machine
+#    stopped, a PCIe-to-PCI bridge goes into root port rp1 (bus-reserve=1
+#    leaves it a bus number) and an edu behind the bridge; on `cont` the
+#    kernel powers the slot, numbers the bridge's bus, gives the bridge a
+#    window inside the port's and the edu a BAR inside the bridge's, and
+#    the edu's MSI crosses the bridge; its removal takes both functions,
+#    deepest first;
+#  - a card whose BAR cannot fit the port's windows (nvme with a 64 MiB
+#    controller memory buffer in a 2 MiB window): reported, nothing set
+#    up, the slot powered off with its attention indicator on (QEMU then
+#    deletes the card), no vector taken;
+#  - surprise removal (test aid umsi.hp_surprise): the card is gone before
+#    the kernel stops its driver; first seen through the slot's presence
+#    event, then (umsi.hp_surprise=driver) by the driver, which finds its
+#    function reading all-ones. Either way every vector comes back and no
+#    access to the vanished function hangs.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use JSON::PP;
+use Test::More;
+use UmsiQemu;
+use UmsiCheck;
+use UmsiTest;
+
+UmsiTest::require_library();
+
+my @machine = ('-global', 'ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off',
+	       '-blockdev', 'driver=null-co,node-name=nul0',
+	       '-device', 'pcie-root-port,id=rp1,chassis=1,addr=8,bus-reserve=1',
+	       '-device', 'pcie-root-port,id=rp2,chassis=2,addr=9');
+
+sub objs {
+	my ($text) = @_;
+	return map { /^UMSI (\{.*\})\s*$/ ? (eval { decode_json($1) } // ()) : () }
+		split(/\n/, $text);
+}
+
+sub read_fn {
+	my ($mon, $ecam, $bdf) = @_;
+	my (undef, $bus, $dev, $fn) = UmsiCheck::parse_bdf($bdf);
+	my @w = $mon->read32($ecam + ($bus << 20) + ($dev << 15) + ($fn << 12), 64);
+	return undef if @w != 64 || ($w[0] & 0xffff) == 0xffff;
+	return { words => \@w, f => UmsiCheck::decode_function($mon, \@w) };
+}
+
+# Memory window of a bridge from its config words: [base, limit].
+sub mem_window {
+	my ($w) = @_;
+	my $v = $w->[0x20 / 4];
+	return (($v & 0xfff0) << 16, (($v >> 16) & 0xfff0) << 16 | 0xfffff);
+}
+
+sub bridge_and_nospace {
+	my ($mon, $text, $ctx) = @_;
+	my ($q, $s) = ($ctx->{qmp}, $ctx->{serial});
+	my %o;
+	my $ecam = UmsiCheck::ecam_base($mon);
+	($o{ready}) = grep { $_->{event} eq 'ready' } objs($text);
+
+	$s->mark;
+	$q->cmd('stop');
+	$q->cmd('device_add', driver => 'pcie-pci-bridge', id => 'br', bus => 'rp1');
+	$q->cmd('device_add', driver => 'edu', id => 'e1', bus => 'br', addr => '3');
+	$q->cmd('cont');
+	$o{add} = $s->wait_line(qr/^UMSI \{"event":"slot".*"action":"add"/, 30);
+	$o{add_text} = $s->since_mark;
+	$o{rp1} = read_fn($mon, $ecam, '0000:00:08.0');
+	$o{br} = read_fn($mon, $ecam, '0000:01:00.0');
+	$o{edu} = read_fn($mon, $ecam, '0000:02:03.0');
+
+	$s->mark;
+	$q->cmd('device_del', id => 'br');
+	my %del;
+	for (1 .. 2) {
+		my $e = $q->wait_event('DEVICE_DELETED', 10) or last;
+		$del{$e->{data}{device} // ''} = 1;
+	}
+	$o{deleted} = [sort keys %del];
+	$o{rm} = $s->wait_line(qr/^UMSI \{"event":"slot".*"action":"remove"/, 30);
+	$o{rm_text} = $s->since_mark;
+	$o{edu_after} = read_fn($mon, $ecam, '0000:02:03.0');
+
+	$s->mark;
+	$q->cmd('device_add', driver => 'nvme', id => 'big', bus => 'rp2',
+		serial => 'big', drive => 'nul0', cmb_size_mb => 64);
+	$o{big} = $s->wait_line(qr/^UMSI \{"event":"slot".*"action":"add"/, 30);
+	$o{big_deleted} = $q->wait_event('DEVICE_DELETED', 10,
+					 sub { ($_[0]{device} // '') eq 'big' }) ? 1 : 0;
+	$o{rp2} = read_fn($mon, $ecam, '0000:00:09.0');
+	$o{big_text} = $s->since_mark;
+	return \%o;
+}
+
+subtest 'a bridge with a device behind it; a card too big for its port' => sub {
+	my $r = UmsiQemu::run(smp => 2, timeout => 90, hold => 1, qmp => 1, devices => \@machine,
+			      append => 'umsi.drivers=all umsi.probe=all umsi.fire=5',
+			      monitor => \&bridge_and_nospace);
+	my $o = $r->{monitor};
+	is($r->{exit}, 'held', 'machine up') or diag($r->{serial});
+	ok(ref $o eq 'HASH', 'the scenario ran') or return diag(explain($o));
+	my @add = objs($o->{add_text});
+	my ($slot) = grep { $_->{event} eq 'slot' } @add;
+	ok($slot && $slot->{ok}, 'slot rp1 came up');
+	is($slot->{functions}, 2, 'two functions: the bridge and the edu behind it');
+	like($o->{add_text}, qr/^pci 0000:01:00\.0 1b36:000e .* bridge .* bus 2-2/m,
+	     'the bridge got bus 2 (the port\'s reserved number)');
+	my $devs = UmsiQemu::devices(@add);
+	my ($edu) = grep { $_->{bdf} eq '0000:02:03.0' } @$devs;
+	is($edu->{driver}, 'edu', 'the edu behind the bridge went to its driver');
+	is($edu->{fresh} // 'hotplug', 'hotplug', 'added fresh from reset');
+	my ($f) = grep { $_->{event} eq 'fire' } @add;
+	ok($f && $f->{ok} && $f->{received} == 5 && $f->{cpu} == $edu->{vectors}[0]{cpu},
+	   'its MSI crossed the bridge: 5 raised, 5 handled on the chosen CPU') or diag(explain($f));
+	my %pairs;
+	for my $bdf ('0000:01:00.0', '0000:02:03.0') {
+		my ($d) = grep { $_->{bdf} eq $bdf } @$devs;
+		my $hw = $o->{$bdf eq '0000:01:00.0' ? 'br' : 'edu'};
+		my @p = $d && $hw ? UmsiCheck::check_device($d, $hw->{f}, \%pairs, {}) : ('missing');
+		ok(!@p, "$bdf: the monitor agrees with its line") or diag("@p");
+	}
+	my ($pb, $pl) = mem_window($o->{rp1}{words});
+	my ($bb, $bl) = mem_window($o->{br}{words});
+	my $bar = $o->{edu}{f}{bars}[0]{addr};
+	ok($bb >= $pb && $bl <= $pl, sprintf('bridge window 0x%x-0x%x inside the port\'s 0x%x-0x%x',
+					     $bb, $bl, $pb, $pl));
+	ok($bar >= $bb && $bar + 0x100000 - 1 <= $bl,
+	   sprintf('edu BAR 0x%x inside the bridge window', $bar));
+	my @rm = objs($o->{rm_text});
+	is_deeply([map { $_->{bdf} } grep { $_->{event} eq 'removed' } @rm],
+		  ['0000:02:03.0', '0000:01:00.0'], 'removal: the edu first, then the bridge');
+	ok(!grep({ $_->{event} eq 'removed' && $_->{allocated} != $o->{ready}{allocated} } @rm),
+	   "vectors back to the ready line's $o->{ready}{allocated}");
+	is_deeply($o->{deleted}, ['br', 'e1'], 'QEMU deleted both');
+	ok(!$o->{edu_after}, 'the edu no longer answers');
+
+	my @big = objs($o->{big_text});
+	my ($bs) = grep { $_->{event} eq 'slot' } @big;
+	ok($bs && !$bs->{ok}, 'the nvme with a 64 MiB BAR is refused');
+	like($bs->{reason} // '', qr/^no_bar_space 0000:03:00\.0 bar 2 size 0x4000000/,
+	     'reason: no BAR space, which BAR, how big');
+	is($bs->{allocated}, $o->{ready}{allocated}, 'no vector taken');
+	ok(!grep({ $_->{event} eq 'device' } @big), 'no device line: nothing set up');
+	ok($o->{big_deleted}, 'slot powered off, QEMU deleted the card');
+	my $ctl = ($o->{rp2}{words}[0x6c / 4] // 0) & 0xffff;
+	is(sprintf('%x', ($ctl >> 6) & 3), '1', 'rp2 attention indicator on');
+	ok($ctl & 0x400, 'rp2 power off');
+};
+
+sub surprise {
+	my ($mon, $text, $ctx) = @_;
+	my ($q, $s) = ($ctx->{qmp}, $ctx->{serial});
+	my %o;
+	($o{ready}) = grep { $_->{event} eq 'ready' } objs($text);
+	$s->mark;
+	$q->cmd('device_add', driver => 'nvme', id => 'n1', bus => 'rp1',
+		serial => 'n1', drive => 'nul0');
+	$o{add} = $s->wait_line(qr/^UMSI \{"event":"slot".*"action":"add"/, 30);
+	$s->mark;
+	$q->cmd('device_del', id => 'n1');
+	$o{deleted} = $q->wait_event('DEVICE_DELETED', 10) ? 1 : 0;
+	$o{rm} = $s->wait_line(qr/^UMSI \{"event":"slot".*"action":"remove"/, 30);
+	$o{rm_text} = $s->since_mark;
+	# The slot still works: a card again.
+	$s->mark;
+	$q->cmd('device_add', driver => 'edu', id => 'e2', bus => 'rp1');
+	$o{again} = $s->wait_line(qr/^UMSI \{"event":"slot".*"action":"add"/, 30);
+	$o{again_text} = $s->since_mark;
+	return \%o;
+}
+
+for my $who ('event', 'driver') {
+	subtest "surprise removal, seen first by the $who" => sub {
+		my $r = UmsiQemu::run(smp => 2, timeout => 60, hold => 1, qmp => 1,
+				      devices => \@machine,
+				      append => "umsi.drivers=all umsi.fire=3 umsi.hp_surprise=$who",
+				      monitor => \&surprise);
+		my $o = $r->{monitor};
+		ok(ref $o eq 'HASH' && $o->{add}, 'nvme added') or return diag($r->{serial});
+		ok($o->{deleted}, 'the card is gone (QEMU: DEVICE_DELETED)');
+		ok($o->{rm}, 'the kernel brought the slot down') or diag($o->{rm_text});
+		my @rm = objs($o->{rm_text});
+		my ($removed) = grep { $_->{event} eq 'removed' } @rm;
+		ok($removed && $removed->{surprise}, 'removed, as a surprise');
+		is($removed->{allocated}, $o->{ready}{allocated}, 'every vector back');
+		if ($who eq 'driver') {
+			like($o->{rm_text}, qr/^umsi: 0000:01:00\.0 reads all-ones: gone$/m,
+			     'the driver found all-ones and reported it');
+			like($o->{rm_text}, qr/^pciehp 0000:00:08\.0: events.*function-gone/m,
+			     'the port service acted on the driver\'s report');
+		}
+		ok(!grep({ /EXCEPTION|PANIC/ } split(/\n/, $r->{serial})), 'no fault');
+		like($o->{again} // '', qr/"ok":true/, 'the slot takes a card again');
+		my ($f) = grep { $_->{event} eq 'fire' } objs($o->{again_text});
+		ok($f && $f->{ok}, 'and it fires');
+	};
+}
+done_testing();
