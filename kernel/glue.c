@@ -645,6 +645,7 @@ void umsi_glue_run(void)
 	}
 	if (glue_cfg.have_fire)
 		glue_fire_all();
+	pciehp_storm_aid();
 	if (cmdline_flag("umsi.tables"))
 		print_tables();
 	/* Device lines last: they show the state the machine is left in. */

@@ -198,6 +198,9 @@ void glue_report(struct glue_dev *g, bool check_pairs)
 			len += (size_t)ksnprintf(item + len, sizeof(item) - len,
 				",\"gsi\":%u,\"pin\":\"%c\"", info.gsi,
 				'A' + info.intx_pin - 1);
+		if (ii.disabled)	/* by storm detection */
+			len += (size_t)ksnprintf(item + len, sizeof(item) - len,
+						 ",\"disabled\":true");
 		/* A managed IRQ whose CPUs all went offline: shut down, masked. */
 		if (ii.managed && !smp_cpu_online(ii.cpu))
 			len += (size_t)ksnprintf(item + len, sizeof(item) - len,

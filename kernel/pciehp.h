@@ -25,4 +25,7 @@ void pciehp_work(void);
  */
 bool pciehp_function_gone(int idx);
 
+/* Test aid umsi.hp_storm=N: a port interrupting for nothing, N times. */
+void pciehp_storm_aid(void);
+
 #endif /* KERNEL_PCIEHP_H */

@@ -189,12 +189,17 @@ sub check_device {
 					   $v->{index}, $e->{data} & 0xff, $v->{vector})
 				if ($e->{data} & 0xff) != $v->{vector};
 			# A managed IRQ shut down (its CPUs offline) must be masked
-			# and its old vector is free for others.
+			# and its old vector is free for others; one disabled by
+			# storm detection must be masked too.
 			if ($v->{shutdown}) {
 				push @bad, "entry $v->{index} shut down but unmasked" unless $e->{masked};
 				next;
 			}
-			push @bad, "entry $v->{index} masked" if $e->{masked};
+			if ($v->{disabled}) {
+				push @bad, "entry $v->{index} disabled but unmasked" unless $e->{masked};
+			} else {
+				push @bad, "entry $v->{index} masked" if $e->{masked};
+			}
 			push @{$pairs->{msg_dest($e->{addr}) . '/' . ($e->{data} & 0xff)}},
 				"$d->{bdf}#$v->{index}";
 		}
