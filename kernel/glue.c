@@ -339,11 +339,14 @@ static void migrate(struct glue_dev *g, uint32_t moves)
 	 * -UMSI_ENOTSUP, as Linux does), so such a device is not moved.
 	 */
 	umsi_pci_get_info(kd->udev, &pi);
-	if (pi.mode == UMSI_MODE_MSI && pi.msi_reserved > 1) {
+	umsi_irq_get_info(sys, v->irq, &ii);
+	/* A managed IRQ's affinity is fixed at allocation (-UMSI_EPERM). */
+	if ((pi.mode == UMSI_MODE_MSI && pi.msi_reserved > 1) || ii.managed) {
 		kprintf("UMSI {\"event\":\"migrate\",\"bdf\":\"0000:%02x:%02x.%u\","
-			"\"driver\":\"%s\",\"skipped\":\"multi-message MSI\"}\n",
+			"\"driver\":\"%s\",\"skipped\":\"%s\"}\n",
 			PCI_BUS(kd->pci->bdf), PCI_DEV(kd->pci->bdf),
-			PCI_FN(kd->pci->bdf), kd->drv->name);
+			PCI_FN(kd->pci->bdf), kd->drv->name,
+			ii.managed ? "managed" : "multi-message MSI");
 		return;
 	}
 	for (uint32_t i = 0; i < moves; i++) {

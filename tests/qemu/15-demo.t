@@ -20,4 +20,6 @@ is($rc, 0, 'qemu-demo exits 0') or diag($out);
 like($out, qr/^\d+ passed, 0 failed$/m, 'no check failed');
 like($out, qr/^Interrupts \(uMSI, per CPU\)$/m, 'interrupt table shown');
 like($out, qr/^Vectors per CPU \(uMSI\)$/m, 'vector usage shown');
+like($out, qr/^  PASS  CPU 3 \(APIC ID 4\) went offline and came back$/m, 'one CPU offline/online shown');
+like($out, qr/^  PASS  hot-remove: every vector back/m, 'one hot-plug add/remove cycle shown');
 done_testing();
