@@ -192,47 +192,58 @@ sub hotplug_cycles {
 	return \%res;
 }
 
-my $t_start = time();
-my $r = UmsiQemu::run(smp => 4, timeout => 60 + 6 * $cycles, hold => 1, qmp => 1,
-	append => 'umsi.drivers=all umsi.probe=all umsi.fire=3',
-	devices => ['-global', 'ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off',
-		    '-blockdev', "driver=file,node-name=file0,filename=$img,read-only=on",
-		    '-blockdev', 'driver=raw,node-name=img0,file=file0,read-only=on',
-		    map { ('-device', sprintf('pcie-root-port,id=rp%d,chassis=%d,addr=0x%x', $_, $_, 7 + $_)) } 1 .. 3],
-	monitor => \&hotplug_cycles);
-my $res = $r->{monitor};
-is($r->{exit}, 'held', 'machine came up and held') or diag($r->{serial});
-ok($res && ref $res eq 'HASH' && !$res->{error}, 'hot-plug cycles ran')
-	or diag(explain($res));
-$res = { cycles => [] } unless ref $res eq 'HASH';
-my @c = @{$res->{cycles}};
-my $ready = $res->{ready} // {};
+my $kvm = UmsiQemu::kvm_status();
+for my $accel ('tcg', 'kvm') {
+    SKIP: {
+		if ($accel eq 'kvm' && $kvm ne 'yes') {
+			UmsiQemu::skip_kvm(1);
+			last SKIP;
+		}
+		subtest "$accel $cycles hot-plug cycles" => sub {
+			my $t_start = time();
+			my $r = UmsiQemu::run(accel => $accel, smp => 4, timeout => 60 + 6 * $cycles, hold => 1, qmp => 1,
+				append => 'umsi.drivers=all umsi.probe=all umsi.fire=3',
+				devices => ['-global', 'ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off',
+					    '-blockdev', "driver=file,node-name=file0,filename=$img,read-only=on",
+					    '-blockdev', 'driver=raw,node-name=img0,file=file0,read-only=on',
+					    map { ('-device', sprintf('pcie-root-port,id=rp%d,chassis=%d,addr=0x%x', $_, $_, 7 + $_)) } 1 .. 3],
+				monitor => \&hotplug_cycles);
+			my $res = $r->{monitor};
+			is($r->{exit}, 'held', 'machine came up and held') or diag($r->{serial});
+			ok($res && ref $res eq 'HASH' && !$res->{error}, 'hot-plug cycles ran')
+				or diag(explain($res));
+			$res = { cycles => [] } unless ref $res eq 'HASH';
+			my @c = @{$res->{cycles}};
+			my $ready = $res->{ready} // {};
 
-my @ports_up = grep { ($_->{driver} // '') eq 'pcieport' } @{$r->{devices}};
-is(scalar @ports_up, 3, 'three hot-plug ports claimed by the port service');
-is(scalar(grep { $_->{mode} eq 'msix' } @ports_up), 3, 'each on its own MSI-X vector');
-is(scalar @c, $cycles, "$cycles add/remove cycles done");
-my @bad = map { @{$_->{bad}} } @c;
-ok(!@bad, 'every cycle: device line, interrupts on the chosen CPU, hardware as reported, '
-   . 'DEVICE_DELETED, vectors back to the ready count') or diag(join("\n", @bad[0 .. min(30, $#bad)]));
-my %kinds_seen = map { $_->{kind} => 1 } grep { !@{$_->{bad}} } @c;
-is(scalar keys %kinds_seen, $cycles >= 6 ? 6 : $cycles, 'every kind of device went through');
-my $warm = 2 * @kinds;
-if (@c > $warm + 1) {
-	my @heap = map { $_->{heap} // 0 } @c;
-	is($heap[-1], $heap[$warm - 1],
-	   "kernel heap unchanged after cycle $warm (no leak in drivers or uMSI)")
-		or diag("heap per cycle: @heap");
-}
-if (@c) {
-	my @add = map { $_->{t_add} // 0 } @c;
-	my @del = map { $_->{t_del} // 0 } @c;
-	my @irq = map { ($_->{first_irq_us} // 0) / 1000 } @c;
-	note(sprintf('%d cycles in %.1f s (%s); device_add to slot line: mean %.0f ms, max %.0f ms; '
-		     . 'slot event to first interrupt (kernel clock): mean %.0f ms, max %.0f ms; '
-		     . 'device_del to DEVICE_DELETED: mean %.0f ms, max %.0f ms',
-		     scalar @c, time() - $t_start, $r->{accel}, 1000 * sum(@add) / @add,
-		     1000 * max(@add), sum(@irq) / @irq, max(@irq),
-		     1000 * sum(@del) / @del, 1000 * max(@del)));
+			my @ports_up = grep { ($_->{driver} // '') eq 'pcieport' } @{$r->{devices}};
+			is(scalar @ports_up, 3, 'three hot-plug ports claimed by the port service');
+			is(scalar(grep { $_->{mode} eq 'msix' } @ports_up), 3, 'each on its own MSI-X vector');
+			is(scalar @c, $cycles, "$cycles add/remove cycles done");
+			my @bad = map { @{$_->{bad}} } @c;
+			ok(!@bad, 'every cycle: device line, interrupts on the chosen CPU, hardware as reported, '
+			   . 'DEVICE_DELETED, vectors back to the ready count') or diag(join("\n", @bad[0 .. min(30, $#bad)]));
+			my %kinds_seen = map { $_->{kind} => 1 } grep { !@{$_->{bad}} } @c;
+			is(scalar keys %kinds_seen, $cycles >= 6 ? 6 : $cycles, 'every kind of device went through');
+			my $warm = 2 * @kinds;
+			if (@c > $warm + 1) {
+				my @heap = map { $_->{heap} // 0 } @c;
+				is($heap[-1], $heap[$warm - 1],
+				   "kernel heap unchanged after cycle $warm (no leak in drivers or uMSI)")
+					or diag("heap per cycle: @heap");
+			}
+			if (@c) {
+				my @add = map { $_->{t_add} // 0 } @c;
+				my @del = map { $_->{t_del} // 0 } @c;
+				my @irq = map { ($_->{first_irq_us} // 0) / 1000 } @c;
+				note(sprintf('%d cycles in %.1f s (%s); device_add to slot line: mean %.0f ms, max %.0f ms; '
+					     . 'slot event to first interrupt (kernel clock): mean %.0f ms, max %.0f ms; '
+					     . 'device_del to DEVICE_DELETED: mean %.0f ms, max %.0f ms',
+					     scalar @c, time() - $t_start, $r->{accel}, 1000 * sum(@add) / @add,
+					     1000 * max(@add), sum(@irq) / @irq, max(@irq),
+					     1000 * sum(@del) / @del, 1000 * max(@del)));
+			}
+		};
+	}
 }
 done_testing();
