@@ -648,6 +648,10 @@ void umsi_glue_run(void)
 	}
 	if (glue_cfg.have_fire)
 		glue_fire_all();
+	/* Slot events already queued (a card waiting in an unpowered slot):
+	 * served now, so that the ready line counts what they set up. */
+	if (umsi_glue_work_pending())
+		umsi_glue_work();
 	pciehp_storm_aid();
 	if (cmdline_flag("umsi.tables"))
 		print_tables();
