@@ -8,11 +8,11 @@
  * costs about 190 K instructions per allocation and free on 8192 CPUs. Here
  * the choice of CPU is kept ready in three layers:
  *
- *  1. Per CPU (struct cpu_map): the 256-bit ownership and managed bitmaps
- *     and four counters. Which vector of a CPU to hand out is a find-first
- *     over four words.
+ *  1. Per CPU (struct matrix_cpu): the 256-bit ownership and managed
+ *     bitmaps and four counters. Which vector of a CPU to hand out is a
+ *     find-first over four words.
  *
- *  2. Per block of 64 CPUs (struct cpu_block): the online bitmap and the
+ *  2. Per block of 64 CPUs (struct matrix_block): the online bitmap and the
  *     available counts stored "bit-sliced": slice[s] has bit i set when CPU
  *     (64 * block + i) has bit s set in its available count. The CPU with
  *     the largest count among any subset of the block falls out of one AND
@@ -29,11 +29,30 @@
  *  3. Over the blocks, a segment tree (an implicit binary heap layout,
  *     root at index 1, leaf of block b at leaves + b) of keys
  *     (count << 16 | (0xffff - cpu)): the larger key is the better CPU, ties
- *     going to the lower CPU number without a second comparison. The root
- *     answers the all-online mask in O(1); a contiguous range is two
- *     partial blocks plus O(log n) tree nodes; an arbitrary mask is one
- *     pass over its words, skipping every word whose block maximum cannot
- *     beat the best so far and stopping once the global maximum is found.
+ *     going to the lower CPU number without a second comparison.
+ *
+ * Choosing the CPU:
+ *  - all online CPUs (no mask): the root, O(1);
+ *  - any mask or range that holds the root's CPU: the root too, after one
+ *    bit test. The best CPU of all is the best of every set that holds it,
+ *    so an explicit mask of every online CPU costs what no mask costs;
+ *  - a contiguous range: two partial blocks plus O(log n) tree nodes;
+ *  - an arbitrary mask: branch and bound over the blocks in CPU order. A
+ *    later CPU must be strictly better to win a tie, so a block whose tree
+ *    maximum is at most the best count so far is skipped through the tree
+ *    without reading its mask word; a block whose maximum is exactly one
+ *    above can only win through a masked CPU of its top set, one AND with
+ *    the mask word; only a block whose maximum is two or more above pays
+ *    for the bit-sliced maximum. The search ends as soon as the best count
+ *    equals the root's, which nothing can beat.
+ *
+ * A block also keeps "below", a bound on the counts of its online CPUs
+ * outside top: a mask that misses top cannot find more there. The bound is
+ * exact when it is set and only rises afterwards, as a CPU outside top
+ * rises; it drops back to the block maximum minus one when a CPU leaves
+ * top or top is recomputed. It keeps the search away from the slices of
+ * blocks whose top set holds CPUs the mask does not name, such as idle
+ * CPUs next to the busy ones a mask selects.
  *
  * Counts are kept exact at every step, so umsi_matrix_check() can recompute
  * all three layers from the bitmaps and compare.
@@ -48,27 +67,57 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <umsi/internal/bitops.h>
 #include <umsi/matrix.h>
 
-#define WORDS_PER_CPU   4u      /* 256 vectors / 64 */
-#define CPUS_PER_BLOCK  64u
-#define MAX_SLICES      9u      /* counts go up to 256: nine bits */
-#define MATRIX_ALIGN    8u
-#define NO_VECTOR       0xffffffffu   /* "no such vector" from the finders */
+#define MATRIX_WORDS_PER_CPU    4u      /* 256 vectors / 64 */
+#define MATRIX_CPUS_PER_BLOCK   64u
+#define MATRIX_MAX_SLICES       9u      /* counts go up to 256: nine bits */
+#define MATRIX_ALIGN            8u
+#define MATRIX_NO_VECTOR        0xffffffffu   /* "no such vector" from the finders */
+#define MATRIX_NO_BLOCK         0xffffffffu   /* "no such block" from the tree search */
 
-struct cpu_map {
-	uint64_t owned[WORDS_PER_CPU];   /* allocated, of any kind */
-	uint64_t managed[WORDS_PER_CPU]; /* reserved for managed IRQs */
+/*
+ * Kept out of line where inlining would only cost the common path: a slow
+ * path inlined into a fast one makes the compiler save registers on entry
+ * to the fast one for the sake of the slow one.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define MATRIX_NOINLINE __attribute__((noinline))
+#else
+#define MATRIX_NOINLINE
+#endif
+
+/*
+ * The unmanaged vectors a CPU owns are not counted here: they are
+ * capacity - available - managed_count, and umsi_matrix_check() counts them
+ * from the bitmaps.
+ */
+struct matrix_cpu {
+	uint64_t owned[MATRIX_WORDS_PER_CPU];   /* allocated, of any kind */
+	uint64_t managed[MATRIX_WORDS_PER_CPU]; /* reserved for managed IRQs */
 	uint16_t available;
-	uint16_t allocated;              /* unmanaged, owned */
-	uint16_t managed_count;          /* popcount of managed */
-	uint16_t managed_allocated;      /* popcount of owned & managed */
+	uint16_t sliced;                        /* the count the slices hold */
+	uint16_t managed_count;                 /* popcount of managed */
+	uint16_t managed_allocated;             /* popcount of owned & managed */
 };
 
-struct cpu_block {
+/*
+ * The slices may lag behind the count of one CPU per block, the one in
+ * "stale": a vector freed and allocated again on the same CPU (the steady
+ * state of an IRQ layer, where the CPU a vector left is the best one for
+ * the next) then flips no slice at all. Slices are brought up to date
+ * before they are read for the block's own top set; a query that reads
+ * them for a subset leaves the stale CPU out and compares its count
+ * directly, so that a query never writes.
+ */
+struct matrix_block {
 	uint64_t online;
-	uint64_t top;                    /* online CPUs at the block maximum */
-	uint64_t slice[MAX_SLICES];
+	uint64_t top;                           /* online CPUs at the block maximum */
+	uint64_t stale;                         /* at most one CPU: sliced != available */
+	uint32_t below;                         /* no online CPU outside top has more */
+	uint32_t unused;
+	uint64_t slice[MATRIX_MAX_SLICES];
 };
 
 struct umsi_matrix {
@@ -88,65 +137,49 @@ struct umsi_matrix {
 	uint32_t managed;
 	uint32_t managed_allocated;
 	uint32_t legacy;
-	uint64_t blocked[WORDS_PER_CPU];        /* never allocatable anywhere */
-	uint64_t blocked_legacy[WORDS_PER_CPU]; /* ... plus the legacy range */
-	uint64_t legacy_map[WORDS_PER_CPU];
-	struct cpu_map *cpus;
-	struct cpu_block *blocks;
+	uint64_t blocked[MATRIX_WORDS_PER_CPU];        /* never allocatable anywhere */
+	uint64_t blocked_legacy[MATRIX_WORDS_PER_CPU]; /* ... plus the legacy range */
+	uint64_t legacy_map[MATRIX_WORDS_PER_CPU];
+	struct matrix_cpu *cpus;
+	struct matrix_block *blocks;
 	uint32_t *tree;
 };
 
 _Static_assert(_Alignof(struct umsi_matrix) <= MATRIX_ALIGN, "matrix alignment");
-_Static_assert(_Alignof(struct cpu_map) <= MATRIX_ALIGN, "cpu_map alignment");
-_Static_assert(sizeof(struct cpu_map) % MATRIX_ALIGN == 0, "cpu_map size");
+_Static_assert(_Alignof(struct matrix_cpu) <= MATRIX_ALIGN, "matrix_cpu alignment");
+_Static_assert(sizeof(struct matrix_cpu) % MATRIX_ALIGN == 0, "matrix_cpu size");
 _Static_assert(UMSI_MATRIX_MAX_CPUS <= 0x10000u, "CPU numbers must fit the key");
 
 /* Tree keys: larger is better; 0 means "no online CPU". */
-static inline uint32_t key_make(uint32_t count, uint32_t cpu)
+static inline uint32_t matrix_key(uint32_t count, uint32_t cpu)
 {
 	return (count << 16) | (0xffffu - cpu);
 }
 
-static inline uint32_t key_count(uint32_t key)
+static inline uint32_t matrix_key_count(uint32_t key)
 {
 	return key >> 16;
 }
 
-static inline uint32_t key_cpu(uint32_t key)
+static inline uint32_t matrix_key_cpu(uint32_t key)
 {
 	return 0xffffu - (key & 0xffffu);
 }
 
-static inline uint32_t max_u32(uint32_t a, uint32_t b)
+/* The largest key whose count is @count: a key beats it iff its count is
+ * larger. */
+static inline uint32_t matrix_key_ceiling(uint32_t count)
+{
+	return (count << 16) | 0xffffu;
+}
+
+static inline uint32_t matrix_max(uint32_t a, uint32_t b)
 {
 	return a > b ? a : b;
 }
 
-/* Index of the lowest set bit; x != 0. */
-static inline unsigned int ctz64(uint64_t x)
-{
-#if (defined(__GNUC__) || defined(__clang__)) && UINTPTR_MAX > 0xffffffffu
-	return (unsigned int)__builtin_ctzll(x);
-#elif defined(__GNUC__) || defined(__clang__)
-	/* 32-bit targets: __builtin_ctzll may become a libgcc call. */
-	uint32_t lo = (uint32_t)x;
-
-	return lo ? (unsigned int)__builtin_ctz(lo) :
-		    32u + (unsigned int)__builtin_ctz((uint32_t)(x >> 32));
-#else
-	/* De Bruijn multiplication, for compilers without the builtin. */
-	static const unsigned char pos[64] = {
-		0, 1, 2, 53, 3, 7, 54, 27, 4, 38, 41, 8, 34, 55, 48, 28,
-		62, 5, 39, 46, 44, 42, 22, 9, 24, 35, 59, 56, 49, 18, 29, 11,
-		63, 52, 6, 26, 37, 40, 33, 47, 61, 45, 43, 21, 23, 58, 17, 10,
-		51, 25, 36, 32, 60, 20, 57, 16, 50, 31, 19, 15, 30, 14, 13, 12,
-	};
-	return pos[((x & -x) * 0x022fdd63cc95386dull) >> 58];
-#endif
-}
-
 /* Index of the highest set bit; x != 0. */
-static inline unsigned int fls64(uint64_t x)
+static inline unsigned int matrix_fls64(uint64_t x)
 {
 	unsigned int n = 0;
 
@@ -160,7 +193,7 @@ static inline unsigned int fls64(uint64_t x)
  * libgcc call on targets without a popcount instruction, and a kernel may
  * not link libgcc.
  */
-static inline unsigned int popcount64(uint64_t x)
+static inline unsigned int matrix_popcount64(uint64_t x)
 {
 	x = x - ((x >> 1) & 0x5555555555555555ull);
 	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
@@ -168,40 +201,44 @@ static inline unsigned int popcount64(uint64_t x)
 	return (unsigned int)((x * 0x0101010101010101ull) >> 56);
 }
 
-static inline bool test_vec(const uint64_t *map, unsigned int v)
+static inline bool matrix_test_vec(const uint64_t *map, unsigned int v)
 {
 	return (map[v >> 6] >> (v & 63)) & 1;
 }
 
-static inline void set_vec(uint64_t *map, unsigned int v)
+static inline void matrix_set_vec(uint64_t *map, unsigned int v)
 {
 	map[v >> 6] |= 1ull << (v & 63);
 }
 
-static inline void clear_vec(uint64_t *map, unsigned int v)
+static inline void matrix_clear_vec(uint64_t *map, unsigned int v)
 {
 	map[v >> 6] &= ~(1ull << (v & 63));
 }
 
-static inline const uint64_t *cpu_blocked(const struct umsi_matrix *m, uint32_t cpu)
+static inline const uint64_t *matrix_cpu_blocked(const struct umsi_matrix *m, uint32_t cpu)
 {
 	return cpu == m->legacy_cpu ? m->blocked_legacy : m->blocked;
 }
 
-static inline uint32_t cpu_capacity(const struct umsi_matrix *m, uint32_t cpu)
+static inline uint32_t matrix_cpu_capacity(const struct umsi_matrix *m, uint32_t cpu)
 {
 	return cpu == m->legacy_cpu ? m->legacy_capacity : m->capacity;
 }
 
-static inline bool cpu_online(const struct umsi_matrix *m, uint32_t cpu)
+static inline bool matrix_cpu_online(const struct umsi_matrix *m, uint32_t cpu)
 {
-	return (m->blocks[cpu / CPUS_PER_BLOCK].online >> (cpu % CPUS_PER_BLOCK)) & 1;
+	const struct matrix_block *b = &m->blocks[cpu / MATRIX_CPUS_PER_BLOCK];
+
+	return (b->online >> (cpu % MATRIX_CPUS_PER_BLOCK)) & 1;
 }
 
 /* ---- Configuration and layout ------------------------------------------ */
 
 void umsi_matrix_default_config(struct umsi_matrix_config *cfg, uint32_t ncpus)
 {
+	unsigned int w;
+
 	if (!cfg)
 		return;
 	cfg->ncpus = ncpus;
@@ -212,13 +249,15 @@ void umsi_matrix_default_config(struct umsi_matrix_config *cfg, uint32_t ncpus)
 	cfg->legacy_first = UMSI_MATRIX_X86_LEGACY_FIRST;
 	cfg->legacy_count = UMSI_MATRIX_MAX_LEGACY;
 	cfg->legacy_cpu = 0;
-	for (unsigned int w = 0; w < WORDS_PER_CPU; w++)
+	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++)
 		cfg->reserved[w] = 0;
-	cfg->reserved[UMSI_MATRIX_X86_SYSCALL / 64] |= 1ull << (UMSI_MATRIX_X86_SYSCALL % 64);
+	matrix_set_vec(cfg->reserved, UMSI_MATRIX_X86_SYSCALL);
 }
 
-static bool config_valid(const struct umsi_matrix_config *cfg)
+static bool matrix_config_valid(const struct umsi_matrix_config *cfg)
 {
+	unsigned int v;
+
 	if (!cfg || cfg->ncpus == 0 || cfg->ncpus > UMSI_MATRIX_MAX_CPUS)
 		return false;
 	if (cfg->alloc_first > cfg->alloc_last || cfg->alloc_last >= UMSI_MATRIX_VECTORS)
@@ -234,21 +273,21 @@ static bool config_valid(const struct umsi_matrix_config *cfg)
 	    (uint32_t)cfg->legacy_first + cfg->legacy_count > UMSI_MATRIX_VECTORS)
 		return false;
 	/* A legacy vector must be distinct from every system or reserved one. */
-	for (unsigned int v = cfg->legacy_first; v < cfg->legacy_first + cfg->legacy_count; v++) {
+	for (v = cfg->legacy_first; v < cfg->legacy_first + cfg->legacy_count; v++) {
 		if (v >= cfg->system_first && v <= cfg->system_last)
 			return false;
-		if (test_vec(cfg->reserved, v))
+		if (matrix_test_vec(cfg->reserved, v))
 			return false;
 	}
 	return true;
 }
 
-static uint32_t blocks_for(uint32_t ncpus)
+static uint32_t matrix_blocks_for(uint32_t ncpus)
 {
-	return (ncpus + CPUS_PER_BLOCK - 1) / CPUS_PER_BLOCK;
+	return (ncpus + MATRIX_CPUS_PER_BLOCK - 1) / MATRIX_CPUS_PER_BLOCK;
 }
 
-static uint32_t leaves_for(uint32_t nblocks)
+static uint32_t matrix_leaves_for(uint32_t nblocks)
 {
 	uint32_t leaves = 1;
 
@@ -257,33 +296,136 @@ static uint32_t leaves_for(uint32_t nblocks)
 	return leaves;
 }
 
-static size_t align_up(size_t n)
+static size_t matrix_align_up(size_t n)
 {
 	return (n + MATRIX_ALIGN - 1) & ~(size_t)(MATRIX_ALIGN - 1);
 }
 
 /* Bytes from the aligned start of the memory to the end of the tree. */
-static size_t layout_size(uint32_t ncpus)
+static size_t matrix_layout_size(uint32_t ncpus)
 {
-	uint32_t nblocks = blocks_for(ncpus);
+	uint32_t nblocks = matrix_blocks_for(ncpus);
 
-	return align_up(sizeof(struct umsi_matrix)) +
-	       (size_t)ncpus * sizeof(struct cpu_map) +
-	       (size_t)nblocks * sizeof(struct cpu_block) +
-	       (size_t)2 * leaves_for(nblocks) * sizeof(uint32_t);
+	return matrix_align_up(sizeof(struct umsi_matrix)) +
+	       (size_t)ncpus * sizeof(struct matrix_cpu) +
+	       (size_t)nblocks * sizeof(struct matrix_block) +
+	       (size_t)2 * matrix_leaves_for(nblocks) * sizeof(uint32_t);
 }
 
 size_t umsi_matrix_size(const struct umsi_matrix_config *cfg)
 {
-	if (!config_valid(cfg))
+	if (!matrix_config_valid(cfg))
 		return 0;
-	return layout_size(cfg->ncpus) + MATRIX_ALIGN - 1;
+	return matrix_layout_size(cfg->ncpus) + MATRIX_ALIGN - 1;
 }
 
-/* ---- The three layers ----------------------------------------------------- */
+/* ---- The tree over the blocks ---------------------------------------------- */
+
+/*
+ * The leaf of @blk rose to @key. A parent holds the larger key of its two
+ * children, so it changes only while it is smaller than @key: climb until
+ * one is not.
+ */
+static void matrix_tree_raise(struct umsi_matrix *m, uint32_t blk, uint32_t key)
+{
+	uint32_t *tree = m->tree;
+	uint32_t i = m->leaves + blk;
+
+	tree[i] = key;
+	while (i > 1) {
+		i >>= 1;
+		if (tree[i] >= key)
+			return;
+		tree[i] = key;
+	}
+}
+
+/*
+ * The leaf of @blk fell to @key. A parent changes only if it held the old
+ * key (keys are unique per CPU, so it came from this child); it then takes
+ * the larger of the new key and the sibling's.
+ */
+static void matrix_tree_lower(struct umsi_matrix *m, uint32_t blk, uint32_t key)
+{
+	uint32_t *tree = m->tree;
+	uint32_t i = m->leaves + blk;
+	uint32_t old = tree[i];
+
+	tree[i] = key;
+	while (i > 1) {
+		uint32_t sibling = tree[i ^ 1];
+
+		i >>= 1;
+		if (tree[i] != old)
+			return;
+		key = matrix_max(key, sibling);
+		tree[i] = key;
+	}
+}
+
+static void matrix_tree_set(struct umsi_matrix *m, uint32_t blk, uint32_t key)
+{
+	uint32_t old = m->tree[m->leaves + blk];
+
+	if (key > old)
+		matrix_tree_raise(m, blk, key);
+	else if (key < old)
+		matrix_tree_lower(m, blk, key);
+}
+
+/*
+ * The first block at or after @from whose best key beats @ceiling (whose
+ * maximum count is larger, for a ceiling from matrix_key_ceiling()), or
+ * MATRIX_NO_BLOCK. Climbs from the leaf while the subtrees to the right
+ * cannot hold one, then descends to the leftmost leaf that does: O(log n).
+ */
+static uint32_t matrix_tree_next(const struct umsi_matrix *m, uint32_t from,
+				 uint32_t ceiling)
+{
+	const uint32_t *tree = m->tree;
+	uint32_t i;
+
+	if (from >= m->nblocks)
+		return MATRIX_NO_BLOCK;
+	i = m->leaves + from;
+	while (tree[i] <= ceiling) {
+		/* Up past every level where i is a right child, then right. */
+		while (i & 1)
+			i >>= 1;
+		if (i == 0)
+			return MATRIX_NO_BLOCK;
+		i++;
+	}
+	while (i < m->leaves) {
+		i <<= 1;
+		if (tree[i] <= ceiling)
+			i++;
+	}
+	return i - m->leaves;
+}
+
+/* Best key over blocks @lo .. @hi inclusive, in O(log n). */
+static uint32_t matrix_tree_query(const struct umsi_matrix *m, uint32_t lo, uint32_t hi)
+{
+	const uint32_t *tree = m->tree;
+	uint32_t l = lo + m->leaves, r = hi + m->leaves + 1;
+	uint32_t best = 0;
+
+	while (l < r) {
+		if (l & 1)
+			best = matrix_max(best, tree[l++]);
+		if (r & 1)
+			best = matrix_max(best, tree[--r]);
+		l >>= 1;
+		r >>= 1;
+	}
+	return best;
+}
+
+/* ---- Blocks ---------------------------------------------------------------- */
 
 /* Keep the candidates that have a bit, if any has it. */
-static inline uint64_t narrow(uint64_t cand, uint64_t slice)
+static inline uint64_t matrix_narrow(uint64_t cand, uint64_t slice)
 {
 	uint64_t t = cand & slice;
 
@@ -296,161 +438,308 @@ static inline uint64_t narrow(uint64_t cand, uint64_t slice)
  * file, unrolled and branch-free. Slices above the configured width are
  * zero and leave the candidates alone.
  */
-static uint64_t block_top(const struct umsi_matrix *m, const struct cpu_block *b,
-			  uint64_t cand)
+static inline uint64_t matrix_block_top(const struct umsi_matrix *m,
+				 const struct matrix_block *b, uint64_t cand)
 {
 	if (m->nslices > 8)
-		cand = narrow(cand, b->slice[8]);
-	cand = narrow(cand, b->slice[7]);
-	cand = narrow(cand, b->slice[6]);
-	cand = narrow(cand, b->slice[5]);
-	cand = narrow(cand, b->slice[4]);
-	cand = narrow(cand, b->slice[3]);
-	cand = narrow(cand, b->slice[2]);
-	cand = narrow(cand, b->slice[1]);
-	return narrow(cand, b->slice[0]);
+		cand = matrix_narrow(cand, b->slice[8]);
+	cand = matrix_narrow(cand, b->slice[7]);
+	cand = matrix_narrow(cand, b->slice[6]);
+	cand = matrix_narrow(cand, b->slice[5]);
+	cand = matrix_narrow(cand, b->slice[4]);
+	cand = matrix_narrow(cand, b->slice[3]);
+	cand = matrix_narrow(cand, b->slice[2]);
+	cand = matrix_narrow(cand, b->slice[1]);
+	return matrix_narrow(cand, b->slice[0]);
 }
 
 /* Key of the lowest CPU of the non-empty set @set of block @blk. */
-static inline uint32_t set_key(const struct umsi_matrix *m, uint32_t blk, uint64_t set)
+static inline uint32_t matrix_set_key(const struct umsi_matrix *m, uint32_t blk,
+				      uint64_t set)
 {
-	uint32_t cpu = blk * CPUS_PER_BLOCK + ctz64(set);
+	uint32_t cpu = blk * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(set);
 
-	return key_make(m->cpus[cpu].available, cpu);
+	return matrix_key(m->cpus[cpu].available, cpu);
 }
 
-/* Best key among the online CPUs of block @blk that are in @cand. */
-static uint32_t block_key(const struct umsi_matrix *m, uint32_t blk, uint64_t cand)
+/*
+ * Best key among the online CPUs of block @blk that are in @cand. A subset
+ * that meets top has the block maximum; otherwise the slices answer for
+ * every CPU but the stale one, whose count is compared on its own.
+ */
+static inline uint32_t matrix_block_key(const struct umsi_matrix *m, uint32_t blk,
+					uint64_t cand)
 {
-	const struct cpu_block *b = &m->blocks[blk];
-	uint64_t hit;
+	const struct matrix_block *b = &m->blocks[blk];
+	uint64_t hit, clean;
+	uint32_t key = 0;
 
 	cand &= b->online;
-	if (!cand)
-		return 0;
-	/* A subset that meets top has the block maximum. */
 	hit = cand & b->top;
 	if (hit)
-		return set_key(m, blk, hit);
-	return set_key(m, blk, block_top(m, b, cand));
+		return matrix_set_key(m, blk, hit);
+	clean = cand & ~b->stale;
+	if (clean)
+		key = matrix_set_key(m, blk, matrix_block_top(m, b, clean));
+	if (cand & b->stale)
+		key = matrix_max(key, matrix_set_key(m, blk, b->stale));
+	return key;
 }
 
-/* Write the leaf of @blk and carry it up until a node does not change. */
-static void tree_set(struct umsi_matrix *m, uint32_t blk, uint32_t key)
+/* Bring the slices of block @blk up to date with its stale CPU, if any. */
+static MATRIX_NOINLINE void matrix_flush(struct umsi_matrix *m, uint32_t blk)
 {
-	uint32_t *tree = m->tree;
-	uint32_t i = m->leaves + blk;
+	struct matrix_block *b = &m->blocks[blk];
+	struct matrix_cpu *c;
+	uint64_t bit = b->stale;
+	uint32_t diff;
 
-	if (tree[i] == key)
+	if (!bit)
 		return;
-	tree[i] = key;
-	while (i > 1) {
-		i >>= 1;
-		key = max_u32(tree[2 * i], tree[2 * i + 1]);
-		if (tree[i] == key)
-			return;
-		tree[i] = key;
+	c = &m->cpus[blk * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bit)];
+	diff = (uint32_t)c->sliced ^ c->available;
+	while (diff) {
+		b->slice[umsi_ctz64(diff)] ^= bit;
+		diff &= diff - 1;
 	}
+	c->sliced = c->available;
+	b->stale = 0;
+}
+
+/*
+ * The online CPUs of block @blk at its maximum, from the slices. A block
+ * with a single online CPU (a uniprocessor, or the last CPU of a machine
+ * of 64n + 1) needs no slices for that.
+ */
+static uint64_t matrix_block_top_all(struct umsi_matrix *m, uint32_t blk)
+{
+	struct matrix_block *b = &m->blocks[blk];
+	uint64_t online = b->online;
+
+	if (!(online & (online - 1)))
+		return online;
+	matrix_flush(m, blk);
+	return matrix_block_top(m, b, online);
+}
+
+/*
+ * Make the bound "below" of block @blk exact again, from the slices. Done
+ * when the CPU at the bound falls, so that the bound keeps following the
+ * busy CPUs down; not in a matrix of one block, whose search reads the
+ * slices before it has a count to hold the bound against.
+ */
+static MATRIX_NOINLINE void matrix_below_exact(struct umsi_matrix *m, uint32_t blk)
+{
+	struct matrix_block *b = &m->blocks[blk];
+	uint64_t rest = b->online & ~b->top;
+
+	b->below = 0;
+	if (!rest)
+		return;
+	matrix_flush(m, blk);
+	rest = matrix_block_top(m, b, rest);
+	b->below = m->cpus[blk * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(rest)].available;
 }
 
 /* Recompute block @blk from its slices (after online or offline). */
-static void block_refresh(struct umsi_matrix *m, uint32_t blk)
+static void matrix_block_refresh(struct umsi_matrix *m, uint32_t blk)
 {
-	struct cpu_block *b = &m->blocks[blk];
+	struct matrix_block *b = &m->blocks[blk];
+	uint32_t key;
 
-	b->top = b->online ? block_top(m, b, b->online) : 0;
-	tree_set(m, blk, b->top ? set_key(m, blk, b->top) : 0);
+	b->top = matrix_block_top_all(m, blk);
+	key = b->top ? matrix_set_key(m, blk, b->top) : 0;
+	matrix_below_exact(m, blk);
+	matrix_tree_set(m, blk, key);
 }
 
 /*
- * The count of online CPU @cpu changed; its slices are already updated.
- * Bring top, the leaf and the tree along, in O(1) unless the CPU was the
- * last one at the block maximum and fell below it.
+ * Record that the count of CPU @bit of block @blk changed (it is already
+ * stored in @c): it becomes the stale CPU of its block, unless it is back
+ * at the count the slices hold. A block has one stale CPU at most, so
+ * another one is flushed first.
  */
-static void block_count_changed(struct umsi_matrix *m, uint32_t cpu)
+static inline void matrix_mark(struct umsi_matrix *m, uint32_t blk,
+			       const struct matrix_cpu *c, uint64_t bit)
 {
-	uint32_t blk = cpu / CPUS_PER_BLOCK;
-	struct cpu_block *b = &m->blocks[blk];
-	uint64_t bit = 1ull << (cpu % CPUS_PER_BLOCK);
-	uint32_t avail = m->cpus[cpu].available;
-	uint32_t max = key_count(m->tree[m->leaves + blk]);
+	struct matrix_block *b = &m->blocks[blk];
 
+	if (c->available == c->sliced) {
+		b->stale &= ~bit;
+		return;
+	}
+	if (b->stale & ~bit)
+		matrix_flush(m, blk);
+	b->stale |= bit;
+}
+
+/*
+ * The last CPU at the maximum of block @blk fell below it: the maximum
+ * falls, and the slices tell which CPUs hold the new one.
+ */
+static MATRIX_NOINLINE void matrix_top_fell(struct umsi_matrix *m, uint32_t blk)
+{
+	struct matrix_block *b = &m->blocks[blk];
+	uint64_t top = matrix_block_top_all(m, blk);
+	uint32_t key = matrix_set_key(m, blk, top);
+
+	b->top = top;
+	/* Every CPU outside the new top set is below the new maximum. */
+	b->below = matrix_key_count(key) - 1;
+	matrix_tree_lower(m, blk, key);
+}
+
+/*
+ * Set the available count of @cpu; then, if the CPU is online, bring the
+ * global count, the block's top set and the tree along. That is O(1) in
+ * the block unless the CPU was the last one at the block maximum and fell
+ * below it (then the slices give the new top set), plus the tree nodes
+ * whose key changes. matrix_count_up() and matrix_count_down() are the
+ * same for a change of one, the path of every free and allocation.
+ */
+static void matrix_set_available(struct umsi_matrix *m, uint32_t cpu, uint32_t avail)
+{
+	struct matrix_cpu *c = &m->cpus[cpu];
+	uint32_t blk = cpu / MATRIX_CPUS_PER_BLOCK;
+	struct matrix_block *b = &m->blocks[blk];
+	uint64_t bit = 1ull << (cpu % MATRIX_CPUS_PER_BLOCK);
+	uint32_t old = c->available;
+	uint32_t leaf, max;
+	uint64_t top;
+
+	c->available = (uint16_t)avail;
+	matrix_mark(m, blk, c, bit);
+	if (!(b->online & bit))
+		return;
+	m->available = m->available - old + avail;
+	leaf = m->tree[m->leaves + blk];
+	max = matrix_key_count(leaf);
+	top = b->top;
 	if (avail > max) {
+		/* Alone above the old maximum; the others are at most there. */
+		if (top != bit)
+			b->below = max;
 		b->top = bit;
+		matrix_tree_raise(m, blk, matrix_key(avail, cpu));
+	} else if (avail == max) {
+		/* Joins the CPUs at the maximum; the leaf names the lowest. */
+		b->top = top | bit;
+		if (matrix_key(avail, cpu) > leaf)
+			matrix_tree_raise(m, blk, matrix_key(avail, cpu));
+	} else if (top & bit) {
+		/* Fell below the maximum: leaves top. */
+		top &= ~bit;
+		if (!top) {
+			matrix_top_fell(m, blk);
+			return;
+		}
+		b->top = top;
+		if (avail > b->below)
+			b->below = avail;
+		/* The leaf changes only if it named this CPU. */
+		if (matrix_key_cpu(leaf) == cpu)
+			matrix_tree_lower(m, blk, matrix_set_key(m, blk, top));
+	} else if (avail > b->below) {
+		b->below = avail;
+	} else if (old == b->below && avail < old && m->nblocks > 1) {
+		/* It may have been the only one at the bound. */
+		matrix_below_exact(m, blk);
+	}
+}
+
+/* matrix_set_available(m, cpu, available + 1), for a free. */
+static inline void matrix_count_up(struct umsi_matrix *m, struct matrix_cpu *c, uint32_t cpu)
+{
+	uint32_t blk = cpu / MATRIX_CPUS_PER_BLOCK;
+	struct matrix_block *b = &m->blocks[blk];
+	uint64_t bit = 1ull << (cpu % MATRIX_CPUS_PER_BLOCK);
+	uint32_t avail = c->available + 1u, leaf, max;
+
+	c->available = (uint16_t)avail;
+	matrix_mark(m, blk, c, bit);
+	if (!(b->online & bit))
+		return;
+	m->available++;
+	leaf = m->tree[m->leaves + blk];
+	max = matrix_key_count(leaf);
+	if (avail > max) {
+		/* Was at the maximum: now alone above it, the rest at most there. */
+		if (b->top != bit)
+			b->below = max;
+		b->top = bit;
+		matrix_tree_raise(m, blk, matrix_key(avail, cpu));
 	} else if (avail == max) {
 		b->top |= bit;
-	} else if (b->top & bit) {
-		b->top &= ~bit;
-		if (!b->top)
-			b->top = block_top(m, b, b->online);
-	} else {
-		return;   /* below the maximum before and after */
+		if (matrix_key(avail, cpu) > leaf)
+			matrix_tree_raise(m, blk, matrix_key(avail, cpu));
+	} else if (avail > b->below) {
+		b->below = avail;
 	}
-	tree_set(m, blk, set_key(m, blk, b->top));
 }
 
-/* Best key over blocks @lo .. @hi inclusive, in O(log n). */
-static uint32_t tree_query(const struct umsi_matrix *m, uint32_t lo, uint32_t hi)
+/* matrix_set_available(m, cpu, available - 1), for an allocation. */
+static inline void matrix_count_down(struct umsi_matrix *m, struct matrix_cpu *c,
+				     uint32_t cpu)
 {
-	const uint32_t *tree = m->tree;
-	uint32_t l = lo + m->leaves, r = hi + m->leaves + 1;
-	uint32_t best = 0;
+	uint32_t blk = cpu / MATRIX_CPUS_PER_BLOCK;
+	struct matrix_block *b = &m->blocks[blk];
+	uint64_t bit = 1ull << (cpu % MATRIX_CPUS_PER_BLOCK);
+	uint64_t top;
+	uint32_t leaf;
 
-	while (l < r) {
-		if (l & 1)
-			best = max_u32(best, tree[l++]);
-		if (r & 1)
-			best = max_u32(best, tree[--r]);
-		l >>= 1;
-		r >>= 1;
+	c->available--;
+	matrix_mark(m, blk, c, bit);
+	if (!(b->online & bit))
+		return;
+	m->available--;
+	top = b->top;
+	if (!(top & bit)) {
+		/* Below the maximum before and after; it may have been the
+		 * only one at the bound. */
+		if (c->available + 1u == b->below && m->nblocks > 1)
+			matrix_below_exact(m, blk);
+		return;
 	}
-	return best;
-}
-
-/*
- * Set the available count of @cpu: flip the slices of the bits that
- * change, then, if the CPU is online, the global count and the tree.
- */
-static void set_available(struct umsi_matrix *m, uint32_t cpu, uint32_t avail)
-{
-	struct cpu_map *c = &m->cpus[cpu];
-	struct cpu_block *b = &m->blocks[cpu / CPUS_PER_BLOCK];
-	uint64_t bit = 1ull << (cpu % CPUS_PER_BLOCK);
-	uint32_t diff = c->available ^ avail;
-
-	while (diff) {
-		b->slice[ctz64(diff)] ^= bit;
-		diff &= diff - 1;
+	top &= ~bit;
+	if (!top) {
+		matrix_top_fell(m, blk);
+		return;
 	}
-	if (b->online & bit) {
-		m->available = m->available - c->available + avail;
-		c->available = (uint16_t)avail;
-		block_count_changed(m, cpu);
-	} else {
-		c->available = (uint16_t)avail;
-	}
+	b->top = top;
+	leaf = m->tree[m->leaves + blk];
+	/* One below the maximum now: the bound can be no lower. */
+	b->below = matrix_key_count(leaf) - 1;
+	if (matrix_key_cpu(leaf) == cpu)
+		matrix_tree_lower(m, blk, matrix_key(matrix_key_count(leaf),
+						     blk * MATRIX_CPUS_PER_BLOCK +
+						     umsi_ctz64(top)));
 }
 
 /* ---- Masks ------------------------------------------------------------------- */
 
-static bool mask_valid(const struct umsi_cpumask *mask)
+static bool matrix_mask_valid(const struct umsi_cpumask *mask)
 {
 	return !mask || mask->nbits == 0 || mask->words;
 }
 
-/* Number of words of @mask that can name a CPU of @m. */
-static uint32_t mask_words(const struct umsi_matrix *m, const struct umsi_cpumask *mask)
+/* CPUs of @mask that the matrix has. */
+static uint32_t matrix_mask_bits(const struct umsi_matrix *m, const struct umsi_cpumask *mask)
 {
-	uint32_t nbits = mask->nbits < m->ncpus ? mask->nbits : m->ncpus;
+	return mask->nbits < m->ncpus ? mask->nbits : m->ncpus;
+}
 
-	return (nbits + 63) / 64;
+/* Number of words of @mask that can name a CPU of @m. */
+static uint32_t matrix_mask_words(const struct umsi_matrix *m,
+				  const struct umsi_cpumask *mask)
+{
+	return (matrix_mask_bits(m, mask) + 63) / 64;
 }
 
 /* Word @w of @mask, without bits at or beyond nbits or the CPU count. */
-static uint64_t mask_word(const struct umsi_matrix *m, const struct umsi_cpumask *mask,
-			  uint32_t w)
+static uint64_t matrix_mask_word(const struct umsi_matrix *m,
+				 const struct umsi_cpumask *mask, uint32_t w)
 {
-	uint32_t nbits = mask->nbits < m->ncpus ? mask->nbits : m->ncpus;
+	uint32_t nbits = matrix_mask_bits(m, mask);
 	uint64_t bits = mask->words[w];
 
 	if (w == nbits / 64)
@@ -459,81 +748,222 @@ static uint64_t mask_word(const struct umsi_matrix *m, const struct umsi_cpumask
 }
 
 /*
- * Best key among the online CPUs of an arbitrary @mask: one pass at most,
- * constant work per word. A word is skipped when its block cannot beat
- * the best so far: the subset's maximum is the block maximum if it meets
- * the block's top set, and at most one less if it does not. Only the words
- * that survive that test pay for the bit-sliced maximum.
+ * The first of the full mask words @w .. @stop - 1 that meets the top set
+ * of its block, or @stop. The inner loop of the mask search: eight words
+ * per test, since most words miss.
  */
-static uint32_t mask_best(const struct umsi_matrix *m, const struct umsi_cpumask *mask)
+static uint32_t matrix_hit_scan(const struct umsi_matrix *m, const uint64_t *words,
+				uint32_t w, uint32_t stop)
 {
-	uint32_t top = key_count(m->tree[1]);
-	uint32_t nwords = mask_words(m, mask);
-	uint32_t best = 0;
+	const uint64_t *p = words + w;
+	const struct matrix_block *b = m->blocks + w;
+	uint32_t n;
 
-	if (top == 0)
+	for (n = (stop - w) / 8; n; n--) {
+		if ((p[0] & b[0].top) | (p[1] & b[1].top) | (p[2] & b[2].top) |
+		    (p[3] & b[3].top) | (p[4] & b[4].top) | (p[5] & b[5].top) |
+		    (p[6] & b[6].top) | (p[7] & b[7].top))
+			break;
+		p += 8;
+		b += 8;
+	}
+	for (n = stop - (uint32_t)(p - words); n && !(*p & b->top); n--) {
+		p++;
+		b++;
+	}
+	return (uint32_t)(p - words);
+}
+
+/*
+ * First pass of the mask search: the lowest CPU of the mask whose count is
+ * the root's (the largest anywhere), or 0 if the mask has none. Such CPUs
+ * are the top sets of the blocks whose maximum is the root's, so this is
+ * one AND per mask word up to the answer. It is the common case (a free
+ * makes its CPU the best again), and it leaves the second pass a ceiling
+ * one lower.
+ */
+static uint32_t matrix_mask_hunt(const struct umsi_matrix *m, const uint64_t *words,
+				 uint32_t nbits)
+{
+	uint32_t nfull = nbits / 64, root = m->tree[1] & ~0xffffu, w = 0;
+	uint64_t bits;
+
+	for (;;) {
+		w = matrix_hit_scan(m, words, w, nfull);
+		if (w == nfull)
+			break;
+		if ((m->tree[m->leaves + w] & ~0xffffu) == root)
+			return matrix_set_key(m, w, words[w] & m->blocks[w].top);
+		w++;
+	}
+	if (nbits % 64 == 0)
 		return 0;
-	for (uint32_t w = 0; w < nwords; w++) {
-		const struct cpu_block *b = &m->blocks[w];
-		uint64_t bits = mask_word(m, mask, w) & b->online;
-		uint32_t max = key_count(m->tree[m->leaves + w]);
-		uint64_t hit = bits & b->top;
-		uint32_t key;
+	bits = words[w] & ((1ull << (nbits % 64)) - 1) & m->blocks[w].top;
+	if (bits && (m->tree[m->leaves + w] & ~0xffffu) == root)
+		return matrix_set_key(m, w, bits);
+	return 0;
+}
 
-		if (!bits)
+/*
+ * The exact best key of the mask word @bits in block @w, or 0 if it cannot
+ * beat a count of @bc: a subset that meets top has the block maximum, one
+ * that misses it at most "below"; only then are the slices read.
+ */
+static inline uint32_t matrix_word_key(const struct umsi_matrix *m, uint32_t w,
+				       uint64_t bits, uint32_t bc)
+{
+	const struct matrix_block *b = &m->blocks[w];
+	uint64_t clean;
+	uint32_t key = 0;
+
+	bits &= b->online;
+	if (bits & b->top)
+		return matrix_set_key(m, w, bits & b->top);
+	if (!bits || b->below <= bc)
+		return 0;
+	clean = bits & ~b->stale;
+	if (clean)
+		key = matrix_set_key(m, w, matrix_block_top(m, b, clean));
+	if (bits & b->stale)
+		key = matrix_max(key, matrix_set_key(m, w, b->stale));
+	return key;
+}
+
+/*
+ * Best key among the online CPUs of an arbitrary mask of @nbits bits (not
+ * more than the CPUs) that has no CPU at the root's count (see
+ * matrix_mask_hunt()): branch and bound over the blocks in CPU order.
+ *
+ * With best count bc so far, a later CPU wins only with a count above bc
+ * (ties go to the lower CPU). So:
+ *  - an empty mask word costs one test;
+ *  - a block whose maximum is at most bc cannot win: the tree skips it,
+ *    and every block after it up to the next one that can
+ *    (matrix_tree_next), without reading their mask words;
+ *  - a block whose maximum is bc + 1 wins only if the mask meets its top
+ *    set, since the CPUs outside top are at least one below the maximum.
+ *    A run of such blocks, up to the next block with a higher maximum,
+ *    costs one AND per mask word (matrix_hit_scan);
+ *  - any other block is decided by matrix_word_key(), which reads the
+ *    slices only if the bound "below" leaves it a chance.
+ * The search stops when bc reaches the most the mask can have: the root's
+ * count, or one less once matrix_mask_hunt() has found nothing there.
+ */
+static MATRIX_NOINLINE uint32_t matrix_mask_search(const struct umsi_matrix *m,
+						   const uint64_t *words, uint32_t nbits)
+{
+	uint32_t nwords = (nbits + 63) / 64, nfull = nbits / 64;
+	uint32_t root = matrix_key_count(m->tree[1]), most = root;
+	uint32_t best = 0, bc = 0, w = 0, count, key, stop;
+	uint64_t bits;
+
+	/* One word is one block: the exact answer costs no more than the hunt. */
+	if (nwords > 1) {
+		best = matrix_mask_hunt(m, words, nbits);
+		if (best)
+			return best;
+		most = root - 1;
+	}
+	if (most == 0)
+		return 0;
+	while (w < nwords) {
+		while (w < nfull && !words[w])
+			w++;
+		if (w == nwords)
+			break;
+		count = matrix_key_count(m->tree[m->leaves + w]);
+		if (count <= bc) {
+			w = matrix_tree_next(m, w + 1, matrix_key_ceiling(bc));
 			continue;
-		if (hit) {
-			if (max <= key_count(best))
+		}
+		if (count == bc + 1 && w < nfull) {
+			stop = bc + 1 >= root ? MATRIX_NO_BLOCK :
+			       matrix_tree_next(m, w, matrix_key_ceiling(bc + 1));
+			if (stop > nfull)
+				stop = nfull;
+			for (;;) {
+				w = matrix_hit_scan(m, words, w, stop);
+				if (w == stop)
+					break;
+				key = matrix_set_key(m, w, words[w] & m->blocks[w].top);
+				if (key > best)
+					break;
+				/* A top set at bc or below: it cannot win. */
+				w++;
+			}
+			if (w == stop)
 				continue;
-			key = set_key(m, w, hit);
 		} else {
-			if (max <= key_count(best) + 1)
-				continue;
-			key = set_key(m, w, block_top(m, b, bits));
+			bits = words[w];
+			if (w == nfull)
+				bits &= (1ull << (nbits % 64)) - 1;
+			key = matrix_word_key(m, w, bits, bc);
 		}
 		if (key > best) {
 			best = key;
-			/* Later words hold higher CPU numbers: a tie loses. */
-			if (key_count(best) == top)
+			bc = matrix_key_count(key);
+			if (bc >= most)
 				break;
 		}
+		w++;
 	}
 	return best;
 }
 
-/* Best key among the online CPUs @first .. @first + @count - 1. */
-static uint32_t range_best(const struct umsi_matrix *m, uint32_t first, uint32_t count)
+/*
+ * Best key among the online CPUs of @mask. The root's CPU is the best of
+ * every set that holds it, so one bit test answers every mask that names
+ * it (an explicit "all CPUs" mask among them); the others are searched.
+ */
+static inline uint32_t matrix_mask_best(const struct umsi_matrix *m,
+					const struct umsi_cpumask *mask)
 {
+	uint32_t root = m->tree[1], cpu = matrix_key_cpu(root);
+	uint32_t nbits = matrix_mask_bits(m, mask);
+
+	if (cpu < nbits && ((mask->words[cpu / 64] >> (cpu % 64)) & 1))
+		return root;
+	return matrix_mask_search(m, mask->words, nbits);
+}
+
+/* Best key among the online CPUs @first .. @first + @count - 1. */
+static uint32_t matrix_range_best(const struct umsi_matrix *m, uint32_t first, uint32_t count)
+{
+	uint32_t root = m->tree[1];
 	uint32_t last = first + count - 1;
-	uint32_t lb = first / CPUS_PER_BLOCK, hb = last / CPUS_PER_BLOCK;
-	uint64_t lo_bits = ~0ull << (first % CPUS_PER_BLOCK);
-	uint64_t hi_bits = ~0ull >> (63 - last % CPUS_PER_BLOCK);
+	uint32_t lb = first / MATRIX_CPUS_PER_BLOCK, hb = last / MATRIX_CPUS_PER_BLOCK;
+	uint64_t lo_bits = ~0ull << (first % MATRIX_CPUS_PER_BLOCK);
+	uint64_t hi_bits = ~0ull >> (63 - last % MATRIX_CPUS_PER_BLOCK);
 	uint32_t best;
 
+	/* The best CPU of all is the best of any range that holds it. */
+	if (matrix_key_cpu(root) - first < count)
+		return root;
 	if (lb == hb)
-		return block_key(m, lb, lo_bits & hi_bits);
-	best = lo_bits == ~0ull ? m->tree[m->leaves + lb] : block_key(m, lb, lo_bits);
-	best = max_u32(best, hi_bits == ~0ull ? m->tree[m->leaves + hb] :
-			     block_key(m, hb, hi_bits));
+		return matrix_block_key(m, lb, lo_bits & hi_bits);
+	best = lo_bits == ~0ull ? m->tree[m->leaves + lb] : matrix_block_key(m, lb, lo_bits);
+	best = matrix_max(best, hi_bits == ~0ull ? m->tree[m->leaves + hb] :
+				matrix_block_key(m, hb, hi_bits));
 	if (hb > lb + 1)
-		best = max_u32(best, tree_query(m, lb + 1, hb - 1));
+		best = matrix_max(best, matrix_tree_query(m, lb + 1, hb - 1));
 	return best;
 }
 
 /* ---- Choosing a vector inside one CPU ---------------------------------------- */
 
-static unsigned int lowest_free(const struct umsi_matrix *m, uint32_t cpu)
+static inline unsigned int matrix_lowest_free(const struct umsi_matrix *m, uint32_t cpu)
 {
-	const struct cpu_map *c = &m->cpus[cpu];
-	const uint64_t *blocked = cpu_blocked(m, cpu);
+	const struct matrix_cpu *c = &m->cpus[cpu];
+	const uint64_t *blocked = matrix_cpu_blocked(m, cpu);
+	unsigned int w;
 
-	for (unsigned int w = 0; w < WORDS_PER_CPU; w++) {
+	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
 		uint64_t free = ~(c->owned[w] | c->managed[w] | blocked[w]);
 
 		if (free)
-			return w * 64 + ctz64(free);
+			return w * 64 + umsi_ctz64(free);
 	}
-	return NO_VECTOR;
+	return MATRIX_NO_VECTOR;
 }
 
 /*
@@ -541,55 +971,59 @@ static unsigned int lowest_free(const struct umsi_matrix *m, uint32_t cpu)
  * fewest vectors among the classes with a free one; ties to the lower
  * class.
  */
-static unsigned int spread_free(const struct umsi_matrix *m, uint32_t cpu)
+static MATRIX_NOINLINE unsigned int matrix_spread_free(const struct umsi_matrix *m,
+						       uint32_t cpu)
 {
-	const struct cpu_map *c = &m->cpus[cpu];
-	const uint64_t *blocked = cpu_blocked(m, cpu);
-	unsigned int best_used = NO_VECTOR, best_vec = NO_VECTOR;
+	const struct matrix_cpu *c = &m->cpus[cpu];
+	const uint64_t *blocked = matrix_cpu_blocked(m, cpu);
+	unsigned int best_used = MATRIX_NO_VECTOR, best_vec = MATRIX_NO_VECTOR;
+	unsigned int cls;
 
-	for (unsigned int cls = 0; cls < UMSI_MATRIX_VECTORS / 16; cls++) {
+	for (cls = 0; cls < UMSI_MATRIX_VECTORS / 16; cls++) {
 		unsigned int w = cls / 4, shift = (cls % 4) * 16;
 		uint64_t free = (~(c->owned[w] | c->managed[w] | blocked[w]) >> shift) & 0xffff;
 		unsigned int used;
 
 		if (!free)
 			continue;
-		used = popcount64((c->owned[w] >> shift) & 0xffff);
+		used = matrix_popcount64((c->owned[w] >> shift) & 0xffff);
 		if (used < best_used) {
 			best_used = used;
-			best_vec = cls * 16 + ctz64(free);
+			best_vec = cls * 16 + umsi_ctz64(free);
 		}
 	}
 	return best_vec;
 }
 
 /* Bits at the multiples of 2^order in a word: where aligned blocks start. */
-static const uint64_t block_starts[UMSI_MATRIX_MAX_ORDER + 1] = {
+static const uint64_t matrix_block_starts[UMSI_MATRIX_MAX_ORDER + 1] = {
 	0xffffffffffffffffull, 0x5555555555555555ull, 0x1111111111111111ull,
 	0x0101010101010101ull, 0x0001000100010001ull, 0x0000000100000001ull,
 };
 
 /*
  * Lowest free block of 2^@order vectors aligned to its size on @cpu, or
- * NO_VECTOR. After folding the free map onto itself by 1, 2, 4 ... bits, bit
- * i is set when vectors i .. i + 2^order - 1 are all free. Aligned blocks
- * of at most 32 never straddle two words.
+ * MATRIX_NO_VECTOR. After folding the free map onto itself by 1, 2, 4 ...
+ * bits, bit i is set when vectors i .. i + 2^order - 1 are all free.
+ * Aligned blocks of at most 32 never straddle two words.
  */
-static unsigned int block_free(const struct umsi_matrix *m, uint32_t cpu, unsigned int order)
+static unsigned int matrix_block_free(const struct umsi_matrix *m, uint32_t cpu,
+				      unsigned int order)
 {
-	const struct cpu_map *c = &m->cpus[cpu];
-	const uint64_t *blocked = cpu_blocked(m, cpu);
+	const struct matrix_cpu *c = &m->cpus[cpu];
+	const uint64_t *blocked = matrix_cpu_blocked(m, cpu);
+	unsigned int w, s;
 
-	for (unsigned int w = 0; w < WORDS_PER_CPU; w++) {
+	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
 		uint64_t free = ~(c->owned[w] | c->managed[w] | blocked[w]);
 
-		for (unsigned int s = 1; s < (1u << order); s <<= 1)
+		for (s = 1; s < (1u << order); s <<= 1)
 			free &= free >> s;
-		free &= block_starts[order];
+		free &= matrix_block_starts[order];
 		if (free)
-			return w * 64 + ctz64(free);
+			return w * 64 + umsi_ctz64(free);
 	}
-	return NO_VECTOR;
+	return MATRIX_NO_VECTOR;
 }
 
 /* ---- Initialisation, online, offline ---------------------------------------- */
@@ -598,51 +1032,51 @@ int umsi_matrix_init(void *mem, size_t len, const struct umsi_matrix_config *cfg
 		     struct umsi_matrix **out)
 {
 	uintptr_t base;
-	size_t need, skip;
+	size_t need, skip, i;
 	struct umsi_matrix *m;
 	uint64_t *words;
-	uint32_t bits;
+	uint32_t bits, cpu;
+	unsigned int v, w;
 
-	if (!mem || !out || !config_valid(cfg))
+	if (!mem || !out || !matrix_config_valid(cfg))
 		return -UMSI_EINVAL;
 	base = ((uintptr_t)mem + MATRIX_ALIGN - 1) & ~(uintptr_t)(MATRIX_ALIGN - 1);
 	skip = base - (uintptr_t)mem;
-	need = layout_size(cfg->ncpus);
+	need = matrix_layout_size(cfg->ncpus);
 	if (len < skip || len - skip < need)
 		return -UMSI_ENOMEM;
 
 	/* Zero the whole layout; a local loop, the core calls no memset. */
 	words = (uint64_t *)base;
-	for (size_t i = 0; i < need / sizeof(uint64_t); i++)
+	for (i = 0; i < need / sizeof(uint64_t); i++)
 		words[i] = 0;
 
 	m = (struct umsi_matrix *)base;
 	m->ncpus = cfg->ncpus;
-	m->nblocks = blocks_for(cfg->ncpus);
-	m->leaves = leaves_for(m->nblocks);
+	m->nblocks = matrix_blocks_for(cfg->ncpus);
+	m->leaves = matrix_leaves_for(m->nblocks);
 	m->legacy_cpu = cfg->legacy_count ? cfg->legacy_cpu : UINT32_MAX;
 	m->legacy_first = cfg->legacy_first;
 	m->legacy_count = cfg->legacy_count;
-	m->cpus = (struct cpu_map *)(base + align_up(sizeof(*m)));
-	m->blocks = (struct cpu_block *)(m->cpus + m->ncpus);
+	m->cpus = (struct matrix_cpu *)(base + matrix_align_up(sizeof(*m)));
+	m->blocks = (struct matrix_block *)(m->cpus + m->ncpus);
 	m->tree = (uint32_t *)(m->blocks + m->nblocks);
 
 	/* Everything outside [alloc_first, alloc_last] is blocked ... */
-	for (unsigned int v = 0; v < UMSI_MATRIX_VECTORS; v++) {
+	for (v = 0; v < UMSI_MATRIX_VECTORS; v++) {
 		if (v < cfg->alloc_first || v > cfg->alloc_last ||
 		    (v >= cfg->system_first && v <= cfg->system_last) ||
-		    test_vec(cfg->reserved, v))
-			set_vec(m->blocked, v);
+		    matrix_test_vec(cfg->reserved, v))
+			matrix_set_vec(m->blocked, v);
 	}
 	/* ... and on the legacy CPU the legacy vectors too. */
-	for (unsigned int i = 0; i < m->legacy_count; i++)
-		set_vec(m->legacy_map, m->legacy_first + i);
-	for (unsigned int w = 0; w < WORDS_PER_CPU; w++)
-		m->blocked_legacy[w] = m->blocked[w] | m->legacy_map[w];
+	for (v = 0; v < m->legacy_count; v++)
+		matrix_set_vec(m->legacy_map, m->legacy_first + v);
 	m->capacity = m->legacy_capacity = UMSI_MATRIX_VECTORS;
-	for (unsigned int w = 0; w < WORDS_PER_CPU; w++) {
-		m->capacity -= popcount64(m->blocked[w]);
-		m->legacy_capacity -= popcount64(m->blocked_legacy[w]);
+	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
+		m->blocked_legacy[w] = m->blocked[w] | m->legacy_map[w];
+		m->capacity -= matrix_popcount64(m->blocked[w]);
+		m->legacy_capacity -= matrix_popcount64(m->blocked_legacy[w]);
 	}
 
 	bits = 1;
@@ -651,63 +1085,71 @@ int umsi_matrix_init(void *mem, size_t len, const struct umsi_matrix_config *cfg
 	m->nslices = bits;
 
 	/* Every CPU starts offline with its whole capacity available. */
-	for (uint32_t cpu = 0; cpu < m->ncpus; cpu++)
-		set_available(m, cpu, cpu_capacity(m, cpu));
+	for (cpu = 0; cpu < m->ncpus; cpu++) {
+		struct matrix_cpu *c = &m->cpus[cpu];
+		struct matrix_block *b = &m->blocks[cpu / MATRIX_CPUS_PER_BLOCK];
+
+		c->available = c->sliced = (uint16_t)matrix_cpu_capacity(m, cpu);
+		for (v = 0; v < m->nslices; v++) {
+			if ((c->available >> v) & 1)
+				b->slice[v] |= 1ull << (cpu % MATRIX_CPUS_PER_BLOCK);
+		}
+	}
 	*out = m;
 	return 0;
 }
 
 int umsi_matrix_online(struct umsi_matrix *m, uint32_t cpu)
 {
-	if (!m || cpu >= m->ncpus || cpu_online(m, cpu))
+	if (!m || cpu >= m->ncpus || matrix_cpu_online(m, cpu))
 		return -UMSI_EINVAL;
-	m->blocks[cpu / CPUS_PER_BLOCK].online |= 1ull << (cpu % CPUS_PER_BLOCK);
+	m->blocks[cpu / MATRIX_CPUS_PER_BLOCK].online |= 1ull << (cpu % MATRIX_CPUS_PER_BLOCK);
 	m->online++;
 	m->available += m->cpus[cpu].available;
-	block_refresh(m, cpu / CPUS_PER_BLOCK);
+	matrix_block_refresh(m, cpu / MATRIX_CPUS_PER_BLOCK);
 	return 0;
 }
 
 int umsi_matrix_offline(struct umsi_matrix *m, uint32_t cpu)
 {
-	if (!m || cpu >= m->ncpus || !cpu_online(m, cpu))
+	if (!m || cpu >= m->ncpus || !matrix_cpu_online(m, cpu))
 		return -UMSI_EINVAL;
-	m->blocks[cpu / CPUS_PER_BLOCK].online &= ~(1ull << (cpu % CPUS_PER_BLOCK));
+	m->blocks[cpu / MATRIX_CPUS_PER_BLOCK].online &= ~(1ull << (cpu % MATRIX_CPUS_PER_BLOCK));
 	m->online--;
 	m->available -= m->cpus[cpu].available;
-	block_refresh(m, cpu / CPUS_PER_BLOCK);
+	matrix_block_refresh(m, cpu / MATRIX_CPUS_PER_BLOCK);
 	return 0;
 }
 
 /* ---- Unmanaged allocation --------------------------------------------------- */
 
-/* Take one vector on @cpu, which has one available. */
-static int take_vector(struct umsi_matrix *m, uint32_t cpu, unsigned int flags)
+/* Take one vector on the CPU of @key, or fail if its count is 0. */
+static inline int matrix_take(struct umsi_matrix *m, uint32_t key, unsigned int flags,
+		       uint32_t *out)
 {
-	struct cpu_map *c = &m->cpus[cpu];
-	unsigned int v = (flags & UMSI_MATRIX_SPREAD) ? spread_free(m, cpu) : lowest_free(m, cpu);
+	uint32_t cpu = matrix_key_cpu(key);
+	struct matrix_cpu *c;
+	unsigned int v;
 
-	set_vec(c->owned, v);
-	c->allocated++;
-	m->allocated++;
-	set_available(m, cpu, c->available - 1u);
-	return (int)v;
-}
-
-static int alloc_key(struct umsi_matrix *m, uint32_t key, unsigned int flags, uint32_t *cpu)
-{
-	if (key_count(key) == 0)
+	/* The best CPU has the largest count: if it has none, none has. */
+	if (matrix_key_count(key) == 0)
 		return -UMSI_ENOSPC;
-	*cpu = key_cpu(key);
-	return take_vector(m, *cpu, flags);
+	c = &m->cpus[cpu];
+	v = (flags & UMSI_MATRIX_SPREAD) ? matrix_spread_free(m, cpu) :
+					   matrix_lowest_free(m, cpu);
+	matrix_set_vec(c->owned, v);
+	m->allocated++;
+	matrix_count_down(m, c, cpu);
+	*out = cpu;
+	return (int)v;
 }
 
 int umsi_matrix_alloc(struct umsi_matrix *m, const struct umsi_cpumask *mask,
 		      unsigned int flags, uint32_t *cpu)
 {
-	if (!m || !cpu || (flags & ~UMSI_MATRIX_SPREAD) || !mask_valid(mask))
+	if (!m || !cpu || (flags & ~UMSI_MATRIX_SPREAD) || !matrix_mask_valid(mask))
 		return -UMSI_EINVAL;
-	return alloc_key(m, mask ? mask_best(m, mask) : m->tree[1], flags, cpu);
+	return matrix_take(m, mask ? matrix_mask_best(m, mask) : m->tree[1], flags, cpu);
 }
 
 int umsi_matrix_alloc_range(struct umsi_matrix *m, uint32_t first, uint32_t count,
@@ -716,23 +1158,22 @@ int umsi_matrix_alloc_range(struct umsi_matrix *m, uint32_t first, uint32_t coun
 	if (!m || !cpu || (flags & ~UMSI_MATRIX_SPREAD) || count == 0 ||
 	    first >= m->ncpus || count > m->ncpus - first)
 		return -UMSI_EINVAL;
-	return alloc_key(m, range_best(m, first, count), flags, cpu);
+	return matrix_take(m, matrix_range_best(m, first, count), flags, cpu);
 }
 
 int umsi_matrix_alloc_at(struct umsi_matrix *m, uint32_t cpu, unsigned int vector)
 {
-	struct cpu_map *c;
+	struct matrix_cpu *c;
 
 	if (!m || cpu >= m->ncpus || vector >= UMSI_MATRIX_VECTORS ||
-	    test_vec(cpu_blocked(m, cpu), vector))
+	    matrix_test_vec(matrix_cpu_blocked(m, cpu), vector))
 		return -UMSI_EINVAL;
 	c = &m->cpus[cpu];
-	if (test_vec(c->owned, vector) || test_vec(c->managed, vector))
+	if (matrix_test_vec(c->owned, vector) || matrix_test_vec(c->managed, vector))
 		return -UMSI_EBUSY;
-	set_vec(c->owned, vector);
-	c->allocated++;
+	matrix_set_vec(c->owned, vector);
 	m->allocated++;
-	set_available(m, cpu, c->available - 1u);
+	matrix_set_available(m, cpu, c->available - 1u);
 	return 0;
 }
 
@@ -742,28 +1183,29 @@ int umsi_matrix_alloc_at(struct umsi_matrix *m, uint32_t cpu, unsigned int vecto
  * CPUs are visited in increasing order, so only a strictly larger count
  * replaces the best; a block whose maximum cannot beat it is skipped.
  */
-static uint32_t block_scan(const struct umsi_matrix *m, const struct umsi_cpumask *mask,
-			   unsigned int order, unsigned int *vector)
+static uint32_t matrix_block_scan(const struct umsi_matrix *m,
+				  const struct umsi_cpumask *mask, unsigned int order,
+				  unsigned int *vector)
 {
-	uint32_t nwords = mask ? mask_words(m, mask) : m->nblocks;
+	uint32_t nwords = mask ? matrix_mask_words(m, mask) : m->nblocks;
 	uint32_t best_cpu = UINT32_MAX, best_avail = (1u << order) - 1;
+	uint32_t w, cpu;
+	unsigned int v;
 
-	for (uint32_t w = 0; w < nwords; w++) {
+	for (w = 0; w < nwords; w++) {
 		uint64_t bits = m->blocks[w].online;
 
 		if (mask)
-			bits &= mask_word(m, mask, w);
-		if (key_count(m->tree[m->leaves + w]) <= best_avail)
+			bits &= matrix_mask_word(m, mask, w);
+		if (matrix_key_count(m->tree[m->leaves + w]) <= best_avail)
 			continue;
 		while (bits) {
-			uint32_t cpu = w * CPUS_PER_BLOCK + ctz64(bits);
-			unsigned int v;
-
+			cpu = w * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bits);
 			bits &= bits - 1;
 			if (m->cpus[cpu].available <= best_avail)
 				continue;
-			v = block_free(m, cpu, order);
-			if (v != NO_VECTOR) {
+			v = matrix_block_free(m, cpu, order);
+			if (v != MATRIX_NO_VECTOR) {
 				best_cpu = cpu;
 				best_avail = m->cpus[cpu].available;
 				*vector = v;
@@ -777,90 +1219,94 @@ int umsi_matrix_alloc_block(struct umsi_matrix *m, const struct umsi_cpumask *ma
 			    unsigned int order, uint32_t *cpu)
 {
 	uint32_t key, best, size;
-	unsigned int v;
-	struct cpu_map *c;
+	unsigned int v, i;
+	struct matrix_cpu *c;
 
-	if (!m || !cpu || order > UMSI_MATRIX_MAX_ORDER || !mask_valid(mask))
+	if (!m || !cpu || order > UMSI_MATRIX_MAX_ORDER || !matrix_mask_valid(mask))
 		return -UMSI_EINVAL;
 	size = 1u << order;
-	key = mask ? mask_best(m, mask) : m->tree[1];
+	key = mask ? matrix_mask_best(m, mask) : m->tree[1];
 	/* The best CPU has the largest count: if it is short, all are. */
-	if (key_count(key) < size)
+	if (matrix_key_count(key) < size)
 		return -UMSI_ENOSPC;
-	best = key_cpu(key);
-	v = block_free(m, best, order);
-	if (v == NO_VECTOR) {
+	best = matrix_key_cpu(key);
+	v = matrix_block_free(m, best, order);
+	if (v == MATRIX_NO_VECTOR) {
 		/* Fragmented: find the best CPU that has a block. */
-		best = block_scan(m, mask, order, &v);
+		best = matrix_block_scan(m, mask, order, &v);
 		if (best == UINT32_MAX)
 			return -UMSI_ENOSPC;
 	}
 	c = &m->cpus[best];
-	for (unsigned int i = 0; i < size; i++)
-		set_vec(c->owned, v + i);
-	c->allocated += (uint16_t)size;
+	for (i = 0; i < size; i++)
+		matrix_set_vec(c->owned, v + i);
 	m->allocated += size;
-	set_available(m, best, c->available - size);
+	matrix_set_available(m, best, c->available - size);
 	*cpu = best;
 	return (int)v;
 }
 
 /* Whether @v on @cpu is an unmanaged allocation (and so may be freed). */
-static bool is_unmanaged(const struct umsi_matrix *m, uint32_t cpu, unsigned int v)
+static bool matrix_is_unmanaged(const struct umsi_matrix *m, uint32_t cpu, unsigned int v)
 {
-	const struct cpu_map *c = &m->cpus[cpu];
+	const struct matrix_cpu *c = &m->cpus[cpu];
 
-	return test_vec(c->owned, v) && !test_vec(c->managed, v) &&
-	       !test_vec(cpu_blocked(m, cpu), v);
+	return matrix_test_vec(c->owned, v) && !matrix_test_vec(c->managed, v) &&
+	       !matrix_test_vec(matrix_cpu_blocked(m, cpu), v);
 }
 
 int umsi_matrix_free(struct umsi_matrix *m, uint32_t cpu, unsigned int vector,
 		     bool managed)
 {
-	struct cpu_map *c;
+	struct matrix_cpu *c;
+	uint64_t bit;
+	unsigned int w;
 
 	if (!m || cpu >= m->ncpus || vector >= UMSI_MATRIX_VECTORS)
 		return -UMSI_EINVAL;
 	c = &m->cpus[cpu];
+	w = vector / 64;
+	bit = 1ull << (vector % 64);
+	if (!(c->owned[w] & bit))
+		return -UMSI_EINVAL;
 	if (managed) {
-		if (!test_vec(c->owned, vector) || !test_vec(c->managed, vector))
+		if (!(c->managed[w] & bit))
 			return -UMSI_EINVAL;
 		/* Back to the reservation: the available count does not move. */
-		clear_vec(c->owned, vector);
+		c->owned[w] &= ~bit;
 		c->managed_allocated--;
 		m->managed_allocated--;
 		return 0;
 	}
-	if (!is_unmanaged(m, cpu, vector))
+	/* Not a managed vector, nor a legacy one (release those instead). */
+	if ((c->managed[w] | matrix_cpu_blocked(m, cpu)[w]) & bit)
 		return -UMSI_EINVAL;
-	clear_vec(c->owned, vector);
-	c->allocated--;
+	c->owned[w] &= ~bit;
 	m->allocated--;
-	set_available(m, cpu, c->available + 1u);
+	matrix_count_up(m, c, cpu);
 	return 0;
 }
 
 int umsi_matrix_free_block(struct umsi_matrix *m, uint32_t cpu, unsigned int base,
 			   unsigned int order)
 {
-	unsigned int size;
-	struct cpu_map *c;
+	unsigned int size, i;
+	struct matrix_cpu *c;
 
 	if (!m || cpu >= m->ncpus || order > UMSI_MATRIX_MAX_ORDER)
 		return -UMSI_EINVAL;
 	size = 1u << order;
 	if (base >= UMSI_MATRIX_VECTORS || (base & (size - 1)))
 		return -UMSI_EINVAL;
-	for (unsigned int i = 0; i < size; i++) {
-		if (!is_unmanaged(m, cpu, base + i))
+	for (i = 0; i < size; i++) {
+		if (!matrix_is_unmanaged(m, cpu, base + i))
 			return -UMSI_EINVAL;
 	}
 	c = &m->cpus[cpu];
-	for (unsigned int i = 0; i < size; i++)
-		clear_vec(c->owned, base + i);
-	c->allocated -= (uint16_t)size;
+	for (i = 0; i < size; i++)
+		matrix_clear_vec(c->owned, base + i);
 	m->allocated -= size;
-	set_available(m, cpu, c->available + size);
+	matrix_set_available(m, cpu, c->available + size);
 	return 0;
 }
 
@@ -868,18 +1314,18 @@ int umsi_matrix_free_block(struct umsi_matrix *m, uint32_t cpu, unsigned int bas
 
 int umsi_matrix_reserve_managed(struct umsi_matrix *m, const struct umsi_cpumask *mask)
 {
-	uint32_t nwords, ncpus = 0;
+	uint32_t nwords, ncpus = 0, w, cpu;
+	uint64_t bits;
+	struct matrix_cpu *c;
 
-	if (!m || !mask || !mask_valid(mask))
+	if (!m || !mask || !matrix_mask_valid(mask))
 		return -UMSI_EINVAL;
-	nwords = mask_words(m, mask);
+	nwords = matrix_mask_words(m, mask);
 	/* First pass: every CPU must have room, or nothing is reserved. */
-	for (uint32_t w = 0; w < nwords; w++) {
-		uint64_t bits = mask_word(m, mask, w);
-
+	for (w = 0; w < nwords; w++) {
+		bits = matrix_mask_word(m, mask, w);
 		while (bits) {
-			uint32_t cpu = w * CPUS_PER_BLOCK + ctz64(bits);
-
+			cpu = w * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bits);
 			bits &= bits - 1;
 			if (m->cpus[cpu].available == 0)
 				return -UMSI_ENOSPC;
@@ -888,36 +1334,49 @@ int umsi_matrix_reserve_managed(struct umsi_matrix *m, const struct umsi_cpumask
 	}
 	if (ncpus == 0)
 		return -UMSI_EINVAL;
-	for (uint32_t w = 0; w < nwords; w++) {
-		uint64_t bits = mask_word(m, mask, w);
-
+	for (w = 0; w < nwords; w++) {
+		bits = matrix_mask_word(m, mask, w);
 		while (bits) {
-			uint32_t cpu = w * CPUS_PER_BLOCK + ctz64(bits);
-			struct cpu_map *c = &m->cpus[cpu];
-
+			cpu = w * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bits);
+			c = &m->cpus[cpu];
 			bits &= bits - 1;
-			set_vec(c->managed, lowest_free(m, cpu));
+			matrix_set_vec(c->managed, matrix_lowest_free(m, cpu));
 			c->managed_count++;
 			m->managed++;
-			set_available(m, cpu, c->available - 1u);
+			matrix_set_available(m, cpu, c->available - 1u);
 		}
 	}
 	return 0;
 }
 
+/* Drop the highest unused managed reservation of @c (there is one). */
+static void matrix_drop_reservation(struct matrix_cpu *c)
+{
+	unsigned int i;
+
+	for (i = MATRIX_WORDS_PER_CPU; i-- > 0;) {
+		uint64_t unused = c->managed[i] & ~c->owned[i];
+
+		if (unused) {
+			c->managed[i] &= ~(1ull << matrix_fls64(unused));
+			return;
+		}
+	}
+}
+
 int umsi_matrix_remove_managed(struct umsi_matrix *m, const struct umsi_cpumask *mask)
 {
-	uint32_t nwords, ncpus = 0;
+	uint32_t nwords, ncpus = 0, w, cpu;
+	uint64_t bits;
+	struct matrix_cpu *c;
 
-	if (!m || !mask || !mask_valid(mask))
+	if (!m || !mask || !matrix_mask_valid(mask))
 		return -UMSI_EINVAL;
-	nwords = mask_words(m, mask);
-	for (uint32_t w = 0; w < nwords; w++) {
-		uint64_t bits = mask_word(m, mask, w);
-
+	nwords = matrix_mask_words(m, mask);
+	for (w = 0; w < nwords; w++) {
+		bits = matrix_mask_word(m, mask, w);
 		while (bits) {
-			const struct cpu_map *c = &m->cpus[w * CPUS_PER_BLOCK + ctz64(bits)];
-
+			c = &m->cpus[w * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bits)];
 			bits &= bits - 1;
 			if (c->managed_count == c->managed_allocated)
 				return -UMSI_EINVAL;
@@ -926,26 +1385,16 @@ int umsi_matrix_remove_managed(struct umsi_matrix *m, const struct umsi_cpumask 
 	}
 	if (ncpus == 0)
 		return -UMSI_EINVAL;
-	for (uint32_t w = 0; w < nwords; w++) {
-		uint64_t bits = mask_word(m, mask, w);
-
+	for (w = 0; w < nwords; w++) {
+		bits = matrix_mask_word(m, mask, w);
 		while (bits) {
-			uint32_t cpu = w * CPUS_PER_BLOCK + ctz64(bits);
-			struct cpu_map *c = &m->cpus[cpu];
-
+			cpu = w * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bits);
+			c = &m->cpus[cpu];
 			bits &= bits - 1;
-			/* Release the highest unused reservation. */
-			for (unsigned int i = WORDS_PER_CPU; i-- > 0;) {
-				uint64_t unused = c->managed[i] & ~c->owned[i];
-
-				if (unused) {
-					c->managed[i] &= ~(1ull << fls64(unused));
-					break;
-				}
-			}
+			matrix_drop_reservation(c);
 			c->managed_count--;
 			m->managed--;
-			set_available(m, cpu, c->available + 1u);
+			matrix_set_available(m, cpu, c->available + 1u);
 		}
 	}
 	return 0;
@@ -954,22 +1403,20 @@ int umsi_matrix_remove_managed(struct umsi_matrix *m, const struct umsi_cpumask 
 int umsi_matrix_alloc_managed(struct umsi_matrix *m, const struct umsi_cpumask *mask,
 			      uint32_t *cpu)
 {
-	uint32_t nwords, best = UINT32_MAX, best_unused = 0;
-	struct cpu_map *c;
+	uint32_t nwords, best = UINT32_MAX, best_unused = 0, w, n, unused;
+	uint64_t bits, free;
+	struct matrix_cpu *c;
 
-	if (!m || !cpu || !mask_valid(mask))
+	if (!m || !cpu || !matrix_mask_valid(mask))
 		return -UMSI_EINVAL;
-	nwords = mask ? mask_words(m, mask) : m->nblocks;
-	for (uint32_t w = 0; w < nwords; w++) {
-		uint64_t bits = m->blocks[w].online;
-
+	nwords = mask ? matrix_mask_words(m, mask) : m->nblocks;
+	for (w = 0; w < nwords; w++) {
+		bits = m->blocks[w].online;
 		if (mask)
-			bits &= mask_word(m, mask, w);
+			bits &= matrix_mask_word(m, mask, w);
 		while (bits) {
-			uint32_t n = w * CPUS_PER_BLOCK + ctz64(bits);
-			uint32_t unused = (uint32_t)m->cpus[n].managed_count -
-					  m->cpus[n].managed_allocated;
-
+			n = w * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bits);
+			unused = (uint32_t)m->cpus[n].managed_count - m->cpus[n].managed_allocated;
 			bits &= bits - 1;
 			if (unused > best_unused) {
 				best_unused = unused;
@@ -980,13 +1427,12 @@ int umsi_matrix_alloc_managed(struct umsi_matrix *m, const struct umsi_cpumask *
 	if (best == UINT32_MAX)
 		return -UMSI_ENOSPC;
 	c = &m->cpus[best];
-	for (unsigned int w = 0; w < WORDS_PER_CPU; w++) {
-		uint64_t unused = c->managed[w] & ~c->owned[w];
+	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
+		free = c->managed[w] & ~c->owned[w];
+		if (free) {
+			unsigned int v = w * 64 + umsi_ctz64(free);
 
-		if (unused) {
-			unsigned int v = w * 64 + ctz64(unused);
-
-			set_vec(c->owned, v);
+			matrix_set_vec(c->owned, v);
 			c->managed_allocated++;
 			m->managed_allocated++;
 			*cpu = best;
@@ -1005,9 +1451,9 @@ int umsi_matrix_assign_legacy(struct umsi_matrix *m, unsigned int isa_irq)
 	if (!m || isa_irq >= m->legacy_count)
 		return -UMSI_EINVAL;
 	v = m->legacy_first + isa_irq;
-	if (test_vec(m->cpus[m->legacy_cpu].owned, v))
+	if (matrix_test_vec(m->cpus[m->legacy_cpu].owned, v))
 		return -UMSI_EBUSY;
-	set_vec(m->cpus[m->legacy_cpu].owned, v);
+	matrix_set_vec(m->cpus[m->legacy_cpu].owned, v);
 	m->legacy++;
 	return (int)v;
 }
@@ -1019,9 +1465,9 @@ int umsi_matrix_release_legacy(struct umsi_matrix *m, unsigned int isa_irq)
 	if (!m || isa_irq >= m->legacy_count)
 		return -UMSI_EINVAL;
 	v = m->legacy_first + isa_irq;
-	if (!test_vec(m->cpus[m->legacy_cpu].owned, v))
+	if (!matrix_test_vec(m->cpus[m->legacy_cpu].owned, v))
 		return -UMSI_EINVAL;
-	clear_vec(m->cpus[m->legacy_cpu].owned, v);
+	matrix_clear_vec(m->cpus[m->legacy_cpu].owned, v);
 	m->legacy--;
 	return 0;
 }
@@ -1033,24 +1479,24 @@ bool umsi_matrix_is_allocated(const struct umsi_matrix *m, uint32_t cpu,
 {
 	if (!m || cpu >= m->ncpus || vector >= UMSI_MATRIX_VECTORS)
 		return false;
-	return test_vec(m->cpus[cpu].owned, vector);
+	return matrix_test_vec(m->cpus[cpu].owned, vector);
 }
 
 int umsi_matrix_vector_state(const struct umsi_matrix *m, uint32_t cpu,
 			     unsigned int vector)
 {
-	const struct cpu_map *c;
+	const struct matrix_cpu *c;
 	bool owned;
 
 	if (!m || cpu >= m->ncpus || vector >= UMSI_MATRIX_VECTORS)
 		return -UMSI_EINVAL;
 	c = &m->cpus[cpu];
-	owned = test_vec(c->owned, vector);
-	if (cpu == m->legacy_cpu && test_vec(m->legacy_map, vector))
+	owned = matrix_test_vec(c->owned, vector);
+	if (cpu == m->legacy_cpu && matrix_test_vec(m->legacy_map, vector))
 		return owned ? UMSI_VECTOR_LEGACY_ALLOCATED : UMSI_VECTOR_LEGACY_FREE;
-	if (test_vec(m->blocked, vector))
+	if (matrix_test_vec(m->blocked, vector))
 		return UMSI_VECTOR_RESERVED;
-	if (test_vec(c->managed, vector))
+	if (matrix_test_vec(c->managed, vector))
 		return owned ? UMSI_VECTOR_MANAGED_ALLOCATED : UMSI_VECTOR_MANAGED_FREE;
 	return owned ? UMSI_VECTOR_ALLOCATED : UMSI_VECTOR_FREE;
 }
@@ -1071,70 +1517,70 @@ void umsi_matrix_stats(const struct umsi_matrix *m, struct umsi_matrix_stats *st
 int umsi_matrix_cpu_stats(const struct umsi_matrix *m, uint32_t cpu,
 			  struct umsi_matrix_cpu_stats *st)
 {
-	const struct cpu_map *c;
+	const struct matrix_cpu *c;
+	unsigned int w;
 
 	if (!m || !st || cpu >= m->ncpus)
 		return -UMSI_EINVAL;
 	c = &m->cpus[cpu];
-	st->capacity = cpu_capacity(m, cpu);
+	st->capacity = matrix_cpu_capacity(m, cpu);
 	st->available = c->available;
-	st->allocated = c->allocated;
+	st->allocated = st->capacity - c->available - c->managed_count;
 	st->managed = c->managed_count;
 	st->managed_allocated = c->managed_allocated;
 	st->legacy = 0;
 	if (cpu == m->legacy_cpu) {
-		for (unsigned int w = 0; w < WORDS_PER_CPU; w++)
-			st->legacy += popcount64(c->owned[w] & m->legacy_map[w]);
+		for (w = 0; w < MATRIX_WORDS_PER_CPU; w++)
+			st->legacy += matrix_popcount64(c->owned[w] & m->legacy_map[w]);
 	}
-	st->online = cpu_online(m, cpu);
+	st->online = matrix_cpu_online(m, cpu);
 	return 0;
 }
 
 /* ---- Invariant checker ------------------------------------------------------ */
 
-struct check_sums {
+struct matrix_sums {
 	uint32_t online, available, allocated, managed, managed_allocated, legacy;
 };
 
 /* One CPU against its own bitmaps; NULL when consistent. */
-static const char *check_cpu(const struct umsi_matrix *m, uint32_t cpu,
-			     struct check_sums *sums)
+static const char *matrix_check_cpu(const struct umsi_matrix *m, uint32_t cpu,
+				    struct matrix_sums *sums)
 {
-	const struct cpu_map *c = &m->cpus[cpu];
-	const uint64_t *blocked = cpu_blocked(m, cpu);
-	const struct cpu_block *b = &m->blocks[cpu / CPUS_PER_BLOCK];
-	unsigned int bit = cpu % CPUS_PER_BLOCK;
-	uint32_t managed = 0, managed_allocated = 0, allocated = 0, legacy = 0;
+	const struct matrix_cpu *c = &m->cpus[cpu];
+	const uint64_t *blocked = matrix_cpu_blocked(m, cpu);
+	const struct matrix_block *b = &m->blocks[cpu / MATRIX_CPUS_PER_BLOCK];
+	unsigned int bit = cpu % MATRIX_CPUS_PER_BLOCK, w, s;
+	uint32_t managed = 0, managed_allocated = 0, allocated = 0, legacy = 0, want;
 	bool legacy_cpu = cpu == m->legacy_cpu;
 
-	for (unsigned int w = 0; w < WORDS_PER_CPU; w++) {
+	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
 		uint64_t legacy_ok = legacy_cpu ? m->legacy_map[w] : 0;
 
 		if (c->managed[w] & blocked[w])
 			return "a managed reservation lies on a reserved vector";
 		if (c->owned[w] & blocked[w] & ~legacy_ok)
 			return "a reserved vector is owned";
-		managed += popcount64(c->managed[w]);
-		managed_allocated += popcount64(c->owned[w] & c->managed[w]);
-		allocated += popcount64(c->owned[w] & ~c->managed[w] & ~blocked[w]);
-		legacy += popcount64(c->owned[w] & legacy_ok);
+		managed += matrix_popcount64(c->managed[w]);
+		managed_allocated += matrix_popcount64(c->owned[w] & c->managed[w]);
+		allocated += matrix_popcount64(c->owned[w] & ~c->managed[w] & ~blocked[w]);
+		legacy += matrix_popcount64(c->owned[w] & legacy_ok);
 	}
 	if (managed != c->managed_count)
 		return "the managed count differs from the managed bitmap";
 	if (managed_allocated != c->managed_allocated)
 		return "the managed-allocated count differs from the bitmaps";
-	if (allocated != c->allocated)
-		return "the allocated count differs from the ownership bitmap";
-	if (allocated + managed > cpu_capacity(m, cpu) ||
-	    c->available != cpu_capacity(m, cpu) - allocated - managed)
+	if (allocated + managed > matrix_cpu_capacity(m, cpu) ||
+	    c->available != matrix_cpu_capacity(m, cpu) - allocated - managed)
 		return "available differs from capacity - allocated - managed";
-	for (unsigned int s = 0; s < MAX_SLICES; s++) {
-		uint32_t want = s < m->nslices ? (c->available >> s) & 1 : 0;
-
+	for (s = 0; s < MATRIX_MAX_SLICES; s++) {
+		want = s < m->nslices ? (c->sliced >> s) & 1 : 0;
 		if (((b->slice[s] >> bit) & 1) != want)
-			return "a count slice differs from the available count";
+			return "a count slice differs from the count it should hold";
 	}
-	if (cpu_online(m, cpu)) {
+	if (((b->stale >> bit) & 1) != (c->sliced != c->available))
+		return "the stale set differs from the CPUs whose slices lag";
+	if (matrix_cpu_online(m, cpu)) {
 		sums->online++;
 		sums->available += c->available;
 	}
@@ -1145,13 +1591,49 @@ static const char *check_cpu(const struct umsi_matrix *m, uint32_t cpu,
 	return NULL;
 }
 
-static const char *check_layers(const struct umsi_matrix *m, uint32_t *where)
+/* The online CPUs of block @blk at its maximum, from the counts alone. */
+static uint64_t matrix_check_top(const struct umsi_matrix *m, uint32_t blk)
+{
+	uint64_t online = m->blocks[blk].online, top = 0, bit;
+	uint32_t max = 0, avail;
+
+	while (online) {
+		bit = online & -online;
+		online &= online - 1;
+		avail = m->cpus[blk * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bit)].available;
+		if (!top || avail > max) {
+			top = bit;
+			max = avail;
+		} else if (avail == max) {
+			top |= bit;
+		}
+	}
+	return top;
+}
+
+/* Whether an online CPU of block @blk outside top has more than "below". */
+static bool matrix_check_below(const struct umsi_matrix *m, uint32_t blk)
+{
+	const struct matrix_block *b = &m->blocks[blk];
+	uint64_t rest = b->online & ~b->top;
+
+	while (rest) {
+		if (m->cpus[blk * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(rest)].available > b->below)
+			return true;
+		rest &= rest - 1;
+	}
+	return false;
+}
+
+static const char *matrix_check_layers(const struct umsi_matrix *m, uint32_t *where)
 {
 	uint32_t capacity = UMSI_MATRIX_VECTORS, legacy_capacity = UMSI_MATRIX_VECTORS;
+	uint32_t blk, i;
+	unsigned int w, s;
 
-	for (unsigned int w = 0; w < WORDS_PER_CPU; w++) {
-		capacity -= popcount64(m->blocked[w]);
-		legacy_capacity -= popcount64(m->blocked_legacy[w]);
+	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
+		capacity -= matrix_popcount64(m->blocked[w]);
+		legacy_capacity -= matrix_popcount64(m->blocked_legacy[w]);
 		if (m->blocked_legacy[w] != (m->blocked[w] | m->legacy_map[w]))
 			return "the legacy CPU's blocked map is not blocked + legacy";
 	}
@@ -1159,32 +1641,36 @@ static const char *check_layers(const struct umsi_matrix *m, uint32_t *where)
 		return "a capacity differs from the blocked maps";
 	if (m->capacity >> m->nslices)
 		return "too few count slices for the capacity";
-	for (uint32_t blk = 0; blk < m->nblocks; blk++) {
-		uint32_t used = m->ncpus - blk * CPUS_PER_BLOCK;
+	for (blk = 0; blk < m->nblocks; blk++) {
+		uint32_t used = m->ncpus - blk * MATRIX_CPUS_PER_BLOCK;
 		uint64_t beyond = used >= 64 ? 0 : ~0ull << used;
-		const struct cpu_block *b = &m->blocks[blk];
+		const struct matrix_block *b = &m->blocks[blk];
 
-		*where = blk * CPUS_PER_BLOCK;
+		*where = blk * MATRIX_CPUS_PER_BLOCK;
 		if (b->online & beyond)
 			return "a CPU beyond the last one is online";
 		if (b->top & ~b->online)
 			return "an offline CPU is in a block's top set";
-		for (unsigned int s = 0; s < MAX_SLICES; s++) {
+		for (s = 0; s < MATRIX_MAX_SLICES; s++) {
 			if (b->slice[s] & beyond)
 				return "a count slice has a bit beyond the last CPU";
 		}
-		if (b->top != (b->online ? block_top(m, b, b->online) : 0))
-			return "a block's top set differs from its slices";
-		if (m->tree[m->leaves + blk] != (b->top ? set_key(m, blk, b->top) : 0))
+		if (b->stale & (b->stale - 1))
+			return "a block has more than one stale CPU";
+		if (b->top != matrix_check_top(m, blk))
+			return "a block's top set is not its CPUs at the maximum";
+		if (matrix_check_below(m, blk))
+			return "a CPU outside a block's top set is above its bound";
+		if (m->tree[m->leaves + blk] != (b->top ? matrix_set_key(m, blk, b->top) : 0))
 			return "a tree leaf differs from its block's top set";
 	}
 	*where = UINT32_MAX;
-	for (uint32_t i = m->nblocks; i < m->leaves; i++) {
+	for (i = m->nblocks; i < m->leaves; i++) {
 		if (m->tree[m->leaves + i] != 0)
 			return "a padding leaf of the tree is not empty";
 	}
-	for (uint32_t i = 1; i < m->leaves; i++) {
-		if (m->tree[i] != max_u32(m->tree[2 * i], m->tree[2 * i + 1]))
+	for (i = 1; i < m->leaves; i++) {
+		if (m->tree[i] != matrix_max(m->tree[2 * i], m->tree[2 * i + 1]))
 			return "a tree node is not the maximum of its children";
 	}
 	return NULL;
@@ -1193,22 +1679,22 @@ static const char *check_layers(const struct umsi_matrix *m, uint32_t *where)
 int umsi_matrix_check_detail(const struct umsi_matrix *m, const char **why,
 			     uint32_t *cpu)
 {
-	struct check_sums sums;
+	struct matrix_sums sums;
 	const char *bad = NULL;
-	uint32_t where = UINT32_MAX;
+	uint32_t where = UINT32_MAX, n;
 
 	if (!m)
 		return -UMSI_EINVAL;
 	/* Field by field: "= { 0 }" is a memset call for clang -O0. */
 	sums.online = sums.available = sums.allocated = 0;
 	sums.managed = sums.managed_allocated = sums.legacy = 0;
-	for (uint32_t n = 0; n < m->ncpus && !bad; n++) {
-		bad = check_cpu(m, n, &sums);
+	for (n = 0; n < m->ncpus && !bad; n++) {
+		bad = matrix_check_cpu(m, n, &sums);
 		where = n;
 	}
 	if (!bad) {
 		where = UINT32_MAX;
-		bad = check_layers(m, &where);
+		bad = matrix_check_layers(m, &where);
 	}
 	if (!bad) {
 		if (sums.online != m->online)
