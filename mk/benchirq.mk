@@ -2,7 +2,7 @@
 # Benchmarks of the IRQ core: figures, not tests.
 BENCH_DISPATCH := $(BUILD)/bench/bench_dispatch
 
-$(BENCH_DISPATCH): bench/bench_dispatch.c $(LIB)
+$(BENCH_DISPATCH): bench/bench_dispatch.c bench/bench_host.h $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(CFLAGS_HOST) -o $@ $< $(LIB)
 
@@ -19,7 +19,7 @@ bench-dispatch: $(BENCH_DISPATCH)
 # instructions per IRQ under callgrind (10^3 .. 10^5; 10^6 takes minutes).
 BENCH_BRINGUP := $(BUILD)/bench/bench_bringup
 
-$(BENCH_BRINGUP): bench/bench_bringup.c $(LIB)
+$(BENCH_BRINGUP): bench/bench_bringup.c bench/bench_host.h $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(CFLAGS_HOST) -o $@ $< $(LIB)
 
