@@ -199,8 +199,11 @@ static void cpu_take_locked(struct umsi_sim *sim, uint32_t cpu, int v)
 
 	bit_clear(c->irr, (unsigned int)v);
 	sim->irr_bits--;
+	if (!(c->irr[0] | c->irr[1] | c->irr[2] | c->irr[3]))
+		bit_clear(sim->irr_cpus, cpu);
 	bit_set(c->isr, (unsigned int)v);
 	c->irq_off++;
+	c->vs_used = true;
 	c->vs[v].dispatched++;
 	sim->st.dispatched++;
 }
@@ -246,6 +249,31 @@ static void cpu_finish_locked(struct umsi_sim *sim, uint32_t cpu, int v,
 }
 
 /*
+ * The lowest CPU that would take an interrupt now, and its vector; -1 when
+ * none would. Only CPUs with something in their IRR are looked at (a
+ * bitmap of them), so the cost does not grow with idle CPUs.
+ */
+static int drain_pick_locked(struct umsi_sim *sim, uint32_t *cpu)
+{
+	uint32_t words = (sim->ncpus + 63) / 64;
+
+	if (!sim->irr_bits)
+		return -1;
+	for (uint32_t w = 0; w < words; w++) {
+		for (uint64_t m = sim->irr_cpus[w]; m; m &= m - 1) {
+			uint32_t c = w * 64 + (uint32_t)__builtin_ctzll(m);
+			int v = cpu_next_vector_locked(sim, &sim->cpus[c]);
+
+			if (v >= 0) {
+				*cpu = c;
+				return v;
+			}
+		}
+	}
+	return -1;
+}
+
+/*
  * Non-threaded mode: dispatch everything deliverable, lowest CPU first,
  * one interrupt at a time. Re-entered from host calls made by handlers;
  * a CPU inside a handler has its interrupts off, so recursion is bounded
@@ -258,15 +286,11 @@ void sim_drain(struct umsi_sim *sim)
 	for (;;) {
 		int (*fn)(void *, uint32_t, uint8_t);
 		void *arg;
-		uint32_t cpu, prev;
-		int v = -1, ret;
+		uint32_t cpu = 0, prev;
+		int v, ret;
 
 		sim_lock(sim);
-		for (cpu = 0; sim->irr_bits && cpu < sim->ncpus; cpu++) {
-			v = cpu_next_vector_locked(sim, &sim->cpus[cpu]);
-			if (v >= 0)
-				break;
-		}
+		v = drain_pick_locked(sim, &cpu);
 		if (v < 0) {
 			sim_unlock(sim);
 			return;
@@ -417,11 +441,13 @@ int sim_lapic_accept_locked(struct umsi_sim *sim, uint32_t cpu,
 {
 	struct sim_cpu *c = &sim->cpus[cpu];
 
+	c->vs_used = true;
 	if (bit_test(c->irr, vector)) {
 		c->vs[vector].coalesced++;
 		sim->st.irr_coalesced++;
 	} else {
 		bit_set(c->irr, vector);
+		bit_set(sim->irr_cpus, cpu);
 		sim->irr_bits++;
 		c->vs[vector].delivered++;
 		sim->st.delivered++;
@@ -440,6 +466,7 @@ int sim_deliver_phys_locked(struct umsi_sim *sim, uint32_t apic_id,
 {
 	uint32_t bcast = (sim->plat_flags & UMSI_PLAT_X2APIC) ? 0xffffffffu
 							      : 0xffu;
+	uint32_t cpu;
 	int n = 0;
 
 	if (vector < 16)
@@ -456,17 +483,14 @@ int sim_deliver_phys_locked(struct umsi_sim *sim, uint32_t apic_id,
 						    address, data);
 		return n;
 	}
-	for (uint32_t i = 0; i < sim->ncpus; i++) {
-		if (sim->cpus[i].apic_id != apic_id)
-			continue;
-		if (!sim->cpus[i].online)
-			return undeliverable_locked(sim,
-						    UMSI_SIM_UNDELIV_OFFLINE,
-						    address, data);
-		return sim_lapic_accept_locked(sim, i, vector, level);
-	}
-	return undeliverable_locked(sim, UMSI_SIM_UNDELIV_NO_CPU, address,
-				    data);
+	cpu = sim_cpu_of_apic_locked(sim, apic_id);
+	if (cpu == UINT32_MAX)
+		return undeliverable_locked(sim, UMSI_SIM_UNDELIV_NO_CPU,
+					    address, data);
+	if (!sim->cpus[cpu].online)
+		return undeliverable_locked(sim, UMSI_SIM_UNDELIV_OFFLINE,
+					    address, data);
+	return sim_lapic_accept_locked(sim, cpu, vector, level);
 }
 
 /* Logical destination, flat model: CPU n < 8 has logical ID 1 << n. */
@@ -564,10 +588,7 @@ bool sim_msg_target_locked(struct umsi_sim *sim, uint64_t address,
 			return true;
 		}
 	}
-	*cpu = UINT32_MAX;
-	for (uint32_t i = 0; i < sim->ncpus; i++)
-		if (sim->cpus[i].apic_id == apic_id)
-			*cpu = i;
+	*cpu = sim_cpu_of_apic_locked(sim, apic_id);
 	return true;
 }
 
@@ -607,6 +628,8 @@ static void sim_free(struct umsi_sim *sim)
 	sim_host_fini(sim);
 	sim_ioapic_fini(sim);
 	free(sim->log);
+	sim_index_fini(sim);
+	free(sim->vec_stats);
 	free(sim->cpus);
 	pthread_cond_destroy(&sim->idle_cond);
 	pthread_cond_destroy(&sim->xdone_cond);
@@ -631,13 +654,7 @@ static bool config_valid(const struct umsi_sim_config *cfg)
 		return false;
 	if (cfg->ioapic_pins > 240)
 		return false;
-	if (!cfg->apic_ids)
-		return true;
-	for (uint32_t i = 0; i < cfg->ncpus; i++)
-		for (uint32_t j = i + 1; j < cfg->ncpus; j++)
-			if (cfg->apic_ids[i] == cfg->apic_ids[j])
-				return false;
-	return true;
+	return true;	/* duplicate APIC IDs: sim_apic_index_init() */
 }
 
 struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg)
@@ -662,13 +679,23 @@ struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg)
 	sim->verbose = getenv("UMSI_SIM_VERBOSE") != NULL;
 	sim->through_locks = getenv("UMSI_SIM_DISPATCH_THROUGH_LOCKS") != NULL;
 	sim->cpus = calloc(cfg->ncpus, sizeof(*sim->cpus));
-	if (!sim->cpus || sim_ioapic_init(sim, cfg->ioapic_pins ?
-					  cfg->ioapic_pins : 24)) {
+	sim->irr_cpus = calloc((cfg->ncpus + 63) / 64, sizeof(uint64_t));
+	sim->vec_stats = calloc((size_t)cfg->ncpus * 256,
+				sizeof(*sim->vec_stats));
+	if (!sim->cpus || !sim->irr_cpus || !sim->vec_stats ||
+	    sim_ioapic_init(sim, cfg->ioapic_pins ? cfg->ioapic_pins : 24)) {
 		sim_free(sim);
 		return NULL;
 	}
 	for (uint32_t i = 0; i < cfg->ncpus; i++) {
 		sim->cpus[i].apic_id = cfg->apic_ids ? cfg->apic_ids[i] : i;
+		sim->cpus[i].vs = &sim->vec_stats[(size_t)i * 256];
+	}
+	if (sim_apic_index_init(sim)) {
+		sim_free(sim);	/* duplicate APIC IDs, or out of memory */
+		return NULL;
+	}
+	for (uint32_t i = 0; i < cfg->ncpus; i++) {
 		sim->cpus[i].online = true;
 		pthread_cond_init(&sim->cpus[i].cond, NULL);
 	}
@@ -881,8 +908,11 @@ void umsi_sim_stats_reset(struct umsi_sim *sim)
 {
 	sim_lock(sim);
 	memset(&sim->st, 0, sizeof(sim->st));
-	for (uint32_t i = 0; i < sim->ncpus; i++)
-		memset(sim->cpus[i].vs, 0, sizeof(sim->cpus[i].vs));
+	for (uint32_t i = 0; i < sim->ncpus; i++) {
+		if (sim->cpus[i].vs_used)
+			memset(sim->cpus[i].vs, 0, 256 * sizeof(*sim->cpus[i].vs));
+		sim->cpus[i].vs_used = false;
+	}
 	for (size_t i = 0; i < sim->ndevs; i++)
 		memset(&sim->devs[i]->st, 0, sizeof(sim->devs[i]->st));
 	for (uint32_t i = 0; i < sim->npins; i++)

@@ -154,6 +154,39 @@ static int h_cfg_write(void *host, umsi_bdf_t bdf, uint16_t off, uint8_t width,
 
 /* ---- MMIO ------------------------------------------------------------------- */
 
+/*
+ * Mappings are kept sorted by the address of their reservation (which
+ * never overlap), so finding the one behind an address is a binary
+ * search: the library maps a table and a PBA per MSI-X function.
+ * Return: the index of the first mapping whose base is above @a.
+ */
+static size_t map_upper_locked(const struct umsi_sim *sim, uintptr_t a)
+{
+	size_t lo = 0, hi = sim->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uintptr_t)sim->maps[mid].base <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The mapping that holds @a, or -1. */
+static long map_find_locked(const struct umsi_sim *sim, const volatile void *a)
+{
+	uintptr_t p = (uintptr_t)a;
+	size_t i = map_upper_locked(sim, p);
+
+	if (i == 0 || p - (uintptr_t)sim->maps[i - 1].base >=
+	    sim->maps[i - 1].maplen)
+		return -1;
+	return (long)(i - 1);
+}
+
 static int h_mmio_map(void *host, uint64_t phys, uint64_t len, void **virt)
 {
 	struct umsi_sim *sim = host;
@@ -190,8 +223,13 @@ static int h_mmio_map(void *host, uint64_t phys, uint64_t len, void **virt)
 		if (base == MAP_FAILED) {
 			err = -UMSI_ENOMEM;
 		} else {
-			sim->maps[sim->nmaps++] = (struct sim_map){
+			size_t at = map_upper_locked(sim, (uintptr_t)base);
+
+			memmove(&sim->maps[at + 1], &sim->maps[at],
+				(sim->nmaps - at) * sizeof(*sim->maps));
+			sim->maps[at] = (struct sim_map){
 				base, maplen, page, (char *)base + off, len };
+			sim->nmaps++;
 			sim->lk.maps++;
 			*virt = (char *)base + off;
 		}
@@ -204,20 +242,20 @@ static int h_mmio_map(void *host, uint64_t phys, uint64_t len, void **virt)
 static void h_mmio_unmap(void *host, void *virt, uint64_t len)
 {
 	struct umsi_sim *sim = host;
-	size_t i;
+	long i;
 
 	sim_lock(sim);
 	enter_locked(sim, UMSI_SIM_OP_MMIO_UNMAP, false);
-	for (i = 0; i < sim->nmaps; i++)
-		if (sim->maps[i].virt == virt && sim->maps[i].len == len)
-			break;
-	if (i == sim->nmaps) {
+	i = map_find_locked(sim, virt);
+	if (i < 0 || sim->maps[i].virt != virt || sim->maps[i].len != len) {
 		sim_bad_access_locked(sim, "mmio_unmap of unknown mapping %p "
 				      "len 0x%llx", virt,
 				      (unsigned long long)len);
 	} else {
 		munmap(sim->maps[i].base, sim->maps[i].maplen);
-		sim->maps[i] = sim->maps[--sim->nmaps];
+		memmove(&sim->maps[i], &sim->maps[i + 1],
+			(sim->nmaps - (size_t)i - 1) * sizeof(*sim->maps));
+		sim->nmaps--;
 		sim->lk.maps--;
 	}
 	sim_unlock(sim);
@@ -229,16 +267,12 @@ static bool map_lookup_locked(struct umsi_sim *sim, volatile void *addr,
 			      uint64_t *phys)
 {
 	uintptr_t a = (uintptr_t)addr;
+	long i = map_find_locked(sim, addr);
 
-	for (size_t i = 0; i < sim->nmaps; i++) {
-		uintptr_t b = (uintptr_t)sim->maps[i].base;
-
-		if (a >= b && a - b < sim->maps[i].maplen) {
-			*phys = sim->maps[i].phys_page + (a - b);
-			return (a & 3) == 0;
-		}
-	}
-	return false;
+	if (i < 0)
+		return false;
+	*phys = sim->maps[i].phys_page + (a - (uintptr_t)sim->maps[i].base);
+	return (a & 3) == 0;
 }
 
 static uint32_t h_mmio_read32(void *host, volatile void *addr)

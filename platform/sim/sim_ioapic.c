@@ -44,6 +44,8 @@ void sim_ioapic_fini(struct umsi_sim *sim)
 /* The bridge whose secondary bus is @bus in @bdf's segment, or NULL. */
 static struct sim_dev *bridge_to_locked(struct umsi_sim *sim, umsi_bdf_t bdf)
 {
+	if (!sim->nbridges)
+		return NULL;
 	for (size_t i = 0; i < sim->ndevs; i++) {
 		struct sim_dev *b = sim->devs[i];
 
@@ -110,10 +112,11 @@ static bool gsi_asserted_locked(struct umsi_sim *sim, uint32_t gsi)
 {
 	if (sim->gsi_ext[gsi])
 		return true;
-	for (size_t i = 0; i < sim->ndevs; i++) {
-		struct sim_dev *d = sim->devs[i];
+	/* Only functions driving their pin can assert a line. */
+	for (size_t i = 0; i < sim->nintx_active; i++) {
+		struct sim_dev *d = sim->intx_active[i];
 
-		if (d->present && d->intx_out &&
+		if (d->present &&
 		    sim_dev_gsi_locked(sim, d, d->desc.intx_pin) == (int)gsi)
 			return true;
 	}

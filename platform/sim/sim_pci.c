@@ -252,6 +252,37 @@ static int msix_fire_locked(struct umsi_sim *sim, struct sim_dev *d,
 
 /* ---- INTx ------------------------------------------------------------------ */
 
+/*
+ * Keep sim->intx_active, the functions driving their pin, in step with
+ * d->intx_out, so an IO-APIC input is evaluated without a scan of every
+ * function. Return: false when the list could not grow.
+ */
+static bool intx_active_set(struct umsi_sim *sim, struct sim_dev *d, bool out)
+{
+	if (out) {
+		if (sim->nintx_active == sim->intx_active_cap) {
+			size_t cap = sim->intx_active_cap ?
+				     sim->intx_active_cap * 2 : 16;
+			struct sim_dev **p = realloc(sim->intx_active,
+						     cap * sizeof(*p));
+
+			if (!p)
+				return false;
+			sim->intx_active = p;
+			sim->intx_active_cap = cap;
+		}
+		d->intx_slot = sim->nintx_active;
+		sim->intx_active[sim->nintx_active++] = d;
+	} else {
+		struct sim_dev *last = sim->intx_active[--sim->nintx_active];
+
+		sim->intx_active[d->intx_slot] = last;
+		last->intx_slot = d->intx_slot;
+	}
+	d->intx_out = out;
+	return true;
+}
+
 /* Recompute Status.Interrupt Status and what the pin drives. */
 static void intx_update_locked(struct umsi_sim *sim, struct sim_dev *d)
 {
@@ -270,7 +301,8 @@ static void intx_update_locked(struct umsi_sim *sim, struct sim_dev *d)
 	      !msi_enabled(d) && !msix_enabled(d);
 	if (out == d->intx_out)
 		return;
-	d->intx_out = out;
+	if (!intx_active_set(sim, d, out))
+		return;	/* out of memory: the pin keeps its old level */
 	gsi = sim_dev_gsi_locked(sim, d, d->desc.intx_pin);
 	if (gsi >= 0)
 		sim_ioapic_eval_locked(sim, (uint32_t)gsi);
@@ -341,6 +373,8 @@ int sim_cfg_write_locked(struct umsi_sim *sim, struct sim_dev *d,
 				      (b & d->wmask[o]));
 		d->cfg[o] &= (uint8_t)~(b & d->w1c[o]);
 	}
+	if (touches(off, width, UMSI_PCI_BAR0, 24))
+		sim_bars_changed_locked(sim, d);
 	/* Initiate Function Level Reset (PCIe 4.0 6.6.2). */
 	if (d->pcie_off && d->desc.pcie.flr &&
 	    touches(off, width, d->pcie_off + UMSI_PCIE_DEVCTL + 1, 1) &&
@@ -363,23 +397,9 @@ int sim_cfg_write_locked(struct umsi_sim *sim, struct sim_dev *d,
 	return 0;
 }
 
-struct sim_dev *sim_dev_find(struct umsi_sim *sim, umsi_bdf_t bdf)
-{
-	struct sim_dev *gone = NULL;
-
-	for (size_t i = 0; i < sim->ndevs; i++) {
-		if (sim->devs[i]->bdf != bdf)
-			continue;
-		if (sim->devs[i]->present)
-			return sim->devs[i];
-		gone = sim->devs[i];
-	}
-	return gone;
-}
-
 /* ---- MMIO --------------------------------------------------------------------- */
 
-static uint64_t bar_base(const struct sim_dev *d, unsigned int i)
+uint64_t sim_bar_base(const struct sim_dev *d, unsigned int i)
 {
 	const struct sim_bar *b = &d->bars[i];
 	uint64_t base;
@@ -395,31 +415,6 @@ static uint64_t bar_base(const struct sim_dev *d, unsigned int i)
 		base |= (uint64_t)cfg32(d, (uint16_t)(UMSI_PCI_BAR0 +
 						      4 * (i + 1))) << 32;
 	return base;
-}
-
-/* Which function's memory BAR claims @phys (present functions first). */
-static struct sim_dev *decode_locked(struct umsi_sim *sim, uint64_t phys,
-				     unsigned int *bar, uint64_t *off)
-{
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < sim->ndevs; i++) {
-			struct sim_dev *d = sim->devs[i];
-
-			if (d->present != (pass == 0))
-				continue;
-			for (unsigned int b = 0; b < 6; b++) {
-				uint64_t base = bar_base(d, b);
-
-				if (!base || d->bars[b].io ||
-				    phys < base || phys - base >= d->bars[b].size)
-					continue;
-				*bar = b;
-				*off = phys - base;
-				return d;
-			}
-		}
-	}
-	return NULL;
 }
 
 static bool in_region(uint64_t off, uint32_t start, uint64_t len)
@@ -456,7 +451,7 @@ uint32_t sim_phys_read32_locked(struct umsi_sim *sim, uint64_t phys,
 {
 	unsigned int bar;
 	uint64_t off;
-	struct sim_dev *d = decode_locked(sim, phys, &bar, &off);
+	struct sim_dev *d = sim_decode_locked(sim, phys, &bar, &off);
 	const struct umsi_sim_msix_desc *mx;
 
 	if (!d) {
@@ -489,7 +484,7 @@ void sim_phys_write32_locked(struct umsi_sim *sim, uint64_t phys, uint32_t val,
 {
 	unsigned int bar, k, w;
 	uint64_t off, r;
-	struct sim_dev *d = decode_locked(sim, phys, &bar, &off);
+	struct sim_dev *d = sim_decode_locked(sim, phys, &bar, &off);
 	const struct umsi_sim_msix_desc *mx;
 	uint32_t old;
 
@@ -880,7 +875,7 @@ int sim_dev_reset_locked(struct umsi_sim *sim, struct sim_dev *d,
 
 	if (keep_bars)
 		for (unsigned int i = 0; i < 6; i++)
-			addrs[i] = bar_base(d, i);
+			addrs[i] = sim_bar_base(d, i);
 	free(d->msix_tbl);
 	free(d->pba);
 	d->msix_tbl = NULL;
@@ -895,6 +890,7 @@ int sim_dev_reset_locked(struct umsi_sim *sim, struct sim_dev *d,
 	if (err)
 		return err;	/* out of memory: the function stays broken */
 	build_bars_locked(sim, d, addrs);
+	sim_bars_changed_locked(sim, d);
 	if (keep_bars) {
 		set_cfg16(d, UMSI_PCI_COMMAND, cmd);
 		d->cfg[UMSI_PCI_INTERRUPT_LINE] = line;
@@ -952,6 +948,8 @@ int umsi_sim_add_device(struct umsi_sim *sim, umsi_bdf_t bdf,
 	save64 = sim->next_mem64;
 	saveio = sim->next_io;
 	err = build_bars_locked(sim, d, NULL);
+	if (!err)
+		err = sim_dev_index_reserve(sim);
 	if (!err && sim->ndevs == sim->devs_cap) {
 		size_t cap = sim->devs_cap ? sim->devs_cap * 2 : 16;
 		struct sim_dev **p = realloc(sim->devs, cap * sizeof(*p));
@@ -971,6 +969,7 @@ int umsi_sim_add_device(struct umsi_sim *sim, umsi_bdf_t bdf,
 	}
 	initial_command(d);
 	sim->devs[sim->ndevs++] = d;
+	sim_dev_index_add(sim, d);
 	sim_unlock(sim);
 	return 0;
 fail:
@@ -1003,6 +1002,11 @@ uint8_t *umsi_sim_cfg_raw(struct umsi_sim *sim, umsi_bdf_t bdf)
 
 	sim_lock(sim);
 	d = sim_dev_find(sim, bdf);
+	/* Pokes are not seen: check its BARs at every decode from now on. */
+	if (d && !d->raw_exposed) {
+		d->raw_exposed = true;
+		sim->nraw++;
+	}
 	sim_unlock(sim);
 	return d ? d->cfg : NULL;
 }
@@ -1055,7 +1059,7 @@ uint64_t umsi_sim_bar_addr(struct umsi_sim *sim, umsi_bdf_t bdf,
 	sim_lock(sim);
 	d = sim_dev_find(sim, bdf);
 	if (d)
-		a = bar_base(d, bar);
+		a = sim_bar_base(d, bar);
 	sim_unlock(sim);
 	return a;
 }
@@ -1270,10 +1274,7 @@ unsigned umsi_sim_live_targets(struct umsi_sim *sim,
 		if (!e->r.programmed || e->r.masked)
 			continue;
 		t.vector = e->r.vector;
-		t.cpu = UINT32_MAX;
-		for (uint32_t c = 0; c < sim->ncpus; c++)
-			if (sim->cpus[c].apic_id == e->r.apic_id)
-				t.cpu = c;
+		t.cpu = sim_cpu_of_apic_locked(sim, e->r.apic_id);
 		n++;
 		fn(arg, &t);
 	}

@@ -15,7 +15,7 @@
 
 #include "umsi_sim.h"
 
-#define SIM_MAX_CPUS 1024
+#define SIM_MAX_CPUS UMSI_SIM_MAX_CPUS
 #define SIM_CFG_SIZE 4096
 
 struct sim_xcall {
@@ -36,7 +36,13 @@ struct sim_cpu {
 	/* Threaded mode: the CPU thread is running a handler or cross-call. */
 	bool busy;
 	uint64_t irr[4], isr[4], tmr[4];
-	struct umsi_sim_vec_stats vs[256];
+	/*
+	 * Per-vector counters: 256 entries in sim->vec_stats, a block of its
+	 * own so a CPU that never saw an interrupt costs no memory (the
+	 * pages stay untouched); @vs_used says whether they were written.
+	 */
+	struct umsi_sim_vec_stats *vs;
+	bool vs_used;
 	/* Threaded mode. */
 	pthread_t thread;
 	pthread_cond_t cond;
@@ -67,6 +73,12 @@ struct sim_dev {
 	bool route_override;
 	int route_gsi;                /* with route_override; -1 unrouted */
 	struct umsi_sim_dev_stats st;
+	/* Bookkeeping of the lookups in sim_index.c. */
+	size_t idx;                   /* position in sim->devs: decode order */
+	uint64_t ix_base[6];          /* what the BAR index holds (0: none) */
+	bool ix_dirty;                /* queued for a BAR re-check */
+	bool raw_exposed;             /* cfg_raw handed out: always re-check */
+	size_t intx_slot;             /* in sim->intx_active, with intx_out */
 };
 
 struct sim_map {
@@ -104,6 +116,18 @@ struct sim_irte {
 	uint8_t vector;
 };
 
+/* APIC ID -> CPU, sorted by APIC ID. */
+struct sim_apic_ent {
+	uint32_t apic_id, cpu;
+};
+
+/* One memory BAR that decodes: [base, last], in the old scan order. */
+struct sim_bar_ent {
+	uint64_t base, last;
+	struct sim_dev *d;
+	unsigned int bar;
+};
+
 struct umsi_sim {
 	pthread_mutex_t mtx;
 	pthread_cond_t idle_cond;     /* threaded: broadcast when a CPU idles */
@@ -113,6 +137,9 @@ struct umsi_sim {
 
 	uint32_t ncpus;
 	struct sim_cpu *cpus;
+	struct umsi_sim_vec_stats *vec_stats;  /* ncpus x 256 */
+	struct sim_apic_ent *apic_index;  /* ncpus entries, by APIC ID */
+	uint64_t *irr_cpus;           /* bit per CPU whose IRR is not empty */
 	uint32_t cur_cpu;             /* non-threaded; threaded default */
 	uint32_t locks_held;          /* over all CPUs */
 	bool through_locks;           /* non-threaded: see umsi_sim.h */
@@ -122,9 +149,26 @@ struct umsi_sim {
 
 	struct sim_dev **devs;
 	size_t ndevs, devs_cap;
+	/* sim_index.c: BDF -> the latest function added there (hash). */
+	struct sim_dev **dev_hash;
+	size_t dev_hash_cap, dev_hash_used;
+	/* sim_index.c: physical address -> memory BAR. */
+	struct sim_bar_ent *bar_ix;   /* sorted by base */
+	uint64_t *bar_maxlast;        /* prefix maximum of bar_ix[].last */
+	size_t nbar_ix, bar_ix_cap;
+	bool bar_ix_stale;            /* rebuild before the next decode */
+	bool bar_ix_broken;           /* out of memory: decode by a scan */
+	struct sim_dev **bar_dirty;   /* functions whose BARs may have moved */
+	size_t nbar_dirty, bar_dirty_cap;
+	bool bar_all_dirty;           /* one could not be queued: check all */
+	size_t nraw;                  /* functions with raw_exposed */
+	size_t nbridges;              /* functions of header type 1 */
+	/* Functions driving their INTx pin (intx_out), in no order. */
+	struct sim_dev **intx_active;
+	size_t nintx_active, intx_active_cap;
 	uint64_t next_mem32, next_mem64, next_io;
 
-	struct sim_map *maps;
+	struct sim_map *maps;         /* sorted by base: they never overlap */
 	size_t nmaps, maps_cap;
 
 	uint32_t npins;
@@ -210,6 +254,19 @@ int sim_remap_lookup_locked(struct umsi_sim *sim, uint32_t index,
 			    uint32_t *apic_id, uint8_t *vector);
 
 bool sim_irr_test_current_locked(struct umsi_sim *sim, uint8_t vector);
+
+/* sim_index.c */
+int sim_apic_index_init(struct umsi_sim *sim);
+uint32_t sim_cpu_of_apic_locked(const struct umsi_sim *sim, uint32_t apic_id);
+int sim_dev_index_reserve(struct umsi_sim *sim);
+void sim_dev_index_add(struct umsi_sim *sim, struct sim_dev *d);
+void sim_bars_changed_locked(struct umsi_sim *sim, struct sim_dev *d);
+struct sim_dev *sim_decode_locked(struct umsi_sim *sim, uint64_t phys,
+				  unsigned int *bar, uint64_t *off);
+void sim_index_fini(struct umsi_sim *sim);
+
+/* sim_pci.c (for the index) */
+uint64_t sim_bar_base(const struct sim_dev *d, unsigned int i);
 
 /* sim_host.c */
 void sim_maps_fini(struct umsi_sim *sim);

@@ -61,9 +61,17 @@ struct umsi_sim;
 
 /* ---- Machine ------------------------------------------------------------- */
 
+/*
+ * The most CPUs a machine may have. Nothing in the simulator scans every
+ * CPU per message or interrupt (APIC IDs are looked up in a sorted index,
+ * pending interrupts in a bitmap of CPUs), so the limit is about memory:
+ * each CPU keeps 8 KiB of per-vector counters.
+ */
+#define UMSI_SIM_MAX_CPUS 8192
+
 /**
  * struct umsi_sim_config - the machine to build
- * @ncpus: number of CPUs, 1..1024; all start online
+ * @ncpus: number of CPUs, 1..UMSI_SIM_MAX_CPUS; all start online
  * @apic_ids: APIC ID of each CPU (@ncpus entries, distinct; gaps and IDs
  *            above 255 allowed), or NULL for 0..ncpus-1
  * @plat_flags: UMSI_PLAT_* flags the platform reports; they also decide
@@ -87,7 +95,7 @@ struct umsi_sim_config {
  * @cfg: the configuration
  *
  * Return: the machine, or NULL for an invalid configuration (no CPUs, more
- * than 1024, duplicate APIC IDs) or when out of memory.
+ * than UMSI_SIM_MAX_CPUS, duplicate APIC IDs) or when out of memory.
  */
 struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg);
 

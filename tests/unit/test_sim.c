@@ -1824,6 +1824,150 @@ static void test_threaded_masking_races_lose_no_message(void **st)
 	world_free(w);
 }
 
+/* ---- The largest machines ------------------------------------------------------------------ */
+
+static void test_8192_cpus_with_gapped_apic_ids_take_messages_by_id(void **st)
+{
+	uint32_t *ids = calloc(UMSI_SIM_MAX_CPUS, sizeof(*ids));
+	struct umsi_sim_config cfg = { .ncpus = UMSI_SIM_MAX_CPUS,
+				       .plat_flags = UMSI_PLAT_X2APIC |
+						     UMSI_PLAT_EXT_DEST_ID };
+	static const uint32_t cpus[] = { 0, 1, 4095, 8190, 8191 };
+	struct umsi_sim_stats s;
+	struct world *w;
+
+	(void)st;
+	assert_int_equal(UMSI_SIM_MAX_CPUS, 8192);
+	assert_non_null(ids);
+	/* APIC IDs 1, 4, 7, ... 24574: gaps everywhere, within 15 bits. */
+	for (uint32_t i = 0; i < UMSI_SIM_MAX_CPUS; i++)
+		ids[i] = 3 * i + 1;
+	cfg.apic_ids = ids;
+	w = world_new(&cfg);
+	for (unsigned i = 0; i < sizeof(cpus) / sizeof(cpus[0]); i++) {
+		uint32_t id = ids[cpus[i]];
+
+		assert_int_equal(umsi_sim_msg_write(w->sim,
+			msg_addr(id, UMSI_PLAT_EXT_DEST_ID), 0x40), 1);
+		assert_int_equal(w->log[i].cpu, cpus[i]);
+		assert_int_equal(w->log[i].vector, 0x40);
+	}
+	/* An ID in a gap, and one past the last, name no CPU. */
+	assert_int_equal(umsi_sim_msg_write(w->sim,
+		msg_addr(3, UMSI_PLAT_EXT_DEST_ID), 0x40), 0);
+	assert_int_equal(umsi_sim_msg_write(w->sim,
+		msg_addr(24577, UMSI_PLAT_EXT_DEST_ID), 0x40), 0);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.undeliverable_by[UMSI_SIM_UNDELIV_NO_CPU], 2);
+	assert_int_equal(umsi_sim_ncpus(w->sim), UMSI_SIM_MAX_CPUS);
+	world_free(w);
+	/* One CPU more, or one APIC ID twice (the last two), is refused. */
+	cfg.apic_ids = NULL;
+	cfg.ncpus = UMSI_SIM_MAX_CPUS + 1;
+	assert_null(umsi_sim_create(&cfg));
+	cfg.ncpus = UMSI_SIM_MAX_CPUS;
+	cfg.apic_ids = ids;
+	ids[UMSI_SIM_MAX_CPUS - 1] = ids[UMSI_SIM_MAX_CPUS - 2];
+	assert_null(umsi_sim_create(&cfg));
+	free(ids);
+}
+
+static void test_interrupts_pending_on_many_cpus_are_taken_lowest_cpu_first(void **st)
+{
+	static const uint32_t order[] = { 8000, 63, 4000, 64, 0, 8191 };
+	static const uint32_t taken[] = { 0, 63, 64, 4000, 8000, 8191 };
+	struct world *w = world_cpus(UMSI_SIM_MAX_CPUS, NULL,
+				     UMSI_PLAT_X2APIC | UMSI_PLAT_EXT_DEST_ID);
+	void *l = w->ops->lock_create(w->sim);
+	umsi_irqflags_t f;
+
+	(void)st;
+	f = w->ops->lock_acquire(w->sim, l);
+	for (unsigned i = 0; i < 6; i++)
+		umsi_sim_msg_write(w->sim,
+			msg_addr(order[i], UMSI_PLAT_EXT_DEST_ID), 0x50);
+	assert_int_equal(w->n, 0);
+	assert_true(umsi_sim_irr_test(w->sim, 4000, 0x50));
+	w->ops->lock_release(w->sim, l, f);
+	assert_int_equal(w->n, 6);
+	for (unsigned i = 0; i < 6; i++)
+		assert_int_equal(w->log[i].cpu, taken[i]);
+	assert_false(umsi_sim_irr_test(w->sim, 4000, 0x50));
+	w->ops->lock_destroy(w->sim, l);
+	world_free(w);
+}
+
+/* The data of MSI-X entry 0 as MMIO at @phys + 8 reads it. */
+static uint32_t entry0_data_at(struct world *w, uint64_t phys)
+{
+	return umsi_sim_mmio_read32(w->sim, phys + UMSI_MSIX_ENTRY_DATA);
+}
+
+static void test_overlapping_bars_decode_as_the_first_function_added(void **st)
+{
+	struct world *w = world_cpus(1, NULL, 0);
+	uint64_t a, b;
+	uint8_t *raw;
+
+	(void)st;
+	add_msix(w, DEV_A, 4);
+	add_msix(w, DEV_B, 4);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 0, 0, 0xaaaa, 1);
+	umsi_sim_msix_entry_set(w->sim, DEV_B, 0, 0, 0xbbbb, 1);
+	a = umsi_sim_bar_addr(w->sim, DEV_A, 0);
+	b = umsi_sim_bar_addr(w->sim, DEV_B, 0);
+	assert_int_equal(entry0_data_at(w, a), 0xaaaa);
+	assert_int_equal(entry0_data_at(w, b), 0xbbbb);
+	/* Software moves B onto A: A, added first, answers. */
+	assert_int_equal(umsi_sim_cfg_write(w->sim, DEV_B, UMSI_PCI_BAR0, 4,
+					    (uint32_t)a), 0);
+	assert_int_equal(entry0_data_at(w, a), 0xaaaa);
+	assert_int_equal(entry0_data_at(w, b), 0xffffffffu);
+	/* A removed: the present function comes first. */
+	assert_int_equal(umsi_sim_remove_device(w->sim, DEV_A), 0);
+	assert_int_equal(entry0_data_at(w, a), 0xbbbb);
+	/* Raw pokes are seen too: B back where it was. */
+	raw = umsi_sim_cfg_raw(w->sim, DEV_B);
+	raw[UMSI_PCI_BAR0 + 2] = (uint8_t)(b >> 16);
+	raw[UMSI_PCI_BAR0 + 3] = (uint8_t)(b >> 24);
+	assert_int_equal(entry0_data_at(w, b), 0xbbbb);
+	/* A, removed, still claims its window (reading all-ones). */
+	assert_int_equal(entry0_data_at(w, a), 0xffffffffu);
+	world_free(w);
+}
+
+static void test_many_functions_are_found_by_address_and_bdf(void **st)
+{
+	struct world *w = world_cpus(2, NULL, 0);
+	enum { N = 2000 };
+	static uint64_t bar[N];
+
+	(void)st;
+	for (unsigned i = 0; i < N; i++) {
+		umsi_bdf_t bdf = UMSI_BDF(0, 1 + i / 32, i % 32, 0);
+
+		add_msix(w, bdf, 4);
+		umsi_sim_msix_entry_set(w->sim, bdf, 0, 0, i, 1);
+		bar[i] = umsi_sim_bar_addr(w->sim, bdf, 0);
+	}
+	for (unsigned i = 0; i < N; i += 7) {
+		umsi_bdf_t bdf = UMSI_BDF(0, 1 + i / 32, i % 32, 0);
+
+		assert_int_equal(entry0_data_at(w, bar[i]), i);
+		assert_int_equal(umsi_sim_cfg_read(w->sim, bdf, 0, 2), 0x1af4);
+	}
+	/* Removed, then added again at its BDF: the new function answers. */
+	assert_int_equal(umsi_sim_remove_device(w->sim, UMSI_BDF(0, 2, 5, 0)), 0);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, UMSI_BDF(0, 2, 5, 0), 0, 2),
+			 0xffff);
+	add_msi(w, UMSI_BDF(0, 2, 5, 0), 1, false, false);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, UMSI_BDF(0, 2, 5, 0), 0, 2),
+			 0x8086);
+	assert_int_equal(umsi_sim_cfg_read(w->sim, UMSI_BDF(0, 99, 0, 0), 0, 2),
+			 0xffff);
+	world_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1883,6 +2027,10 @@ int main(void)
 		cmocka_unit_test(test_threaded_cpus_take_their_own_interrupts),
 		cmocka_unit_test(test_threaded_cross_calls_and_locks_are_real),
 		cmocka_unit_test(test_threaded_masking_races_lose_no_message),
+		cmocka_unit_test(test_8192_cpus_with_gapped_apic_ids_take_messages_by_id),
+		cmocka_unit_test(test_interrupts_pending_on_many_cpus_are_taken_lowest_cpu_first),
+		cmocka_unit_test(test_overlapping_bars_decode_as_the_first_function_added),
+		cmocka_unit_test(test_many_functions_are_found_by_address_and_bdf),
 	};
 	const char *filter = getenv("UMSI_SIM_TEST_FILTER");
 
