@@ -1683,6 +1683,529 @@ static void test_property_on_a_layout_with_all_256_vectors(void **state)
 	run_property(&cfg, seed, ops);
 }
 
+/* ---- Scale: every choice against a brute-force scan; a million vectors -- */
+
+/*
+ * A model small enough for 8192 CPUs: the available count and the online
+ * state of every CPU, kept from what the calls return, and the choice
+ * "most available, lowest CPU on ties" found by visiting every CPU.
+ */
+#define BF_MAX_LIVE  40000u
+#define BF_MAX_RES   8u
+
+struct bf {
+	struct mx *x;
+	uint32_t n;
+	uint32_t *avail;
+	bool *online;
+	struct live *live;
+	uint32_t nlive;
+	uint64_t res[BF_MAX_RES][MASK_WORDS];
+	uint32_t nres;
+	uint32_t target;             /* vectors to fill up or drain down to */
+	struct tmask sticky;         /* a mask kept for a while, so its CPUs fill up */
+	uint64_t choices, enospc;
+};
+
+static bool bf_in(const struct tmask *t, uint32_t c)
+{
+	return !t || tmask_test(t, c);
+}
+
+/* The brute-force choice among CPUs @first .. @first + @count - 1 of @t. */
+static int64_t bf_best(const struct bf *b, const struct tmask *t, uint32_t first,
+		       uint32_t count)
+{
+	int64_t best = -1;
+	uint32_t best_avail = 0;
+
+	for (uint32_t c = first; c < first + count; c++) {
+		if (b->online[c] && bf_in(t, c) && b->avail[c] > best_avail) {
+			best_avail = b->avail[c];
+			best = c;
+		}
+	}
+	return best;
+}
+
+/* A random 64-bit word with each bit set with probability @num / 16. */
+static uint64_t bf_word(unsigned int num)
+{
+	switch (num) {
+	case 1: return rnd() & rnd() & rnd() & rnd();
+	case 8: return rnd();
+	default: return rnd() | rnd() | rnd() | rnd();   /* 15/16 */
+	}
+}
+
+/*
+ * A mask of one of the shapes callers pass: NULL, empty (with and without
+ * words), one CPU, every CPU named explicitly (also with bits past the
+ * last CPU), dense, half, sparse, a contiguous run, shorter than the
+ * matrix, the sticky mask or its complement.
+ */
+static const struct tmask *bf_mask(struct bf *b, struct tmask *t)
+{
+	uint32_t n = b->n, first, count;
+
+	tmask_clear(t, n);
+	switch (rnd_below(14)) {
+	case 0:
+	case 1:
+		return NULL;
+	case 2:
+		break;                                  /* empty */
+	case 3:
+		t->cm.nbits = 0;                        /* empty, no bits */
+		t->cm.words = rnd_below(2) ? NULL : t->w;
+		break;
+	case 4:
+		tmask_set(t, rnd_below(n));
+		break;
+	case 5:
+		for (uint32_t c = 0; c < n; c++)
+			tmask_set(t, c);                /* explicit "all" */
+		break;
+	case 6:
+		/* Explicit "all" written as a wider mask: bits past the last
+		 * CPU are ignored. */
+		memset(t->w, 0xff, sizeof(t->w));
+		t->cm.nbits = MAX_TEST_CPUS;
+		break;
+	case 7:
+		for (uint32_t w = 0; w < (n + 63) / 64; w++)
+			t->w[w] = bf_word(15);
+		break;
+	case 8:
+		for (uint32_t w = 0; w < (n + 63) / 64; w++)
+			t->w[w] = bf_word(8);
+		break;
+	case 9:
+		for (uint32_t w = 0; w < (n + 63) / 64; w++)
+			t->w[w] = bf_word(1);
+		break;
+	case 10:
+		first = rnd_below(n);
+		count = 1 + rnd_below(n - first);
+		for (uint32_t c = first; c < first + count; c++)
+			tmask_set(t, c);
+		break;
+	case 11:
+		for (uint32_t w = 0; w < (n + 63) / 64; w++)
+			t->w[w] = bf_word(8);
+		t->cm.nbits = rnd_below(n + 1);
+		break;
+	case 12:
+		*t = b->sticky;
+		t->cm.words = t->w;
+		break;
+	default:
+		for (uint32_t w = 0; w < MASK_WORDS; w++)
+			t->w[w] = ~b->sticky.w[w];
+		break;
+	}
+	/* Bits at or past nbits must not matter either. */
+	if (t->cm.nbits < MAX_TEST_CPUS && t->cm.words && rnd_below(2))
+		t->w[t->cm.nbits / 64] |= ~0ull << (t->cm.nbits % 64);
+	if (t->cm.nbits < MAX_TEST_CPUS && t->cm.words && t->cm.nbits % 64 == 0 &&
+	    t->cm.nbits / 64 < MASK_WORDS && rnd_below(2))
+		t->w[t->cm.nbits / 64] = ~0ull;
+	return t;
+}
+
+/* The vector a plain allocation must have taken: the lowest free one. */
+static void bf_assert_lowest(const struct bf *b, uint32_t cpu, int v)
+{
+	assert_int_equal(umsi_matrix_vector_state(b->x->m, cpu, (unsigned int)v),
+			 UMSI_VECTOR_ALLOCATED);
+	for (int u = 0; u < v; u++)
+		assert_int_not_equal(umsi_matrix_vector_state(b->x->m, cpu, (unsigned int)u),
+				     UMSI_VECTOR_FREE);
+}
+
+static void bf_record(struct bf *b, uint32_t cpu, int v)
+{
+	b->avail[cpu]--;
+	b->live[b->nlive++] = (struct live){ cpu, (uint16_t)v, 0 };
+}
+
+/* One allocation through a mask or a range, its choice checked. */
+static void bf_alloc(struct bf *b, bool range)
+{
+	struct tmask t;
+	const struct tmask *mask = NULL;
+	uint32_t first = 0, count = b->n, cpu = UINT32_MAX;
+	bool spread = rnd_below(8) == 0;
+	int64_t want;
+	int v;
+
+	if (b->nlive == BF_MAX_LIVE)
+		return;
+	if (range) {
+		first = rnd_below(b->n);
+		count = 1 + rnd_below(b->n - first);
+	} else {
+		mask = bf_mask(b, &t);
+	}
+	want = bf_best(b, mask, first, count);
+	if (want < 0)
+		snapshot(b->x);
+	if (range)
+		v = umsi_matrix_alloc_range(b->x->m, first, count,
+					    spread ? UMSI_MATRIX_SPREAD : 0, &cpu);
+	else
+		v = umsi_matrix_alloc(b->x->m, mask ? &mask->cm : NULL,
+				      spread ? UMSI_MATRIX_SPREAD : 0, &cpu);
+	b->choices++;
+	if (want < 0) {
+		assert_int_equal(v, -UMSI_ENOSPC);
+		assert_unchanged(b->x);
+		b->enospc++;
+		return;
+	}
+	assert_true(v >= 0);
+	if (cpu != want)
+		fail_msg("%u CPUs: chose CPU %u (%u available), the scan CPU %lld (%u available)",
+			 b->n, cpu, b->avail[cpu], (long long)want, b->avail[want]);
+	if (!spread)
+		bf_assert_lowest(b, cpu, v);
+	bf_record(b, cpu, v);
+}
+
+static void bf_free(struct bf *b)
+{
+	uint32_t i;
+	struct live l;
+
+	if (b->nlive == 0)
+		return;
+	i = rnd_below(b->nlive);
+	l = b->live[i];
+	assert_int_equal(umsi_matrix_free(b->x->m, l.cpu, l.vec, false), 0);
+	b->avail[l.cpu]++;
+	b->live[i] = b->live[--b->nlive];
+}
+
+static void bf_online(struct bf *b)
+{
+	uint32_t c = rnd_below(b->n);
+
+	/* Mostly online; offline CPUs keep their vectors and can be freed on. */
+	if (b->online[c] && rnd_below(4) == 0) {
+		assert_int_equal(umsi_matrix_offline(b->x->m, c), 0);
+		b->online[c] = false;
+	} else if (!b->online[c]) {
+		assert_int_equal(umsi_matrix_online(b->x->m, c), 0);
+		b->online[c] = true;
+	}
+}
+
+/* A managed reservation (one vector on each CPU of a sparse mask) or the
+ * release of one: both move available counts. */
+static void bf_managed(struct bf *b)
+{
+	struct tmask t;
+	bool full = false;
+	uint32_t k = 0;
+	int r;
+
+	if (b->nres > 0 && (b->nres == BF_MAX_RES || rnd_below(2))) {
+		uint32_t i = rnd_below(b->nres);
+
+		tmask_clear(&t, b->n);
+		memcpy(t.w, b->res[i], sizeof(t.w));
+		assert_int_equal(umsi_matrix_remove_managed(b->x->m, &t.cm), 0);
+		for (uint32_t c = 0; c < b->n; c++)
+			b->avail[c] += tmask_test(&t, c);
+		memcpy(b->res[i], b->res[--b->nres], sizeof(b->res[i]));
+		return;
+	}
+	tmask_clear(&t, b->n);
+	if (rnd_below(2)) {
+		tmask_set(&t, rnd_below(b->n));
+	} else {
+		for (uint32_t w = 0; w < (b->n + 63) / 64; w++)
+			t.w[w] = bf_word(1);
+		if (b->n % 64)
+			t.w[b->n / 64] &= (1ull << (b->n % 64)) - 1;
+	}
+	for (uint32_t c = 0; c < b->n; c++) {
+		k += tmask_test(&t, c);
+		full |= tmask_test(&t, c) && b->avail[c] == 0;
+	}
+	if (k == 0 || full)
+		snapshot(b->x);
+	r = umsi_matrix_reserve_managed(b->x->m, &t.cm);
+	if (k == 0 || full) {
+		assert_int_equal(r, k == 0 ? -UMSI_EINVAL : -UMSI_ENOSPC);
+		assert_unchanged(b->x);
+		return;
+	}
+	assert_int_equal(r, 0);
+	for (uint32_t c = 0; c < b->n; c++)
+		b->avail[c] -= tmask_test(&t, c);
+	memcpy(b->res[b->nres++], t.w, sizeof(t.w));
+}
+
+static void bf_compare_counts(const struct bf *b)
+{
+	assert_consistent(b->x->m);
+	for (uint32_t c = 0; c < b->n; c++) {
+		struct umsi_matrix_cpu_stats st = cpu_stats(b->x, c);
+
+		assert_int_equal(st.available, b->avail[c]);
+		assert_int_equal(st.online, b->online[c]);
+	}
+}
+
+static void run_bruteforce(uint32_t n, uint32_t ops, uint32_t spread_fill)
+{
+	struct bf *b = calloc(1, sizeof(*b));
+	uint32_t cpu, capacity = 0;
+	int v;
+
+	assert_non_null(b);
+	b->n = n;
+	b->x = mx_new(n, true);
+	b->avail = calloc(n, sizeof(*b->avail));
+	b->online = calloc(n, sizeof(*b->online));
+	b->live = calloc(BF_MAX_LIVE, sizeof(*b->live));
+	assert_non_null(b->avail);
+	assert_non_null(b->online);
+	assert_non_null(b->live);
+	for (uint32_t c = 0; c < n; c++) {
+		b->avail[c] = cpu_stats(b->x, c).available;
+		b->online[c] = true;
+		capacity += b->avail[c];
+	}
+	tmask_clear(&b->sticky, n);
+	for (uint32_t w = 0; w < (n + 63) / 64; w++)
+		b->sticky.w[w] = bf_word(8);
+	/* Uneven counts to start from: ties and gaps both. */
+	for (uint32_t c = 0; c < n && b->nlive < BF_MAX_LIVE / 2; c++) {
+		for (uint32_t k = rnd_below(spread_fill + 1); k > 0; k--) {
+			v = umsi_matrix_alloc_range(b->x->m, c, 1, 0, &cpu);
+			assert_true(v >= 0);
+			bf_record(b, cpu, v);
+		}
+	}
+	for (uint32_t i = 0; i < ops; i++) {
+		uint32_t kind = rnd_below(100);
+
+		/* Now and then a new sticky mask, so its CPUs and the others
+		 * drift apart (busy CPUs under idle tops, or the reverse). */
+		if (i % 512 == 0) {
+			for (uint32_t w = 0; w < (n + 63) / 64; w++)
+				b->sticky.w[w] = bf_word(rnd_below(2) ? 8 : 1);
+			b->target = rnd_below(capacity < BF_MAX_LIVE ? capacity : BF_MAX_LIVE);
+		}
+		/* Towards the target: mostly allocations below it, frees above. */
+		if (kind < 92 && b->nlive > b->target)
+			kind = kind < 30 ? kind : 58 + kind % 34;
+		if (kind < 50)
+			bf_alloc(b, false);
+		else if (kind < 58)
+			bf_alloc(b, true);
+		else if (kind < 92)
+			bf_free(b);
+		else if (kind < 96)
+			bf_online(b);
+		else
+			bf_managed(b);
+		if (i % 1024 == 0)
+			bf_compare_counts(b);
+	}
+	bf_compare_counts(b);
+	printf("  %u CPUs: %llu choices checked (%llu of them -ENOSPC), %u vectors held\n",
+	       n, (unsigned long long)b->choices, (unsigned long long)b->enospc, b->nlive);
+	mx_free(b->x);
+	free(b->avail);
+	free(b->online);
+	free(b->live);
+	free(b);
+}
+
+static void test_every_choice_is_the_most_available_online_cpu_lowest_on_ties(void **state)
+{
+	(void)state;
+	rng_state = property_seed() + 18;
+	run_bruteforce(1, 40000, 150);
+	run_bruteforce(64, 40000, 120);
+	run_bruteforce(1024, 30000, 12);
+	run_bruteforce(8192, 12000, 3);
+}
+
+/*
+ * Bring-up and tear-down at scale: 8192 CPUs take a million vectors
+ * through every kind of unmanaged allocation, then give them all back in
+ * random order. Afterwards every counter, every CPU and every vector is as
+ * it was, and the matrix chooses exactly as a new one does.
+ */
+#define SOAK_CPUS     8192u
+#define SOAK_VECTORS  1000000u
+
+static int soak_alloc(struct mx *x, uint32_t i, const struct tmask *masks,
+		      struct live *l)
+{
+	uint32_t cpu = UINT32_MAX, first;
+	unsigned int order = 0;
+	int v;
+
+	switch (i % 16) {
+	case 10:
+		v = umsi_matrix_alloc(x->m, &masks[0].cm, 0, &cpu);   /* explicit all */
+		break;
+	case 11:
+		v = umsi_matrix_alloc(x->m, &masks[1 + (i / 16) % 3].cm, 0, &cpu);
+		break;
+	case 12:
+		first = rnd_below(SOAK_CPUS);
+		v = umsi_matrix_alloc_range(x->m, first, 1 + rnd_below(SOAK_CPUS - first), 0,
+					    &cpu);
+		break;
+	case 13:
+		/* Multi-message MSI: 2, 4 or 8 vectors, aligned. */
+		order = 1 + rnd_below(3);
+		v = umsi_matrix_alloc_block(x->m, NULL, order, &cpu);
+		break;
+	case 14:
+		v = umsi_matrix_alloc(x->m, NULL, UMSI_MATRIX_SPREAD, &cpu);
+		break;
+	default:
+		v = umsi_matrix_alloc(x->m, NULL, 0, &cpu);
+		break;
+	}
+	*l = (struct live){ cpu, (uint16_t)v, (uint8_t)order };
+	return v < 0 ? v : (int)(1u << order);
+}
+
+static void soak_free(struct mx *x, const struct live *l)
+{
+	if (l->order && (l->vec & 1) == 0 && rnd_below(2)) {
+		assert_int_equal(umsi_matrix_free_block(x->m, l->cpu, l->vec, l->order), 0);
+		return;
+	}
+	for (unsigned int k = 0; k < (1u << l->order); k++)
+		assert_int_equal(umsi_matrix_free(x->m, l->cpu, l->vec + k, false), 0);
+}
+
+static void test_a_million_vectors_brought_up_and_torn_down_leave_exact_accounting(void **state)
+{
+	struct mx *x = mx_new(SOAK_CPUS, true), *fresh = mx_new(SOAK_CPUS, true);
+	struct umsi_matrix_cpu_stats *before = calloc(SOAK_CPUS, sizeof(*before));
+	unsigned char *states = malloc((size_t)SOAK_CPUS * UMSI_MATRIX_VECTORS);
+	struct live *held = calloc(SOAK_VECTORS, sizeof(*held));
+	struct tmask *masks = calloc(4, sizeof(*masks));
+	struct umsi_matrix_stats st0 = stats(x), st;
+	uint32_t nheld = 0, vectors = 0;
+	int r;
+	(void)state;
+
+	assert_non_null(before);
+	assert_non_null(states);
+	assert_non_null(held);
+	assert_non_null(masks);
+	rng_state = property_seed() + 1000000;
+	for (uint32_t c = 0; c < SOAK_CPUS; c++) {
+		before[c] = cpu_stats(x, c);
+		for (unsigned int v = 0; v < UMSI_MATRIX_VECTORS; v++)
+			states[c * UMSI_MATRIX_VECTORS + v] =
+				(unsigned char)umsi_matrix_vector_state(x->m, c, v);
+	}
+	for (unsigned int k = 0; k < 4; k++) {
+		tmask_clear(&masks[k], SOAK_CPUS);
+		for (uint32_t w = 0; w < MASK_WORDS; w++)
+			masks[k].w[w] = k == 0 ? ~0ull : bf_word(k == 1 ? 8 : k == 2 ? 1 : 15);
+	}
+
+	/* Bring-up: a million vectors. */
+	for (uint32_t i = 0; vectors < SOAK_VECTORS; i++) {
+		r = soak_alloc(x, i, masks, &held[nheld]);
+		if (r < 0) {
+			/* Only a block can fail this far from full. */
+			assert_int_equal(r, -UMSI_ENOSPC);
+			assert_int_equal(i % 16, 13);
+			continue;
+		}
+		nheld++;
+		vectors += (uint32_t)r;
+		if (vectors - (uint32_t)r < SOAK_VECTORS / 2 && vectors >= SOAK_VECTORS / 2)
+			assert_consistent(x->m);
+	}
+	st = stats(x);
+	assert_int_equal(st.allocated, vectors);
+	assert_int_equal(st.available, st0.available - vectors);
+	assert_consistent(x->m);
+
+	/* Tear-down in random order. */
+	for (uint32_t i = nheld; i > 1; i--) {
+		uint32_t j = rnd_below(i);
+		struct live t = held[i - 1];
+
+		held[i - 1] = held[j];
+		held[j] = t;
+	}
+	for (uint32_t i = 0; i < nheld; i++)
+		soak_free(x, &held[i]);
+
+	/* Exact accounting: as at the start, counter by counter. */
+	assert_consistent(x->m);
+	st = stats(x);
+	assert_int_equal(st.ncpus, st0.ncpus);
+	assert_int_equal(st.online, st0.online);
+	assert_int_equal(st.available, st0.available);
+	assert_int_equal(st.allocated, 0);
+	assert_int_equal(st.managed, st0.managed);
+	assert_int_equal(st.managed_allocated, st0.managed_allocated);
+	assert_int_equal(st.legacy, st0.legacy);
+	for (uint32_t c = 0; c < SOAK_CPUS; c++) {
+		struct umsi_matrix_cpu_stats now = cpu_stats(x, c);
+
+		/* Field by field: the struct has padding after "online". */
+		assert_int_equal(now.capacity, before[c].capacity);
+		assert_int_equal(now.available, before[c].available);
+		assert_int_equal(now.allocated, before[c].allocated);
+		assert_int_equal(now.managed, before[c].managed);
+		assert_int_equal(now.managed_allocated, before[c].managed_allocated);
+		assert_int_equal(now.legacy, before[c].legacy);
+		assert_int_equal(now.online, before[c].online);
+		for (unsigned int v = 0; v < UMSI_MATRIX_VECTORS; v++)
+			assert_int_equal(umsi_matrix_vector_state(x->m, c, v),
+					 states[c * UMSI_MATRIX_VECTORS + v]);
+	}
+	/* And it chooses as a new matrix does, through every path: the same
+	 * calls with the same random numbers give the same answers. */
+	for (uint32_t i = 0; i < 20000; i++) {
+		struct live la, lb;
+		uint64_t seed = rng_state;
+		int ra, rb;
+
+		ra = soak_alloc(x, i, masks, &la);
+		rng_state = seed;
+		rb = soak_alloc(fresh, i, masks, &lb);
+		assert_int_equal(ra, rb);
+		if (ra < 0)
+			continue;
+		assert_int_equal(la.cpu, lb.cpu);
+		assert_int_equal(la.vec, lb.vec);
+		if (i % 3 == 2) {
+			seed = rng_state;
+			soak_free(x, &la);
+			rng_state = seed;
+			soak_free(fresh, &lb);
+		}
+	}
+	assert_consistent(x->m);
+	printf("  %u CPUs: %u vectors in %u allocations, all freed; accounting exact\n",
+	       SOAK_CPUS, vectors, nheld);
+	mx_free(x);
+	mx_free(fresh);
+	free(before);
+	free(states);
+	free(held);
+	free(masks);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1708,6 +2231,8 @@ int main(void)
 		cmocka_unit_test(test_property_random_operations_keep_every_invariant),
 		cmocka_unit_test(test_property_on_a_tight_layout_that_runs_out_often),
 		cmocka_unit_test(test_property_on_a_layout_with_all_256_vectors),
+		cmocka_unit_test(test_every_choice_is_the_most_available_online_cpu_lowest_on_ties),
+		cmocka_unit_test(test_a_million_vectors_brought_up_and_torn_down_leave_exact_accounting),
 	};
 
 	return cmocka_run_group_tests_name("vector matrix", tests, NULL, NULL);
