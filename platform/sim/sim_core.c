@@ -627,6 +627,7 @@ static void sim_free(struct umsi_sim *sim)
 	sim_maps_fini(sim);
 	sim_host_fini(sim);
 	sim_ioapic_fini(sim);
+	sim_remap_fini(sim);
 	free(sim->log);
 	sim_index_fini(sim);
 	free(sim->vec_stats);

@@ -250,28 +250,136 @@ int umsi_sim_ioapic_get(struct umsi_sim *sim, uint32_t gsi,
 
 /* ---- Interrupt remapping --------------------------------------------------------- */
 
+/*
+ * The table lives beside an index: a bitmap of busy entries with a
+ * summary bit per full word (the lowest free entry in two short scans),
+ * and a hash from IRQ to entry (open addressing, at most half full since
+ * it has twice as many slots as there are entries).
+ */
+#define IRTE_WORDS      (UMSI_SIM_IRTE_COUNT / 64)
+#define IRTE_HASH_SLOTS (2 * UMSI_SIM_IRTE_COUNT)
+
+static int remap_table_init(struct umsi_sim *sim)
+{
+	if (sim->irte)
+		return 0;
+	sim->irte = calloc(UMSI_SIM_IRTE_COUNT, sizeof(*sim->irte));
+	sim->irte_busy = calloc(IRTE_WORDS, sizeof(uint64_t));
+	sim->irte_full = calloc((IRTE_WORDS + 63) / 64, sizeof(uint64_t));
+	sim->irte_by_irq = calloc(IRTE_HASH_SLOTS, sizeof(uint32_t));
+	if (sim->irte && sim->irte_busy && sim->irte_full && sim->irte_by_irq)
+		return 0;
+	sim_remap_fini(sim);
+	return -UMSI_ENOMEM;
+}
+
+void sim_remap_fini(struct umsi_sim *sim)
+{
+	free(sim->irte);
+	free(sim->irte_busy);
+	free(sim->irte_full);
+	free(sim->irte_by_irq);
+	sim->irte = NULL;
+	sim->irte_busy = sim->irte_full = NULL;
+	sim->irte_by_irq = NULL;
+}
+
+static uint32_t irte_hash(uint32_t irq)
+{
+	uint32_t h = irq * 0x9e3779b1u;
+
+	return (h ^ (h >> 15)) & (IRTE_HASH_SLOTS - 1);
+}
+
+/* The hash slot holding @irq's entry, or the empty slot that would. */
+static uint32_t irte_slot(const struct umsi_sim *sim, uint32_t irq)
+{
+	uint32_t i = irte_hash(irq);
+
+	while (sim->irte_by_irq[i] &&
+	       sim->irte[sim->irte_by_irq[i] - 1].irq != irq)
+		i = (i + 1) & (IRTE_HASH_SLOTS - 1);
+	return i;
+}
+
+/* Empty slot @i, moving back the entries its emptiness would hide. */
+static void irte_slot_clear(struct umsi_sim *sim, uint32_t i)
+{
+	uint32_t j = i;
+
+	sim->irte_by_irq[i] = 0;
+	for (;;) {
+		uint32_t k;
+
+		j = (j + 1) & (IRTE_HASH_SLOTS - 1);
+		if (!sim->irte_by_irq[j])
+			return;
+		k = irte_hash(sim->irte[sim->irte_by_irq[j] - 1].irq);
+		/* Stays when its home k lies cyclically in (i, j]. */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		sim->irte_by_irq[i] = sim->irte_by_irq[j];
+		sim->irte_by_irq[j] = 0;
+		i = j;
+	}
+}
+
+/* The lowest free entry, or -1. */
+static int irte_lowest_free(const struct umsi_sim *sim)
+{
+	for (uint32_t s = 0; s < (IRTE_WORDS + 63) / 64; s++) {
+		uint64_t notfull = ~sim->irte_full[s];
+		uint32_t w;
+
+		if (!notfull)
+			continue;
+		w = s * 64 + (uint32_t)__builtin_ctzll(notfull);
+		if (w >= IRTE_WORDS)
+			return -1;
+		return (int)(w * 64 + (uint32_t)__builtin_ctzll(~sim->irte_busy[w]));
+	}
+	return -1;
+}
+
+static void irte_mark(struct umsi_sim *sim, uint32_t h, bool busy)
+{
+	uint32_t w = h / 64;
+
+	if (busy)
+		sim->irte_busy[w] |= 1ull << (h % 64);
+	else
+		sim->irte_busy[w] &= ~(1ull << (h % 64));
+	if (sim->irte_busy[w] == ~0ull)
+		sim->irte_full[w / 64] |= 1ull << (w % 64);
+	else
+		sim->irte_full[w / 64] &= ~(1ull << (w % 64));
+}
+
 int sim_remap_compose_locked(struct umsi_sim *sim, uint32_t irq,
 			     uint32_t apic_id, uint8_t vector,
 			     struct umsi_msg *msg)
 {
-	int h = -1;
+	uint32_t slot;
+	int h;
 
 	if (!(sim->plat_flags & UMSI_PLAT_IRQ_REMAP))
 		return -UMSI_ENOTSUP;
 	if (vector < 16)
 		return -UMSI_EINVAL;
-	for (int i = 0; i < UMSI_SIM_IRTE_COUNT; i++) {
-		if (sim->irte[i].present && sim->irte[i].irq == irq) {
-			h = i;
-			break;
-		}
-		if (h < 0 && !sim->irte[i].present)
-			h = i;
-	}
-	if (h < 0)
-		return -UMSI_ENOSPC;
-	if (!sim->irte[h].present)
+	if (remap_table_init(sim))
+		return -UMSI_ENOMEM;
+	/* The IRQ's own entry again (a move), else the lowest free one. */
+	slot = irte_slot(sim, irq);
+	if (sim->irte_by_irq[slot]) {
+		h = (int)sim->irte_by_irq[slot] - 1;
+	} else {
+		h = irte_lowest_free(sim);
+		if (h < 0)
+			return -UMSI_ENOSPC;
+		irte_mark(sim, (uint32_t)h, true);
+		sim->irte_by_irq[slot] = (uint32_t)h + 1;
 		sim->irte_used++;
+	}
 	sim->irte[h] = (struct sim_irte){ true, irq, apic_id, vector };
 	/* Remappable format, SHV set, subhandle 0 in the data. */
 	msg->address = UMSI_X86_MSI_BASE | UMSI_X86_ADDR_REMAP |
@@ -284,9 +392,15 @@ int sim_remap_compose_locked(struct umsi_sim *sim, uint32_t irq,
 
 void sim_remap_free_locked(struct umsi_sim *sim, uint32_t irq)
 {
-	for (int i = 0; i < UMSI_SIM_IRTE_COUNT; i++) {
-		if (sim->irte[i].present && sim->irte[i].irq == irq) {
-			sim->irte[i].present = false;
+	uint32_t slot, h;
+
+	if (sim->irte) {
+		slot = irte_slot(sim, irq);
+		if (sim->irte_by_irq[slot]) {
+			h = sim->irte_by_irq[slot] - 1;
+			irte_slot_clear(sim, slot);
+			sim->irte[h].present = false;
+			irte_mark(sim, h, false);
 			sim->irte_used--;
 			return;
 		}
@@ -298,7 +412,8 @@ void sim_remap_free_locked(struct umsi_sim *sim, uint32_t irq)
 int sim_remap_lookup_locked(struct umsi_sim *sim, uint32_t index,
 			    uint32_t *apic_id, uint8_t *vector)
 {
-	if (index >= UMSI_SIM_IRTE_COUNT || !sim->irte[index].present)
+	if (!sim->irte || index >= UMSI_SIM_IRTE_COUNT ||
+	    !sim->irte[index].present)
 		return -UMSI_ENOENT;
 	*apic_id = sim->irte[index].apic_id;
 	*vector = sim->irte[index].vector;
@@ -313,7 +428,7 @@ int umsi_sim_irte_get(struct umsi_sim *sim, uint32_t handle, uint32_t *irq,
 	if (handle >= UMSI_SIM_IRTE_COUNT)
 		return -UMSI_EINVAL;
 	sim_lock(sim);
-	if (!sim->irte[handle].present) {
+	if (!sim->irte || !sim->irte[handle].present) {
 		err = -UMSI_ENOENT;
 	} else {
 		if (irq)

@@ -175,7 +175,11 @@ struct umsi_sim {
 	struct sim_rte *rtes;
 	bool *gsi_ext;                /* externally driven level */
 
-	struct sim_irte irte[UMSI_SIM_IRTE_COUNT];
+	/* Interrupt remapping (sim_ioapic.c), allocated at the first use. */
+	struct sim_irte *irte;        /* UMSI_SIM_IRTE_COUNT entries */
+	uint64_t *irte_busy;          /* bit per entry in use */
+	uint64_t *irte_full;          /* bit per irte_busy word with no 0 */
+	uint32_t *irte_by_irq;        /* hash: IRQ -> handle + 1, 0 empty */
 	uint32_t irte_used;
 
 	struct umsi_sim_stats st;
@@ -250,6 +254,7 @@ int sim_remap_compose_locked(struct umsi_sim *sim, uint32_t irq,
 			     uint32_t apic_id, uint8_t vector,
 			     struct umsi_msg *msg);
 void sim_remap_free_locked(struct umsi_sim *sim, uint32_t irq);
+void sim_remap_fini(struct umsi_sim *sim);
 int sim_remap_lookup_locked(struct umsi_sim *sim, uint32_t index,
 			    uint32_t *apic_id, uint8_t *vector);
 

@@ -833,8 +833,13 @@ unsigned umsi_sim_live_targets(struct umsi_sim *sim,
 int umsi_sim_ioapic_get(struct umsi_sim *sim, uint32_t gsi,
 			struct umsi_sim_rte *out);
 
-/* Interrupt-remapping table entries (handles 0 .. UMSI_SIM_IRTE_COUNT-1). */
-#define UMSI_SIM_IRTE_COUNT 1024
+/*
+ * Interrupt-remapping table entries (handles 0 .. UMSI_SIM_IRTE_COUNT-1):
+ * as many as a VT-d table holds, and as the 16-bit handle of the
+ * remappable format can name. remap_compose gives an IRQ its entry again,
+ * else the lowest free one, in O(1).
+ */
+#define UMSI_SIM_IRTE_COUNT 65536
 
 /**
  * umsi_sim_irte_get - the remapping entry @handle: the IRQ it was composed

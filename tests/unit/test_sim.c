@@ -1968,6 +1968,62 @@ static void test_many_functions_are_found_by_address_and_bdf(void **st)
 	world_free(w);
 }
 
+/* The handle of a remappable message: bits 19:5, and bit 15 in bit 2. */
+static uint32_t remap_handle(const struct umsi_msg *m)
+{
+	return (uint32_t)((m->address >> 5) & 0x7fff) |
+	       (uint32_t)((m->address >> 2) & 1) << 15;
+}
+
+static void test_remap_table_holds_65536_entries_lowest_free_first(void **st)
+{
+	struct world *w = world_cpus(2, NULL, UMSI_PLAT_IRQ_REMAP |
+				     UMSI_PLAT_X2APIC);
+	uint32_t n = UMSI_SIM_IRTE_COUNT, irq, apic;
+	struct umsi_msg m;
+	uint8_t vec;
+
+	(void)st;
+	assert_int_equal(n, 65536);
+	/* IRQ numbers far apart: the entries are handed out in order. */
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(w->ops->remap_compose(w->sim, i * 977 + 5,
+						       i & 1, 0x40, &m), 0);
+	assert_int_equal(umsi_sim_irte_used(w->sim), n);
+	assert_int_equal(w->ops->remap_compose(w->sim, 3, 0, 0x40, &m),
+			 -UMSI_ENOSPC);
+	assert_int_equal(umsi_sim_irte_get(w->sim, n - 1, &irq, &apic, &vec),
+			 0);
+	assert_int_equal(irq, (n - 1) * 977 + 5);
+	/* Free three; they come back lowest first, an IRQ keeps its own. */
+	w->ops->remap_free(w->sim, 40000 * 977 + 5);
+	w->ops->remap_free(w->sim, 7 * 977 + 5);
+	w->ops->remap_free(w->sim, 65000 * 977 + 5);
+	assert_int_equal(umsi_sim_irte_used(w->sim), n - 3);
+	assert_int_equal(w->ops->remap_compose(w->sim, 9 * 977 + 5, 1, 0x41,
+					       &m), 0);
+	assert_int_equal(remap_handle(&m), 9);
+	assert_int_equal(w->ops->remap_compose(w->sim, 1, 0, 0x42, &m), 0);
+	assert_int_equal(remap_handle(&m), 7);
+	assert_int_equal(w->ops->remap_compose(w->sim, 2, 0, 0x43, &m), 0);
+	assert_int_equal(remap_handle(&m), 40000);
+	assert_int_equal(umsi_sim_irte_get(w->sim, 9, &irq, &apic, &vec), 0);
+	assert_int_equal(apic, 1);
+	assert_int_equal(vec, 0x41);
+	/* Every entry is still found by its IRQ after the moves. */
+	for (uint32_t i = 0; i < n; i++) {
+		if (i == 7 || i == 40000 || i == 65000)
+			continue;
+		w->ops->remap_free(w->sim, i * 977 + 5);
+	}
+	w->ops->remap_free(w->sim, 1);
+	w->ops->remap_free(w->sim, 2);
+	assert_int_equal(umsi_sim_irte_used(w->sim), 0);
+	assert_int_equal(umsi_sim_irte_get(w->sim, 0, &irq, &apic, &vec),
+			 -UMSI_ENOENT);
+	world_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2031,6 +2087,7 @@ int main(void)
 		cmocka_unit_test(test_interrupts_pending_on_many_cpus_are_taken_lowest_cpu_first),
 		cmocka_unit_test(test_overlapping_bars_decode_as_the_first_function_added),
 		cmocka_unit_test(test_many_functions_are_found_by_address_and_bdf),
+		cmocka_unit_test(test_remap_table_holds_65536_entries_lowest_free_first),
 	};
 	const char *filter = getenv("UMSI_SIM_TEST_FILTER");
 
