@@ -55,7 +55,7 @@ fuzz-simfile-long: $(FUZZ_SIMFILE)
 	cd $(FUZZ_SIMFILE_LONG_DIR) && rm -f fuzz-0.log && \
 	$(abspath $(FUZZ_SIMFILE)) -jobs=1 -workers=1 \
 		-max_total_time=$(FUZZ_SIMFILE_TIME) -print_final_stats=1 \
-		-max_len=16384 -dict=$(abspath tests/fuzz/fuzz_simfile.dict) \
+		-max_len=32768 -dict=$(abspath tests/fuzz/fuzz_simfile.dict) \
 		-artifact_prefix=$(abspath $(BUILD)/fuzz)/ \
 		$(abspath $(BUILD)/fuzz/corpus-simfile) \
 		$(abspath tests/fuzz/corpus-simfile); \

@@ -27,7 +27,7 @@ corpus=$BUILD/fuzz/corpus-simfile-smoke
 rm -rf "$corpus"
 mkdir -p "$corpus"
 log=$BUILD/fuzz/fuzz_simfile-smoke.log
-if "$bin" -seed=1 -runs="$runs" -max_total_time=30 -max_len=16384 \
+if "$bin" -seed=1 -runs="$runs" -max_total_time=30 -max_len=32768 \
 	-dict=tests/fuzz/fuzz_simfile.dict -artifact_prefix="$BUILD/fuzz/" \
 	"$corpus" tests/fuzz/corpus-simfile >"$log" 2>&1; then
 	echo "ok 2 - fuzz_simfile: $runs runs without a crash, leak or sanitizer report"

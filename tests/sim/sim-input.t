@@ -104,12 +104,16 @@ rejects(machine("cpus 2\ndevice a msi=1\n\0device b msi=3\n"),
 	'NUL byte: exit 2 with its line and byte offset');
 rejects(machine("\0"), qr/:1: NUL byte at offset 0/, 'NUL as the first byte');
 
-# Words past 4096 on a line used to be dropped (with a bad setting there).
+# Words past 4096 on a line used to be dropped (with a bad setting there);
+# now the longest line that can make sense (cpus apic with an ID for each
+# of 8192 CPUs, and one more) is the limit, and a line past it is refused.
 rejects(machine("cpus 2\ndevice a msi=1 " . ('addr64 ' x 4100) . "msi=3\n"),
-	qr/:2: more than 4096 words on one line\n/, 'too many words: the line is refused');
-my $ids = join(' ', 0 .. 1023);
+	qr/:2: 'addr64' given twice\n/, '4100 words: every one is read (the setting after them too)');
+rejects(machine("cpus 2\ndevice a msi=1 " . ('addr64 ' x 8200) . "msi=3\n"),
+	qr/:2: more than 8195 words on one line\n/, 'too many words: the line is refused');
+my $ids = join(' ', 0 .. 8191);
 ($rc, $out, $err) = run_umsi('sim', '--json', machine("cpus apic $ids\ndevice a msi=1\n"));
-is($rc, 0, 'cpus apic with 1024 IDs (1026 words) is taken') or diag($err);
+is($rc, 0, 'cpus apic with 8192 IDs (8194 words) is taken') or diag($err);
 
 # A second cpus line used to replace the first.
 rejects(machine("cpus 4\ndevice a msi=1\n\ncpus 2\n"),
@@ -120,10 +124,10 @@ rejects(machine("cpus 4\ndevice a msix=4 msix=8\n"),
 	qr/:2: 'msix' given twice\n/, 'a device setting twice');
 
 # Limits the simulator and the x2APIC architecture set.
-rejects(machine("cpus 1025\n"), qr/:1: 'cpus' takes a count \(1-1024\)/,
+rejects(machine("cpus 8193\n"), qr/:1: 'cpus' takes a count \(1-8192\)/,
 	'more CPUs than the simulator has');
-rejects(machine("cpus apic " . join(' ', 0 .. 1024) . "\n"),
-	qr/:1: 1025 CPUs; the simulator takes at most 1024\n/, 'cpus apic: 1025 IDs');
+rejects(machine("cpus apic " . join(' ', 0 .. 8192) . "\n"),
+	qr/:1: 8193 CPUs; the simulator takes at most 8192\n/, 'cpus apic: 8193 IDs');
 rejects(machine("cpus apic 0 4294967295\n"),
 	qr/:1: bad APIC ID '4294967295' \(0 to 0xfffffffe; 0xffffffff is the x2APIC broadcast ID\)\n/,
 	'APIC ID 0xffffffff is the broadcast ID');

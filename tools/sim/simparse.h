@@ -16,8 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/umsi_sim.h"
+
 /* The simulator's own limit (umsi_sim_create() refuses more). */
-#define SIM_MAX_CPUS       1024u
+#define SIM_MAX_CPUS       ((unsigned)UMSI_SIM_MAX_CPUS)
 /*
  * Instance k sits on bus 1 + k / 32, slot k % 32, function 0: buses 1 to
  * 255 of domain 0 hold 255 x 32 of them.
@@ -25,7 +27,11 @@
 #define SIM_FIRST_BUS      1u
 #define SIM_SLOTS_PER_BUS  32u
 #define SIM_MAX_INSTANCES  ((256u - SIM_FIRST_BUS) * SIM_SLOTS_PER_BUS)
-#define SIM_MAX_WORDS      4096u        /* words on one line */
+/*
+ * Words on one line: `cpus apic` with every CPU's ID, and one more so
+ * that a line with one ID too many hears about CPUs, not words.
+ */
+#define SIM_MAX_WORDS      (SIM_MAX_CPUS + 3u)
 #define SIM_MAX_FILE       (16u << 20)  /* bytes in one machine file */
 #define SIM_CMDLINE_MAX    1024u        /* cmdline, with its NUL */
 #define SIM_NAME_MAX       32u          /* device name, with its NUL */
