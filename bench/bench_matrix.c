@@ -13,6 +13,9 @@
  *  - "half":  an arbitrary mask holding a random half of the CPUs,
  *  - "range": a contiguous range of half the CPUs that starts and ends
  *             inside a 64-CPU block (a NUMA node, say),
+ *  - "one":   a mask naming one CPU, three quarters of the way up (an IRQ
+ *             pinned to a CPU); the live vectors are then three quarters
+ *             of that CPU's capacity,
  *  - "scan":  for comparison, the same "full" workload through a linear
  *             scan over every CPU's count, as Linux's kernel/irq/matrix.c
  *             chooses (written here from the algorithm, no Linux code).
@@ -46,9 +49,9 @@
 
 #define LIVE_TARGET 4096u
 
-enum mode { MODE_FULL, MODE_EXPLICIT, MODE_HALF, MODE_RANGE, MODE_SCAN, MODE_COUNT };
+enum mode { MODE_FULL, MODE_EXPLICIT, MODE_HALF, MODE_RANGE, MODE_ONE, MODE_SCAN, MODE_COUNT };
 static const char *const mode_name[MODE_COUNT] = {
-	"full", "explicit", "half", "range", "scan"
+	"full", "explicit", "half", "range", "one", "scan"
 };
 
 struct slot {
@@ -153,6 +156,14 @@ __attribute__((noinline)) void bench_step_half(struct bench *b, uint32_t i)
 	s->vec = umsi_matrix_alloc(b->m, &b->mask, 0, &s->cpu);
 }
 
+__attribute__((noinline)) void bench_step_one(struct bench *b, uint32_t i)
+{
+	struct slot *s = &b->slots[i];
+
+	umsi_matrix_free(b->m, s->cpu, (unsigned int)s->vec, false);
+	s->vec = umsi_matrix_alloc(b->m, &b->mask, 0, &s->cpu);
+}
+
 __attribute__((noinline)) void bench_step_range(struct bench *b, uint32_t i)
 {
 	struct slot *s = &b->slots[i];
@@ -175,6 +186,7 @@ static void step(struct bench *b, enum mode mode, uint32_t i)
 	case MODE_FULL: bench_step_full(b, i); break;
 	case MODE_EXPLICIT: bench_step_explicit(b, i); break;
 	case MODE_HALF: bench_step_half(b, i); break;
+	case MODE_ONE: bench_step_one(b, i); break;
 	case MODE_RANGE: bench_step_range(b, i); break;
 	default: bench_step_scan(b, i); break;
 	}
@@ -186,6 +198,7 @@ static int alloc_one(struct bench *b, enum mode mode, uint32_t *cpu)
 	case MODE_FULL: return umsi_matrix_alloc(b->m, NULL, 0, cpu);
 	case MODE_EXPLICIT: return umsi_matrix_alloc(b->m, &b->mask, 0, cpu);
 	case MODE_HALF: return umsi_matrix_alloc(b->m, &b->mask, 0, cpu);
+	case MODE_ONE: return umsi_matrix_alloc(b->m, &b->mask, 0, cpu);
 	case MODE_RANGE: return umsi_matrix_alloc_range(b->m, b->first, b->count, 0, cpu);
 	default: return scan_alloc(b->s, cpu);
 	}
@@ -246,6 +259,8 @@ static struct result run(uint32_t ncpus, enum mode mode, uint32_t steps, int rep
 			in = ncpus == 1 || (rnd() & 1);
 		else if (mode == MODE_RANGE)
 			in = c >= b.first && c < b.first + b.count;
+		else if (mode == MODE_ONE)
+			in = c == ncpus * 3 / 4;
 		else
 			in = true;
 		if (!in)

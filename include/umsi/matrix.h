@@ -46,11 +46,15 @@
  *    managed_allocated and legacy are sums over all CPUs.
  *
  * Cost, with n CPUs (see docs/bench-matrix.md for measurements): choosing
- * the CPU is O(1) for the all-online mask, O(log n) for a contiguous range,
- * and at most one pass over the words of an arbitrary mask with constant
- * work per word; every update that follows is O(log n). Managed
- * operations, and block allocation when the best CPU has no free aligned
- * block, are linear in the CPUs of their mask; legacy operations are O(1).
+ * the CPU is O(1) for the all-online mask and for every mask or range that
+ * holds the best online CPU (an explicit mask of every CPU among them),
+ * O(log n) for any other contiguous range, and for any other mask at most
+ * two passes over its words: one AND per word to look for a CPU at the
+ * largest count anywhere, then a branch and bound with constant work per
+ * word and O(log n) per run of blocks it skips. Every update that follows
+ * is O(log n). Managed operations, and block allocation when the best CPU
+ * has no free aligned block, are linear in the CPUs of their mask; legacy
+ * operations are O(1).
  *
  * Every function returns a negative error code on failure (-UMSI_ENOSPC,
  * -UMSI_EINVAL, ...) and then leaves the matrix exactly as it was, byte for
@@ -254,7 +258,10 @@ int umsi_matrix_offline(struct umsi_matrix *m, uint32_t cpu);
  * Picks the online CPU of @mask with the most available vectors (ties: the
  * lowest CPU number), then the lowest free vector there (or, with
  * UMSI_MATRIX_SPREAD, the lowest free vector of its least-used priority
- * class). Cost: O(log n) for NULL, one pass over @mask's words otherwise.
+ * class). Cost: O(1) to choose, O(log n) to update, for NULL and for any
+ * @mask that holds the best online CPU (so an explicit mask of every CPU
+ * costs what NULL costs); otherwise at most two passes over @mask's words
+ * (see the top of this file).
  *
  * Return: the vector (>= 0), -UMSI_ENOSPC if no online CPU of @mask has an
  * available vector (also for an empty mask), -UMSI_EINVAL for a NULL @m or
@@ -272,7 +279,8 @@ int umsi_matrix_alloc(struct umsi_matrix *m, const struct umsi_cpumask *mask,
  * @cpu: receives the CPU that owns the vector
  *
  * As umsi_matrix_alloc() with the mask of CPUs @first .. @first + @count - 1
- * (a NUMA node, a package), in O(log n). @count 1 allocates on one CPU.
+ * (a NUMA node, a package), in O(log n), or O(1) when the range holds the
+ * best online CPU. @count 1 allocates on one CPU.
  *
  * Return: the vector, -UMSI_ENOSPC if no online CPU of the range has an
  * available vector, -UMSI_EINVAL if the range is empty or passes the last
@@ -473,9 +481,9 @@ int umsi_matrix_cpu_stats(const struct umsi_matrix *m, uint32_t cpu,
  * Recomputes everything kept from the per-CPU bitmaps: no vector is both
  * reserved and owned, managed vectors lie in the allocatable range, every
  * counter equals its bitmap, legacy vectors are only owned on the legacy
- * CPU, the per-block count slices and the CPU-choice tree match the
- * counters, and the global sums match. O(n); meant for tests and debug
- * builds.
+ * CPU, the per-block count slices, top sets and bounds and the CPU-choice
+ * tree match the counters, and the global sums match. O(n); meant for
+ * tests and debug builds.
  *
  * Return: 0 if the matrix is consistent, -UMSI_EIO if an invariant is
  * broken, -UMSI_EINVAL if @m is NULL.

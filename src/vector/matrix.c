@@ -775,6 +775,22 @@ static uint32_t matrix_hit_scan(const struct umsi_matrix *m, const uint64_t *wor
 }
 
 /*
+ * The first non-zero word of @words[@w .. @stop - 1], or @stop: one test
+ * for a dense mask, eight words per test through the gaps of a sparse one.
+ */
+static inline uint32_t matrix_skip_empty(const uint64_t *words, uint32_t w, uint32_t stop)
+{
+	if (w >= stop || words[w])
+		return w;
+	while (stop - w >= 8 && !(words[w] | words[w + 1] | words[w + 2] | words[w + 3] |
+				  words[w + 4] | words[w + 5] | words[w + 6] | words[w + 7]))
+		w += 8;
+	while (w < stop && !words[w])
+		w++;
+	return w;
+}
+
+/*
  * First pass of the mask search: the lowest CPU of the mask whose count is
  * the root's (the largest anywhere), or 0 if the mask has none. Such CPUs
  * are the top sets of the blocks whose maximum is the root's, so this is
@@ -867,8 +883,7 @@ static MATRIX_NOINLINE uint32_t matrix_mask_search(const struct umsi_matrix *m,
 	if (most == 0)
 		return 0;
 	while (w < nwords) {
-		while (w < nfull && !words[w])
-			w++;
+		w = matrix_skip_empty(words, w, nfull);
 		if (w == nwords)
 			break;
 		count = matrix_key_count(m->tree[m->leaves + w]);
@@ -919,11 +934,12 @@ static inline uint32_t matrix_mask_best(const struct umsi_matrix *m,
 					const struct umsi_cpumask *mask)
 {
 	uint32_t root = m->tree[1], cpu = matrix_key_cpu(root);
-	uint32_t nbits = matrix_mask_bits(m, mask);
 
-	if (cpu < nbits && ((mask->words[cpu / 64] >> (cpu % 64)) & 1))
+	/* cpu < ncpus whenever the root has a count; if not, any answer is
+	 * "no room", and the bit tested is still one the caller owns. */
+	if (cpu < mask->nbits && ((mask->words[cpu / 64] >> (cpu % 64)) & 1))
 		return root;
-	return matrix_mask_search(m, mask->words, nbits);
+	return matrix_mask_search(m, mask->words, matrix_mask_bits(m, mask));
 }
 
 /* Best key among the online CPUs @first .. @first + @count - 1. */
