@@ -13,7 +13,7 @@
 # small machines through the library and the simulator (see the comment
 # at the top of tests/fuzz/fuzz_simfile.c). Its seeds are in
 # tests/fuzz/corpus-simfile; the long run keeps its corpus in build/.
-SIMCMD_SRCS := $(addprefix tools/sim/,simcmd.c simparse.c simrun.c)
+SIMCMD_SRCS := $(addprefix tools/sim/,simcmd.c simparse.c simrun.c simreport.c)
 UMSI_TOOL_OBJS += $(SIMCMD_SRCS:%.c=$(BUILD)/host/%.o)
 TEST_SCRIPTS += tests/sim/umsi-sim.t tests/sim/sim-input.t \
 		tests/sim/sanitizers.t tests/fuzz/fuzz_simfile.t

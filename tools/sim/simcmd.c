@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "simparse.h"
+#include "simreport.h"
 #include "simrun.h"
 
 static const char sim_default_machine[] =
@@ -41,8 +42,15 @@ static void sim_usage(FILE *f)
 		"built-in default. Every device asks the driver API for its\n"
 		"vectors; every vector granted is fired once and must arrive\n"
 		"on the CPU and vector uMSI chose.\n\n"
-		"  --json    machine-readable output\n"
-		"  --proc    a full /proc/interrupts table (one column per CPU)\n"
+		"The report fits a screen or two for any machine: the devices\n"
+		"(alike instances of a line share a row), how the vectors\n"
+		"spread over the CPUs, where each device landed, and every\n"
+		"device that did not get what it asked for, with what it could\n"
+		"have had and what would make it fit.\n\n"
+		"  --json    everything, machine-readable\n"
+		"  --proc    everything as text: a row per device, the interrupt\n"
+		"            table (/proc/interrupts columns while it stays\n"
+		"            below 4M cells, else a row per IRQ), every CPU\n"
 		"  --quiet   only devices that did not get what they asked for\n\n"
 		"exit status: 0 every device got what it asked for, 1 some did\n"
 		"not, 2 bad input.\n");
@@ -145,182 +153,6 @@ static int sim_load(const struct sim_opts *o, struct sim_spec *sp)
 	return ret;
 }
 
-static void sim_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
-static unsigned sim_granted(const struct sim_inst *in)
-{
-	return in->granted > 0 ? (unsigned)in->granted : 0;
-}
-
-static void sim_json_device(const struct sim_machine *m,
-			    const struct sim_inst *in, bool first)
-{
-	printf("%s{\"name\":", first ? "" : ",");
-	sim_json_str(in->name);
-	printf(",\"bdf\":\"%04x:%02x:%02x.%u\",\"requested\":%u,"
-	       "\"granted\":%d,\"mode\":\"%s\"",
-	       UMSI_BDF_SEG(in->bdf), UMSI_BDF_BUS(in->bdf),
-	       UMSI_BDF_DEV(in->bdf), UMSI_BDF_FN(in->bdf),
-	       in->ds->want, in->granted, sim_mode_name(in->mode));
-	if (in->granted < (int)in->ds->want) {
-		printf(",\"reason\":");
-		sim_json_str(in->reason ? in->reason : "unknown");
-	}
-	printf(",\"fired\":%llu,\"handled\":%llu,\"vectors\":[",
-	       (unsigned long long)in->fired,
-	       (unsigned long long)in->handled);
-	for (unsigned i = 0; i < sim_granted(in); i++) {
-		struct umsi_irq_info inf = { 0 };
-
-		umsi_irq_get_info(m->sys, in->irqs[i], &inf);
-		printf("%s{\"index\":%u,\"irq\":%u,\"cpu\":%u,"
-		       "\"apic_id\":%u,\"vector\":%u}",
-		       i ? "," : "", i, in->irqs[i], inf.cpu,
-		       inf.apic_id, inf.vector);
-	}
-	printf("]}");
-}
-
-/* Step 4, as JSON (docs/sim-format.md shows the shape). */
-static void sim_report_json(const struct sim_machine *m)
-{
-	const struct sim_spec *sp = m->spec;
-
-	printf("{\"cpus\":[");
-	for (unsigned i = 0; i < sp->ncpus; i++) {
-		struct umsi_matrix_cpu_stats cs = { 0 };
-
-		umsi_matrix_cpu_stats(umsi_system_matrix(m->sys), i, &cs);
-		printf("%s{\"cpu\":%u,\"apic_id\":%u,\"allocated\":%u,"
-		       "\"managed\":%u,\"available\":%u,\"online\":%s}",
-		       i ? "," : "", i, sp->apic_ids[i],
-		       cs.allocated + cs.managed_allocated,
-		       cs.managed, cs.available,
-		       cs.online ? "true" : "false");
-	}
-	printf("],\"devices\":[");
-	for (unsigned j = 0; j < m->ninst; j++)
-		sim_json_device(m, &m->insts[j], j == 0);
-	printf("],\"fired\":%llu,\"handled\":%llu,\"wrong_cpu\":%llu}\n",
-	       (unsigned long long)m->fired, (unsigned long long)m->handled,
-	       (unsigned long long)m->wrong_cpu);
-}
-
-/* One of the library's own tables, sized first. */
-static void sim_print_table(const struct sim_machine *m, bool vectors)
-{
-	size_t need = vectors ? umsi_format_vectors(m->sys, NULL, 0) :
-		      umsi_format_interrupts(m->sys, NULL, 0);
-	char *b = malloc(need + 1);
-
-	if (!b) {
-		printf("(out of memory)\n");
-		return;
-	}
-	if (vectors)
-		umsi_format_vectors(m->sys, b, need + 1);
-	else
-		umsi_format_interrupts(m->sys, b, need + 1);
-	fputs(b, stdout);
-	free(b);
-}
-
-/* One row per IRQ: the /proc/interrupts table is too wide past 8 CPUs. */
-static void sim_print_irq_rows(const struct sim_machine *m)
-{
-	printf("%-6s %-16s %5s %6s %8s %6s %6s\n", "IRQ", "DEVICE", "INDEX",
-	       "CPU", "APIC-ID", "VECTOR", "COUNT");
-	for (unsigned j = 0; j < m->ninst; j++) {
-		const struct sim_inst *in = &m->insts[j];
-
-		for (unsigned i = 0; i < sim_granted(in); i++) {
-			struct umsi_irq_info inf = { 0 };
-
-			umsi_irq_get_info(m->sys, in->irqs[i], &inf);
-			printf("%-6u %-16s %5u %6u %8u   0x%02x %6llu\n",
-			       inf.irq, in->name, i, inf.cpu, inf.apic_id,
-			       inf.vector, (unsigned long long)inf.total);
-		}
-	}
-}
-
-static void sim_print_machine(const struct sim_machine *m, bool proc)
-{
-	const struct sim_spec *sp = m->spec;
-
-	printf("machine: %u CPUs (APIC IDs", sp->ncpus);
-	for (unsigned i = 0; i < sp->ncpus && i < 16; i++)
-		printf(" %u", sp->apic_ids[i]);
-	printf("%s), %u devices\n\n", sp->ncpus > 16 ? " ..." : "", m->ninst);
-	printf("%-16s %-12s %-5s %9s %7s\n", "DEVICE", "BDF", "MODE",
-	       "REQUESTED", "GRANTED");
-	for (unsigned j = 0; j < m->ninst; j++) {
-		const struct sim_inst *in = &m->insts[j];
-
-		printf("%-16s %04x:%02x:%02x.%u %-5s %9u %7u\n", in->name,
-		       UMSI_BDF_SEG(in->bdf), UMSI_BDF_BUS(in->bdf),
-		       UMSI_BDF_DEV(in->bdf), UMSI_BDF_FN(in->bdf),
-		       sim_mode_name(in->mode), in->ds->want,
-		       sim_granted(in));
-	}
-	printf("\n");
-	if (proc || sp->ncpus <= 8)
-		sim_print_table(m, false);
-	else
-		sim_print_irq_rows(m);
-	printf("\nvector usage per CPU:\n");
-	sim_print_table(m, true);
-	printf("\ninterrupts: %llu fired, %llu handled, %llu on a CPU uMSI "
-	       "did not choose\n", (unsigned long long)m->fired,
-	       (unsigned long long)m->handled,
-	       (unsigned long long)m->wrong_cpu);
-}
-
-/* Step 4, as text. */
-static void sim_report_text(const struct sim_machine *m, bool proc,
-			    bool quiet)
-{
-	bool lost = m->fired != m->handled || m->wrong_cpu;
-
-	if (!quiet)
-		sim_print_machine(m, proc);
-	else if (lost)
-		printf("interrupts: %llu fired, %llu handled, %llu on a CPU "
-		       "uMSI did not choose\n", (unsigned long long)m->fired,
-		       (unsigned long long)m->handled,
-		       (unsigned long long)m->wrong_cpu);
-	if (!m->short_of) {
-		if (!quiet && !lost)
-			printf("every device got what it asked for\n");
-		return;
-	}
-	printf("\n%u device(s) did not get what they asked for:\n",
-	       m->short_of);
-	for (unsigned j = 0; j < m->ninst; j++) {
-		const struct sim_inst *in = &m->insts[j];
-
-		if (in->granted < (int)in->ds->want)
-			printf("  %-16s requested %u, granted %u (%s): %s\n",
-			       in->name, in->ds->want, sim_granted(in),
-			       sim_mode_name(in->mode),
-			       in->reason ? in->reason : "unknown");
-	}
-}
-
 int umsi_cmd_sim(int argc, char **argv)
 {
 	struct sim_opts o = { 0 };
@@ -341,10 +173,13 @@ int umsi_cmd_sim(int argc, char **argv)
 		return 2;
 	}
 	sim_run(&m);
-	if (o.json)
+	if (o.json) {
 		sim_report_json(&m);
-	else
-		sim_report_text(&m, o.proc, o.quiet);
+	} else {
+		struct sim_report_opts ro = { .proc = o.proc, .quiet = o.quiet };
+
+		sim_report_text(&m, &ro);
+	}
 	ret = m.fired != m.handled || m.wrong_cpu || m.short_of ? 1 : 0;
 	sim_machine_free(&m);
 	sim_spec_free(&sp);

@@ -11,9 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <umsi/msg.h>
 #include <umsi/pci_regs.h>
 
 #include "simrun.h"
+
+_Static_assert(SIM_MAX_CPUS <= UMSI_SIM_MAX_CPUS,
+	       "the parser takes no more CPUs than the simulator has");
 
 const char *sim_mode_name(enum umsi_pci_mode mode)
 {
@@ -137,6 +141,22 @@ static void sim_place(struct sim_machine *m)
 	}
 }
 
+/* What an added CPU would offer, and the highest APIC ID there is. */
+static void sim_measure(struct sim_machine *m)
+{
+	const struct umsi_matrix *mx = umsi_system_matrix(m->sys);
+
+	for (uint32_t i = 0; i < m->spec->ncpus; i++) {
+		struct umsi_matrix_cpu_stats cs;
+
+		if (m->spec->apic_ids[i] > m->max_apic_id)
+			m->max_apic_id = m->spec->apic_ids[i];
+		if (!umsi_matrix_cpu_stats(mx, i, &cs) &&
+		    cs.capacity > m->cpu_capacity)
+			m->cpu_capacity = cs.capacity;
+	}
+}
+
 int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	      size_t errlen)
 {
@@ -176,6 +196,7 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		return -1;
 	}
 	umsi_sim_set_dispatch(m->sim, sim_dispatch, m->sys);
+	sim_measure(m);
 	m->insts = calloc(sp->ninst ? sp->ninst : 1, sizeof(*m->insts));
 	if (!m->insts) {
 		snprintf(err, errlen, "out of memory");
@@ -205,8 +226,146 @@ static void sim_shortfall(struct sim_inst *in, const struct umsi_pci_info *info)
 		sim_why(in, "no_vectors: the allocator ran out");
 }
 
+static void sim_fix(struct sim_inst *in, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Add one way to make @in fit to in->fix, "a, or b". */
+static void sim_fix(struct sim_inst *in, const char *fmt, ...)
+{
+	size_t n = strlen(in->fix);
+	va_list ap;
+
+	if (n && n + 5 < sizeof(in->fix)) {
+		memcpy(in->fix + n, ", or ", 6);
+		n += 5;
+	}
+	va_start(ap, fmt);
+	vsnprintf(in->fix + n, sizeof(in->fix) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* MSI refused by policy or a quirk: say which and what lifts it. */
+static void sim_policy_fix(struct sim_inst *in, const char *reason)
+{
+	unsigned id = (unsigned)in->ds->device << 16 | in->ds->vendor;
+
+	if (!strcmp(reason, "policy:pci_nomsi"))
+		sim_fix(in, "a cmdline without pci_nomsi");
+	else if (!strcmp(reason, "policy:device_nomsi"))
+		sim_fix(in, "a device_nomsi= without 0x%08x", id);
+	else if (!strcmp(reason, "policy:not_listed"))
+		sim_fix(in, "0x%08x in device_msi= (pci_msi=specific)", id);
+	else if (!strcmp(reason, "policy:platform"))
+		sim_fix(in, "a platform that allows MSI (no 'no-msi')");
+	else
+		sim_fix(in, "nothing in the file: %s forbids MSI", reason);
+}
+
+/*
+ * What the device alone can offer: MSI-X entries, else MSI messages (one
+ * under interrupt remapping).
+ */
+static unsigned sim_offer(const struct sim_machine *m,
+			  const struct sim_devspec *ds)
+{
+	if (ds->msix)
+		return ds->msix;
+	if (m->spec->plat & UMSI_PLAT_IRQ_REMAP)
+		return ds->msi ? 1 : 0;
+	return ds->msi;
+}
+
+/* "about N more CPUs", and whether messages could name them. */
+static void sim_fix_cpus(const struct sim_machine *m, struct sim_inst *in,
+			 unsigned more)
+{
+	uint64_t last = (uint64_t)m->max_apic_id + more;
+	const char *need = "";
+
+	if (last > UINT32_MAX - 1 || !umsi_x86_dest_reachable((uint32_t)last,
+							      m->spec->plat))
+		need = last <= 32767 ? " (APIC IDs above 254: needs platform "
+				       "ext-dest-id)" : " (APIC IDs above "
+				       "32767: needs platform remap)";
+	sim_fix(in, "about %u more CPU%s (%u vectors each)%s", more,
+		more == 1 ? "" : "s", m->cpu_capacity, need);
+}
+
+/*
+ * A device that got fewer vectors than it asked for: measure how many it
+ * could have had at its turn, and which changes to the file would have
+ * made it fit. Measured, not guessed: its vectors are given back, asked
+ * for again with min=1 (MSI and MSI-X only), then with the full count and
+ * the other kind of spreading, then allocated exactly as the first time,
+ * which gives the same vectors (the allocator's choice depends only on
+ * the counts the frees restored). Return: the vectors it holds after.
+ */
+static int sim_probe(const struct sim_machine *m, struct sim_inst *in,
+		     const struct umsi_pci_info *info, uint32_t flags, int got)
+{
+	const struct sim_devspec *ds = in->ds;
+	uint32_t msi_flags = flags & ~UMSI_IRQ_INTX;
+	unsigned offer = sim_offer(m, ds);
+	bool other_spread = false;
+	int k, again;
+
+	in->could = -1;
+	if (info->reason) {
+		sim_policy_fix(in, info->reason);
+		return got;
+	}
+	if (!offer) {
+		sim_fix(in, "msix= or msi= (INTx gives one vector)");
+		return got;
+	}
+	if (got > 0)
+		umsi_pci_free_irq_vectors(in->dev);
+	k = umsi_pci_alloc_irq_vectors(in->dev, 1, ds->want, msi_flags);
+	if (k > 0)
+		umsi_pci_free_irq_vectors(in->dev);
+	in->could = k > 0 ? k : 0;
+	if (ds->msix && umsi_pci_alloc_irq_vectors(in->dev, ds->want, ds->want,
+					msi_flags ^ UMSI_IRQ_AFFINITY) > 0) {
+		other_spread = true;
+		umsi_pci_free_irq_vectors(in->dev);
+	}
+	again = umsi_pci_alloc_irq_vectors(in->dev, ds->min, ds->want, flags);
+	if (again != got && !(again < 0 && got <= 0))
+		sim_why(in, "error:%d vectors at the second try, %d at the "
+			"first", again, got);
+	/* The ways to fit, cheapest first. */
+	if (in->could > 0 && (unsigned)in->could < ds->want)
+		sim_fix(in, "vectors=%d%s", in->could,
+			(unsigned)in->could < ds->min ? " and a lower min=" : "");
+	if (offer < ds->want) {
+		if (ds->msix)
+			sim_fix(in, "a device with msix=%u", ds->want);
+		else if (ds->want <= 32 &&
+			 !(m->spec->plat & UMSI_PLAT_IRQ_REMAP))
+			sim_fix(in, "a device with msi=32 (or MSI-X)");
+		else
+			sim_fix(in, "a device with MSI-X");
+	} else if (!(flags & UMSI_IRQ_AFFINITY) || !ds->msix) {
+		/*
+		 * More CPUs help only where any CPU will do: MSI-X without
+		 * spreading, or an MSI block (a new CPU has a free one).
+		 * Managed vectors need a reservation on every CPU of their
+		 * mask, new CPUs or not.
+		 */
+		unsigned short_by = ds->want - (unsigned)in->could;
+		unsigned cap = m->cpu_capacity ? m->cpu_capacity : 1;
+
+		sim_fix_cpus(m, in, ds->msix ? (short_by + cap - 1) / cap : 1);
+	}
+	if (other_spread)
+		sim_fix(in, "%s", flags & UMSI_IRQ_AFFINITY ?
+			"no spread (managed vectors reserve one on every CPU "
+			"of their mask)" : "spread");
+	return again < 0 ? 0 : again;
+}
+
 /* Allocate, attach a handler to every vector, fire each one once. */
-static void sim_bring_up(struct sim_inst *in)
+static void sim_bring_up(const struct sim_machine *m, struct sim_inst *in)
 {
 	const struct sim_devspec *ds = in->ds;
 	struct umsi_pci_info info;
@@ -232,10 +391,19 @@ static void sim_bring_up(struct sim_inst *in)
 			sim_why(in, "%s", ret == -UMSI_ENOSPC ? "no_vectors" :
 				umsi_strerror(ret));
 		}
+		if (ret == -UMSI_ENOSPC || ret == -UMSI_EPERM ||
+		    ret == -UMSI_ENOENT)
+			sim_probe(m, in, &info, flags, 0);
+		in->mode = umsi_pci_mode(in->dev);
 		return;
 	}
-	if (ret < (int)ds->want)
+	if (ret < (int)ds->want) {
 		sim_shortfall(in, &info);
+		ret = sim_probe(m, in, &info, flags, ret);
+		in->mode = umsi_pci_mode(in->dev);
+		if (ret <= 0)
+			return;
+	}
 	in->irqs = calloc(ret ? (size_t)ret : 1, sizeof(uint32_t));
 	if (!in->irqs) {
 		sim_why(in, "error:out of memory");
@@ -253,7 +421,7 @@ static void sim_bring_up(struct sim_inst *in)
 	}
 	for (int i = 0; i < ret; i++) {
 		in->fired++;
-		if (info.mode == UMSI_MODE_INTX)
+		if (in->mode == UMSI_MODE_INTX)
 			umsi_sim_intx_set(in->sim, in->bdf, true);
 		else
 			umsi_sim_fire(in->sim, in->bdf, (unsigned)i);
@@ -265,7 +433,7 @@ void sim_run(struct sim_machine *m)
 {
 	for (unsigned j = 0; j < m->ninst; j++)
 		if (!m->insts[j].reason)
-			sim_bring_up(&m->insts[j]);
+			sim_bring_up(m, &m->insts[j]);
 	umsi_sim_quiesce(m->sim);
 	m->fired = m->handled = m->wrong_cpu = 0;
 	m->short_of = 0;

@@ -22,6 +22,13 @@ struct sim_inst {
 	enum umsi_pci_mode mode;
 	const char *reason;     /* why granted < ds->want, or NULL */
 	char why[96];
+	/*
+	 * When granted < ds->want: the most MSI or MSI-X vectors it could
+	 * have had at its turn (measured: see sim_probe()), and what would
+	 * have made it fit, in a few words ("" when nothing would).
+	 */
+	int could;
+	char fix[192];
 	uint64_t handled, fired, wrong_cpu;
 	uint32_t *irqs;         /* granted of them */
 	struct umsi_system *sys;
@@ -37,6 +44,8 @@ struct sim_machine {
 	/* Filled by sim_run(). */
 	uint64_t fired, handled, wrong_cpu;
 	unsigned short_of;      /* instances granted fewer than they asked */
+	uint32_t cpu_capacity;  /* vectors an added CPU would offer */
+	uint32_t max_apic_id;   /* the highest APIC ID of the machine */
 };
 
 /**
