@@ -213,6 +213,9 @@ int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq);
  * @vector: target vector
  * @managed: the vector is managed (reserved on every CPU of its mask)
  * @disabled: disabled by storm detection
+ * @shutdown: a managed IRQ whose CPUs all went offline: no vector, its
+ *            source masked until one of them returns (@cpu and @vector
+ *            are where it was)
  * @masked: mask depth above zero
  * @chip: chip name ("PCI-MSI", "PCI-MSI-X", "IO-APIC", ...)
  * @owner: name of the first handler, or NULL
@@ -229,6 +232,7 @@ struct umsi_irq_info {
 	uint8_t vector;
 	bool managed;
 	bool disabled;
+	bool shutdown;
 	bool masked;
 	const char *chip;
 	const char *owner;

@@ -65,6 +65,7 @@ int umsi_irq_get_info(struct umsi_system *sys, uint32_t irq,
 	info->vector = d->vector;
 	info->managed = d->managed;
 	info->disabled = atomic_load(&d->disabled);
+	info->shutdown = d->shutdown;
 	info->masked = atomic_load(&d->mask_depth) > 0;
 	info->chip = d->chip->name;
 	a = atomic_load(&d->actions);
