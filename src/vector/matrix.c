@@ -19,7 +19,8 @@
  *     per slice, from the top bit down: keep the candidates that have the
  *     bit whenever some candidate has it. What survives holds the maximum,
  *     and its lowest bit is the lowest such CPU. A count change flips only
- *     the slices of the bits that changed. The block also keeps "top", the
+ *     the slices of the bits that changed, and only once the CPU's count
+ *     settles (struct matrix_block, "stale"). The block also keeps "top", the
  *     online CPUs at its maximum, so that a change of one count usually
  *     updates the block's best in O(1) (a CPU rising to or past the
  *     maximum joins or replaces top; one falling below it leaves top, and
@@ -37,22 +38,27 @@
  *    bit test. The best CPU of all is the best of every set that holds it,
  *    so an explicit mask of every online CPU costs what no mask costs;
  *  - a contiguous range: two partial blocks plus O(log n) tree nodes;
- *  - an arbitrary mask: branch and bound over the blocks in CPU order. A
- *    later CPU must be strictly better to win a tie, so a block whose tree
+ *  - an arbitrary mask, in two passes over its words. The first looks for
+ *    a CPU of the mask at the root's count (the largest anywhere): those
+ *    are the top sets of the blocks at that maximum, so it costs one AND
+ *    per word up to the first hit, which is the answer. It is the common
+ *    case, as the CPU a vector was just freed on is the best one again.
+ *    Otherwise a branch and bound over the blocks in CPU order: a later
+ *    CPU must be strictly better to win a tie, so a block whose tree
  *    maximum is at most the best count so far is skipped through the tree
  *    without reading its mask word; a block whose maximum is exactly one
  *    above can only win through a masked CPU of its top set, one AND with
- *    the mask word; only a block whose maximum is two or more above pays
- *    for the bit-sliced maximum. The search ends as soon as the best count
- *    equals the root's, which nothing can beat.
+ *    the mask word; a block further above is decided by its top set, then
+ *    by its bound "below", and only then by the bit-sliced maximum. The
+ *    search ends once the best count is the most the mask can hold.
  *
- * A block also keeps "below", a bound on the counts of its online CPUs
- * outside top: a mask that misses top cannot find more there. The bound is
- * exact when it is set and only rises afterwards, as a CPU outside top
- * rises; it drops back to the block maximum minus one when a CPU leaves
- * top or top is recomputed. It keeps the search away from the slices of
- * blocks whose top set holds CPUs the mask does not name, such as idle
- * CPUs next to the busy ones a mask selects.
+ * "below" bounds the counts of a block's online CPUs outside top: a mask
+ * that misses top finds no more there. A CPU outside top that rises lifts
+ * the bound; when the CPU at the bound falls, the slices give it again, so
+ * that it follows busy CPUs down; it is the block maximum minus one after
+ * top changes hands. It keeps the search away from the slices of blocks
+ * whose top set holds CPUs the mask does not name, such as idle CPUs next
+ * to the busy ones an affinity mask selects.
  *
  * Counts are kept exact at every step, so umsi_matrix_check() can recompute
  * all three layers from the bitmaps and compare.
@@ -74,8 +80,9 @@
 #define MATRIX_CPUS_PER_BLOCK   64u
 #define MATRIX_MAX_SLICES       9u      /* counts go up to 256: nine bits */
 #define MATRIX_ALIGN            8u
-#define MATRIX_NO_VECTOR        0xffffffffu   /* "no such vector" from the finders */
-#define MATRIX_NO_BLOCK         0xffffffffu   /* "no such block" from the tree search */
+/* "No such vector" from the finders, "no such block" from the tree. */
+#define MATRIX_NO_VECTOR        0xffffffffu
+#define MATRIX_NO_BLOCK         0xffffffffu
 
 /*
  * Kept out of line where inlining would only cost the common path: a slow
@@ -97,9 +104,9 @@ struct matrix_cpu {
 	uint64_t owned[MATRIX_WORDS_PER_CPU];   /* allocated, of any kind */
 	uint64_t managed[MATRIX_WORDS_PER_CPU]; /* reserved for managed IRQs */
 	uint16_t available;
-	uint16_t sliced;                        /* the count the slices hold */
-	uint16_t managed_count;                 /* popcount of managed */
-	uint16_t managed_allocated;             /* popcount of owned & managed */
+	uint16_t sliced;            /* the count the slices hold */
+	uint16_t managed_count;     /* popcount of managed */
+	uint16_t managed_allocated; /* popcount of owned & managed */
 };
 
 /*
@@ -107,16 +114,16 @@ struct matrix_cpu {
  * "stale": a vector freed and allocated again on the same CPU (the steady
  * state of an IRQ layer, where the CPU a vector left is the best one for
  * the next) then flips no slice at all. Slices are brought up to date
- * before they are read for the block's own top set; a query that reads
- * them for a subset leaves the stale CPU out and compares its count
- * directly, so that a query never writes.
+ * before they are read for the block's own sets (top, the bound "below");
+ * a query that reads them for a subset leaves the stale CPU out and
+ * compares its count directly, so that a query never writes.
  */
 struct matrix_block {
 	uint64_t online;
-	uint64_t top;                           /* online CPUs at the block maximum */
-	uint64_t stale;                         /* at most one CPU: sliced != available */
-	uint32_t below;                         /* no online CPU outside top has more */
-	uint32_t unused;
+	uint64_t top;           /* online CPUs at the block maximum */
+	uint64_t stale;         /* at most one CPU: sliced != available */
+	uint32_t below;         /* no online CPU outside top has more */
+	uint32_t pad;
 	uint64_t slice[MATRIX_MAX_SLICES];
 };
 
@@ -137,18 +144,19 @@ struct umsi_matrix {
 	uint32_t managed;
 	uint32_t managed_allocated;
 	uint32_t legacy;
-	uint64_t blocked[MATRIX_WORDS_PER_CPU];        /* never allocatable anywhere */
-	uint64_t blocked_legacy[MATRIX_WORDS_PER_CPU]; /* ... plus the legacy range */
+	/* Never allocatable anywhere; on the legacy CPU, its range too */
+	uint64_t blocked[MATRIX_WORDS_PER_CPU];
+	uint64_t blocked_legacy[MATRIX_WORDS_PER_CPU];
 	uint64_t legacy_map[MATRIX_WORDS_PER_CPU];
 	struct matrix_cpu *cpus;
 	struct matrix_block *blocks;
 	uint32_t *tree;
 };
 
-_Static_assert(_Alignof(struct umsi_matrix) <= MATRIX_ALIGN, "matrix alignment");
-_Static_assert(_Alignof(struct matrix_cpu) <= MATRIX_ALIGN, "matrix_cpu alignment");
-_Static_assert(sizeof(struct matrix_cpu) % MATRIX_ALIGN == 0, "matrix_cpu size");
-_Static_assert(UMSI_MATRIX_MAX_CPUS <= 0x10000u, "CPU numbers must fit the key");
+_Static_assert(_Alignof(struct umsi_matrix) <= MATRIX_ALIGN, "matrix align");
+_Static_assert(_Alignof(struct matrix_cpu) <= MATRIX_ALIGN, "cpu align");
+_Static_assert(sizeof(struct matrix_cpu) % MATRIX_ALIGN == 0, "cpu size");
+_Static_assert(UMSI_MATRIX_MAX_CPUS <= 0x10000u, "CPU numbers fit the key");
 
 /* Tree keys: larger is better; 0 means "no online CPU". */
 static inline uint32_t matrix_key(uint32_t count, uint32_t cpu)
@@ -176,6 +184,23 @@ static inline uint32_t matrix_key_ceiling(uint32_t count)
 static inline uint32_t matrix_max(uint32_t a, uint32_t b)
 {
 	return a > b ? a : b;
+}
+
+/* The block of @cpu, and its bit in the block's bitmaps. */
+static inline uint32_t matrix_blk(uint32_t cpu)
+{
+	return cpu / MATRIX_CPUS_PER_BLOCK;
+}
+
+static inline uint64_t matrix_bit(uint32_t cpu)
+{
+	return 1ull << (cpu % MATRIX_CPUS_PER_BLOCK);
+}
+
+/* The lowest CPU of the non-empty set @set of block @blk. */
+static inline uint32_t matrix_first(uint32_t blk, uint64_t set)
+{
+	return blk * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(set);
 }
 
 /* Index of the highest set bit; x != 0. */
@@ -216,24 +241,26 @@ static inline void matrix_clear_vec(uint64_t *map, unsigned int v)
 	map[v >> 6] &= ~(1ull << (v & 63));
 }
 
-static inline const uint64_t *matrix_cpu_blocked(const struct umsi_matrix *m, uint32_t cpu)
+static inline const uint64_t *matrix_cpu_blocked(const struct umsi_matrix *m,
+						 uint32_t cpu)
 {
 	return cpu == m->legacy_cpu ? m->blocked_legacy : m->blocked;
 }
 
-static inline uint32_t matrix_cpu_capacity(const struct umsi_matrix *m, uint32_t cpu)
+static inline uint32_t matrix_cpu_capacity(const struct umsi_matrix *m,
+					   uint32_t cpu)
 {
 	return cpu == m->legacy_cpu ? m->legacy_capacity : m->capacity;
 }
 
 static inline bool matrix_cpu_online(const struct umsi_matrix *m, uint32_t cpu)
 {
-	const struct matrix_block *b = &m->blocks[cpu / MATRIX_CPUS_PER_BLOCK];
+	const struct matrix_block *b = &m->blocks[matrix_blk(cpu)];
 
 	return (b->online >> (cpu % MATRIX_CPUS_PER_BLOCK)) & 1;
 }
 
-/* ---- Configuration and layout ------------------------------------------ */
+/* ---- Configuration and layout ------------------------------------------- */
 
 void umsi_matrix_default_config(struct umsi_matrix_config *cfg, uint32_t ncpus)
 {
@@ -256,11 +283,12 @@ void umsi_matrix_default_config(struct umsi_matrix_config *cfg, uint32_t ncpus)
 
 static bool matrix_config_valid(const struct umsi_matrix_config *cfg)
 {
-	unsigned int v;
+	unsigned int v, end;
 
 	if (!cfg || cfg->ncpus == 0 || cfg->ncpus > UMSI_MATRIX_MAX_CPUS)
 		return false;
-	if (cfg->alloc_first > cfg->alloc_last || cfg->alloc_last >= UMSI_MATRIX_VECTORS)
+	if (cfg->alloc_first > cfg->alloc_last ||
+	    cfg->alloc_last >= UMSI_MATRIX_VECTORS)
 		return false;
 	if (cfg->system_first <= cfg->system_last &&
 	    cfg->system_last >= UMSI_MATRIX_VECTORS)
@@ -269,11 +297,11 @@ static bool matrix_config_valid(const struct umsi_matrix_config *cfg)
 		return false;
 	if (cfg->legacy_count == 0)
 		return true;
-	if (cfg->legacy_cpu >= cfg->ncpus ||
-	    (uint32_t)cfg->legacy_first + cfg->legacy_count > UMSI_MATRIX_VECTORS)
+	end = (uint32_t)cfg->legacy_first + cfg->legacy_count;
+	if (cfg->legacy_cpu >= cfg->ncpus || end > UMSI_MATRIX_VECTORS)
 		return false;
-	/* A legacy vector must be distinct from every system or reserved one. */
-	for (v = cfg->legacy_first; v < cfg->legacy_first + cfg->legacy_count; v++) {
+	/* A legacy vector must be distinct from every system or reserved one */
+	for (v = cfg->legacy_first; v < end; v++) {
 		if (v >= cfg->system_first && v <= cfg->system_last)
 			return false;
 		if (matrix_test_vec(cfg->reserved, v))
@@ -319,7 +347,7 @@ size_t umsi_matrix_size(const struct umsi_matrix_config *cfg)
 	return matrix_layout_size(cfg->ncpus) + MATRIX_ALIGN - 1;
 }
 
-/* ---- The tree over the blocks ---------------------------------------------- */
+/* ---- The tree over the blocks ------------------------------------------- */
 
 /*
  * The leaf of @blk rose to @key. A parent holds the larger key of its two
@@ -405,7 +433,8 @@ static uint32_t matrix_tree_next(const struct umsi_matrix *m, uint32_t from,
 }
 
 /* Best key over blocks @lo .. @hi inclusive, in O(log n). */
-static uint32_t matrix_tree_query(const struct umsi_matrix *m, uint32_t lo, uint32_t hi)
+static uint32_t matrix_tree_query(const struct umsi_matrix *m, uint32_t lo,
+				  uint32_t hi)
 {
 	const uint32_t *tree = m->tree;
 	uint32_t l = lo + m->leaves, r = hi + m->leaves + 1;
@@ -422,7 +451,7 @@ static uint32_t matrix_tree_query(const struct umsi_matrix *m, uint32_t lo, uint
 	return best;
 }
 
-/* ---- Blocks ---------------------------------------------------------------- */
+/* ---- Blocks ------------------------------------------------------------- */
 
 /* Keep the candidates that have a bit, if any has it. */
 static inline uint64_t matrix_narrow(uint64_t cand, uint64_t slice)
@@ -457,7 +486,7 @@ static inline uint64_t matrix_block_top(const struct umsi_matrix *m,
 static inline uint32_t matrix_set_key(const struct umsi_matrix *m, uint32_t blk,
 				      uint64_t set)
 {
-	uint32_t cpu = blk * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(set);
+	uint32_t cpu = matrix_first(blk, set);
 
 	return matrix_key(m->cpus[cpu].available, cpu);
 }
@@ -467,8 +496,8 @@ static inline uint32_t matrix_set_key(const struct umsi_matrix *m, uint32_t blk,
  * that meets top has the block maximum; otherwise the slices answer for
  * every CPU but the stale one, whose count is compared on its own.
  */
-static inline uint32_t matrix_block_key(const struct umsi_matrix *m, uint32_t blk,
-					uint64_t cand)
+static inline uint32_t matrix_block_key(const struct umsi_matrix *m,
+					uint32_t blk, uint64_t cand)
 {
 	const struct matrix_block *b = &m->blocks[blk];
 	uint64_t hit, clean;
@@ -496,7 +525,7 @@ static MATRIX_NOINLINE void matrix_flush(struct umsi_matrix *m, uint32_t blk)
 
 	if (!bit)
 		return;
-	c = &m->cpus[blk * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bit)];
+	c = &m->cpus[matrix_first(blk, bit)];
 	diff = (uint32_t)c->sliced ^ c->available;
 	while (diff) {
 		b->slice[umsi_ctz64(diff)] ^= bit;
@@ -528,7 +557,8 @@ static uint64_t matrix_block_top_all(struct umsi_matrix *m, uint32_t blk)
  * busy CPUs down; not in a matrix of one block, whose search reads the
  * slices before it has a count to hold the bound against.
  */
-static MATRIX_NOINLINE void matrix_below_exact(struct umsi_matrix *m, uint32_t blk)
+static MATRIX_NOINLINE void matrix_below_exact(struct umsi_matrix *m,
+					       uint32_t blk)
 {
 	struct matrix_block *b = &m->blocks[blk];
 	uint64_t rest = b->online & ~b->top;
@@ -538,7 +568,7 @@ static MATRIX_NOINLINE void matrix_below_exact(struct umsi_matrix *m, uint32_t b
 		return;
 	matrix_flush(m, blk);
 	rest = matrix_block_top(m, b, rest);
-	b->below = m->cpus[blk * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(rest)].available;
+	b->below = m->cpus[matrix_first(blk, rest)].available;
 }
 
 /* Recompute block @blk from its slices (after online or offline). */
@@ -597,12 +627,13 @@ static MATRIX_NOINLINE void matrix_top_fell(struct umsi_matrix *m, uint32_t blk)
  * whose key changes. matrix_count_up() and matrix_count_down() are the
  * same for a change of one, the path of every free and allocation.
  */
-static void matrix_set_available(struct umsi_matrix *m, uint32_t cpu, uint32_t avail)
+static void matrix_set_available(struct umsi_matrix *m, uint32_t cpu,
+				 uint32_t avail)
 {
 	struct matrix_cpu *c = &m->cpus[cpu];
-	uint32_t blk = cpu / MATRIX_CPUS_PER_BLOCK;
+	uint32_t blk = matrix_blk(cpu);
 	struct matrix_block *b = &m->blocks[blk];
-	uint64_t bit = 1ull << (cpu % MATRIX_CPUS_PER_BLOCK);
+	uint64_t bit = matrix_bit(cpu);
 	uint32_t old = c->available;
 	uint32_t leaf, max;
 	uint64_t top;
@@ -648,11 +679,12 @@ static void matrix_set_available(struct umsi_matrix *m, uint32_t cpu, uint32_t a
 }
 
 /* matrix_set_available(m, cpu, available + 1), for a free. */
-static inline void matrix_count_up(struct umsi_matrix *m, struct matrix_cpu *c, uint32_t cpu)
+static inline void matrix_count_up(struct umsi_matrix *m, struct matrix_cpu *c,
+				   uint32_t cpu)
 {
-	uint32_t blk = cpu / MATRIX_CPUS_PER_BLOCK;
+	uint32_t blk = matrix_blk(cpu);
 	struct matrix_block *b = &m->blocks[blk];
-	uint64_t bit = 1ull << (cpu % MATRIX_CPUS_PER_BLOCK);
+	uint64_t bit = matrix_bit(cpu);
 	uint32_t avail = c->available + 1u, leaf, max;
 
 	c->available = (uint16_t)avail;
@@ -663,7 +695,7 @@ static inline void matrix_count_up(struct umsi_matrix *m, struct matrix_cpu *c, 
 	leaf = m->tree[m->leaves + blk];
 	max = matrix_key_count(leaf);
 	if (avail > max) {
-		/* Was at the maximum: now alone above it, the rest at most there. */
+		/* Was at the maximum: alone above it, the rest at most there */
 		if (b->top != bit)
 			b->below = max;
 		b->top = bit;
@@ -678,12 +710,12 @@ static inline void matrix_count_up(struct umsi_matrix *m, struct matrix_cpu *c, 
 }
 
 /* matrix_set_available(m, cpu, available - 1), for an allocation. */
-static inline void matrix_count_down(struct umsi_matrix *m, struct matrix_cpu *c,
-				     uint32_t cpu)
+static inline void matrix_count_down(struct umsi_matrix *m,
+				     struct matrix_cpu *c, uint32_t cpu)
 {
-	uint32_t blk = cpu / MATRIX_CPUS_PER_BLOCK;
+	uint32_t blk = matrix_blk(cpu);
 	struct matrix_block *b = &m->blocks[blk];
-	uint64_t bit = 1ull << (cpu % MATRIX_CPUS_PER_BLOCK);
+	uint64_t bit = matrix_bit(cpu);
 	uint64_t top;
 	uint32_t leaf;
 
@@ -711,11 +743,10 @@ static inline void matrix_count_down(struct umsi_matrix *m, struct matrix_cpu *c
 	b->below = matrix_key_count(leaf) - 1;
 	if (matrix_key_cpu(leaf) == cpu)
 		matrix_tree_lower(m, blk, matrix_key(matrix_key_count(leaf),
-						     blk * MATRIX_CPUS_PER_BLOCK +
-						     umsi_ctz64(top)));
+						     matrix_first(blk, top)));
 }
 
-/* ---- Masks ------------------------------------------------------------------- */
+/* ---- Masks -------------------------------------------------------------- */
 
 static bool matrix_mask_valid(const struct umsi_cpumask *mask)
 {
@@ -723,7 +754,8 @@ static bool matrix_mask_valid(const struct umsi_cpumask *mask)
 }
 
 /* CPUs of @mask that the matrix has. */
-static uint32_t matrix_mask_bits(const struct umsi_matrix *m, const struct umsi_cpumask *mask)
+static uint32_t matrix_mask_bits(const struct umsi_matrix *m,
+				 const struct umsi_cpumask *mask)
 {
 	return mask->nbits < m->ncpus ? mask->nbits : m->ncpus;
 }
@@ -752,8 +784,9 @@ static uint64_t matrix_mask_word(const struct umsi_matrix *m,
  * of its block, or @stop. The inner loop of the mask search: eight words
  * per test, since most words miss.
  */
-static uint32_t matrix_hit_scan(const struct umsi_matrix *m, const uint64_t *words,
-				uint32_t w, uint32_t stop)
+static uint32_t matrix_hit_scan(const struct umsi_matrix *m,
+				const uint64_t *words, uint32_t w,
+				uint32_t stop)
 {
 	const uint64_t *p = words + w;
 	const struct matrix_block *b = m->blocks + w;
@@ -778,13 +811,17 @@ static uint32_t matrix_hit_scan(const struct umsi_matrix *m, const uint64_t *wor
  * The first non-zero word of @words[@w .. @stop - 1], or @stop: one test
  * for a dense mask, eight words per test through the gaps of a sparse one.
  */
-static inline uint32_t matrix_skip_empty(const uint64_t *words, uint32_t w, uint32_t stop)
+static inline uint32_t matrix_skip_empty(const uint64_t *words, uint32_t w,
+					 uint32_t stop)
 {
+	const uint64_t *p;
+
 	if (w >= stop || words[w])
 		return w;
-	while (stop - w >= 8 && !(words[w] | words[w + 1] | words[w + 2] | words[w + 3] |
-				  words[w + 4] | words[w + 5] | words[w + 6] | words[w + 7]))
-		w += 8;
+	for (p = words + w; stop - w >= 8; p += 8, w += 8) {
+		if (p[0] | p[1] | p[2] | p[3] | p[4] | p[5] | p[6] | p[7])
+			break;
+	}
 	while (w < stop && !words[w])
 		w++;
 	return w;
@@ -798,8 +835,8 @@ static inline uint32_t matrix_skip_empty(const uint64_t *words, uint32_t w, uint
  * makes its CPU the best again), and it leaves the second pass a ceiling
  * one lower.
  */
-static uint32_t matrix_mask_hunt(const struct umsi_matrix *m, const uint64_t *words,
-				 uint32_t nbits)
+static uint32_t matrix_mask_hunt(const struct umsi_matrix *m,
+				 const uint64_t *words, uint32_t nbits)
 {
 	uint32_t nfull = nbits / 64, root = m->tree[1] & ~0xffffu, w = 0;
 	uint64_t bits;
@@ -809,7 +846,8 @@ static uint32_t matrix_mask_hunt(const struct umsi_matrix *m, const uint64_t *wo
 		if (w == nfull)
 			break;
 		if ((m->tree[m->leaves + w] & ~0xffffu) == root)
-			return matrix_set_key(m, w, words[w] & m->blocks[w].top);
+			return matrix_set_key(m, w,
+					      words[w] & m->blocks[w].top);
 		w++;
 	}
 	if (nbits % 64 == 0)
@@ -865,23 +903,26 @@ static inline uint32_t matrix_word_key(const struct umsi_matrix *m, uint32_t w,
  * The search stops when bc reaches the most the mask can have: the root's
  * count, or one less once matrix_mask_hunt() has found nothing there.
  */
-static MATRIX_NOINLINE uint32_t matrix_mask_search(const struct umsi_matrix *m,
-						   const uint64_t *words, uint32_t nbits)
+static MATRIX_NOINLINE uint32_t
+matrix_mask_search(const struct umsi_matrix *m, const uint64_t *words,
+		   uint32_t nbits)
 {
 	uint32_t nwords = (nbits + 63) / 64, nfull = nbits / 64;
 	uint32_t root = matrix_key_count(m->tree[1]), most = root;
 	uint32_t best = 0, bc = 0, w = 0, count, key, stop;
 	uint64_t bits;
 
-	/* One word is one block: the exact answer costs no more than the hunt. */
+	if (root == 0)
+		return 0;   /* nothing to allocate anywhere */
+	/* One word is one block: its exact answer costs what the hunt does */
 	if (nwords > 1) {
 		best = matrix_mask_hunt(m, words, nbits);
 		if (best)
 			return best;
 		most = root - 1;
+		if (most == 0)
+			return 0;
 	}
-	if (most == 0)
-		return 0;
 	while (w < nwords) {
 		w = matrix_skip_empty(words, w, nfull);
 		if (w == nwords)
@@ -892,15 +933,18 @@ static MATRIX_NOINLINE uint32_t matrix_mask_search(const struct umsi_matrix *m,
 			continue;
 		}
 		if (count == bc + 1 && w < nfull) {
-			stop = bc + 1 >= root ? MATRIX_NO_BLOCK :
-			       matrix_tree_next(m, w, matrix_key_ceiling(bc + 1));
+			stop = MATRIX_NO_BLOCK;
+			if (bc + 1 < root)
+				stop = matrix_tree_next(m, w,
+						matrix_key_ceiling(bc + 1));
 			if (stop > nfull)
 				stop = nfull;
 			for (;;) {
 				w = matrix_hit_scan(m, words, w, stop);
 				if (w == stop)
 					break;
-				key = matrix_set_key(m, w, words[w] & m->blocks[w].top);
+				key = matrix_set_key(m, w, words[w] &
+							    m->blocks[w].top);
 				if (key > best)
 					break;
 				/* A top set at bc or below: it cannot win. */
@@ -943,11 +987,12 @@ static inline uint32_t matrix_mask_best(const struct umsi_matrix *m,
 }
 
 /* Best key among the online CPUs @first .. @first + @count - 1. */
-static uint32_t matrix_range_best(const struct umsi_matrix *m, uint32_t first, uint32_t count)
+static uint32_t matrix_range_best(const struct umsi_matrix *m, uint32_t first,
+				  uint32_t count)
 {
 	uint32_t root = m->tree[1];
 	uint32_t last = first + count - 1;
-	uint32_t lb = first / MATRIX_CPUS_PER_BLOCK, hb = last / MATRIX_CPUS_PER_BLOCK;
+	uint32_t lb = matrix_blk(first), hb = matrix_blk(last);
 	uint64_t lo_bits = ~0ull << (first % MATRIX_CPUS_PER_BLOCK);
 	uint64_t hi_bits = ~0ull >> (63 - last % MATRIX_CPUS_PER_BLOCK);
 	uint32_t best;
@@ -957,17 +1002,21 @@ static uint32_t matrix_range_best(const struct umsi_matrix *m, uint32_t first, u
 		return root;
 	if (lb == hb)
 		return matrix_block_key(m, lb, lo_bits & hi_bits);
-	best = lo_bits == ~0ull ? m->tree[m->leaves + lb] : matrix_block_key(m, lb, lo_bits);
-	best = matrix_max(best, hi_bits == ~0ull ? m->tree[m->leaves + hb] :
+	/* A whole block at either end is its leaf. */
+	best = lo_bits == ~0ull ? m->tree[m->leaves + lb] :
+				  matrix_block_key(m, lb, lo_bits);
+	best = matrix_max(best, hi_bits == ~0ull ?
+				m->tree[m->leaves + hb] :
 				matrix_block_key(m, hb, hi_bits));
 	if (hb > lb + 1)
 		best = matrix_max(best, matrix_tree_query(m, lb + 1, hb - 1));
 	return best;
 }
 
-/* ---- Choosing a vector inside one CPU ---------------------------------------- */
+/* ---- Choosing a vector inside one CPU ----------------------------------- */
 
-static inline unsigned int matrix_lowest_free(const struct umsi_matrix *m, uint32_t cpu)
+static inline unsigned int matrix_lowest_free(const struct umsi_matrix *m,
+					      uint32_t cpu)
 {
 	const struct matrix_cpu *c = &m->cpus[cpu];
 	const uint64_t *blocked = matrix_cpu_blocked(m, cpu);
@@ -987,8 +1036,8 @@ static inline unsigned int matrix_lowest_free(const struct umsi_matrix *m, uint3
  * fewest vectors among the classes with a free one; ties to the lower
  * class.
  */
-static MATRIX_NOINLINE unsigned int matrix_spread_free(const struct umsi_matrix *m,
-						       uint32_t cpu)
+static MATRIX_NOINLINE unsigned int
+matrix_spread_free(const struct umsi_matrix *m, uint32_t cpu)
 {
 	const struct matrix_cpu *c = &m->cpus[cpu];
 	const uint64_t *blocked = matrix_cpu_blocked(m, cpu);
@@ -997,7 +1046,8 @@ static MATRIX_NOINLINE unsigned int matrix_spread_free(const struct umsi_matrix 
 
 	for (cls = 0; cls < UMSI_MATRIX_VECTORS / 16; cls++) {
 		unsigned int w = cls / 4, shift = (cls % 4) * 16;
-		uint64_t free = (~(c->owned[w] | c->managed[w] | blocked[w]) >> shift) & 0xffff;
+		uint64_t busy = c->owned[w] | c->managed[w] | blocked[w];
+		uint64_t free = (~busy >> shift) & 0xffff;
 		unsigned int used;
 
 		if (!free)
@@ -1042,9 +1092,10 @@ static unsigned int matrix_block_free(const struct umsi_matrix *m, uint32_t cpu,
 	return MATRIX_NO_VECTOR;
 }
 
-/* ---- Initialisation, online, offline ---------------------------------------- */
+/* ---- Initialisation, online, offline ------------------------------------ */
 
-int umsi_matrix_init(void *mem, size_t len, const struct umsi_matrix_config *cfg,
+int umsi_matrix_init(void *mem, size_t len,
+		     const struct umsi_matrix_config *cfg,
 		     struct umsi_matrix **out)
 {
 	uintptr_t base;
@@ -1056,7 +1107,8 @@ int umsi_matrix_init(void *mem, size_t len, const struct umsi_matrix_config *cfg
 
 	if (!mem || !out || !matrix_config_valid(cfg))
 		return -UMSI_EINVAL;
-	base = ((uintptr_t)mem + MATRIX_ALIGN - 1) & ~(uintptr_t)(MATRIX_ALIGN - 1);
+	base = (uintptr_t)mem + MATRIX_ALIGN - 1;
+	base &= ~(uintptr_t)(MATRIX_ALIGN - 1);
 	skip = base - (uintptr_t)mem;
 	need = matrix_layout_size(cfg->ncpus);
 	if (len < skip || len - skip < need)
@@ -1103,12 +1155,13 @@ int umsi_matrix_init(void *mem, size_t len, const struct umsi_matrix_config *cfg
 	/* Every CPU starts offline with its whole capacity available. */
 	for (cpu = 0; cpu < m->ncpus; cpu++) {
 		struct matrix_cpu *c = &m->cpus[cpu];
-		struct matrix_block *b = &m->blocks[cpu / MATRIX_CPUS_PER_BLOCK];
+		struct matrix_block *b = &m->blocks[matrix_blk(cpu)];
 
-		c->available = c->sliced = (uint16_t)matrix_cpu_capacity(m, cpu);
+		c->available = (uint16_t)matrix_cpu_capacity(m, cpu);
+		c->sliced = c->available;
 		for (v = 0; v < m->nslices; v++) {
 			if ((c->available >> v) & 1)
-				b->slice[v] |= 1ull << (cpu % MATRIX_CPUS_PER_BLOCK);
+				b->slice[v] |= matrix_bit(cpu);
 		}
 	}
 	*out = m;
@@ -1119,10 +1172,10 @@ int umsi_matrix_online(struct umsi_matrix *m, uint32_t cpu)
 {
 	if (!m || cpu >= m->ncpus || matrix_cpu_online(m, cpu))
 		return -UMSI_EINVAL;
-	m->blocks[cpu / MATRIX_CPUS_PER_BLOCK].online |= 1ull << (cpu % MATRIX_CPUS_PER_BLOCK);
+	m->blocks[matrix_blk(cpu)].online |= matrix_bit(cpu);
 	m->online++;
 	m->available += m->cpus[cpu].available;
-	matrix_block_refresh(m, cpu / MATRIX_CPUS_PER_BLOCK);
+	matrix_block_refresh(m, matrix_blk(cpu));
 	return 0;
 }
 
@@ -1130,18 +1183,18 @@ int umsi_matrix_offline(struct umsi_matrix *m, uint32_t cpu)
 {
 	if (!m || cpu >= m->ncpus || !matrix_cpu_online(m, cpu))
 		return -UMSI_EINVAL;
-	m->blocks[cpu / MATRIX_CPUS_PER_BLOCK].online &= ~(1ull << (cpu % MATRIX_CPUS_PER_BLOCK));
+	m->blocks[matrix_blk(cpu)].online &= ~(matrix_bit(cpu));
 	m->online--;
 	m->available -= m->cpus[cpu].available;
-	matrix_block_refresh(m, cpu / MATRIX_CPUS_PER_BLOCK);
+	matrix_block_refresh(m, matrix_blk(cpu));
 	return 0;
 }
 
-/* ---- Unmanaged allocation --------------------------------------------------- */
+/* ---- Unmanaged allocation ----------------------------------------------- */
 
 /* Take one vector on the CPU of @key, or fail if its count is 0. */
-static inline int matrix_take(struct umsi_matrix *m, uint32_t key, unsigned int flags,
-		       uint32_t *out)
+static inline int matrix_take(struct umsi_matrix *m, uint32_t key,
+			      unsigned int flags, uint32_t *out)
 {
 	uint32_t cpu = matrix_key_cpu(key);
 	struct matrix_cpu *c;
@@ -1163,13 +1216,15 @@ static inline int matrix_take(struct umsi_matrix *m, uint32_t key, unsigned int 
 int umsi_matrix_alloc(struct umsi_matrix *m, const struct umsi_cpumask *mask,
 		      unsigned int flags, uint32_t *cpu)
 {
-	if (!m || !cpu || (flags & ~UMSI_MATRIX_SPREAD) || !matrix_mask_valid(mask))
+	if (!m || !cpu || (flags & ~UMSI_MATRIX_SPREAD) ||
+	    !matrix_mask_valid(mask))
 		return -UMSI_EINVAL;
-	return matrix_take(m, mask ? matrix_mask_best(m, mask) : m->tree[1], flags, cpu);
+	return matrix_take(m, mask ? matrix_mask_best(m, mask) : m->tree[1],
+			   flags, cpu);
 }
 
-int umsi_matrix_alloc_range(struct umsi_matrix *m, uint32_t first, uint32_t count,
-			    unsigned int flags, uint32_t *cpu)
+int umsi_matrix_alloc_range(struct umsi_matrix *m, uint32_t first,
+			    uint32_t count, unsigned int flags, uint32_t *cpu)
 {
 	if (!m || !cpu || (flags & ~UMSI_MATRIX_SPREAD) || count == 0 ||
 	    first >= m->ncpus || count > m->ncpus - first)
@@ -1177,7 +1232,8 @@ int umsi_matrix_alloc_range(struct umsi_matrix *m, uint32_t first, uint32_t coun
 	return matrix_take(m, matrix_range_best(m, first, count), flags, cpu);
 }
 
-int umsi_matrix_alloc_at(struct umsi_matrix *m, uint32_t cpu, unsigned int vector)
+int umsi_matrix_alloc_at(struct umsi_matrix *m, uint32_t cpu,
+			 unsigned int vector)
 {
 	struct matrix_cpu *c;
 
@@ -1185,7 +1241,8 @@ int umsi_matrix_alloc_at(struct umsi_matrix *m, uint32_t cpu, unsigned int vecto
 	    matrix_test_vec(matrix_cpu_blocked(m, cpu), vector))
 		return -UMSI_EINVAL;
 	c = &m->cpus[cpu];
-	if (matrix_test_vec(c->owned, vector) || matrix_test_vec(c->managed, vector))
+	if (matrix_test_vec(c->owned, vector) ||
+	    matrix_test_vec(c->managed, vector))
 		return -UMSI_EBUSY;
 	matrix_set_vec(c->owned, vector);
 	m->allocated++;
@@ -1200,8 +1257,8 @@ int umsi_matrix_alloc_at(struct umsi_matrix *m, uint32_t cpu, unsigned int vecto
  * replaces the best; a block whose maximum cannot beat it is skipped.
  */
 static uint32_t matrix_block_scan(const struct umsi_matrix *m,
-				  const struct umsi_cpumask *mask, unsigned int order,
-				  unsigned int *vector)
+				  const struct umsi_cpumask *mask,
+				  unsigned int order, unsigned int *vector)
 {
 	uint32_t nwords = mask ? matrix_mask_words(m, mask) : m->nblocks;
 	uint32_t best_cpu = UINT32_MAX, best_avail = (1u << order) - 1;
@@ -1216,7 +1273,7 @@ static uint32_t matrix_block_scan(const struct umsi_matrix *m,
 		if (matrix_key_count(m->tree[m->leaves + w]) <= best_avail)
 			continue;
 		while (bits) {
-			cpu = w * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bits);
+			cpu = matrix_first(w, bits);
 			bits &= bits - 1;
 			if (m->cpus[cpu].available <= best_avail)
 				continue;
@@ -1231,14 +1288,16 @@ static uint32_t matrix_block_scan(const struct umsi_matrix *m,
 	return best_cpu;
 }
 
-int umsi_matrix_alloc_block(struct umsi_matrix *m, const struct umsi_cpumask *mask,
-			    unsigned int order, uint32_t *cpu)
+int umsi_matrix_alloc_block(struct umsi_matrix *m,
+			    const struct umsi_cpumask *mask, unsigned int order,
+			    uint32_t *cpu)
 {
 	uint32_t key, best, size;
 	unsigned int v, i;
 	struct matrix_cpu *c;
 
-	if (!m || !cpu || order > UMSI_MATRIX_MAX_ORDER || !matrix_mask_valid(mask))
+	if (!m || !cpu || order > UMSI_MATRIX_MAX_ORDER ||
+	    !matrix_mask_valid(mask))
 		return -UMSI_EINVAL;
 	size = 1u << order;
 	key = mask ? matrix_mask_best(m, mask) : m->tree[1];
@@ -1263,11 +1322,13 @@ int umsi_matrix_alloc_block(struct umsi_matrix *m, const struct umsi_cpumask *ma
 }
 
 /* Whether @v on @cpu is an unmanaged allocation (and so may be freed). */
-static bool matrix_is_unmanaged(const struct umsi_matrix *m, uint32_t cpu, unsigned int v)
+static bool matrix_is_unmanaged(const struct umsi_matrix *m, uint32_t cpu,
+				unsigned int v)
 {
 	const struct matrix_cpu *c = &m->cpus[cpu];
 
-	return matrix_test_vec(c->owned, v) && !matrix_test_vec(c->managed, v) &&
+	return matrix_test_vec(c->owned, v) &&
+	       !matrix_test_vec(c->managed, v) &&
 	       !matrix_test_vec(matrix_cpu_blocked(m, cpu), v);
 }
 
@@ -1288,7 +1349,7 @@ int umsi_matrix_free(struct umsi_matrix *m, uint32_t cpu, unsigned int vector,
 	if (managed) {
 		if (!(c->managed[w] & bit))
 			return -UMSI_EINVAL;
-		/* Back to the reservation: the available count does not move. */
+		/* Back to the reservation: the available count stays. */
 		c->owned[w] &= ~bit;
 		c->managed_allocated--;
 		m->managed_allocated--;
@@ -1303,8 +1364,8 @@ int umsi_matrix_free(struct umsi_matrix *m, uint32_t cpu, unsigned int vector,
 	return 0;
 }
 
-int umsi_matrix_free_block(struct umsi_matrix *m, uint32_t cpu, unsigned int base,
-			   unsigned int order)
+int umsi_matrix_free_block(struct umsi_matrix *m, uint32_t cpu,
+			   unsigned int base, unsigned int order)
 {
 	unsigned int size, i;
 	struct matrix_cpu *c;
@@ -1326,9 +1387,10 @@ int umsi_matrix_free_block(struct umsi_matrix *m, uint32_t cpu, unsigned int bas
 	return 0;
 }
 
-/* ---- Managed vectors -------------------------------------------------------- */
+/* ---- Managed vectors ---------------------------------------------------- */
 
-int umsi_matrix_reserve_managed(struct umsi_matrix *m, const struct umsi_cpumask *mask)
+int umsi_matrix_reserve_managed(struct umsi_matrix *m,
+				const struct umsi_cpumask *mask)
 {
 	uint32_t nwords, ncpus = 0, w, cpu;
 	uint64_t bits;
@@ -1341,7 +1403,7 @@ int umsi_matrix_reserve_managed(struct umsi_matrix *m, const struct umsi_cpumask
 	for (w = 0; w < nwords; w++) {
 		bits = matrix_mask_word(m, mask, w);
 		while (bits) {
-			cpu = w * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bits);
+			cpu = matrix_first(w, bits);
 			bits &= bits - 1;
 			if (m->cpus[cpu].available == 0)
 				return -UMSI_ENOSPC;
@@ -1353,7 +1415,7 @@ int umsi_matrix_reserve_managed(struct umsi_matrix *m, const struct umsi_cpumask
 	for (w = 0; w < nwords; w++) {
 		bits = matrix_mask_word(m, mask, w);
 		while (bits) {
-			cpu = w * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bits);
+			cpu = matrix_first(w, bits);
 			c = &m->cpus[cpu];
 			bits &= bits - 1;
 			matrix_set_vec(c->managed, matrix_lowest_free(m, cpu));
@@ -1380,7 +1442,8 @@ static void matrix_drop_reservation(struct matrix_cpu *c)
 	}
 }
 
-int umsi_matrix_remove_managed(struct umsi_matrix *m, const struct umsi_cpumask *mask)
+int umsi_matrix_remove_managed(struct umsi_matrix *m,
+			       const struct umsi_cpumask *mask)
 {
 	uint32_t nwords, ncpus = 0, w, cpu;
 	uint64_t bits;
@@ -1392,7 +1455,7 @@ int umsi_matrix_remove_managed(struct umsi_matrix *m, const struct umsi_cpumask 
 	for (w = 0; w < nwords; w++) {
 		bits = matrix_mask_word(m, mask, w);
 		while (bits) {
-			c = &m->cpus[w * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bits)];
+			c = &m->cpus[matrix_first(w, bits)];
 			bits &= bits - 1;
 			if (c->managed_count == c->managed_allocated)
 				return -UMSI_EINVAL;
@@ -1404,7 +1467,7 @@ int umsi_matrix_remove_managed(struct umsi_matrix *m, const struct umsi_cpumask 
 	for (w = 0; w < nwords; w++) {
 		bits = matrix_mask_word(m, mask, w);
 		while (bits) {
-			cpu = w * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bits);
+			cpu = matrix_first(w, bits);
 			c = &m->cpus[cpu];
 			bits &= bits - 1;
 			matrix_drop_reservation(c);
@@ -1416,8 +1479,8 @@ int umsi_matrix_remove_managed(struct umsi_matrix *m, const struct umsi_cpumask 
 	return 0;
 }
 
-int umsi_matrix_alloc_managed(struct umsi_matrix *m, const struct umsi_cpumask *mask,
-			      uint32_t *cpu)
+int umsi_matrix_alloc_managed(struct umsi_matrix *m,
+			      const struct umsi_cpumask *mask, uint32_t *cpu)
 {
 	uint32_t nwords, best = UINT32_MAX, best_unused = 0, w, n, unused;
 	uint64_t bits, free;
@@ -1431,8 +1494,9 @@ int umsi_matrix_alloc_managed(struct umsi_matrix *m, const struct umsi_cpumask *
 		if (mask)
 			bits &= matrix_mask_word(m, mask, w);
 		while (bits) {
-			n = w * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bits);
-			unused = (uint32_t)m->cpus[n].managed_count - m->cpus[n].managed_allocated;
+			n = matrix_first(w, bits);
+			unused = (uint32_t)m->cpus[n].managed_count -
+				 m->cpus[n].managed_allocated;
 			bits &= bits - 1;
 			if (unused > best_unused) {
 				best_unused = unused;
@@ -1458,7 +1522,7 @@ int umsi_matrix_alloc_managed(struct umsi_matrix *m, const struct umsi_cpumask *
 	return -UMSI_EIO; /* unreachable: the counters promised a free slot */
 }
 
-/* ---- Legacy vectors --------------------------------------------------------- */
+/* ---- Legacy vectors ----------------------------------------------------- */
 
 int umsi_matrix_assign_legacy(struct umsi_matrix *m, unsigned int isa_irq)
 {
@@ -1488,7 +1552,7 @@ int umsi_matrix_release_legacy(struct umsi_matrix *m, unsigned int isa_irq)
 	return 0;
 }
 
-/* ---- Queries ---------------------------------------------------------------- */
+/* ---- Queries ------------------------------------------------------------ */
 
 bool umsi_matrix_is_allocated(const struct umsi_matrix *m, uint32_t cpu,
 			      unsigned int vector)
@@ -1509,15 +1573,18 @@ int umsi_matrix_vector_state(const struct umsi_matrix *m, uint32_t cpu,
 	c = &m->cpus[cpu];
 	owned = matrix_test_vec(c->owned, vector);
 	if (cpu == m->legacy_cpu && matrix_test_vec(m->legacy_map, vector))
-		return owned ? UMSI_VECTOR_LEGACY_ALLOCATED : UMSI_VECTOR_LEGACY_FREE;
+		return owned ? UMSI_VECTOR_LEGACY_ALLOCATED :
+			       UMSI_VECTOR_LEGACY_FREE;
 	if (matrix_test_vec(m->blocked, vector))
 		return UMSI_VECTOR_RESERVED;
 	if (matrix_test_vec(c->managed, vector))
-		return owned ? UMSI_VECTOR_MANAGED_ALLOCATED : UMSI_VECTOR_MANAGED_FREE;
+		return owned ? UMSI_VECTOR_MANAGED_ALLOCATED :
+			       UMSI_VECTOR_MANAGED_FREE;
 	return owned ? UMSI_VECTOR_ALLOCATED : UMSI_VECTOR_FREE;
 }
 
-void umsi_matrix_stats(const struct umsi_matrix *m, struct umsi_matrix_stats *st)
+void umsi_matrix_stats(const struct umsi_matrix *m,
+		       struct umsi_matrix_stats *st)
 {
 	if (!m || !st)
 		return;
@@ -1547,16 +1614,18 @@ int umsi_matrix_cpu_stats(const struct umsi_matrix *m, uint32_t cpu,
 	st->legacy = 0;
 	if (cpu == m->legacy_cpu) {
 		for (w = 0; w < MATRIX_WORDS_PER_CPU; w++)
-			st->legacy += matrix_popcount64(c->owned[w] & m->legacy_map[w]);
+			st->legacy += matrix_popcount64(c->owned[w] &
+							m->legacy_map[w]);
 	}
 	st->online = matrix_cpu_online(m, cpu);
 	return 0;
 }
 
-/* ---- Invariant checker ------------------------------------------------------ */
+/* ---- Invariant checker -------------------------------------------------- */
 
 struct matrix_sums {
-	uint32_t online, available, allocated, managed, managed_allocated, legacy;
+	uint32_t online, available, allocated;
+	uint32_t managed, managed_allocated, legacy;
 };
 
 /* One CPU against its own bitmaps; NULL when consistent. */
@@ -1565,9 +1634,10 @@ static const char *matrix_check_cpu(const struct umsi_matrix *m, uint32_t cpu,
 {
 	const struct matrix_cpu *c = &m->cpus[cpu];
 	const uint64_t *blocked = matrix_cpu_blocked(m, cpu);
-	const struct matrix_block *b = &m->blocks[cpu / MATRIX_CPUS_PER_BLOCK];
+	const struct matrix_block *b = &m->blocks[matrix_blk(cpu)];
 	unsigned int bit = cpu % MATRIX_CPUS_PER_BLOCK, w, s;
-	uint32_t managed = 0, managed_allocated = 0, allocated = 0, legacy = 0, want;
+	uint32_t managed = 0, managed_allocated = 0, allocated = 0, legacy = 0;
+	uint32_t want;
 	bool legacy_cpu = cpu == m->legacy_cpu;
 
 	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
@@ -1578,8 +1648,10 @@ static const char *matrix_check_cpu(const struct umsi_matrix *m, uint32_t cpu,
 		if (c->owned[w] & blocked[w] & ~legacy_ok)
 			return "a reserved vector is owned";
 		managed += matrix_popcount64(c->managed[w]);
-		managed_allocated += matrix_popcount64(c->owned[w] & c->managed[w]);
-		allocated += matrix_popcount64(c->owned[w] & ~c->managed[w] & ~blocked[w]);
+		managed_allocated += matrix_popcount64(c->owned[w] &
+						       c->managed[w]);
+		allocated += matrix_popcount64(c->owned[w] & ~c->managed[w] &
+					       ~blocked[w]);
 		legacy += matrix_popcount64(c->owned[w] & legacy_ok);
 	}
 	if (managed != c->managed_count)
@@ -1616,7 +1688,7 @@ static uint64_t matrix_check_top(const struct umsi_matrix *m, uint32_t blk)
 	while (online) {
 		bit = online & -online;
 		online &= online - 1;
-		avail = m->cpus[blk * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(bit)].available;
+		avail = m->cpus[matrix_first(blk, bit)].available;
 		if (!top || avail > max) {
 			top = bit;
 			max = avail;
@@ -1634,17 +1706,19 @@ static bool matrix_check_below(const struct umsi_matrix *m, uint32_t blk)
 	uint64_t rest = b->online & ~b->top;
 
 	while (rest) {
-		if (m->cpus[blk * MATRIX_CPUS_PER_BLOCK + umsi_ctz64(rest)].available > b->below)
+		if (m->cpus[matrix_first(blk, rest)].available > b->below)
 			return true;
 		rest &= rest - 1;
 	}
 	return false;
 }
 
-static const char *matrix_check_layers(const struct umsi_matrix *m, uint32_t *where)
+static const char *matrix_check_layers(const struct umsi_matrix *m,
+				       uint32_t *where)
 {
-	uint32_t capacity = UMSI_MATRIX_VECTORS, legacy_capacity = UMSI_MATRIX_VECTORS;
-	uint32_t blk, i;
+	uint32_t capacity = UMSI_MATRIX_VECTORS;
+	uint32_t legacy_capacity = UMSI_MATRIX_VECTORS;
+	uint32_t blk, i, key;
 	unsigned int w, s;
 
 	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
@@ -1677,7 +1751,8 @@ static const char *matrix_check_layers(const struct umsi_matrix *m, uint32_t *wh
 			return "a block's top set is not its CPUs at the maximum";
 		if (matrix_check_below(m, blk))
 			return "a CPU outside a block's top set is above its bound";
-		if (m->tree[m->leaves + blk] != (b->top ? matrix_set_key(m, blk, b->top) : 0))
+		key = b->top ? matrix_set_key(m, blk, b->top) : 0;
+		if (m->tree[m->leaves + blk] != key)
 			return "a tree leaf differs from its block's top set";
 	}
 	*where = UINT32_MAX;
@@ -1686,7 +1761,8 @@ static const char *matrix_check_layers(const struct umsi_matrix *m, uint32_t *wh
 			return "a padding leaf of the tree is not empty";
 	}
 	for (i = 1; i < m->leaves; i++) {
-		if (m->tree[i] != matrix_max(m->tree[2 * i], m->tree[2 * i + 1]))
+		key = matrix_max(m->tree[2 * i], m->tree[2 * i + 1]);
+		if (m->tree[i] != key)
 			return "a tree node is not the maximum of its children";
 	}
 	return NULL;
