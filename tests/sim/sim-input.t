@@ -124,8 +124,18 @@ rejects(machine("cpus 4\ndevice a msix=4 msix=8\n"),
 	qr/:2: 'msix' given twice\n/, 'a device setting twice');
 
 # Limits the simulator and the x2APIC architecture set.
-rejects(machine("cpus 8193\n"), qr/:1: 'cpus' takes a count \(1-8192\)/,
+rejects(machine("cpus 8193\n"), qr/:1: 8193 CPUs; the simulator takes at most 8192\n/,
 	'more CPUs than the simulator has');
+rejects(machine("cpus 99999999999999999999999\n"), qr/:1: 'cpus' takes a count \(1-8192\)/,
+	'a CPU count past 64 bits');
+rejects(machine("cpus 0\n"), qr/:1: 'cpus' takes a count \(1-8192\)/, 'no CPUs');
+($rc, $out, $err) = run_umsi('sim', '--json',
+			     machine("cpus 8192\nplatform x2apic ext-dest-id\ndevice a msix=64 count=16\n"));
+$j = eval { decode_json($out) };
+ok($rc == 0 && $j && @{$j->{cpus}} == 8192 && $j->{spread}{cpus} == 8192 &&
+   $j->{fired} == 1024 && $j->{handled} == 1024,
+   'cpus 8192 (the limit) is built and run: 1024 vectors fired and handled')
+	or diag("status $rc: " . substr($err, 0, 300));
 rejects(machine("cpus apic " . join(' ', 0 .. 8192) . "\n"),
 	qr/:1: 8193 CPUs; the simulator takes at most 8192\n/, 'cpus apic: 8193 IDs');
 rejects(machine("cpus apic 0 4294967295\n"),

@@ -199,10 +199,13 @@ static int sim_parse_cpus(struct sim_parser *p)
 	if (p->n >= 2 && !strcmp(p->tok[1], "apic")) {
 		ret = sim_parse_apic_ids(p);
 	} else {
-		if (p->n != 2 || !sim_uint(p->tok[1], SIM_MAX_CPUS, &v) || !v)
+		if (p->n != 2 || !sim_uint(p->tok[1], ~0ull, &v) || !v)
 			return sim_fail(p, "'cpus' takes a count (1-%u) or "
 					"'apic' and a list of APIC IDs",
 					SIM_MAX_CPUS);
+		if (v > SIM_MAX_CPUS)
+			return sim_fail(p, "%llu CPUs; the simulator takes at "
+					"most %u", v, SIM_MAX_CPUS);
 		sp->apic_ids = calloc((size_t)v, sizeof(uint32_t));
 		if (!sp->apic_ids)
 			return sim_fail(p, "out of memory");
