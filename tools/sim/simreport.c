@@ -223,6 +223,24 @@ static void sim_print_ends(const struct sim_spread *s, bool busiest)
 	printf("\n");
 }
 
+/* The CPUs left out of the figures: no message can name them. */
+static void sim_print_unreachable(const struct sim_spread *s)
+{
+	uint64_t *bits = calloc((s->ncpus + 63) / 64, sizeof(*bits));
+	char list[SIM_LIST_LEN + 32];
+
+	if (!bits)
+		return;
+	for (uint32_t i = 0; i < s->ncpus; i++)
+		if (!s->reach[i])
+			bits[i / 64] |= 1ull << (i % 64);
+	sim_cpu_list(bits, s->ncpus, list, sizeof(list));
+	printf("  not counted, no message can name them (APIC IDs above 254 "
+	       "need platform ext-dest-id, above 32767 remap), or offline: "
+	       "CPU%s %s\n", s->ncpus - s->reachable == 1 ? "" : "s", list);
+	free(bits);
+}
+
 static void sim_print_spread(const struct sim_machine *m,
 			     const struct sim_spread *s)
 {
@@ -269,10 +287,7 @@ static void sim_print_spread(const struct sim_machine *m,
 		printf("  managed reservations not in use: %llu\n",
 		       (unsigned long long)s->reserved);
 	if (s->reachable < m->spec->ncpus)
-		printf("  %u CPU%s that messages cannot name (APIC IDs above "
-		       "254 need platform ext-dest-id, above 32767 remap) or "
-		       "offline: not counted\n", m->spec->ncpus - s->reachable,
-		       m->spec->ncpus - s->reachable == 1 ? "" : "s");
+		sim_print_unreachable(s);
 }
 
 /* ---- Rows: instances of a device line that fared alike ----------------------- */
