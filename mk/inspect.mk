@@ -10,8 +10,8 @@
 #
 # The fuzzer drives the dump parser, the capability decoder (the library's
 # src/pci/cap.c and src/arch/x86_msg.c) and both writers without any I/O.
-# Its seeds are the real dumps in ../shared/data/pci-dumps, found beside
-# the repository wherever it is checked out.
+# Its seeds are the real dumps in tests/data/pci-dumps (tests/data/README.md
+# says where they come from).
 INSPECT_SRCS := $(addprefix tools/inspect/,inspect.c dump.c decode.c live.c livetext.c \
 	json.c text.c)
 UMSI_TOOL_OBJS += $(INSPECT_SRCS:%.c=$(BUILD)/host/%.o)
@@ -20,10 +20,11 @@ TEST_SCRIPTS += tests/inspect/cli.t tests/inspect/hostile.t \
 		tests/inspect/lspci-oracle.t tests/inspect/sysroot.t \
 		tests/inspect/lspci-differential.t tests/inspect/live.t \
 		tests/inspect/fuzz-smoke.t tests/inspect/repeat.t \
-		tests/inspect/sanitizers.t tests/inspect/livetext.t
+		tests/inspect/sanitizers.t tests/inspect/livetext.t \
+		tests/inspect/data.t
 
 
-PCI_DUMPS   ?= $(abspath $(CURDIR)/../shared/data/pci-dumps)
+PCI_DUMPS   ?= tests/data/pci-dumps
 FUZZ_CC     ?= clang
 FUZZ_TIME   ?= 600
 FUZZ_INSPECT := $(BUILD)/fuzz/fuzz_inspect

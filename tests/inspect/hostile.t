@@ -247,7 +247,7 @@ sub dev {
 {
 	our $DUMPS;
 	SKIP: {
-		skip 'no shared dumps', 1 unless -f "$DUMPS/broken-ecaps";
+		skip "$DUMPS/broken-ecaps is absent", 1 unless -f "$DUMPS/broken-ecaps";
 		my ($rc) = run_cmd($UMSI, 'inspect', '--dump', "$DUMPS/broken-ecaps");
 		is($rc, 0, 'broken-ecaps decodes');
 	}

@@ -2,7 +2,8 @@
 #
 # Shared helpers of the `umsi inspect` test scripts: where things are.
 #   UMSI       the umsi binary (default: <repo>/build/umsi, or $BUILD/umsi)
-#   PCI_DUMPS  the real dumps (default: <repo>/../shared/data/pci-dumps)
+#   PCI_DUMPS  the real dumps (default: <repo>/tests/data/pci-dumps, which
+#              every clone has; tests/data/README.md says where they come from)
 use strict;
 use warnings;
 no warnings 'portable';       # 64-bit MSI addresses through hex()
@@ -11,7 +12,7 @@ use File::Basename qw(dirname);
 
 our $ROOT = abs_path(dirname(__FILE__) . '/../..');
 our $UMSI = $ENV{UMSI} // "$ROOT/" . ($ENV{BUILD} // 'build') . '/umsi';
-our $DUMPS = $ENV{PCI_DUMPS} // abs_path("$ROOT/..") . '/shared/data/pci-dumps';
+our $DUMPS = $ENV{PCI_DUMPS} // "$ROOT/tests/data/pci-dumps";
 
 # Run a command; return (exit status, stdout, stderr).
 sub run_cmd {

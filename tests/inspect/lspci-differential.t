@@ -17,7 +17,7 @@ use FindBin;
 require "$FindBin::Bin/lib.pl";
 
 our ($UMSI, $DUMPS);
-plan skip_all => "$DUMPS is absent (the shared data beside the repository)"
+plan skip_all => "$DUMPS is absent (PCI_DUMPS names a folder that does not exist)"
 	unless -d $DUMPS;
 plan skip_all => "lspci is not installed (Debian: pciutils)"
 	unless system('sh', '-c', 'command -v lspci >/dev/null') == 0;

@@ -3,7 +3,7 @@
 #
 # `umsi inspect --dump FILE --json` agrees with `lspci -F FILE -vvv` on
 # every MSI and MSI-X field lspci prints, for every real dump in
-# ../shared/data/pci-dumps: MSI Enable, Count=enabled/capable, Maskable,
+# tests/data/pci-dumps: MSI Enable, Count=enabled/capable, Maskable,
 # 64bit, Address, Data, Masking, Pending; MSI-X Enable, Count, Masked,
 # Vector table BAR/offset, PBA BAR/offset; and the capability offsets. It
 # also checks that we find no MSI/MSI-X capability lspci does not print,
@@ -16,7 +16,7 @@ use FindBin;
 require "$FindBin::Bin/lib.pl";
 
 our ($UMSI, $DUMPS);
-plan skip_all => "$DUMPS is absent (the shared data beside the repository)"
+plan skip_all => "$DUMPS is absent (PCI_DUMPS names a folder that does not exist)"
 	unless -d $DUMPS;
 plan skip_all => "lspci is not installed (Debian: pciutils)"
 	unless system('sh', '-c', 'command -v lspci >/dev/null') == 0;
