@@ -275,6 +275,16 @@ static unsigned sim_offer(const struct sim_machine *m,
 	return ds->msi;
 }
 
+/* The power of two at or above @n (n <= 32 here: MSI's messages). */
+static unsigned sim_pow2_up(unsigned n)
+{
+	unsigned p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
 /* "about N more CPUs", and whether messages could name them. */
 static void sim_fix_cpus(const struct sim_machine *m, struct sim_inst *in,
 			 unsigned more)
@@ -342,7 +352,8 @@ static int sim_probe(const struct sim_machine *m, struct sim_inst *in,
 			sim_fix(in, "a device with msix=%u", ds->want);
 		else if (ds->want <= 32 &&
 			 !(m->spec->plat & UMSI_PLAT_IRQ_REMAP))
-			sim_fix(in, "a device with msi=32 (or MSI-X)");
+			sim_fix(in, "a device with msi=%u (or MSI-X)",
+				sim_pow2_up(ds->want));
 		else
 			sim_fix(in, "a device with MSI-X");
 	} else if (!(flags & UMSI_IRQ_AFFINITY) || !ds->msix) {
