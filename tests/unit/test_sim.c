@@ -16,6 +16,7 @@
 
 #include <umsi/msg.h>
 #include <umsi/pci_regs.h>
+#include <umsi/umsi.h>
 #include <sim/umsi_sim.h>
 
 /* ---- The test's "kernel" ----------------------------------------------------- */
@@ -2024,6 +2025,222 @@ static void test_remap_table_holds_65536_entries_lowest_free_first(void **st)
 	world_free(w);
 }
 
+/* ---- Soak: bring-up and tear-down at the largest size --------------------------------------- */
+
+/*
+ * The library on the simulator at 8192 CPUs: functions added, vectors
+ * allocated, a handler on each, each fired once, then everything torn
+ * down (vectors freed then the function removed, or the function removed
+ * at once, in either order), round after round. After each round the
+ * host's accounting (allocations, bytes, mappings, locks) and the vector
+ * matrix (as a whole and every CPU) are exactly as before the first.
+ * UMSI_SIM_SOAK_VECTORS sets the MSI-X vectors per round (default 2^17;
+ * `make soak-sim` runs 10^6).
+ */
+struct soak {
+	struct umsi_sim *sim;
+	struct umsi_system *sys;
+	uint32_t ncpus;
+	unsigned ndev;
+	struct soak_dev {
+		umsi_bdf_t bdf;
+		struct umsi_pci_dev *dev;
+		unsigned want;
+		uint32_t flags;
+		uint64_t handled;
+	} *devs;
+	struct umsi_matrix_cpu_stats *cpu0;
+};
+
+static int soak_dispatch(void *arg, uint32_t cpu, uint8_t vector)
+{
+	return umsi_dispatch(arg, cpu, vector);
+}
+
+static int soak_handler(uint32_t irq, void *arg)
+{
+	struct soak_dev *d = arg;
+
+	(void)irq;
+	d->handled++;
+	return UMSI_IRQ_HANDLED;
+}
+
+/* MSI-X of @n entries (table in a 64-bit BAR 2), or MSI of @msi messages. */
+static void soak_add_sim_dev(struct soak *k, umsi_bdf_t bdf, uint16_t n,
+			     uint8_t msi)
+{
+	struct umsi_sim_dev_desc d = {
+		.vendor = 0x15b3, .device = 0x101d, .class_code = 0x020000,
+		.bars = { [0] = { .size = 0x4000 } },
+		.pcie = { .present = true, .type = UMSI_PCIE_TYPE_ENDPOINT },
+	};
+
+	if (n) {
+		d.msix = (struct umsi_sim_msix_desc){ .present = true,
+			.nentries = n, .table_bar = 2, .pba_bar = 2,
+			.pba_offset = 0x10000 - 0x1000 };
+		d.bars[2] = (struct umsi_sim_bar_desc){ .size = 0x10000,
+							.is64 = true };
+	} else {
+		d.msi = (struct umsi_sim_msi_desc){ .present = true,
+			.nvec = msi, .is64 = true, .maskbit = true };
+	}
+	assert_int_equal(umsi_sim_add_device(k->sim, bdf, &d), 0);
+}
+
+static void soak_setup(struct soak *k, unsigned msix_vectors)
+{
+	struct umsi_sim_config scfg = { .ncpus = UMSI_SIM_MAX_CPUS,
+		.plat_flags = UMSI_PLAT_X2APIC | UMSI_PLAT_EXT_DEST_ID };
+	unsigned nmsix = (msix_vectors + 2047) / 2048;
+	struct umsi_config ucfg = { .max_irqs = nmsix * 2048 + 8192 };
+	unsigned j = 0;
+
+	memset(k, 0, sizeof(*k));
+	k->ncpus = UMSI_SIM_MAX_CPUS;
+	/* MSI-X unmanaged, 8 managed (spread), 16 MSI blocks of 32. */
+	k->ndev = nmsix + 8 + 16;
+	k->devs = calloc(k->ndev, sizeof(*k->devs));
+	k->cpu0 = calloc(k->ncpus, sizeof(*k->cpu0));
+	assert_non_null(k->devs);
+	assert_non_null(k->cpu0);
+	k->sim = umsi_sim_create(&scfg);
+	assert_non_null(k->sim);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), k->sim,
+					    &ucfg, &k->sys), 0);
+	umsi_sim_set_dispatch(k->sim, soak_dispatch, k->sys);
+	for (unsigned i = 0; i < k->ndev; i++, j++) {
+		struct soak_dev *d = &k->devs[i];
+
+		d->bdf = UMSI_BDF(0, 1 + j / 32, j % 32, 0);
+		if (i < nmsix) {
+			d->want = i + 1 < nmsix ? 2048 :
+				  msix_vectors - 2048 * (nmsix - 1);
+			d->flags = UMSI_IRQ_MSIX;
+			soak_add_sim_dev(k, d->bdf, 2048, 0);
+		} else if (i < nmsix + 8) {
+			d->want = 64;
+			d->flags = UMSI_IRQ_MSIX | UMSI_IRQ_AFFINITY;
+			soak_add_sim_dev(k, d->bdf, 64, 0);
+		} else {
+			d->want = 32;
+			d->flags = UMSI_IRQ_MSI;
+			soak_add_sim_dev(k, d->bdf, 0, 32);
+		}
+	}
+}
+
+/* Every device up, a handler on each vector, each vector fired once. */
+static void soak_bring_up(struct soak *k)
+{
+	for (unsigned i = 0; i < k->ndev; i++) {
+		struct soak_dev *d = &k->devs[i];
+
+		assert_int_equal(umsi_pci_add(k->sys, d->bdf, NULL,
+					      UMSI_PCI_ADD_FRESH, &d->dev), 0);
+		assert_int_equal(umsi_pci_alloc_irq_vectors(d->dev, d->want,
+							    d->want, d->flags),
+				 (int)d->want);
+		for (unsigned v = 0; v < d->want; v++)
+			assert_int_equal(umsi_pci_request_irq(d->dev, v,
+					 soak_handler, 0, "soak", d), 0);
+		d->handled = 0;
+		for (unsigned v = 0; v < d->want; v++)
+			assert_int_equal(umsi_sim_fire(k->sim, d->bdf, v),
+					 UMSI_SIM_FIRE_SENT);
+		assert_int_equal(d->handled, d->want);
+	}
+}
+
+/* Round @r: free then remove, or remove at once; forwards or backwards. */
+static void soak_tear_down(struct soak *k, unsigned r)
+{
+	for (unsigned n = 0; n < k->ndev; n++) {
+		struct soak_dev *d = &k->devs[r & 2 ? k->ndev - 1 - n : n];
+
+		if (r & 1)
+			umsi_pci_free_irq_vectors(d->dev);
+		umsi_pci_remove(k->sys, d->dev);
+		d->dev = NULL;
+	}
+}
+
+static void soak_matrix_snapshot(struct soak *k,
+				 struct umsi_matrix_cpu_stats *out)
+{
+	const struct umsi_matrix *m = umsi_system_matrix(k->sys);
+
+	for (uint32_t c = 0; c < k->ncpus; c++)
+		assert_int_equal(umsi_matrix_cpu_stats(m, c, &out[c]), 0);
+}
+
+static unsigned soak_live_irqs(struct soak *k)
+{
+	unsigned n = 0;
+
+	for (int irq = umsi_irq_next(k->sys, 0); irq >= 0;
+	     irq = umsi_irq_next(k->sys, (uint32_t)irq + 1))
+		n++;
+	return n;
+}
+
+static void test_soak_8192_cpus_bring_up_and_tear_down_leave_exact_accounting(void **st)
+{
+	const char *env = getenv("UMSI_SIM_SOAK_VECTORS");
+	unsigned vectors = env ? (unsigned)strtoul(env, NULL, 0) : 1u << 17;
+	struct umsi_matrix_cpu_stats *now;
+	struct umsi_matrix_stats ms0, ms;
+	struct umsi_sim_leaks lk0, lk;
+	struct umsi_sim_stats s;
+	unsigned live0, rounds = 4;
+	uint64_t fired = 0;
+	struct soak k;
+
+	(void)st;
+	if (vectors < 2048 || vectors > 1200000)
+		vectors = 1u << 17;
+	soak_setup(&k, vectors);
+	now = calloc(k.ncpus, sizeof(*now));
+	assert_non_null(now);
+	umsi_sim_leaks(k.sim, &lk0);
+	umsi_matrix_stats(umsi_system_matrix(k.sys), &ms0);
+	soak_matrix_snapshot(&k, k.cpu0);
+	live0 = soak_live_irqs(&k);
+	for (unsigned r = 0; r < rounds; r++) {
+		soak_bring_up(&k);
+		for (unsigned i = 0; i < k.ndev; i++)
+			fired += k.devs[i].want;
+		umsi_matrix_stats(umsi_system_matrix(k.sys), &ms);
+		assert_int_equal(ms.allocated + ms.managed_allocated,
+				 ms0.allocated + ms0.managed_allocated +
+				 vectors + 8 * 64 + 16 * 32);
+		soak_tear_down(&k, r);
+		/* Exactly as before the first round. */
+		umsi_sim_leaks(k.sim, &lk);
+		assert_true(umsi_sim_leaks_equal(&lk0, &lk));
+		assert_int_equal(lk.maps, lk0.maps);
+		umsi_matrix_stats(umsi_system_matrix(k.sys), &ms);
+		assert_memory_equal(&ms, &ms0, sizeof(ms));
+		soak_matrix_snapshot(&k, now);
+		assert_memory_equal(now, k.cpu0, k.ncpus * sizeof(*now));
+		assert_int_equal(soak_live_irqs(&k), live0);
+	}
+	/* Every message reached the CPU and vector it named, once. */
+	umsi_sim_stats(k.sim, &s);
+	assert_int_equal(s.msgs, fired);
+	assert_int_equal(s.delivered, fired);
+	assert_int_equal(s.dispatched, fired);
+	assert_int_equal(s.undeliverable + s.irr_coalesced + s.unassigned +
+			 s.eoi_missing + s.eoi_mismatch + s.bad_accesses +
+			 s.lock_errors, 0);
+	umsi_system_destroy(k.sys);
+	umsi_sim_destroy(k.sim);
+	free(now);
+	free(k.cpu0);
+	free(k.devs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2088,6 +2305,7 @@ int main(void)
 		cmocka_unit_test(test_overlapping_bars_decode_as_the_first_function_added),
 		cmocka_unit_test(test_many_functions_are_found_by_address_and_bdf),
 		cmocka_unit_test(test_remap_table_holds_65536_entries_lowest_free_first),
+		cmocka_unit_test(test_soak_8192_cpus_bring_up_and_tear_down_leave_exact_accounting),
 	};
 	const char *filter = getenv("UMSI_SIM_TEST_FILTER");
 
