@@ -35,17 +35,19 @@ $(BENCH_MATRIX): bench/bench_matrix.c include/umsi/matrix.h $(MATRIX_OBJS)
 # today's. Without git history the column is left out.
 MATRIX_BEFORE ?= b3b969a68f0e40aad4fe39f8aeba9ae266f2bd09
 BENCH_MATRIX_BEFORE := $(BUILD)/bench/bench_matrix_before
+# Named after the revision, so that another MATRIX_BEFORE rebuilds.
+MATRIX_BEFORE_SRC := $(BUILD)/bench/matrix-$(MATRIX_BEFORE).c
 
-$(BUILD)/bench/matrix_before.c:
+$(MATRIX_BEFORE_SRC):
 	@mkdir -p $(dir $@)
 	git show $(MATRIX_BEFORE):src/vector/matrix.c > $@.tmp
 	mv $@.tmp $@
 
-$(BUILD)/bench/matrix_before.o: $(BUILD)/bench/matrix_before.c
+$(MATRIX_BEFORE_SRC:.c=.o): $(MATRIX_BEFORE_SRC)
 	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_CORE) -c $< -o $@
 
-$(BENCH_MATRIX_BEFORE): bench/bench_matrix.c include/umsi/matrix.h $(BUILD)/bench/matrix_before.o
-	$(CC) -Iinclude $(CFLAGS_HOST) -o $@ $< $(BUILD)/bench/matrix_before.o $(LDFLAGS_HOST)
+$(BENCH_MATRIX_BEFORE): bench/bench_matrix.c include/umsi/matrix.h $(MATRIX_BEFORE_SRC:.c=.o)
+	$(CC) -Iinclude $(CFLAGS_HOST) -o $@ $< $(MATRIX_BEFORE_SRC:.c=.o) $(LDFLAGS_HOST)
 
 # Instructions are counted only inside the bench_step_* functions (one free
 # plus one allocation each), reset before and dumped after every scenario
