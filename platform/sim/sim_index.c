@@ -178,6 +178,30 @@ void sim_bars_changed_locked(struct umsi_sim *sim, struct sim_dev *d)
 	sim->bar_dirty[sim->nbar_dirty++] = d;
 }
 
+/*
+ * umsi_sim_cfg_raw() handed out @d's configuration bytes: its BARs may
+ * change unseen, so they are re-read at every decode from now on.
+ */
+void sim_bars_exposed_locked(struct umsi_sim *sim, struct sim_dev *d)
+{
+	if (d->raw_exposed)
+		return;
+	if (sim->nbar_raw == sim->bar_raw_cap) {
+		size_t cap = sim->bar_raw_cap ? sim->bar_raw_cap * 2 : 8;
+		struct sim_dev **p = realloc(sim->bar_raw, cap * sizeof(*p));
+
+		if (!p) {
+			/* No room to list it: re-check every function, always. */
+			sim->bar_raw_overflow = true;
+			return;
+		}
+		sim->bar_raw = p;
+		sim->bar_raw_cap = cap;
+	}
+	d->raw_exposed = true;
+	sim->bar_raw[sim->nbar_raw++] = d;
+}
+
 /* The address BAR @b of @d decodes for MMIO, 0 when none. */
 static uint64_t bar_decodes(const struct sim_dev *d, unsigned int b)
 {
@@ -258,15 +282,13 @@ static void bar_index_rebuild(struct umsi_sim *sim)
 
 static void bar_index_refresh(struct umsi_sim *sim)
 {
-	if (sim->bar_all_dirty || sim->nraw) {
-		for (size_t i = 0; i < sim->ndevs; i++) {
-			struct sim_dev *d = sim->devs[i];
-
-			if (sim->bar_all_dirty || d->raw_exposed || d->ix_dirty)
-				bar_recheck(sim, d);
-		}
+	if (sim->bar_all_dirty || sim->bar_raw_overflow) {
+		for (size_t i = 0; i < sim->ndevs; i++)
+			bar_recheck(sim, sim->devs[i]);
 		sim->bar_all_dirty = false;
 	}
+	for (size_t i = 0; i < sim->nbar_raw; i++)
+		bar_recheck(sim, sim->bar_raw[i]);
 	for (size_t i = 0; i < sim->nbar_dirty; i++)
 		bar_recheck(sim, sim->bar_dirty[i]);
 	sim->nbar_dirty = 0;
@@ -357,5 +379,6 @@ void sim_index_fini(struct umsi_sim *sim)
 	free(sim->bar_ix);
 	free(sim->bar_maxlast);
 	free(sim->bar_dirty);
+	free(sim->bar_raw);
 	free(sim->intx_active);
 }

@@ -885,12 +885,12 @@ int sim_dev_reset_locked(struct umsi_sim *sim, struct sim_dev *d,
 	memset(d->w1c, 0, sizeof(d->w1c));
 	d->msi_off = d->msix_off = d->pcie_off = 0;
 	d->msix_n = 0;
+	sim_bars_changed_locked(sim, d);	/* zero until rebuilt, if ever */
 	build_header(d);
 	err = build_caps(d);
 	if (err)
 		return err;	/* out of memory: the function stays broken */
 	build_bars_locked(sim, d, addrs);
-	sim_bars_changed_locked(sim, d);
 	if (keep_bars) {
 		set_cfg16(d, UMSI_PCI_COMMAND, cmd);
 		d->cfg[UMSI_PCI_INTERRUPT_LINE] = line;
@@ -1003,10 +1003,8 @@ uint8_t *umsi_sim_cfg_raw(struct umsi_sim *sim, umsi_bdf_t bdf)
 	sim_lock(sim);
 	d = sim_dev_find(sim, bdf);
 	/* Pokes are not seen: check its BARs at every decode from now on. */
-	if (d && !d->raw_exposed) {
-		d->raw_exposed = true;
-		sim->nraw++;
-	}
+	if (d)
+		sim_bars_exposed_locked(sim, d);
 	sim_unlock(sim);
 	return d ? d->cfg : NULL;
 }

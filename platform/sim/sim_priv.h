@@ -161,7 +161,9 @@ struct umsi_sim {
 	struct sim_dev **bar_dirty;   /* functions whose BARs may have moved */
 	size_t nbar_dirty, bar_dirty_cap;
 	bool bar_all_dirty;           /* one could not be queued: check all */
-	size_t nraw;                  /* functions with raw_exposed */
+	struct sim_dev **bar_raw;     /* functions with raw_exposed */
+	size_t nbar_raw, bar_raw_cap;
+	bool bar_raw_overflow;        /* one could not be listed: check all */
 	size_t nbridges;              /* functions of header type 1 */
 	/* Functions driving their INTx pin (intx_out), in no order. */
 	struct sim_dev **intx_active;
@@ -266,6 +268,7 @@ uint32_t sim_cpu_of_apic_locked(const struct umsi_sim *sim, uint32_t apic_id);
 int sim_dev_index_reserve(struct umsi_sim *sim);
 void sim_dev_index_add(struct umsi_sim *sim, struct sim_dev *d);
 void sim_bars_changed_locked(struct umsi_sim *sim, struct sim_dev *d);
+void sim_bars_exposed_locked(struct umsi_sim *sim, struct sim_dev *d);
 struct sim_dev *sim_decode_locked(struct umsi_sim *sim, uint64_t phys,
 				  unsigned int *bar, uint64_t *off);
 void sim_index_fini(struct umsi_sim *sim);

@@ -79,7 +79,9 @@ struct umsi_sim;
  *              destination ID only with UMSI_PLAT_EXT_DEST_ID, the
  *              remappable format only with UMSI_PLAT_IRQ_REMAP, broadcast
  *              0xffffffff instead of 0xff with UMSI_PLAT_X2APIC)
- * @threaded: one thread per CPU (see "Execution modes" above)
+ * @threaded: one thread per CPU (see "Execution modes" above); meant
+ *            for a few CPUs (8192 threads is more than most hosts allow,
+ *            and creation then fails)
  * @ioapic_pins: IO-APIC inputs (GSIs 0..n-1), 0 for 24
  */
 struct umsi_sim_config {
