@@ -10,7 +10,8 @@ set -eu
 cd "$(dirname "$0")"
 
 PKGS="make gcc clang lld libc6-dev libcmocka-dev pkg-config valgrind \
-      libclang-rt-dev qemu-system-x86 pciutils perl binutils"
+      libclang-rt-dev qemu-system-x86 pciutils perl binutils \
+      dpkg-dev debhelper lintian meson ninja-build cmake"
 
 missing=""
 for p in $PKGS; do
