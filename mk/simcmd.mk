@@ -6,6 +6,8 @@
 #                              under ASan+UBSan+LSan on bad and good files
 #                              (build/asan/umsi), and a bounded fuzzing pass
 #                              of the machine-file parser when clang is here
+#   make bench-sim             time and peak memory of umsi sim up to
+#                              8192 CPUs and 10^6 vectors (docs/bench-sim.md)
 #   make fuzz-simfile          builds build/fuzz/fuzz_simfile
 #   make fuzz-simfile-long     fuzzes for FUZZ_TIME seconds (default 600)
 #
@@ -22,6 +24,30 @@ TEST_SCRIPTS += tests/sim/umsi-sim.t tests/sim/sim-input.t \
 .PHONY: sim-demo
 sim-demo: $(BUILD)/umsi
 	$(BUILD)/umsi sim
+
+# Figures, not a test (docs/bench-sim.md): `umsi sim` on 288 CPUs
+# (examples/storage-server.umsi), 8192 CPUs with 10^5 vectors, and 8192
+# CPUs with 10^6 (examples/million-vectors.umsi); wall, user and system
+# seconds and peak memory from GNU time, and the lines of the report.
+# Fails when a run does not exit 0.
+BENCH_SIM_DIR := $(BUILD)/bench/sim
+.PHONY: bench-sim
+bench-sim: $(BUILD)/umsi
+	@mkdir -p $(BENCH_SIM_DIR)
+	@printf 'cpus 8192\nplatform x2apic ext-dest-id\ndevice nic vendor=0x15b3 device=0x101d msix=2048 vectors=2000 count=50\n' \
+		> $(BENCH_SIM_DIR)/8192-cpus-100k.umsi
+	@test -x /usr/bin/time || { echo "bench-sim: needs GNU time (/usr/bin/time)"; exit 1; }
+	@for f in examples/storage-server.umsi $(BENCH_SIM_DIR)/8192-cpus-100k.umsi \
+		  examples/million-vectors.umsi; do \
+		/usr/bin/time -f '%e %U %S %M' -o $(BENCH_SIM_DIR)/time \
+			$(BUILD)/umsi sim $$f > $(BENCH_SIM_DIR)/report; rc=$$?; \
+		read wall user sys kb < $(BENCH_SIM_DIR)/time; \
+		awk -v f="$$f" -v rc=$$rc -v w=$$wall -v u=$$user -v s=$$sys -v kb=$$kb \
+			-v n=$$(wc -l < $(BENCH_SIM_DIR)/report) \
+			'BEGIN { printf "bench-sim: %s: exit %d, %.2f s wall (%.2f user + %.2f system), peak %.0f MiB, report %d lines\n", f, rc, w, u, s, kb / 1024, n }'; \
+		grep -E '^machine:|^vectors per CPU:|^interrupts:' $(BENCH_SIM_DIR)/report | sed 's/^/    /'; \
+		[ $$rc -eq 0 ] || exit 1; \
+	done
 
 FUZZ_SIMFILE := $(BUILD)/fuzz/fuzz_simfile
 FUZZ_SIMFILE_SRCS := tests/fuzz/fuzz_simfile.c tools/sim/simparse.c \
