@@ -442,6 +442,17 @@ static void restart_managed(struct umsi_system *sys, uint32_t cpu,
 	}
 }
 
+/*
+ * A CPU no message can name never holds a vector: it stays out of the
+ * allocator, so the allocator's best CPU is always one a mask of reachable
+ * CPUs holds (its O(1) answer). [lock]
+ */
+static int cpu_matrix_online(struct umsi_system *sys, uint32_t cpu)
+{
+	return sys->cpus[cpu].reachable ?
+	       umsi_matrix_online(sys->matrix, cpu) : 0;
+}
+
 int umsi_cpu_online(struct umsi_system *sys, uint32_t cpu)
 {
 	umsi_irqflags_t fl;
@@ -457,7 +468,7 @@ int umsi_cpu_online(struct umsi_system *sys, uint32_t cpu)
 	if (sys->cpus[cpu].online) {
 		ret = -UMSI_EBUSY;
 	} else {
-		ret = umsi_matrix_online(sys->matrix, cpu);
+		ret = cpu_matrix_online(sys, cpu);
 		if (!ret)
 			sys->cpus[cpu].online = true;
 	}
@@ -529,7 +540,8 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 	m.words = words;
 	m.nbits = sys->ncpus;
 	fl = umsi_lock(sys);
-	ret = umsi_matrix_offline(sys->matrix, cpu);
+	ret = sys->cpus[cpu].reachable ?
+	      umsi_matrix_offline(sys->matrix, cpu) : 0;
 	if (!ret)
 		sys->cpus[cpu].online = false;
 	umsi_unlock(sys, fl);
@@ -562,7 +574,7 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 	}
 	if (ret && !sys->cpus[cpu].online) {
 		fl = umsi_lock(sys);
-		if (!umsi_matrix_online(sys->matrix, cpu))
+		if (!cpu_matrix_online(sys, cpu))
 			sys->cpus[cpu].online = true;
 		umsi_unlock(sys, fl);
 		restart_managed(sys, cpu, words);

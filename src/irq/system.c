@@ -109,7 +109,8 @@ static int system_cpus(struct umsi_system *sys)
 				 "target it", cpu, c->apic_id);
 		if (!sys->ops->cpu_online(sys->host, cpu))
 			continue;
-		ret = umsi_matrix_online(sys->matrix, cpu);
+		/* One no message can name never takes a vector. */
+		ret = c->reachable ? umsi_matrix_online(sys->matrix, cpu) : 0;
 		if (ret)
 			return ret;
 		c->online = true;
