@@ -29,6 +29,16 @@ const char *sim_mode_name(enum umsi_pci_mode mode)
 	}
 }
 
+/* The power of two at or above @n (n <= 32 here: MSI's messages). */
+static unsigned sim_pow2_up(unsigned n)
+{
+	unsigned p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
 /*
  * The handler every vector gets: counts, and checks the CPU it runs on.
  * On INTx it does what a driver on a shared line must: ask its device
@@ -141,6 +151,37 @@ static void sim_place(struct sim_machine *m)
 	}
 }
 
+/*
+ * IRQ numbers enough that vectors, not numbers, run out first: one per
+ * IRQ a device can hold (an MSI block has an IRQ for each of its 2^k
+ * messages), but never more than the CPUs have vectors, plus room below
+ * the first dynamic IRQ; at most what the library takes.
+ */
+static uint32_t sim_irq_numbers(const struct sim_spec *sp)
+{
+	uint64_t need = 0;
+
+	for (unsigned i = 0; i < sp->ndevs; i++) {
+		const struct sim_devspec *ds = &sp->devs[i];
+		uint64_t one = 1;
+
+		if (ds->msix)
+			one = ds->want < ds->msix ? ds->want : ds->msix;
+		if (ds->msi) {
+			uint64_t b = sim_pow2_up(ds->want < ds->msi ? ds->want
+								      : ds->msi);
+
+			if (b > one)
+				one = b;
+		}
+		need += one * ds->count;
+	}
+	if (need > (uint64_t)sp->ncpus * 256)
+		need = (uint64_t)sp->ncpus * 256;
+	need += 4096;
+	return need > UMSI_MAX_IRQS ? UMSI_MAX_IRQS : (uint32_t)need;
+}
+
 /* What an added CPU would offer, and the highest APIC ID there is. */
 static void sim_measure(struct sim_machine *m)
 {
@@ -181,11 +222,7 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 			 "machine (out of memory?)");
 		return -1;
 	}
-	/* An IRQ number for every vector asked for, within reason. */
-	ucfg.max_irqs = (uint32_t)(sp->nvec + 64 > (1u << 20) ? 1u << 20 :
-				   sp->nvec + 64);
-	if (ucfg.max_irqs < 4096)
-		ucfg.max_irqs = 4096;
+	ucfg.max_irqs = sim_irq_numbers(sp);
 	ucfg.cmdline = sp->cmdline_line ? sp->cmdline : NULL;
 	ret = umsi_system_create(umsi_sim_host_ops(), m->sim, &ucfg, &m->sys);
 	if (ret) {
@@ -273,16 +310,6 @@ static unsigned sim_offer(const struct sim_machine *m,
 	if (m->spec->plat & UMSI_PLAT_IRQ_REMAP)
 		return ds->msi ? 1 : 0;
 	return ds->msi;
-}
-
-/* The power of two at or above @n (n <= 32 here: MSI's messages). */
-static unsigned sim_pow2_up(unsigned n)
-{
-	unsigned p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
 }
 
 /* "about N more CPUs", and whether messages could name them. */
