@@ -184,6 +184,14 @@ is_deeply([map { $_->{cpu} } @{$j1->{cpus}}], [map { $_->{cpu} } @{$j2->{cpus}}]
 is_deeply([map { $_->{allocated} } @{$j1->{cpus}}], [map { $_->{allocated} } @{$j2->{cpus}}],
 	  'same vectors in use on every CPU');
 
+# Under remapping each vector takes a remapping entry (65536 of them):
+# when those run out, more CPUs would not help and the report says so.
+($rc, $j) = json(machine("cpus 400\nplatform x2apic remap\ndevice nic msix=2048 count=33\n"));
+my $n32 = dev($j, 'nic32');
+ok($rc == 1 && $n32->{granted} == 0 &&
+   $n32->{reason} eq 'no_vectors: the interrupt-remapping table is full (65536 entries)' &&
+   $n32->{fix} !~ /more CPU/, "remapping table full: $n32->{reason}") or diag(encode_json($n32 // {}));
+
 # IRQ numbers never run out before vectors: an MSI block of 4 for 3
 # vectors holds 4 IRQs (numbers for the vectors asked for would be short).
 ($rc, $j) = json(machine("cpus 64\ndevice m msi=4 vectors=3 count=2000\n"));

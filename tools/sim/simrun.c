@@ -329,6 +329,25 @@ static void sim_fix_cpus(const struct sim_machine *m, struct sim_inst *in,
 }
 
 /*
+ * Under interrupt remapping every vector takes a remapping entry: whether
+ * the entries, not the vectors, are what @in ran short of (it holds @held
+ * of them now).
+ */
+static bool sim_remap_full(const struct sim_machine *m,
+			   const struct sim_inst *in, unsigned held)
+{
+	uint64_t used;
+
+	if (!(m->spec->plat & UMSI_PLAT_IRQ_REMAP))
+		return false;
+	used = umsi_sim_irte_used(m->sim);
+	/* INTx holds no entry: never count below zero. */
+	if (in->mode == UMSI_MODE_MSI || in->mode == UMSI_MODE_MSIX)
+		used = used > held ? used - held : 0;
+	return used + in->ds->want > UMSI_SIM_IRTE_COUNT;
+}
+
+/*
  * A device that got fewer vectors than it asked for: measure how many it
  * could have had at its turn, and which changes to the file would have
  * made it fit. Measured, not guessed: its vectors are given back, asked
@@ -374,7 +393,11 @@ static int sim_probe(const struct sim_machine *m, struct sim_inst *in,
 	if (in->could > 0 && (unsigned)in->could < ds->want)
 		sim_fix(in, "vectors=%d%s", in->could,
 			(unsigned)in->could < ds->min ? " and a lower min=" : "");
-	if (offer < ds->want) {
+	if (sim_remap_full(m, in, again < 0 ? 0 : (unsigned)again)) {
+		/* Entries, not vectors, ran out: CPUs would not help. */
+		sim_why(in, "no_vectors: the interrupt-remapping table is full "
+			"(%u entries)", (unsigned)UMSI_SIM_IRTE_COUNT);
+	} else if (offer < ds->want) {
 		if (ds->msix)
 			sim_fix(in, "a device with msix=%u", ds->want);
 		else if (ds->want <= 32 &&
