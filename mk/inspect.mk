@@ -12,7 +12,7 @@
 # src/pci/cap.c and src/arch/x86_msg.c) and both writers without any I/O.
 # Its seeds are the real dumps in tests/data/pci-dumps (tests/data/README.md
 # says where they come from).
-INSPECT_SRCS := $(addprefix tools/inspect/,inspect.c dump.c decode.c live.c livetext.c \
+INSPECT_SRCS := $(addprefix tools/inspect/,inspect.c dump.c decode.c live.c livetext.c check.c \
 	json.c text.c)
 UMSI_TOOL_OBJS += $(INSPECT_SRCS:%.c=$(BUILD)/host/%.o)
 
@@ -21,7 +21,7 @@ TEST_SCRIPTS += tests/inspect/cli.t tests/inspect/hostile.t \
 		tests/inspect/lspci-differential.t tests/inspect/live.t \
 		tests/inspect/fuzz-smoke.t tests/inspect/repeat.t \
 		tests/inspect/sanitizers.t tests/inspect/livetext.t \
-		tests/inspect/data.t
+		tests/inspect/data.t tests/inspect/check.t
 
 
 PCI_DUMPS   ?= tests/data/pci-dumps
@@ -29,7 +29,7 @@ FUZZ_CC     ?= clang
 FUZZ_TIME   ?= 600
 FUZZ_INSPECT := $(BUILD)/fuzz/fuzz_inspect
 FUZZ_INSPECT_SRCS := tests/fuzz/fuzz_inspect.c \
-	$(addprefix tools/inspect/,dump.c decode.c json.c text.c) \
+	$(addprefix tools/inspect/,dump.c decode.c json.c text.c check.c livetext.c) \
 	src/pci/cap.c src/arch/x86_msg.c src/lib/strerror.c
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

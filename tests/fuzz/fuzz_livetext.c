@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the text `umsi inspect` reads on a live machine
- * (tools/inspect/livetext.c): /proc/interrupts, the sysfs `resource`
+ * (tools/inspect/livetext.c): /proc/interrupts, /proc/cpuinfo, the sysfs `resource`
  * file, debugfs IRQ files, the lockdown file, effective_affinity_list,
  * and the names of /sys/bus/pci/devices and msi_irqs entries. The dump
  * parser has its own target (fuzz_inspect.c).
@@ -54,6 +54,22 @@ static void fuzz_interrupts(const uint8_t *data, size_t size)
 	inspect_proc_interrupts_free(&pi);
 }
 
+/* /proc/cpuinfo: pairs sorted by APIC ID, no more than the input has lines. */
+static void fuzz_cpuinfo(const uint8_t *data, size_t size)
+{
+	struct inspect_apic *a;
+	size_t n, lines = 1;
+
+	if (inspect_parse_cpuinfo((const char *)data, size, &a, &n))
+		return;
+	for (size_t i = 0; i < size; i++)
+		lines += data[i] == '\n';
+	FUZZ_CHECK(!n == !a && n <= lines);
+	for (size_t i = 1; i < n; i++)
+		FUZZ_CHECK(a[i - 1].apic_id <= a[i].apic_id);
+	free(a);
+}
+
 static void fuzz_small_files(const char *text)
 {
 	uint64_t start[6], bsize[6];
@@ -71,9 +87,11 @@ static void fuzz_small_files(const char *text)
 	inspect_parse_lockdown(text, mode, sizeof(mode));
 	FUZZ_CHECK(memchr(mode, 0, sizeof(mode)));
 
-	if (inspect_parse_cpulist(text, aff, sizeof(aff)))
+	if (inspect_parse_cpulist(text, aff, sizeof(aff))) {
 		FUZZ_CHECK(strspn(aff, "0123456789,-") == strlen(aff) && aff[0]);
-	else
+		/* The list holds its own first CPU. */
+		FUZZ_CHECK(inspect_cpulist_has(aff, (unsigned)strtoul(aff, NULL, 10)));
+	} else
 		FUZZ_CHECK(!aff[0]);
 
 	/* A name that parses prints back as itself (but for hex case). */
@@ -94,6 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = '\0';
 	fuzz_interrupts(data, size);
+	fuzz_cpuinfo(data, size);
 	fuzz_small_files(text);
 	/* The first line alone, as the one-line files are. */
 	text[strcspn(text, "\n")] = '\0';

@@ -9,6 +9,7 @@ use warnings;
 no warnings 'portable';       # 64-bit MSI addresses through hex()
 use Cwd qw(abs_path);
 use File::Basename qw(dirname);
+use File::Path ();
 
 our $ROOT = abs_path(dirname(__FILE__) . '/../..');
 our $UMSI = $ENV{UMSI} // "$ROOT/" . ($ENV{BUILD} // 'build') . '/umsi';
@@ -76,6 +77,27 @@ sub dump_text {
 		      join('', map { sprintf(' %02x', $c->[$r * 16 + $_]) } 0 .. 15) . "\n";
 	}
 	return $t . "\n";
+}
+
+# A function of a made-up sysfs tree under $root: config space, the
+# `resource` file (BAR n start/size from $o{bars}{n} = [start, size]),
+# resourceN files ($o{res}{n} = bytes) and msi_irqs ($o{irqs}{irq} = kind).
+sub sysfs_fn {
+	my ($root, $bdf, $c, %o) = @_;
+	my $d = "$root/sys/bus/pci/devices/$bdf";
+	File::Path::make_path("$d/msi_irqs");
+	my $cfg = pack('C*', @$c);
+	$cfg = substr($cfg, 0, $o{cfg_len}) if $o{cfg_len};
+	write_file("$d/config", $cfg);
+	my $res = '';
+	for my $i (0 .. 6) {
+		my ($s, $z) = @{$o{bars}{$i} // [0, 0]};
+		$res .= sprintf("0x%016x 0x%016x 0x%016x\n", $s, $z ? $s + $z - 1 : 0,
+				$z ? 0x40200 : 0);
+	}
+	write_file("$d/resource", $res);
+	write_file("$d/resource$_", $o{res}{$_}) for keys %{$o{res} // {}};
+	write_file("$d/msi_irqs/$_", "$o{irqs}{$_}\n") for keys %{$o{irqs} // {}};
 }
 
 sub write_file {

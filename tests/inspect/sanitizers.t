@@ -105,6 +105,17 @@ check('live mode on a garbage sysfs', 0, qr/0000:00:03\.0/, '--sysroot', $sys);
 check('live mode on a garbage sysfs, JSON', 0, qr/"devices"/, '--sysroot', $sys, '--json', '-v');
 check('live mode without sysfs', 1, qr/cannot list/, '--sysroot', "$dir/nothing");
 
+# --check on the same inputs: judged, exit 0/1/2, no sanitizer report.
+write_file("$sys/proc/cpuinfo", "processor : 0\napicid : 1\nprocessor : x\napicid : 99999999999\n" .
+	   "processor: 4294967295\napicid: 4294967295\n" . ("apicid : 3\n" x 50));
+check('--check on the garbage sysfs', 1, qr/\[function-masked\]|check: \d+ finding/, '--check', '--sysroot', $sys);
+check('--check --json on the garbage sysfs', 1, qr/"findings":\[/, '--check', '--json', '--sysroot', $sys);
+check('--check on the hostile dump', 1, qr/\[bus-master-off\]/, '--check', '--dump', file_of($hostile));
+check('--check on binary junk', 2, qr/nothing could be checked/, '--check', '--dump',
+      file_of(join('', map { chr($_ % 256) } 0 .. 5000)));
+check('--check without sysfs', 2, qr/cannot list/, '--check', '--sysroot', "$dir/nothing");
+check('--check on a missing dump', 2, qr/cannot read/, '--check', '--dump', "$dir/absent");
+
 # Good input: real dumps.
 my @dumps = -d $DUMPS ? (grep { -f } map { "$DUMPS/$_" } qw(cap-MSI-mapping broken-ecaps)) : ();
 for my $f (@dumps) {

@@ -41,6 +41,8 @@ void inspect_report_free(struct inspect_report *rep)
 	free(rep->devs);
 	free(rep->errs);
 	free(rep->cpus);
+	free(rep->apics);
+	free(rep->findings);
 	memset(rep, 0, sizeof(*rep));
 }
 
@@ -417,6 +419,7 @@ struct inspect_dev *inspect_decode_fn(struct inspect_report *rep,
 	dev->vendor = (uint16_t)cfg32(fn, UMSI_PCI_VENDOR_ID);
 	dev->device = (uint16_t)(cfg32(fn, UMSI_PCI_VENDOR_ID) >> 16);
 	dev->hdr_type = fn->cfg[UMSI_PCI_HEADER_TYPE];
+	dev->command = (uint16_t)cfg32(fn, UMSI_PCI_COMMAND);
 	if (fn->size <= UMSI_PCI_STD_HEADER_END) {
 		/* A non-root sysfs read, or an `lspci -x` dump. */
 		dev->cfg_short = true;

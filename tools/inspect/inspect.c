@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `umsi inspect [--dump FILE] [-s [[domain:]bus:]dev.fn] [--json] [-v]`
+ * `umsi inspect [--check] [--dump FILE] [-s [[domain:]bus:]dev.fn] [--json] [-v]`
  *
  * Exit status: 0 when at least one function was decoded (problems with
  * others are reported, not fatal), 1 when nothing could be decoded, 2 for
+ * a usage error. With --check: 0 nothing found, 1 findings, 2 could not
+ * inspect (no input, or no function whose capabilities could be read) or
  * a usage error.
  */
 #include <errno.h>
@@ -14,11 +16,17 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: umsi inspect [--dump FILE] [-s [[domain:]bus:]dev.fn] [--json] [-v]\n"
+	fputs("usage: umsi inspect [--check] [--dump FILE] [-s [[domain:]bus:]dev.fn] [--json] [-v]\n"
 	      "\n"
 	      "Decode the MSI and MSI-X state of every PCI function of this machine\n"
 	      "(from sysfs, read-only), or of an `lspci -x/-xxx/-xxxx` dump.\n"
 	      "\n"
+	      "  --check      judge it instead: one line per finding (an unmasked MSI-X\n"
+	      "               entry no IRQ owns, a destination outside the IRQ's\n"
+	      "               affinity, pending behind a mask, two functions sending\n"
+	      "               the same message, Function Mask left set, Bus Master\n"
+	      "               off, more MSI messages enabled than offered); exit 0\n"
+	      "               nothing found, 1 findings, 2 could not inspect\n"
 	      "  --dump FILE  read FILE (- for standard input) instead of this machine\n"
 	      "  -s SLOT      only the function [[domain:]bus:]dev.fn (hex; omitted\n"
 	      "               domain and bus are 0)\n"
@@ -135,10 +143,36 @@ static int from_dump(struct inspect_report *rep, const char *file,
 	return 0;
 }
 
+/* --check: judge the report; 0 nothing found, 1 findings, 2 no verdict. */
+static int run_check(struct inspect_report *rep, bool json)
+{
+	int status;
+
+	if (inspect_check(rep)) {
+		fprintf(stderr, "umsi inspect: out of memory while checking\n");
+		inspect_report_free(rep);
+		return 2;
+	}
+	if (json)
+		inspect_write_json(stdout, rep);
+	else
+		inspect_write_check_text(stdout, rep);
+	status = rep->nfindings ? 1 : 0;
+	if (!rep->check_fns) {
+		status = 2;
+		fprintf(stderr, "umsi inspect: nothing could be checked: %s\n",
+			!rep->decoded ? "no function could be decoded" :
+			rep->live ? "no function's capabilities could be read (run as root)" :
+			"no function in the dump has its capabilities (use lspci -xxx)");
+	}
+	inspect_report_free(rep);
+	return status;
+}
+
 int umsi_cmd_inspect(int argc, char **argv)
 {
 	const char *dump = NULL, *sysroot = "";
-	bool json = false, verbose = false, have_sel = false;
+	bool json = false, verbose = false, have_sel = false, check = false;
 	umsi_bdf_t sel = 0;
 	struct inspect_report rep;
 	int status;
@@ -151,6 +185,8 @@ int umsi_cmd_inspect(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--json")) {
 			json = true;
+		} else if (!strcmp(a, "--check")) {
+			check = true;
 		} else if (!strcmp(a, "-v")) {
 			verbose = true;
 		} else if ((!strcmp(a, "--dump") || !strcmp(a, "-F") ||
@@ -186,11 +222,13 @@ int umsi_cmd_inspect(int argc, char **argv)
 				fprintf(stderr, "umsi inspect: %s\n",
 					rep.errs[i].message);
 		inspect_report_free(&rep);
-		return 1;
+		return check ? 2 : 1;
 	}
 	/* lspci lists functions in address order; so do we. */
 	if (rep.ndevs)
 		qsort(rep.devs, rep.ndevs, sizeof(*rep.devs), cmp_dev);
+	if (check)
+		return run_check(&rep, json);
 	if (json)
 		inspect_write_json(stdout, &rep);
 	else

@@ -11,6 +11,7 @@
  *   live.c    this machine: sysfs config space, MSI-X table from the BAR,
  *             Linux's IRQs, counts and affinity; the text of the sysfs
  *             and procfs files is parsed in livetext.c, without I/O
+ *   check.c   --check: judges the decoded state, one finding per fault
  *   json.c, text.c  the two output formats
  * inspect.c holds the command line.
  */
@@ -79,6 +80,7 @@ struct inspect_dev {
 	unsigned line;          /* dump: line of the header; 0 for live */
 	uint16_t vendor, device;
 	uint8_t hdr_type;
+	uint16_t command;       /* the Command register */
 	uint16_t cfg_size;
 	bool cfg_short;         /* only the 64-byte header could be read */
 
@@ -100,6 +102,27 @@ struct inspect_dev {
 	bool linux_known;       /* live mode: the IRQ fields mean something */
 };
 
+/* One CPU of /proc/cpuinfo: Linux's CPU number and its APIC ID. */
+struct inspect_apic {
+	unsigned cpu;
+	uint32_t apic_id;
+};
+
+/*
+ * One fault found by --check (check.c). @entry is the MSI-X entry or MSI
+ * message it is about, -1 when it is about the whole capability.
+ */
+struct inspect_finding {
+	umsi_bdf_t bdf;
+	unsigned line;          /* dump: the function's header line; 0 live */
+	const char *check;      /* short name: "pending-masked", ... */
+	bool msix;              /* about MSI-X (else MSI) */
+	int32_t entry;
+	char message[INSPECT_MSG_LEN];  /* what is wrong; why it matters */
+};
+
+#define INSPECT_CHECK_NOTES 12
+
 struct inspect_report {
 	const char *source;     /* "live" or the dump's file name */
 	struct inspect_dev *devs;
@@ -111,6 +134,18 @@ struct inspect_report {
 	char notes[8][INSPECT_MSG_LEN];   /* machine-wide notes (live mode) */
 	size_t nnotes;
 	size_t decoded;         /* functions whose header could be decoded */
+	bool live;              /* Linux's view (IRQs, CPUs) was read */
+	/* /proc/cpuinfo (live mode, x86), sorted by APIC ID; NULL if none. */
+	struct inspect_apic *apics;
+	size_t napics;
+	/* --check: the findings, what could not be checked, and how many
+	 * functions had their capabilities read. */
+	bool checked;
+	struct inspect_finding *findings;
+	size_t nfindings, cap_findings;
+	char check_notes[INSPECT_CHECK_NOTES][INSPECT_MSG_LEN];
+	size_t ncheck_notes;
+	size_t check_fns;
 };
 
 /* dump.c */
@@ -245,6 +280,37 @@ bool inspect_parse_sysfs_name(const char *s, umsi_bdf_t *bdf);
 bool inspect_parse_irq_number(const char *s, int *irq);
 /* effective_affinity_list: copied to @out when it is a CPU list. */
 bool inspect_parse_cpulist(const char *text, char *out, size_t n);
+
+/* effective_affinity_list (as inspect_parse_cpulist keeps it): has @cpu? */
+bool inspect_cpulist_has(const char *list, unsigned cpu);
+/**
+ * inspect_parse_cpuinfo - the APIC ID of each CPU from /proc/cpuinfo
+ * @text: the file's bytes (a NUL among them ends the text)
+ * @len: their number
+ * @out: receives a malloc()ed array sorted by APIC ID, or NULL when the
+ *       text names no APIC ID (not x86) or on error
+ * @n: its length
+ *
+ * On x86 each CPU's block starts "processor : N" and holds "apicid : M".
+ * An APIC ID given to two CPUs (a broken file) stands for the lower one.
+ * Return: 0, or -1 when out of memory.
+ */
+int inspect_parse_cpuinfo(const char *text, size_t len,
+			  struct inspect_apic **out, size_t *n);
+/* check.c */
+/* The CPU whose APIC ID is @apic_id in @rep's table, or -1. */
+long inspect_cpu_of_apic(const struct inspect_report *rep, uint32_t apic_id);
+/**
+ * inspect_check - judge every decoded function (umsi inspect --check)
+ * @rep: a report filled by a dump or live mode, devices in address order
+ *
+ * Fills @rep's findings and check notes (what could not be checked and
+ * why). Never reads anything: it judges what the report holds.
+ * Return: 0, or -1 when out of memory.
+ */
+int inspect_check(struct inspect_report *rep);
+/* The findings as text, one line each, then the notes and a summary. */
+void inspect_write_check_text(FILE *f, const struct inspect_report *rep);
 
 /* json.c and text.c */
 void inspect_write_json(FILE *f, const struct inspect_report *rep);

@@ -231,6 +231,41 @@ static void msix(FILE *f, const struct inspect_report *rep,
 }
 
 /* A dump's line number, or null (live mode, or the input as a whole). */
+static void line(FILE *f, unsigned n);
+
+/* --check: "findings", "not_checked", "functions_checked". */
+static void check(FILE *f, const struct inspect_report *rep)
+{
+	char bdf[16];
+
+	fputs(",\n\"findings\":[", f);
+	for (size_t i = 0; i < rep->nfindings; i++) {
+		const struct inspect_finding *x = &rep->findings[i];
+
+		inspect_bdf_str(x->bdf, bdf);
+		fprintf(f, "%s\n{\"bdf\":\"%s\",\"line\":", i ? "," : "", bdf);
+		line(f, x->line);
+		fputs(",\"check\":", f);
+		str(f, x->check);
+		fprintf(f, ",\"capability\":\"%s\",\"entry\":",
+			x->msix ? "msix" : "msi");
+		if (x->entry >= 0)
+			fprintf(f, "%d", (int)x->entry);
+		else
+			fputs("null", f);
+		fputs(",\"message\":", f);
+		str(f, x->message);
+		fputc('}', f);
+	}
+	fputs("],\n\"not_checked\":[", f);
+	for (size_t i = 0; i < rep->ncheck_notes; i++) {
+		if (i)
+			fputc(',', f);
+		str(f, rep->check_notes[i]);
+	}
+	fprintf(f, "],\"functions_checked\":%zu", rep->check_fns);
+}
+
 static void line(FILE *f, unsigned n)
 {
 	if (n)
@@ -293,5 +328,8 @@ void inspect_write_json(FILE *f, const struct inspect_report *rep)
 		str(f, e->message);
 		fputc('}', f);
 	}
-	fputs("]}\n", f);
+	fputc(']', f);
+	if (rep->checked)
+		check(f, rep);
+	fputs("}\n", f);
 }

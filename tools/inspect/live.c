@@ -11,6 +11,8 @@
  *   /sys/bus/pci/devices/B/msi_irqs/    Linux IRQ of each vector
  *   /proc/interrupts                    per-CPU counts, and the entry of
  *                                        each IRQ (its hwirq)
+ *   /proc/cpuinfo                       the APIC ID of each CPU (x86), to
+ *                                        tell which CPU a message targets
  *   /proc/irq/N/effective_affinity_list where each IRQ is delivered
  *   /sys/kernel/debug/irq/irqs/N        CPU vector and target CPU, when
  *                                        debugfs is mounted and the kernel
@@ -140,6 +142,22 @@ static void parse_interrupts(struct live *l)
 	rep->cpus = l->pi.cpus;
 	rep->ncpus = l->pi.ncpus;
 	l->pi.cpus = NULL;
+}
+
+/* /proc/cpuinfo: which CPU each APIC ID is (for --check). */
+static void parse_cpuinfo(struct live *l)
+{
+	char p[512];
+	char *text;
+	size_t len = 0;
+
+	path(p, sizeof(p), l, "/proc/cpuinfo%s", "", 0);
+	text = slurp_all(p, &len);
+	if (!text)
+		return;
+	if (inspect_parse_cpuinfo(text, len, &l->rep->apics, &l->rep->napics))
+		note(l->rep, "%s: out of memory: CPUs not matched to APIC IDs", p);
+	free(text);
 }
 
 /*
@@ -547,7 +565,9 @@ int inspect_live(struct inspect_report *rep, umsi_bdf_t sel, bool have_sel,
 		qsort(names, n, sizeof(*names), cmp_name);
 	if (geteuid() != 0)
 		note(rep, "not running as root: Linux lets other users read only the first 64 bytes of configuration space, which end before the capabilities; run as root to decode MSI and MSI-X");
+	rep->live = true;
 	parse_interrupts(&l);
+	parse_cpuinfo(&l);
 	read_lockdown(&l);
 	for (size_t i = 0; i < n; i++) {
 		umsi_bdf_t bdf;

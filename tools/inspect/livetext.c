@@ -2,9 +2,9 @@
 /*
  * The text of the sysfs and procfs files live mode reads, parsed without
  * any I/O so that the fuzzer (tests/fuzz/fuzz_livetext.c) can hand them
- * anything: /proc/interrupts, the sysfs `resource` file, debugfs IRQ
- * files, the lockdown file, effective_affinity_list, the names of
- * /sys/bus/pci/devices and msi_irqs entries.
+ * anything: /proc/interrupts, /proc/cpuinfo, the sysfs `resource` file,
+ * debugfs IRQ files, the lockdown file, effective_affinity_list, the
+ * names of /sys/bus/pci/devices and msi_irqs entries.
  *
  * The kernel writes these files, but --sysroot reads any tree, so they
  * are treated as untrusted: every number is range-checked before use,
@@ -338,4 +338,106 @@ bad:
 	if (n)
 		out[0] = '\0';
 	return false;
+}
+
+bool inspect_cpulist_has(const char *list, unsigned cpu)
+{
+	const char *s = list;
+
+	while (*s) {
+		unsigned long long a, b;
+
+		if (!dec(s, UINT_MAX, &a, &s))
+			return false;
+		b = a;
+		if (*s == '-' && !dec(s + 1, UINT_MAX, &b, &s))
+			return false;
+		if (cpu >= a && cpu <= b)
+			return true;
+		if (*s != ',')
+			return false;
+		s++;
+	}
+	return false;
+}
+
+/* "key : value": the key (trailing blanks dropped) and the value. */
+static bool cpuinfo_field(char *line, const char **key, const char **val)
+{
+	char *colon = strchr(line, ':'), *e;
+
+	if (!colon)
+		return false;
+	for (e = colon; e > line && (e[-1] == ' ' || e[-1] == '\t'); e--)
+		;
+	*e = '\0';
+	*key = line;
+	*val = skip_ws(colon + 1);
+	return true;
+}
+
+static int cmp_apic(const void *a, const void *b)
+{
+	const struct inspect_apic *x = a, *y = b;
+
+	if (x->apic_id != y->apic_id)
+		return x->apic_id < y->apic_id ? -1 : 1;
+	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+int inspect_parse_cpuinfo(const char *text, size_t len,
+			  struct inspect_apic **out, size_t *n)
+{
+	char *copy = malloc(len + 1), *line, *save = NULL;
+	struct inspect_apic *a = NULL;
+	size_t cap = 0, k = 0;
+	unsigned long long cpu = 0, v;
+	bool in_cpu = false;
+
+	*out = NULL;
+	*n = 0;
+	if (!copy)
+		return -1;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	for (line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const char *key, *val;
+
+		if (!cpuinfo_field(line, &key, &val))
+			continue;
+		if (!strcmp(key, "processor")) {
+			in_cpu = dec(val, UINT_MAX, &cpu, NULL);
+			continue;
+		}
+		/* The first apicid of the block; "initial apicid" is not it. */
+		if (!in_cpu || strcmp(key, "apicid") ||
+		    !dec(val, UINT32_MAX, &v, NULL))
+			continue;
+		in_cpu = false;
+		if (k == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct inspect_apic *na = realloc(a, ncap * sizeof(*na));
+
+			if (!na) {
+				free(a);
+				free(copy);
+				return -1;
+			}
+			a = na;
+			cap = ncap;
+		}
+		a[k].cpu = (unsigned)cpu;
+		a[k].apic_id = (uint32_t)v;
+		k++;
+	}
+	free(copy);
+	if (!k) {
+		free(a);
+		return 0;
+	}
+	qsort(a, k, sizeof(*a), cmp_apic);
+	*out = a;
+	*n = k;
+	return 0;
 }
