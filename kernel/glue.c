@@ -587,6 +587,29 @@ void glue_fire_all(void)
 	}
 }
 
+/*
+ * A numeric umsi.* parameter: true with *@out when present and a number
+ * from 0 to @max; a value that is not (too long, not a number, past
+ * 2^64, past @max) is reported and ignored, never wrapped or cut.
+ */
+bool glue_cmdline_number(const char *key, uint64_t max, uint64_t *out)
+{
+	char val[32];
+	const char *end;
+	uint64_t v;
+
+	if (!cmdline_value(key, val, sizeof(val)))
+		return false;
+	if (strlen(val) < sizeof(val) - 1 && kstrtou64(val, &end, 0, &v) &&
+	    !*end && v <= max) {
+		*out = v;
+		return true;
+	}
+	kprintf("umsi: %s=%s: not a number from 0 to %llu; ignored\n", key,
+		val, (unsigned long long)max);
+	return false;
+}
+
 static void read_settings(void)
 {
 	char val[16];
@@ -596,8 +619,7 @@ static void read_settings(void)
 					    sizeof(glue_cfg.dlist)) != NULL;
 	glue_cfg.probe_all = cmdline_value("umsi.probe", val, sizeof(val)) &&
 			     !strcmp(val, "all");
-	glue_cfg.have_fire = cmdline_value("umsi.fire", val, sizeof(val)) &&
-			     kstrtou64(val, NULL, 0, &v);
+	glue_cfg.have_fire = glue_cmdline_number("umsi.fire", 100000, &v);
 	glue_cfg.fire = glue_cfg.have_fire ? (uint32_t)v : 0;
 	steps_wait = cmdline_flag("umsi.steps");
 }
@@ -627,7 +649,7 @@ void umsi_glue_run(void)
 	if (cmdline_value("umsi.dynamic", val, sizeof(val))) {
 		uint64_t more = 0;
 
-		kstrtou64(val, NULL, 0, &more);
+		(void)glue_cmdline_number("umsi.dynamic", 2048, &more);
 		for (uint32_t i = 0; i < pci_ndevs; i++) {
 			if (gdevs[i].kd &&
 			    umsi_pci_mode(gdevs[i].udev) == UMSI_MODE_MSIX) {
@@ -640,7 +662,7 @@ void umsi_glue_run(void)
 	if (cmdline_value("umsi.migrate", val, sizeof(val))) {
 		uint64_t moves = 0;
 
-		kstrtou64(val, NULL, 0, &moves);
+		(void)glue_cmdline_number("umsi.migrate", 1000000, &moves);
 		for (uint32_t i = 0; i < pci_ndevs; i++) {
 			if (gdevs[i].kd && gdevs[i].kd->nvec && gdevs[i].kd->drv->raise)
 				migrate(&gdevs[i], (uint32_t)moves);

@@ -157,4 +157,10 @@ void share_served(struct glue_dev *g);
 const char *share_shortfall(const struct glue_dev *g,
 			    const struct umsi_pci_info *info);
 
+/*
+ * A numeric umsi.* parameter from 0 to @max: true with *@out when given
+ * and valid; an invalid one is reported and ignored (glue.c).
+ */
+bool glue_cmdline_number(const char *key, uint64_t max, uint64_t *out);
+
 #endif /* KERNEL_GLUE_H */

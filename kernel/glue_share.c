@@ -49,8 +49,7 @@ void share_begin(void)
 		if (gdevs[i].to_serve)
 			pending++;
 	probe_max = 0;
-	if (cmdline_value("umsi.probe_max", val, sizeof(val)) &&
-	    kstrtou64(val, NULL, 0, &v) && v >= 1 && v <= 4096)
+	if (glue_cmdline_number("umsi.probe_max", 4096, &v) && v >= 1)
 		probe_max = (uint32_t)v;
 	else if (cmdline_value("umsi.probe_max", val, sizeof(val)))
 		kprintf("umsi: umsi.probe_max=%s ignored (want 1-4096)\n", val);

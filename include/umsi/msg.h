@@ -104,7 +104,8 @@ void umsi_x86_msg_decode(const struct umsi_msg *msg, bool ext_dest,
  * Return: true when a physical-mode fixed message (or a remapped one, when
  * the platform remaps) can target @apic_id: 0-254 always, up to 32767
  * with the extended destination ID (255 only in x2APIC mode, since 0xff is
- * the xAPIC broadcast), any with interrupt remapping.
+ * the xAPIC broadcast), any but 0xffffffff (the x2APIC broadcast) with
+ * interrupt remapping.
  */
 bool umsi_x86_dest_reachable(uint32_t apic_id, uint32_t plat_flags);
 

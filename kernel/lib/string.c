@@ -113,6 +113,12 @@ bool kstrtou64(const char *s, const char **end, unsigned base, uint64_t *out)
 			break;
 		if (d >= base)
 			break;
+		/* A value past 2^64 - 1 is refused, not wrapped. */
+		if (v > (UINT64_MAX - d) / base) {
+			if (end)
+				*end = p;
+			return false;
+		}
 		v = v * base + d;
 	}
 	if (end)

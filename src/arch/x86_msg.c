@@ -42,6 +42,9 @@ void umsi_x86_msg_decode(const struct umsi_msg *msg, bool ext_dest,
 
 bool umsi_x86_dest_reachable(uint32_t apic_id, uint32_t plat_flags)
 {
+	/* The x2APIC broadcast ID names every CPU, never one. */
+	if (apic_id == 0xffffffffu)
+		return false;
 	if (plat_flags & UMSI_PLAT_IRQ_REMAP)
 		return true;
 	/* In xAPIC mode destination 0xff is the broadcast address. */

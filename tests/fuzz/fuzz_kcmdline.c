@@ -139,6 +139,9 @@ static void check_key(const char *cl, const char *key, size_t size,
 			if (errno != ERANGE && rend != buf &&
 			    !(base == 16 && rend == buf + 1))
 				FUZZ_CHECK(ok && v == r && end == rend);
+			/* Past 2^64 - 1: refused, never wrapped. */
+			if (errno == ERANGE)
+				FUZZ_CHECK(!ok);
 		} else {
 			FUZZ_CHECK(!ok);
 		}

@@ -221,6 +221,9 @@ static void only_nameable_apic_ids_are_targets(void **s)
 	assert_true(umsi_x86_dest_reachable(32767, UMSI_PLAT_EXT_DEST_ID));
 	assert_false(umsi_x86_dest_reachable(32768, UMSI_PLAT_EXT_DEST_ID));
 	assert_true(umsi_x86_dest_reachable(100000, UMSI_PLAT_IRQ_REMAP));
+	/* The x2APIC broadcast ID is never one CPU, remapped or not. */
+	assert_false(umsi_x86_dest_reachable(0xffffffffu, UMSI_PLAT_IRQ_REMAP |
+					     UMSI_PLAT_X2APIC));
 	assert_int_equal(umsi_x86_msg_compose(300, 0x40, 0, &m), -UMSI_ERANGE);
 	assert_int_equal(umsi_x86_msg_compose(1, 0x0f, 0, &m), -UMSI_EINVAL);
 }
