@@ -227,7 +227,7 @@ static void sim_print_ends(const struct sim_spread *s, bool busiest)
 static void sim_print_unreachable(const struct sim_spread *s)
 {
 	uint64_t *bits = calloc((s->ncpus + 63) / 64, sizeof(*bits));
-	char list[SIM_LIST_LEN + 32];
+	char list[SIM_LIST_LEN + 48];
 
 	if (!bits)
 		return;
@@ -444,7 +444,7 @@ static void sim_print_landing_row(const struct sim_machine *m,
 	const struct sim_inst *first = &m->insts[r->first];
 	unsigned lo = UINT32_MAX, hi = 0, most = 0, cpus, one;
 	uint32_t words = (l->ncpus + 63) / 64, together = 0;
-	char name[64], list[SIM_LIST_LEN + 32];
+	char name[64], list[SIM_LIST_LEN + 48];
 
 	memset(l->all, 0, words * sizeof(*l->all));
 	for (unsigned j = r->first; j < r->first + r->n; j++) {
@@ -627,7 +627,7 @@ static void sim_print_full_tables(const struct sim_machine *m, bool proc)
 static void sim_print_machine_line(const struct sim_machine *m)
 {
 	const struct sim_spec *sp = m->spec;
-	char ids[SIM_LIST_LEN + 32];
+	char ids[SIM_LIST_LEN + 48];
 
 	sim_apic_list(sp, ids, sizeof(ids));
 	printf("machine: %u CPU%s (APIC IDs %s)%s%s%s%s, %u device%s asking "
