@@ -90,3 +90,22 @@ install: install-umsi-man
 install-umsi-man:
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 docs/umsi.1 $(DESTDIR)$(PREFIX)/share/man/man1/umsi.1
+
+# Simulated machines written as lspci dumps and sysfs trees
+# (tests/inspect/simdump.c): the generated dumps in tests/data/sim-dumps
+# and the machines of tests/inspect/simdump.t.
+#   make sim-dumps     regenerates tests/data/sim-dumps (commit the result)
+SIMDUMP := $(BUILD)/inspect/simdump
+CHECK_TARGETS += $(SIMDUMP)
+TEST_SCRIPTS += tests/inspect/simdump.t
+
+$(SIMDUMP): tests/inspect/simdump.c $(SIM_LIB) $(LIB) $(wildcard include/umsi/*.h) platform/sim/umsi_sim.h
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude -Iplatform $(CFLAGS_HOST) -o $@ $< $(SIM_LIB) $(LIB) $(LDFLAGS_HOST) -lpthread
+
+.PHONY: sim-dumps
+sim-dumps: $(SIMDUMP)
+	rm -rf $(BUILD)/inspect/sim-dumps
+	$(SIMDUMP) $(BUILD)/inspect/sim-dumps
+	mkdir -p tests/data/sim-dumps
+	cp $(BUILD)/inspect/sim-dumps/dumps/* tests/data/sim-dumps/

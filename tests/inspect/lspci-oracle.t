@@ -3,8 +3,9 @@
 #
 # `umsi inspect --dump FILE --json` agrees with `lspci -F FILE -vvv` on
 # every MSI and MSI-X field lspci prints, for every real dump in
-# tests/data/pci-dumps: MSI Enable, Count=enabled/capable, Maskable,
-# 64bit, Address, Data, Masking, Pending; MSI-X Enable, Count, Masked,
+# tests/data/pci-dumps and every simulated one in tests/data/sim-dumps:
+# MSI Enable, Count=enabled/capable, Maskable, 64bit, Address, Data,
+# Masking, Pending; MSI-X Enable, Count, Masked,
 # Vector table BAR/offset, PBA BAR/offset; and the capability offsets. It
 # also checks that we find no MSI/MSI-X capability lspci does not print,
 # and that the text output carries lspci's MSI/MSI-X lines verbatim.
@@ -15,7 +16,7 @@ use Test::More;
 use FindBin;
 require "$FindBin::Bin/lib.pl";
 
-our ($UMSI, $DUMPS);
+our ($UMSI, $DUMPS, $ROOT);
 plan skip_all => "$DUMPS is absent (PCI_DUMPS names a folder that does not exist)"
 	unless -d $DUMPS;
 plan skip_all => "lspci is not installed (Debian: pciutils)"
@@ -24,7 +25,13 @@ plan skip_all => "$UMSI is not built" unless -x $UMSI;
 
 my ($fields, $files, $caps, $tlines) = (0, 0, 0, 0);
 
-for my $file (dump_files()) {
+# The real dumps, then the simulated machines of tests/data/sim-dumps
+# (shapes no real dump has: tests/data/README.md).
+my @sim;
+if (opendir(my $sd, "$ROOT/tests/data/sim-dumps")) {
+	@sim = map { "$ROOT/tests/data/sim-dumps/$_" } sort grep { !/^\./ } readdir($sd);
+}
+for my $file (dump_files(), @sim) {
 	my $name = $file =~ s{.*/}{}r;
 	my $want = lspci_caps('-F', $file);
 	my ($rc, $out, $err) = run_cmd($UMSI, 'inspect', '--dump', $file, '--json');
