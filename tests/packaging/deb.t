@@ -141,4 +141,17 @@ check "and runs" "$work/prog"
 check "the installed umsi decodes a real dump" \
 	"$root/usr/bin/umsi" inspect --dump tests/data/pci-dumps/cap-pcie-2
 check "the installed umsi runs its built-in simulated machine" "$root/usr/bin/umsi" sim
+"$root/usr/bin/umsi" inspect --check --dump tests/data/sim-dumps/sim-faults >"$work/check" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q '^0000:00:10.0 MSI \[bus-master-off\]' "$work/check"; then
+	pass "the installed umsi inspect --check reports the faults of a dump (exit 1)"
+else
+	fail "the installed umsi inspect --check (exit $rc)"
+	sed 's/^/# /' "$work/check" | head -20
+fi
+if man -l "$root/usr/share/man/man1/umsi.1.gz" 2>/dev/null | grep -q -- '--check'; then
+	pass "the installed man page renders and documents --check"
+else
+	fail "man -l on the installed man page"
+fi
 echo "1..$n"
