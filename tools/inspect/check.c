@@ -359,7 +359,7 @@ static int check_senders(const struct inspect_report *rep,
 	return 0;
 }
 
-static int cmp_sender(const void *a, const void *b)
+static int check_cmp_sender(const void *a, const void *b)
 {
 	const struct check_sender *x = a, *y = b;
 
@@ -376,7 +376,7 @@ static int cmp_sender(const void *a, const void *b)
 	return x->entry < y->entry ? -1 : x->entry > y->entry;
 }
 
-static bool same_target(const struct check_sender *a,
+static bool check_same_target(const struct check_sender *a,
 			const struct check_sender *b)
 {
 	return a->logical == b->logical && a->dest == b->dest &&
@@ -397,9 +397,9 @@ static int check_same_message(struct inspect_report *rep,
 	if (check_senders(rep, &s, &n, cov))
 		goto out;
 	if (n)
-		qsort(s, n, sizeof(*s), cmp_sender);
+		qsort(s, n, sizeof(*s), check_cmp_sender);
 	for (size_t g = 0, end; g < n; g = end) {
-		for (end = g + 1; end < n && same_target(&s[g], &s[end]); end++)
+		for (end = g + 1; end < n && check_same_target(&s[g], &s[end]); end++)
 			;
 		/* Sorted by function within the group: more than one? */
 		if (s[g].dev == s[end - 1].dev)
@@ -470,7 +470,7 @@ static void check_coverage(struct inspect_report *rep,
 }
 
 /* Findings in address order, then MSI before MSI-X, then by entry. */
-static int cmp_finding(const void *a, const void *b)
+static int check_cmp_finding(const void *a, const void *b)
 {
 	const struct inspect_finding *x = a, *y = b;
 	int c;
@@ -511,7 +511,7 @@ int inspect_check(struct inspect_report *rep)
 		return -1;
 	if (rep->nfindings)
 		qsort(rep->findings, rep->nfindings, sizeof(*rep->findings),
-		      cmp_finding);
+		      check_cmp_finding);
 	check_coverage(rep, &cov);
 	return 0;
 }

@@ -4,8 +4,10 @@
  *
  * Shape (issue 7): {"source", "devices":[{"bdf","vendor","device",
  * "msi":{...}|null, "msix":{..., "entries":[...]|null, "entries_reason"}|
- * null}], "errors":[{"bdf","message"}]}. Hex values are lowercase strings
- * with 0x; counts, indexes, vectors and IDs are numbers.
+ * null}], "errors":[{"bdf","message"}]}, and with --check "findings":
+ * [{"bdf","line","check","capability","entry","message"}], "not_checked"
+ * and "functions_checked". Hex values are lowercase strings with 0x;
+ * counts, indexes, vectors and IDs are numbers.
  */
 #include <string.h>
 

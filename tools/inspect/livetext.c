@@ -376,7 +376,7 @@ static bool cpuinfo_field(char *line, const char **key, const char **val)
 	return true;
 }
 
-static int cmp_apic(const void *a, const void *b)
+static int cpuinfo_cmp_apic(const void *a, const void *b)
 {
 	const struct inspect_apic *x = a, *y = b;
 
@@ -436,7 +436,7 @@ int inspect_parse_cpuinfo(const char *text, size_t len,
 		free(a);
 		return 0;
 	}
-	qsort(a, k, sizeof(*a), cmp_apic);
+	qsort(a, k, sizeof(*a), cpuinfo_cmp_apic);
 	*out = a;
 	*n = k;
 	return 0;
