@@ -7,9 +7,11 @@
 #                              fuzzing pass (20000 runs) when clang is here
 #   make fuzz-inspect          builds build/fuzz/fuzz_inspect
 #   make fuzz-inspect-long     fuzzes for FUZZ_TIME seconds (default 600)
+#   make sim-dumps             regenerates tests/data/sim-dumps (below)
 #
 # The fuzzer drives the dump parser, the capability decoder (the library's
-# src/pci/cap.c and src/arch/x86_msg.c) and both writers without any I/O.
+# src/pci/cap.c and src/arch/x86_msg.c), the --check judgements (check.c)
+# and the writers without any I/O.
 # Its seeds are the real dumps in tests/data/pci-dumps (tests/data/README.md
 # says where they come from).
 INSPECT_SRCS := $(addprefix tools/inspect/,inspect.c dump.c decode.c live.c livetext.c check.c \
