@@ -69,3 +69,20 @@ bool cmdline_flag(const char *key)
 
 	return cmdline_value(key, buf, sizeof(buf)) != NULL;
 }
+
+bool cmdline_list_has(const char *list, const char *item)
+{
+	size_t n = strlen(item);
+
+	if (!strcmp(list, "all"))
+		return true;
+	for (const char *p = list; *p;) {
+		if (!strncmp(p, item, n) && (p[n] == ',' || !p[n]))
+			return true;
+		while (*p && *p != ',')
+			p++;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}

@@ -119,19 +119,7 @@ void glue_probe_one(struct glue_dev *g)
 /* Is driver @name enabled by umsi.drivers=all or a comma list? */
 static bool driver_enabled(const char *list, const char *name)
 {
-	size_t n = strlen(name);
-
-	if (!strcmp(list, "all"))
-		return true;
-	for (const char *p = list; *p;) {
-		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
-			return true;
-		while (*p && *p != ',')
-			p++;
-		if (*p == ',')
-			p++;
-	}
-	return false;
+	return cmdline_list_has(list, name);
 }
 
 /* The kernel driver `umsi.drivers=` @list gives @d, or NULL. */

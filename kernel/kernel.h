@@ -138,6 +138,8 @@ const char *cmdline_get(void);
 /* Value of key=value, or "" for a bare flag, or NULL when absent. */
 const char *cmdline_value(const char *key, char *buf, size_t size);
 bool cmdline_flag(const char *key);
+/* @item is one of the comma-separated words of @list, or @list is "all". */
+bool cmdline_list_has(const char *list, const char *item);
 
 /* ---- interrupts (kernel/idt.c) -------------------------------------------- */
 #define VECTOR_XCALL     0xfd	/* cross-call IPI */

@@ -198,21 +198,10 @@ static void msix_dirty(struct pci_dev *d)
 static bool bdf_listed(const char *list, uint32_t bdf)
 {
 	char want[16];
-	size_t n;
 
-	if (!strcmp(list, "all"))
-		return true;
-	n = (size_t)ksnprintf(want, sizeof(want), "%02x:%02x.%u",
-			      PCI_BUS(bdf), PCI_DEV(bdf), PCI_FN(bdf));
-	for (const char *p = list; *p;) {
-		if (!strncmp(p, want, n) && (p[n] == ',' || !p[n]))
-			return true;
-		while (*p && *p != ',')
-			p++;
-		if (*p == ',')
-			p++;
-	}
-	return false;
+	(void)ksnprintf(want, sizeof(want), "%02x:%02x.%u", PCI_BUS(bdf),
+			PCI_DEV(bdf), PCI_FN(bdf));
+	return cmdline_list_has(list, want);
 }
 
 /*

@@ -465,10 +465,8 @@ static void unquarantine(struct umsi_system *sys, struct umsi_irq_desc *d)
 		return;
 	for (l = &sys->quarantine; *l && *l != d; l = &(*l)->next_dead)
 		;
-	if (*l) {
+	if (*l)
 		*l = d->next_dead;
-		sys->nquarantined--;
-	}
 }
 
 static void unpublish(struct umsi_system *sys, struct umsi_irq_desc *d)
@@ -612,7 +610,6 @@ void umsi_irq_quarantine(struct umsi_system *sys, struct umsi_irq_desc **descs,
 		d->owner = owner;
 		d->next_dead = sys->quarantine;
 		sys->quarantine = d;
-		sys->nquarantined++;
 		umsi_unlock(sys, fl);
 		umsi_log(sys, UMSI_LOG_ERROR, "irq %u: its source could not be "
 			 "proven quiet; vector 0x%x stays reserved on cpu %u "

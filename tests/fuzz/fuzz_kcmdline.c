@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the reference kernel's command line
- * (kernel/cmdline.c: cmdline_init, cmdline_value, cmdline_flag) and the
+ * (kernel/cmdline.c: cmdline_init, cmdline_value, cmdline_flag,
+ * cmdline_list_has) and the
  * number parser its umsi.* values go through (kstrtou64, kernel/lib/
  * string.c), compiled hosted and unmodified. The kernel's own string
  * functions come with them, renamed (kernel_memcpy, ...) so they do not
@@ -100,6 +101,26 @@ static const char *ref_find(const char *cl, const char *key, size_t *len)
 	return found;
 }
 
+/* Reference for cmdline_list_has(): "all", or @item between commas. */
+static bool ref_list_has(const char *list, const char *item)
+{
+	size_t n = strlen(item);
+	const char *p = list;
+
+	if (!strcmp(list, "all"))
+		return true;
+	for (;;) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+
+		if (len == n && !strncmp(p, item, n))
+			return true;
+		if (!c)
+			return false;
+		p = c + 1;
+	}
+}
+
 /* cmdline_value(@key) in a buffer of exactly @size, against ref_find(). */
 static void check_key(const char *cl, const char *key, size_t size,
 		      bool number)
@@ -122,6 +143,9 @@ static void check_key(const char *cl, const char *key, size_t size,
 	} else if (got) {
 		FUZZ_CHECK(!strcmp(got, ""));
 	}
+	/* The umsi.drivers=/flr=/dirty= matcher, with the key as the item. */
+	if (got && size)
+		FUZZ_CHECK(cmdline_list_has(buf, key) == ref_list_has(buf, key));
 	if (got && size && number) {
 		const char *end;
 		char *rend;

@@ -15,17 +15,6 @@
 
 #include "inspect.h"
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Does the line start with @fmt, where '#' stands for a hex digit? This is
  * lspci's dump_validate().
@@ -37,7 +26,7 @@ static bool match(const char *s, size_t len, const char *fmt)
 	for (i = 0; fmt[i]; i++) {
 		if (i >= len)
 			return false;
-		if (fmt[i] == '#' ? hexval(s[i]) < 0 : fmt[i] != s[i])
+		if (fmt[i] == '#' ? inspect_hexval(s[i]) < 0 : fmt[i] != s[i])
 			return false;
 	}
 	return true;
@@ -48,7 +37,7 @@ static uint32_t hexnum(const char *s, size_t n)
 	uint32_t v = 0;
 
 	while (n--)
-		v = v << 4 | (uint32_t)hexval(*s++);
+		v = v << 4 | (uint32_t)inspect_hexval(*s++);
 	return v;
 }
 
@@ -84,7 +73,7 @@ static const char *parse_row_offset(const char *s, size_t len, uint32_t *off)
 {
 	size_t n;
 
-	for (n = 0; n < len && n < 9 && hexval(s[n]) >= 0; n++)
+	for (n = 0; n < len && n < 9 && inspect_hexval(s[n]) >= 0; n++)
 		;
 	if (n < 2 || n > 8 || n + 2 > len || s[n] != ':' || s[n + 1] != ' ')
 		return NULL;
@@ -118,7 +107,7 @@ static void parse_row(struct inspect_report *rep, struct inspect_fn *fn,
 	uint32_t start = off;
 	size_t n = 0;
 
-	while (end - z >= 2 && hexval(z[0]) >= 0 && hexval(z[1]) >= 0 &&
+	while (end - z >= 2 && inspect_hexval(z[0]) >= 0 && inspect_hexval(z[1]) >= 0 &&
 	       (end - z == 2 || z[2] == ' ')) {
 		if (off >= INSPECT_CFG_MAX) {
 			inspect_fn_error(rep, fn,
@@ -262,7 +251,7 @@ static int hexfield(const char *s, size_t n, size_t maxdigits, unsigned max,
 	if (n == 0 || n > maxdigits)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		int d = hexval(s[i]);
+		int d = inspect_hexval(s[i]);
 
 		if (d < 0)
 			return -1;

@@ -317,4 +317,16 @@ void inspect_write_json(FILE *f, const struct inspect_report *rep);
 void inspect_write_text(FILE *f, const struct inspect_report *rep,
 			bool verbose);
 
+/* Value of a hex digit, or -1. */
+static inline int inspect_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 #endif /* UMSI_TOOLS_INSPECT_H */

@@ -272,17 +272,6 @@ void inspect_parse_lockdown(const char *text, char *mode, size_t n)
 			 a + 1);
 }
 
-static int hexdig(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 bool inspect_parse_sysfs_name(const char *s, umsi_bdf_t *bdf)
 {
 	/* dddd:bb:dd.f exactly, as sysfs names PCI functions: '#' a hex
@@ -299,9 +288,9 @@ bool inspect_parse_sysfs_name(const char *s, umsi_bdf_t *bdf)
 			k++;
 			continue;
 		}
-		if (hexdig(s[i]) < 0)
+		if (inspect_hexval(s[i]) < 0)
 			return false;
-		v[k] = v[k] << 4 | (unsigned)hexdig(s[i]);
+		v[k] = v[k] << 4 | (unsigned)inspect_hexval(s[i]);
 	}
 	if (v[2] > 0x1f || v[3] > 7)
 		return false;

@@ -197,7 +197,6 @@ struct umsi_system {
 	uint64_t *scratch;
 	/* Quarantined descriptors (umsi_irq_quarantine). [lock] */
 	struct umsi_irq_desc *quarantine;
-	uint32_t nquarantined;
 };
 
 /* Provided by src/pci for system tear-down. */
