@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * console.c - the 16550 UART, kprintf, panic, time and the exit verdict.
+ *
+ * Until the device tree has named the UART, output goes through the SBI
+ * legacy console (OpenSBI prints it on the same UART). Lines from several
+ * harts must not interleave (tests parse them), so kprintf formats into
+ * a buffer and writes it under one lock with interrupts off.
+ */
+#include <stdarg.h>
+
+#include "rv.h"
+#include "sbi.h"
+
+/* 16550 registers (index << reg-shift) and LSR bits. */
+#define UART_THR	0
+#define UART_LSR	5
+#define UART_LSR_THRE	0x20
+
+/* sifive,test0 finisher (QEMU hw/misc/sifive_test.c). */
+#define FINISHER_FAIL	0x3333
+#define FINISHER_PASS	0x5555
+
+static uint64_t uart_base;
+static uint32_t uart_shift;
+static struct spinlock console_lock;
+
+void console_use_uart(uint64_t base, uint32_t shift)
+{
+	uart_shift = shift;
+	uart_base = base;
+}
+
+static void console_putc(char c)
+{
+	unsigned int spins = 0;
+
+	if (!uart_base) {
+		sbi_legacy_putchar(c);
+		return;
+	}
+	/* Wait for the transmit holding register, but not forever. */
+	while (!(mmio_read8(uart_base + (UART_LSR << uart_shift)) &
+		 UART_LSR_THRE) && ++spins < 100000)
+		cpu_relax();
+	mmio_write8(uart_base + (UART_THR << uart_shift), (uint8_t)c);
+}
+
+static void console_write(const char *s, size_t n)
+{
+	for (; n; n--, s++) {
+		if (*s == '\n')
+			console_putc('\r');
+		console_putc(*s);
+	}
+}
+
+void kputs_raw(const char *s)
+{
+	console_write(s, strlen(s));
+}
+
+void kprintf(const char *fmt, ...)
+{
+	char buf[2048];
+	unsigned long flags;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = kvsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof(buf))
+		n = sizeof(buf) - 1;
+	flags = local_irq_save();
+	spin_lock(&console_lock);
+	console_write(buf, (size_t)n);
+	spin_unlock(&console_lock);
+	local_irq_restore(flags);
+}
+
+/*
+ * Exit QEMU with status @code through the test finisher (its "fail"
+ * command carries the status in bits 31:16), else power off through SBI.
+ */
+void rv_exit(int code)
+{
+	local_irq_disable();
+	if (rv_plat.test_base)
+		mmio_write32(rv_plat.test_base,
+			     FINISHER_FAIL | ((uint32_t)code << 16));
+	sbi_shutdown(code != RV_EXIT_PASS);
+	for (;;)
+		wfi();
+}
+
+void panic(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	local_irq_disable();
+	va_start(ap, fmt);
+	kvsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	kputs_raw("PANIC: ");
+	kputs_raw(buf);
+	kputs_raw("\n");
+	rv_exit(RV_EXIT_FAIL);
+}
+
+/* Microseconds on the time CSR (timebase-frequency from /cpus). */
+uint64_t rv_time_us(void)
+{
+	uint64_t hz = rv_plat.timebase_hz ? rv_plat.timebase_hz : 10000000;
+
+	return rdtime() / (hz / 1000000 ? hz / 1000000 : 1);
+}
+
+void udelay(uint64_t us)
+{
+	uint64_t end = rv_time_us() + us;
+
+	while (rv_time_us() < end)
+		cpu_relax();
+}

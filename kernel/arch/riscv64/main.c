@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - the riscv64 kernel's boot sequence: device tree, console,
+ * harts, PCI, the MSI probe, the verdict.
+ *
+ * Output is for people and for tests/qemu/riscv64-boot.t: plain lines,
+ * and UMSI {...} JSON lines for what the test checks (kernel/README.md,
+ * Output).
+ */
+#include "ecam.h"
+#include "rv.h"
+
+/* QEMU's device tree is at most 1 MiB (hw/riscv/virt.c FDT_MAX_SIZE). */
+#define RV_FDT_MAX		(2u << 20)
+
+struct rv_platform rv_plat;
+static struct fdt rv_fdt;
+static struct ecam rv_ecam;
+
+void rv_main(unsigned long hartid, const void *dtb);
+
+unsigned int rv_probe_identities(void)
+{
+	uint32_t room;
+
+	if (!rv_plat.imsic.present ||
+	    rv_plat.imsic.num_ids < RV_PROBE_IDENTITY)
+		return 0;
+	room = rv_plat.imsic.num_ids - RV_PROBE_IDENTITY + 1;
+	return rv_ncpus < room ? rv_ncpus : room;
+}
+
+static void main_report_platform(void)
+{
+	const struct rv_platform *p = &rv_plat;
+	unsigned int i;
+
+	kprintf("dt: bootargs \"%s\"\n", p->bootargs);
+	kprintf("dt: memory 0x%lx size 0x%lx, uart 0x%lx, timebase %lu Hz\n",
+		(unsigned long)p->mem_base, (unsigned long)p->mem_size,
+		(unsigned long)p->uart_base, (unsigned long)p->timebase_hz);
+	if (p->imsic.present)
+		kprintf("dt: S-level IMSIC 0x%lx size 0x%lx, num-ids %u, "
+			"phandle %u\n", (unsigned long)p->imsic.base,
+			(unsigned long)p->imsic.size, p->imsic.num_ids,
+			p->imsic.phandle);
+	else
+		kprintf("dt: no S-level IMSIC (machine without aia=aplic-imsic?)\n");
+	for (i = 0; i < p->nharts; i++)
+		kprintf("dt: cpu %u hart %u, interrupt file 0x%lx\n", i,
+			p->harts[i].hartid, (unsigned long)p->harts[i].imsic_file);
+	if (p->pci.present)
+		kprintf("dt: pci ECAM 0x%lx size 0x%lx, buses %u-%u, io 0x%lx+0x%lx, "
+			"mem32 0x%lx+0x%lx, mem64 0x%lx+0x%lx, msi-parent %u\n",
+			(unsigned long)p->pci.ecam_base,
+			(unsigned long)p->pci.ecam_size, p->pci.bus_start,
+			p->pci.bus_end, (unsigned long)p->pci.io.cpu_base,
+			(unsigned long)p->pci.io.size,
+			(unsigned long)p->pci.mem32.cpu_base,
+			(unsigned long)p->pci.mem32.size,
+			(unsigned long)p->pci.mem64.cpu_base,
+			(unsigned long)p->pci.mem64.size, p->pci.msi_parent);
+	kprintf("UMSI {\"event\":\"platform\",\"arch\":\"riscv64\",\"uart\":\"0x%lx\","
+		"\"harts\":%u,\"imsic\":\"0x%lx\",\"num_ids\":%u,\"ecam\":\"0x%lx\","
+		"\"mem32\":\"0x%lx\",\"mem64\":\"0x%lx\",\"msi_parent_is_imsic\":%s}\n",
+		(unsigned long)p->uart_base, p->nharts,
+		(unsigned long)p->imsic.base, p->imsic.num_ids,
+		(unsigned long)p->pci.ecam_base,
+		(unsigned long)p->pci.mem32.cpu_base,
+		(unsigned long)p->pci.mem64.cpu_base,
+		p->imsic.present && p->pci.msi_parent == p->imsic.phandle ?
+		"true" : "false");
+}
+
+static void main_report_ready(uint32_t boot_hartid)
+{
+	char cpus[1536];
+	size_t n = 0;
+	unsigned int i;
+
+	cpus[0] = 0;
+	for (i = 0; i < rv_ncpus && n < sizeof(cpus); i++)
+		n += (size_t)ksnprintf(cpus + n, sizeof(cpus) - n,
+			"%s{\"cpu\":%u,\"hart\":%u,\"online\":%s,\"file\":\"0x%lx\","
+			"\"imsic\":%s}", i ? "," : "", i, rv_cpus[i].hartid,
+			rv_cpus[i].up ? "true" : "false",
+			(unsigned long)rv_cpus[i].imsic_file,
+			rv_cpus[i].imsic_ok ? "true" : "false");
+	kprintf("UMSI {\"event\":\"ready\",\"arch\":\"riscv64\",\"boot_hart\":%u,"
+		"\"cpus\":[%s]}\n", boot_hartid, cpus);
+}
+
+void rv_main(unsigned long hartid, const void *dtb)
+{
+	unsigned int i, up = 0;
+	int err, failed;
+	bool ok;
+
+	/* Until the UART is known, the SBI console prints. */
+	err = fdt_init(&rv_fdt, dtb, RV_FDT_MAX);
+	if (err)
+		panic("device tree at %p: error %d", dtb, err);
+	err = rv_platform_parse(&rv_fdt, &rv_plat);
+	if (err)
+		panic("device tree: no console or no cpus (%d)", err);
+	console_use_uart(rv_plat.uart_base, rv_plat.uart_shift);
+	kprintf("uMSI riscv64 kernel: boot hart %lu, device tree at %p "
+		"(%u bytes)\n", hartid, dtb, rv_fdt.size);
+	main_report_platform();
+
+	smp_boot((uint32_t)hartid);
+	for (i = 0; i < rv_ncpus; i++)
+		up += rv_cpus[i].up ? 1 : 0;
+	main_report_ready((uint32_t)hartid);
+
+	ok = up == rv_ncpus;
+	if (ecam_enumerate(&rv_ecam, &rv_plat) == 0) {
+		failed = rv_msi_probe(&rv_ecam);
+		if (failed > 0)
+			ok = false;
+	} else {
+		kprintf("pci: no pci-host-ecam-generic node\n");
+	}
+	for (i = 0; i < rv_ncpus; i++)
+		if (rv_cpus[i].spurious)
+			kprintf("cpu %u: %u spurious traps\n", i,
+				rv_cpus[i].spurious);
+	kprintf("UMSI {\"event\":\"done\",\"arch\":\"riscv64\",\"cpus_up\":%u,"
+		"\"ok\":%s}\n", up, ok ? "true" : "false");
+	rv_exit(ok ? RV_EXIT_PASS : RV_EXIT_FAIL);
+}
