@@ -1,0 +1,163 @@
+#!/usr/bin/perl
+# SPDX-License-Identifier: MIT
+#
+# The arm64 reference kernel (kernel/arch/arm64, make kernel-arm64) on
+# QEMU's virt machine with GICv3 and an ITS: it reads the device tree QEMU
+# passes in x0, brings every CPU up through PSCI CPU_ON with its
+# redistributor and CPU interface, and says so in a UMSI ready line. With
+# edu devices (on the root bus, behind a pcie-root-port) it enumerates PCI
+# and proves MSI through the ITS without the uMSI library: edu's MSI
+# address is GITS_TRANSLATER, its DeviceID the requester ID (msi-map),
+# the LPI must be acknowledged by the CPU whose collection MAPTI chose,
+# and after MOVI by the new CPU.
+#
+# Every run is under timeout(1); the kernel ends with PSCI SYSTEM_OFF
+# (QEMU exits 0).
+use strict;
+use warnings;
+use Test::More;
+use File::Temp qw(tempdir);
+use JSON::PP;
+use Cwd qw(abs_path);
+use File::Basename qw(dirname);
+
+my $ROOT = abs_path(dirname(__FILE__) . '/../..');
+my $BUILD = $ENV{BUILD} // "$ROOT/build";
+$BUILD = "$ROOT/$BUILD" unless $BUILD =~ m{^/};
+my $KERNEL = $ENV{UMSI_ARM64_KERNEL} // "$BUILD/arm64/umsi-kernel";
+my $QEMU = $ENV{QEMU_AARCH64} // 'qemu-system-aarch64';
+
+plan skip_all => "$QEMU not installed"
+	unless system("command -v $QEMU >/dev/null 2>&1") == 0;
+plan skip_all => "$KERNEL not built (make kernel-arm64)" unless -f $KERNEL;
+
+sub boot {
+	my (%o) = @_;
+	my $dir = tempdir('umsi-arm64-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	my @cmd = ('timeout', '-k', '5', $o{timeout} // 60, $QEMU,
+		   '-machine', 'virt,gic-version=3,its=on', '-cpu', 'cortex-a57',
+		   '-m', '256', '-smp', $o{smp}, '-nic', 'none',
+		   '-display', 'none', '-monitor', 'none', '-no-reboot',
+		   '-serial', "file:$dir/serial.log",
+		   '-kernel', $KERNEL, '-append', $o{append} // '',
+		   @{$o{devices} // []});
+	my $out = `@{[join(' ', map { quotemeta } @cmd)]} 2>&1`;
+	my $rc = $? >> 8;
+	open(my $fh, '<', "$dir/serial.log") or die "serial.log: $!";
+	my $text = do { local $/; <$fh> } // '';
+	close($fh);
+	$text =~ s/\r//g;
+	my @lines = split(/\n/, $text);
+	my @umsi;
+	for (@lines) {
+		next unless /^UMSI (\{.*\})\s*$/;
+		push @umsi, eval { decode_json($1) } // { event => 'unparsable', text => $1 };
+	}
+	my ($ready) = grep { $_->{event} eq 'ready' } @umsi;
+	my ($done) = grep { $_->{event} eq 'done' } @umsi;
+	return { rc => $rc, qemu => $out, serial => $text, lines => \@lines,
+		 ready => $ready, done => $done,
+		 probes => [grep { $_->{event} eq 'arm64-msi-probe' } @umsi],
+		 cmd => join(' ', @cmd) };
+}
+
+# The boot every case shares: CPUs, redistributors, the ready line.
+sub check_boot {
+	my ($r, $ncpu, $append) = @_;
+	is($r->{rc}, 0, 'QEMU exits 0 (PSCI SYSTEM_OFF), no time-out');
+	ok(!grep({ /EXCEPTION|PANIC/ } @{$r->{lines}}), 'no exception or panic');
+	ok(grep({ $_ eq "dt: bootargs \"$append\"" } @{$r->{lines}}),
+	   '/chosen/bootargs is the -append string');
+	ok(grep({ /^dt: its 0x8080000 size 0x20000 phandle 0x[0-9a-f]+ msi-controller$/ } @{$r->{lines}}),
+	   'the ITS child of the GICv3 node');
+	is_deeply($r->{ready}{cpus} // [],
+		  [map { { cpu => $_, mpidr => $_ } } 0 .. $ncpu - 1],
+		  "ready line: $ncpu CPUs with MPIDRs from the device tree");
+	is($r->{ready}{arch} // '', 'arm64', 'ready line: arch arm64');
+	for my $c (0 .. $ncpu - 1) {
+		ok(grep({ /^cpu $c mpidr 0x$c up: redistributor 0x[0-9a-f]+ processor $c, LPIs on .* ICC_IGRPEN1_EL1 1$/ } @{$r->{lines}}),
+		   "cpu $c up with its redistributor, LPIs and Group 1 enabled");
+	}
+	ok($r->{done} && $r->{done}{ok}, 'done line says ok');
+}
+
+sub probe {
+	my ($r, $bdf, $step) = @_;
+	return (grep { $_->{bdf} eq $bdf && $_->{step} eq $step } @{$r->{probes}})[0];
+}
+
+sub acked {
+	my ($r, $cpu, $lpi) = @_;
+	return scalar grep { /^cpu $cpu mpidr 0x$cpu: ICC_IAR1_EL1 acknowledged INTID $lpi \(LPI\)/ } @{$r->{lines}};
+}
+
+for my $smp (1, 4) {
+	subtest "-smp $smp, no PCI device" => sub {
+		my $append = "umsi.test smp=$smp";
+		my $r = boot(smp => $smp, append => $append);
+		check_boot($r, $smp, $append);
+		is(scalar @{$r->{probes}}, 0, 'no edu, no probe');
+		diag($r->{cmd} . "\n" . $r->{serial} . $r->{qemu}) unless $r->{done} && $r->{done}{ok};
+	};
+}
+
+subtest '-smp 4, edu behind a pcie-root-port' => sub {
+	my $append = 'umsi.test rp';
+	my $r = boot(smp => 4, append => $append,
+		     devices => ['-device', 'pcie-root-port,id=rp0,chassis=1',
+				 '-device', 'edu,bus=rp0']);
+	check_boot($r, 4, $append);
+	ok(grep({ /^pci 00:01\.0 1b36:000c class 060400 bridge buses 01-01 / } @{$r->{lines}}),
+	   'root port 00:01.0 gets bus 01');
+	ok(grep({ /^pci 01:00\.0 1234:11e8 class 00ff00 bar0 0x1[0-9a-f]{7}\+0x100000 command 0x[0-9a-f]*[67]$/ } @{$r->{lines}}),
+	   'edu at 01:00.0, BAR0 (1 MiB) in the 32-bit window, memory and bus master on');
+	my $p = probe($r, '01:00.0', 'mapti');
+	ok($p && $p->{ok}, 'MSI through GITS_TRANSLATER acknowledged after MAPTI');
+	is($p->{device_id}, 0x100, 'DeviceID is the BDF 01:00.0 (msi-map is 1:1)');
+	is($p->{cpu}, 1, 'on CPU 1, the collection MAPTI named');
+	is($p->{lpi}, 8192, 'as LPI 8192');
+	is($p->{event_id}, 0, 'EventID 0 (the MSI data)');
+	ok(acked($r, 1, 8192), 'CPU 1 printed the ICC_IAR1_EL1 acknowledgement');
+	my $m = probe($r, '01:00.0', 'movi');
+	ok($m && $m->{ok}, 'after MOVI the next MSI is acknowledged');
+	is($m->{cpu}, 2, 'on CPU 2');
+	is($m->{from}, 1, 'moved from CPU 1');
+	ok(acked($r, 2, 8192), 'CPU 2 printed the ICC_IAR1_EL1 acknowledgement');
+	diag($r->{cmd} . "\n" . $r->{serial} . $r->{qemu}) unless $r->{done} && $r->{done}{ok};
+};
+
+subtest '-smp 1, edu on the root bus' => sub {
+	my $append = 'umsi.test root';
+	my $r = boot(smp => 1, append => $append,
+		     devices => ['-device', 'edu,addr=3']);
+	check_boot($r, 1, $append);
+	my $p = probe($r, '00:03.0', 'mapti');
+	ok($p && $p->{ok}, 'MSI acknowledged on the only CPU');
+	is($p->{device_id}, 0x18, 'DeviceID 0x18 = 00:03.0');
+	is($p->{cpu}, 0, 'CPU 0');
+	ok(acked($r, 0, 8192), 'CPU 0 printed the acknowledgement');
+	ok(!probe($r, '00:03.0', 'movi'), 'one CPU: nothing to move');
+	diag($r->{cmd} . "\n" . $r->{serial} . $r->{qemu}) unless $r->{done} && $r->{done}{ok};
+};
+
+subtest '-smp 2, two edus: root bus and behind a root port' => sub {
+	my $append = 'umsi.test two';
+	my $r = boot(smp => 2, append => $append,
+		     devices => ['-device', 'edu,addr=2',
+				 '-device', 'pcie-root-port,id=rp0,chassis=1,addr=4',
+				 '-device', 'edu,bus=rp0']);
+	check_boot($r, 2, $append);
+	my ($a, $b) = (probe($r, '00:02.0', 'mapti'), probe($r, '01:00.0', 'mapti'));
+	ok($a && $a->{ok} && $a->{device_id} == 0x10 && $a->{lpi} == 8192,
+	   '00:02.0: DeviceID 0x10, LPI 8192, acknowledged');
+	ok($b && $b->{ok} && $b->{device_id} == 0x100 && $b->{lpi} == 8193,
+	   '01:00.0: DeviceID 0x100, LPI 8193, acknowledged');
+	for my $bdf ('00:02.0', '01:00.0') {
+		my $m = probe($r, $bdf, 'movi');
+		ok($m && $m->{ok} && $m->{cpu} == 0 && $m->{from} == 1,
+		   "$bdf moved from CPU 1 to CPU 0");
+	}
+	diag($r->{cmd} . "\n" . $r->{serial} . $r->{qemu}) unless $r->{done} && $r->{done}{ok};
+};
+
+done_testing();
