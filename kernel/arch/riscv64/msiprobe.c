@@ -140,40 +140,25 @@ static bool probe_one(const struct probe_dev *d, struct rv_cpu *t,
 	return ok;
 }
 
-/**
- * rv_msi_probe - send edu's MSI to every CPU's S-level interrupt file
- * @e: the enumerated PCI hierarchy (edu's BAR0 assigned, memory decoding
- *     and bus mastering on)
- *
- * CPU i gets identity RV_PROBE_IDENTITY + i; every CPU enabled all the
- * probe identities, so a message that reached the wrong file or carried
- * the wrong identity is claimed, seen and reported rather than lost.
- *
- * Return: the number of failed CPUs, or -1 when there is no usable edu
- * (nothing was tried).
- */
-int rv_msi_probe(struct ecam *e)
+/* Every CPU in turn through one edu; return the number that failed. */
+static int probe_device(struct ecam *e, const struct ecam_func *f)
 {
-	struct probe_dev d = { .e = e };
+	struct probe_dev d = { .e = e, .f = f };
 	unsigned int i;
 	int failed = 0;
 	uint16_t cmd;
 
-	d.f = ecam_find(e, EDU_VENDOR, EDU_DEVICE, 0);
-	if (!d.f) {
-		kprintf("msi: no edu device; MSI probe skipped\n");
-		return -1;
+	d.cap = ecam_find_cap(e, f, PCI_CAP_ID_MSI);
+	d.bar0 = f->bar[0].cpu_addr;
+	if (!d.cap || !f->bar[0].assigned || !probe_edu_alive(d.bar0)) {
+		kprintf("UMSI {\"event\":\"riscv-msi-probe\",\"bdf\":"
+			"\"0000:%02x:%02x.%u\",\"ok\":false,\"reason\":"
+			"\"edu unusable (MSI capability 0x%x, BAR0 0x%lx)\"}\n",
+			f->bus, f->dev, f->fn, d.cap, (unsigned long)d.bar0);
+		return 1;
 	}
-	d.cap = ecam_find_cap(e, d.f, PCI_CAP_ID_MSI);
-	d.bar0 = d.f->bar[0].cpu_addr;
-	if (!d.cap || !d.f->bar[0].assigned || !probe_edu_alive(d.bar0)) {
-		kprintf("msi: edu 0000:%02x:%02x.%u unusable (MSI cap 0x%x, "
-			"BAR0 0x%lx)\n", d.f->bus, d.f->dev, d.f->fn, d.cap,
-			(unsigned long)d.bar0);
-		return -1;
-	}
-	cmd = ecam_read16(e, d.f->bus, d.f->dev, d.f->fn, PCI_COMMAND);
-	ecam_write16(e, d.f->bus, d.f->dev, d.f->fn, PCI_COMMAND,
+	cmd = ecam_read16(e, f->bus, f->dev, f->fn, PCI_COMMAND);
+	ecam_write16(e, f->bus, f->dev, f->fn, PCI_COMMAND,
 		     cmd | PCI_COMMAND_INTX_DISABLE);
 	for (i = 0; i < rv_ncpus; i++) {
 		struct rv_cpu *t = &rv_cpus[i];
@@ -187,5 +172,42 @@ int rv_msi_probe(struct ecam *e)
 		if (!probe_one(&d, t, RV_PROBE_IDENTITY + i))
 			failed++;
 	}
+	/* Leave the device quiet: MSI off again. */
+	ecam_write16(e, f->bus, f->dev, f->fn, d.cap + PCI_MSI_FLAGS,
+		     ecam_read16(e, f->bus, f->dev, f->fn, d.cap + PCI_MSI_FLAGS) &
+		     (uint16_t)~PCI_MSI_FLAGS_ENABLE);
+	return failed;
+}
+
+/**
+ * rv_msi_probe - send each edu's MSI to every CPU's S-level interrupt file
+ * @e: the enumerated PCI hierarchy (BARs assigned, memory decoding and
+ *     bus mastering on)
+ *
+ * CPU i gets identity RV_PROBE_IDENTITY + i; every CPU enabled all the
+ * probe identities, so a message that reached the wrong file or carried
+ * the wrong identity is claimed, seen and reported rather than lost.
+ *
+ * Return: the number of failed (device, CPU) pairs, or -1 when there is
+ * no edu (nothing was tried).
+ */
+int rv_msi_probe(struct ecam *e)
+{
+	const struct ecam_func *f;
+	unsigned int idx;
+	int failed = 0;
+
+	if (!ecam_find(e, EDU_VENDOR, EDU_DEVICE, 0)) {
+		kprintf("msi: no edu device; MSI probe skipped\n");
+		return -1;
+	}
+	if (!rv_plat.imsic.present) {
+		kprintf("UMSI {\"event\":\"riscv-msi-probe\",\"ok\":false,"
+			"\"reason\":\"no S-level IMSIC (-machine virt,"
+			"aia=aplic-imsic)\"}\n");
+		return 1;
+	}
+	for (idx = 0; (f = ecam_find(e, EDU_VENDOR, EDU_DEVICE, idx)); idx++)
+		failed += probe_device(e, f);
 	return failed;
 }
