@@ -16,8 +16,9 @@
 #
 # Boots -smp 1, 4 and 5 with edu behind a pcie-root-port, -smp 2 with edu
 # on the root bus and another behind a root port and a pcie-pci-bridge
-# (two bridge levels), and once without the AIA (the kernel must say it
-# has no IMSIC and fail).
+# (two bridge levels), -smp 4 with the secondaries entering at _start
+# (the OpenSBI v1.1 race start.S copes with), and once without the AIA
+# (the kernel must say it has no IMSIC and fail).
 use strict;
 use warnings;
 use FindBin;
@@ -166,6 +167,19 @@ for my $c (@cases) {
 		diag("$r->{cmd}\n$r->{text}") unless Test::More->builder->is_passing;
 	};
 }
+
+# OpenSBI v1.1 may let a hart being started run the payload's entry with
+# the device tree instead of the address given to hart_start (start.S);
+# umsi.riscv_stray starts every secondary hart that way on purpose.
+subtest '-smp 4, secondaries entering at _start (umsi.riscv_stray)' => sub {
+	my $r = boot(smp => 4, append => 'umsi.riscv_stray',
+		     devices => ['-device', 'pcie-root-port,id=rp0,chassis=1',
+				 '-device', 'edu,bus=rp0']);
+	check_boot($r, 4, ['0000:01:00.0']);
+	is(scalar(grep { /^cpu \d+ hart \d+ up \(entered at _start, adopted\)/ }
+		  @{$r->{lines}}), 3, 'three harts adopted at _start');
+	diag("$r->{cmd}\n$r->{text}") unless Test::More->builder->is_passing;
+};
 
 subtest 'virt without the AIA: no IMSIC, FAIL' => sub {
 	my $r = boot(machine => 'virt', smp => 2,

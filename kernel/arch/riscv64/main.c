@@ -30,6 +30,22 @@ unsigned int rv_probe_identities(void)
 	return rv_ncpus < room ? rv_ncpus : room;
 }
 
+/* Is @word one of the space-separated words of @args? */
+static bool main_has_arg(const char *args, const char *word)
+{
+	size_t n = strlen(word);
+
+	while (*args) {
+		while (*args == ' ')
+			args++;
+		if (!strncmp(args, word, n) && (!args[n] || args[n] == ' '))
+			return true;
+		while (*args && *args != ' ')
+			args++;
+	}
+	return false;
+}
+
 static void main_report_platform(void)
 {
 	const struct rv_platform *p = &rv_plat;
@@ -108,7 +124,8 @@ void rv_main(unsigned long hartid, const void *dtb)
 		"(%u bytes)\n", hartid, dtb, rv_fdt.size);
 	main_report_platform();
 
-	smp_boot((uint32_t)hartid);
+	smp_boot((uint32_t)hartid, main_has_arg(rv_plat.bootargs,
+						"umsi.riscv_stray"), dtb);
 	for (i = 0; i < rv_ncpus; i++)
 		up += rv_cpus[i].up ? 1 : 0;
 	main_report_ready((uint32_t)hartid);

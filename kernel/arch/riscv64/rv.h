@@ -70,7 +70,7 @@ uint32_t imsic_claim(void);
 void imsic_handle(void);
 
 /* smp.c */
-void smp_boot(uint32_t boot_hartid);
+void smp_boot(uint32_t boot_hartid, bool via_start, const void *dtb);
 void rv_cpu_irq_setup(void);
 
 /* msiprobe.c */

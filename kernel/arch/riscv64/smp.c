@@ -15,11 +15,25 @@
 struct rv_cpu rv_cpus[RV_MAX_HARTS];
 unsigned int rv_ncpus;
 
+/*
+ * The record of the hart being started, for a hart that enters at
+ * _start instead of rv_secondary_entry (start.S says when). In .data:
+ * such a hart may read it before the boot hart has zeroed .bss.
+ */
+struct rv_cpu *rv_starting_cpu __attribute__((section(".data")));
+
+_Static_assert(offsetof(struct rv_cpu, stack_top) == 0,
+	       "start.S loads the stack from offset 0");
+_Static_assert(offsetof(struct rv_cpu, hartid) == 12,
+	       "start.S compares the hart ID at offset 12");
+
 static uint8_t smp_stacks[RV_MAX_HARTS][RV_STACK_SIZE]
 	__attribute__((aligned(16)));
 
 extern char rv_secondary_entry[];
-void rv_secondary_main(unsigned long hartid, struct rv_cpu *c);
+extern char _start[];
+void rv_secondary_main(unsigned long hartid, struct rv_cpu *c,
+		       unsigned long stray);
 
 /* This CPU's interrupt file and the probe identities; then SEIE on. */
 void rv_cpu_irq_setup(void)
@@ -44,24 +58,41 @@ static void smp_report_up(const struct rv_cpu *c, const char *what)
 		c->imsic_ok ? "delivering" : "NOT delivering");
 }
 
-void rv_secondary_main(unsigned long hartid, struct rv_cpu *c)
+/* @stray: the hart came in at _start and was adopted (start.S). */
+void rv_secondary_main(unsigned long hartid, struct rv_cpu *c,
+		       unsigned long stray)
 {
 	(void)hartid;
 	rv_cpu_irq_setup();
-	smp_report_up(c, "");
+	smp_report_up(c, stray ? " (entered at _start, adopted)" : "");
 	__atomic_store_n(&c->up, 1, __ATOMIC_RELEASE);
 	for (;;)
 		wfi();
 }
 
-static bool smp_start(struct rv_cpu *c)
+/*
+ * @via_start: start the hart at _start with a1 = the device tree, as the
+ * OpenSBI race does (start.S), to exercise the adoption path.
+ */
+static bool smp_start(struct rv_cpu *c, bool via_start, const void *dtb)
 {
 	uint64_t deadline;
 	long err;
 
-	err = sbi_hart_start(c->hartid, (unsigned long)rv_secondary_entry,
-			     (unsigned long)c);
-	if (err) {
+	/* Published first: a hart that strays into _start looks here. */
+	__atomic_store_n(&rv_starting_cpu, c, __ATOMIC_RELEASE);
+	if (via_start)
+		err = sbi_hart_start(c->hartid, (unsigned long)_start,
+				     (unsigned long)dtb);
+	else
+		err = sbi_hart_start(c->hartid,
+				     (unsigned long)rv_secondary_entry,
+				     (unsigned long)c);
+	if (err == SBI_ERR_ALREADY_AVAILABLE) {
+		/* It is already running our code, waiting at _start. */
+		kprintf("cpu %u hart %u: already started; adopting it\n",
+			c->cpu, c->hartid);
+	} else if (err) {
 		kprintf("cpu %u hart %u: hart_start failed (SBI error %ld, "
 			"status %ld)\n", c->cpu, c->hartid, err,
 			sbi_hart_status(c->hartid));
@@ -82,11 +113,13 @@ static bool smp_start(struct rv_cpu *c)
 /**
  * smp_boot - give every hart of the device tree a record and start it
  * @boot_hartid: the hart running this (a0 at entry)
+ * @via_start: start them at _start, as strays (umsi.riscv_stray)
+ * @dtb: the device tree, for @via_start
  *
  * Context: boot hart, once. Panics when the boot hart is not in the
  * device tree; a hart that does not start is reported and left out.
  */
-void smp_boot(uint32_t boot_hartid)
+void smp_boot(uint32_t boot_hartid, bool via_start, const void *dtb)
 {
 	struct rv_cpu *boot = NULL;
 	unsigned int i;
@@ -110,5 +143,5 @@ void smp_boot(uint32_t boot_hartid)
 	boot->up = 1;
 	for (i = 0; i < rv_ncpus; i++)
 		if (&rv_cpus[i] != boot)
-			smp_start(&rv_cpus[i]);
+			smp_start(&rv_cpus[i], via_start, dtb);
 }

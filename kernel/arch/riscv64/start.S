@@ -9,11 +9,28 @@
  * Paging is off (satp = 0): the kernel runs at its physical addresses,
  * which -mcmodel=medany reaches PC-relatively.
  */
+#define RV_CPU_HARTID	12	/* offsetof(struct rv_cpu, hartid), checked in smp.c */
+
 	.section .text.entry, "ax"
 	.globl _start
 _start:
 	csrw	sie, zero
 	csrci	sstatus, 2
+	/*
+	 * Only the first hart here is the boot hart. OpenSBI v1.1's
+	 * hart_start marks the hart START_PENDING before it writes the
+	 * start address and argument; a hart waiting in its warm-boot loop
+	 * that wakes in between jumps to the stale ones, i.e. here with
+	 * a1 = the device tree (seen about once in 50 boots under QEMU
+	 * 7.2 TCG). Such a hart must not zero .bss under the running
+	 * kernel: it waits to be adopted instead.
+	 */
+	la	t0, rv_boot_lottery
+	li	t1, 1
+	amoswap.w.aq t0, t1, (t0)
+	beqz	t0, 0f
+	j	rv_stray_hart
+0:
 	la	t0, rv_trap_entry
 	csrw	stvec, t0
 	/* Zero .bss (8-byte aligned by kernel.ld); a0/a1 are kept. */
@@ -30,9 +47,29 @@ _start:
 	j	3b
 
 	.text
+/*
+ * A hart that came in through _start but is not the boot hart: wait
+ * until smp.c publishes the record of the hart it is starting
+ * (rv_starting_cpu, in .data so that it is valid before .bss is zeroed)
+ * and that record is this hart's, then go on as a started hart, a2 = 1.
+ */
+rv_stray_hart:
+	la	t0, rv_starting_cpu
+5:	ld	a1, 0(t0)
+	fence	r, rw
+	beqz	a1, 6f
+	lwu	t1, RV_CPU_HARTID(a1)
+	bne	t1, a0, 6f
+	li	a2, 1
+	j	rv_secondary_common
+6:	.insn i 0x0f, 0, x0, x0, 0x010	/* pause */
+	j	5b
+
 	.globl rv_secondary_entry
 	.align 2
 rv_secondary_entry:
+	li	a2, 0
+rv_secondary_common:
 	csrw	sie, zero
 	csrci	sstatus, 2
 	la	t0, rv_trap_entry
@@ -127,6 +164,11 @@ rv_trap_entry:
 	ld	x31, 248(sp)
 	addi	sp, sp, 272
 	sret
+
+	.data
+	.align 2
+rv_boot_lottery:
+	.word	0
 
 	.section .bss.stack, "aw", @nobits
 	.align 4
