@@ -9,17 +9,22 @@
 # and proves MSI through the ITS without the uMSI library: edu's MSI
 # address is GITS_TRANSLATER, its DeviceID the requester ID (msi-map),
 # the LPI must be acknowledged by the CPU whose collection MAPTI chose,
-# and after MOVI by the new CPU.
+# and after MOVI by the new CPU. With umsi.hold the kernel stays up and
+# QEMU's monitor must agree: bridge bus numbers, BARs, and edu's MSI
+# capability holding GITS_TRANSLATER and the EventID.
 #
 # Every run is under timeout(1); the kernel ends with PSCI SYSTEM_OFF
 # (QEMU exits 0).
 use strict;
 use warnings;
 use Test::More;
+use POSIX ();
 use File::Temp qw(tempdir);
 use JSON::PP;
 use Cwd qw(abs_path);
 use File::Basename qw(dirname);
+use IO::Socket::UNIX;
+use Time::HiRes qw(sleep time);
 
 my $ROOT = abs_path(dirname(__FILE__) . '/../..');
 my $BUILD = $ENV{BUILD} // "$ROOT/build";
@@ -158,6 +163,99 @@ subtest '-smp 2, two edus: root bus and behind a root port' => sub {
 		   "$bdf moved from CPU 1 to CPU 0");
 	}
 	diag($r->{cmd} . "\n" . $r->{serial} . $r->{qemu}) unless $r->{done} && $r->{done}{ok};
+};
+
+# Boot with umsi.hold (the kernel stays up after its done line), then ask
+# QEMU's HMP monitor what the hardware holds: its view, not the kernel's.
+sub boot_held {
+	my (%o) = @_;
+	my $dir = tempdir('umsi-arm64-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	my ($serial, $sock) = ("$dir/serial.log", "$dir/mon.sock");
+	my @cmd = ('timeout', '-k', '5', 60, $QEMU,
+		   '-machine', 'virt,gic-version=3,its=on', '-cpu', 'cortex-a57',
+		   '-m', '256', '-smp', $o{smp}, '-nic', 'none',
+		   '-display', 'none', '-no-reboot', '-serial', "file:$serial",
+		   '-monitor', "unix:$sock,server=on,wait=off",
+		   '-kernel', $KERNEL, '-append', 'umsi.hold',
+		   @{$o{devices}});
+	my $pid = fork() // die "fork: $!";
+	if (!$pid) {
+		open(STDOUT, '>', "$dir/qemu.out");
+		open(STDERR, '>&', \*STDOUT);
+		exec(@cmd) or exit(127);
+	}
+	my ($text, %mon) = ('');
+	my $deadline = time() + 60;
+	while (time() < $deadline) {
+		last if waitpid($pid, POSIX::WNOHANG()) == $pid;
+		$text = -f $serial ? do { local (@ARGV, $/) = ($serial); <> } : '';
+		last if $text =~ /^UMSI \{"event":"done".*\}\r?\n/m;
+		sleep(0.05);
+	}
+	my $m = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $sock);
+	if ($m) {
+		my $read = sub {
+			my $buf = '';
+			while ($buf !~ /\(qemu\) $/) {
+				my $n = sysread($m, $buf, 65536, length $buf);
+				last unless $n;
+			}
+			$buf =~ s/\e\[[0-9;]*[A-Za-z]//g;
+			$buf =~ s/\r//g;
+			return $buf;
+		};
+		$read->();
+		for my $c ($o{commands}->($text)) {
+			print $m "$c\n";
+			$mon{$c} = $read->();
+		}
+		# QEMU must read quit before the socket closes: wait for its EOF.
+		print $m "quit\n";
+		1 while sysread($m, my $junk, 4096);
+		close($m);
+	}
+	waitpid($pid, 0);
+	$text =~ s/\r//g;
+	return { serial => $text, mon => \%mon, cmd => join(' ', @cmd) };
+}
+
+subtest 'QEMU monitor agrees: bridge bus numbers, BARs, edu MSI state' => sub {
+	# The MSI capability of 01:00.0 through the ECAM window the device
+	# tree gave (QEMU: 0x40_1000_0000), at the offset the kernel found.
+	my $ecam_msi;
+	my $r = boot_held(smp => 2,
+			  devices => ['-device', 'pcie-root-port,id=rp0,chassis=1',
+				      '-device', 'edu,bus=rp0'],
+			  commands => sub {
+				my ($text) = @_;
+				my ($ecam) = $text =~ /^dt: pci ecam 0x([0-9a-f]+) /m;
+				my ($cap) = $text =~ /^msi: 01:00\.0 cap 0x([0-9a-f]+) /m;
+				no warnings 'portable';	# 64-bit addresses
+				$ecam_msi = sprintf('xp /4wx 0x%x', hex($ecam // '0') +
+						    (1 << 20) + hex($cap // '0'));
+				return ('info pci', $ecam_msi);
+			  });
+	like($r->{serial}, qr/^UMSI \{"event":"done","arch":"arm64","ok":true\}$/m,
+	     'kernel done and held');
+	like($r->{serial}, qr/^msi: 01:00\.0 cap 0x40 /m, "edu's MSI capability at 0x40");
+	my $pci = $r->{mon}{'info pci'} // '';
+	like($pci, qr/secondary bus 1\.\s+subordinate bus 1\./,
+	     'root port: secondary and subordinate bus 1');
+	like($pci, qr/memory range \[0x10100000, 0x101fffff\]/,
+	     'root port: memory window around the edu BAR');
+	like($pci, qr/Bus\s+1, device\s+0, function 0:.*?PCI device 1234:11e8.*?BAR0: 32 bit memory at 0x10100000 \[0x101fffff\]/s,
+	     'edu at 01:00.0, BAR0 at 0x10100000');
+	# "0000004010100040: 0x00810005 0x08090040 0x00000000 0x00000000":
+	# MSI capability dword 0 (ID 5, next, control with enable and
+	# 64-bit), then address low, high and data.
+	my @v = map { hex } ($r->{mon}{$ecam_msi} // '') =~ /\b0x([0-9a-f]{8})\b/g;
+	ok(@v == 4 && ($v[0] & 0xff) == 0x05 && ($v[0] >> 16 & 1),
+	   'MSI capability enabled') or diag($r->{mon}{$ecam_msi});
+	is(sprintf('0x%08x', $v[1] // 0), '0x08090040', 'MSI address low = GITS_TRANSLATER (ITS base + 0x10040)');
+	is($v[2] // -1, 0, 'MSI address high 0');
+	is(($v[3] // -1) & 0xffff, 0, 'MSI data = EventID 0');
+	diag($r->{cmd} . "\n" . $r->{serial} . join("\n", values %{$r->{mon}}))
+		unless $pci =~ /11e8/;
 };
 
 done_testing();

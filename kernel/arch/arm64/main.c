@@ -240,6 +240,22 @@ static void print_ready(void)
 	kprintf("%s]}\n", buf);
 }
 
+/* Whether the boot arguments hold @word as a whole space-separated word. */
+static bool bootarg_has(const char *args, const char *word)
+{
+	size_t n = strlen(word);
+
+	while (*args) {
+		while (*args == ' ')
+			args++;
+		if (!strncmp(args, word, n) && (args[n] == ' ' || !args[n]))
+			return true;
+		while (*args && *args != ' ')
+			args++;
+	}
+	return false;
+}
+
 static const void *find_dtb(uint64_t x0)
 {
 	/* Linux's boot protocol passes it in x0; else try the start of RAM. */
@@ -372,5 +388,14 @@ void kmain(uint64_t x0)
 	cpu_report_irqs(0);
 	kprintf("UMSI {\"event\":\"done\",\"arch\":\"arm64\",\"ok\":%s}\n",
 		ok && up == plat.ncpus ? "true" : "false");
+	/*
+	 * umsi.hold: stay up (interrupts still served) so that a test can
+	 * read the machine through QEMU's monitor, then quit it.
+	 */
+	if (bootarg_has(plat.bootargs, "umsi.hold"))
+		for (;;) {
+			__asm__ volatile("wfi" ::: "memory");
+			cpu_report_irqs(0);
+		}
 	system_off();
 }
