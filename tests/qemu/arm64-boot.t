@@ -40,8 +40,8 @@ sub boot {
 	my (%o) = @_;
 	my $dir = tempdir('umsi-arm64-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 	my @cmd = ('timeout', '-k', '5', $o{timeout} // 60, $QEMU,
-		   '-machine', 'virt,gic-version=3,its=on', '-cpu', 'cortex-a57',
-		   '-m', '256', '-smp', $o{smp}, '-nic', 'none',
+		   '-machine', 'virt,gic-version=3,its=on' . ($o{machine} // ''),
+		   '-cpu', 'cortex-a57', '-m', '256', '-smp', $o{smp}, '-nic', 'none',
 		   '-display', 'none', '-monitor', 'none', '-no-reboot',
 		   '-serial', "file:$dir/serial.log",
 		   '-kernel', $KERNEL, '-append', $o{append} // '',
@@ -162,6 +162,21 @@ subtest '-smp 2, two edus: root bus and behind a root port' => sub {
 		ok($m && $m->{ok} && $m->{cpu} == 0 && $m->{from} == 1,
 		   "$bdf moved from CPU 1 to CPU 0");
 	}
+	diag($r->{cmd} . "\n" . $r->{serial} . $r->{qemu}) unless $r->{done} && $r->{done}{ok};
+};
+
+subtest '-smp 2, entered at EL2 (virtualization=on, PSCI via SMC)' => sub {
+	my $append = 'umsi.test el2';
+	my $r = boot(smp => 2, append => $append, machine => ',virtualization=on',
+		     devices => ['-device', 'pcie-root-port,id=rp0,chassis=1',
+				 '-device', 'edu,bus=rp0']);
+	check_boot($r, 2, $append);
+	ok(grep({ /^umsi arm64 kernel: entered at EL2, running at EL1,/ } @{$r->{lines}}),
+	   'entered at EL2, dropped to EL1');
+	ok(grep({ /^dt: psci via smc,/ } @{$r->{lines}}), 'the device tree says SMC');
+	my ($p, $m) = (probe($r, '01:00.0', 'mapti'), probe($r, '01:00.0', 'movi'));
+	ok($p && $p->{ok} && $p->{cpu} == 1 && $m && $m->{ok} && $m->{cpu} == 0,
+	   'MSI on CPU 1, then on CPU 0 after MOVI');
 	diag($r->{cmd} . "\n" . $r->{serial} . $r->{qemu}) unless $r->{done} && $r->{done}{ok};
 };
 

@@ -62,6 +62,7 @@ _start:
 
 primary_entry:
 	mov	x19, x0			/* device tree address, or 0 */
+	mrs	x20, CurrentEL		/* the EL QEMU started us at */
 	drop_to_el1
 	sctlr_init
 	adrp	x1, cpu_stacks
@@ -80,6 +81,7 @@ primary_entry:
 	msr	vbar_el1, x1
 	isb
 	mov	x0, x19
+	lsr	x1, x20, #2
 	bl	kmain
 	b	arm64_halt
 

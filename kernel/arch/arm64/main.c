@@ -335,15 +335,16 @@ static void pci_up(void)
 	}
 }
 
-void kmain(uint64_t x0)
+void kmain(uint64_t x0, uint64_t entry_el)
 {
 	const void *dtb;
 	unsigned up;
 	bool ok = true;
 	uint64_t el = read_sysreg(CurrentEL) >> 2 & 3;
 
-	kprintf("umsi arm64 kernel: EL%llu, x0 0x%llx\n",
-		(unsigned long long)el, (unsigned long long)x0);
+	kprintf("umsi arm64 kernel: entered at EL%llu, running at EL%llu, x0 0x%llx\n",
+		(unsigned long long)(entry_el & 3), (unsigned long long)el,
+		(unsigned long long)x0);
 	dtb = find_dtb(x0);
 	if (!dtb || fdt_init(&fdt, dtb, DTB_MAX_SIZE)) {
 		kprintf("PANIC: no valid device tree (x0 0x%llx)\n",
