@@ -3,8 +3,11 @@
  * umsi/matrix.h - the per-CPU vector matrix: which interrupt vector of which
  * CPU is free, reserved, or owned.
  *
- * Every CPU has 256 vectors (an x86 IDT). The matrix hands them out and
- * takes them back; it is a pure data structure: no I/O, no locks, no
+ * Every CPU has the same space of nvec vectors (identities), chosen at
+ * init: 256 for an x86 IDT, 64, 256 or 2048 for a RISC-V AIA IMSIC
+ * interrupt file (riscv,num-ids 63 .. 2047; identity 0 is never used), any
+ * multiple of 64 up to UMSI_MATRIX_MAX_VECTORS. The matrix hands them out
+ * and takes them back; it is a pure data structure: no I/O, no locks, no
  * allocation, no global state. The caller provides the memory
  * (umsi_matrix_size() then umsi_matrix_init()) and serialises every call
  * that changes the matrix (the IRQ layer holds its vector lock around
@@ -24,7 +27,8 @@
  *              CPU from umsi_matrix_init() on, before any CPU is online
  *
  * With these defaults a CPU has 203 allocatable vectors, and the legacy CPU
- * 187.
+ * 187. A controller with a flat identity space (an IMSIC) has no classes
+ * but the allocatable range: umsi_matrix_space_config() describes it.
  *
  * Kinds of allocation:
  *  - unmanaged: umsi_matrix_alloc() and friends place one vector (or an
@@ -65,8 +69,14 @@
 
 #include <umsi/types.h>
 
-/* Vectors per CPU: the x86 IDT has 256 entries. */
+/* The default space of vectors per CPU (nvec 0): the x86 IDT has 256
+ * entries. */
 #define UMSI_MATRIX_VECTORS     256u
+/* Smallest and largest space per CPU, in vectors; nvec is a multiple of
+ * UMSI_MATRIX_MIN_VECTORS. A RISC-V AIA IMSIC has at most 2047 identities
+ * (AIA 1.0, 3.1: 63 .. 2047), so 2048 covers it; 4096 leaves room. */
+#define UMSI_MATRIX_MIN_VECTORS 64u
+#define UMSI_MATRIX_MAX_VECTORS 4096u
 /* Most CPUs one matrix can hold. */
 #define UMSI_MATRIX_MAX_CPUS    65536u
 /* Largest block order of umsi_matrix_alloc_block(): 2^5 = 32 vectors, the
@@ -87,8 +97,8 @@
 /*
  * umsi_matrix_alloc() flags.
  * UMSI_MATRIX_SPREAD: inside the chosen CPU, take a vector in the priority
- * class (vector >> 4) that holds the fewest owned vectors, instead of the
- * lowest free vector. A local APIC holds at most one in-service and one
+ * class (vector >> 4, nvec / 16 classes) that holds the fewest owned
+ * vectors, instead of the lowest free vector. A local APIC holds at most one in-service and one
  * pending interrupt per class, so spreading keeps devices from queueing
  * behind each other; the seed patch did it by stepping vectors by 8.
  */
@@ -99,19 +109,25 @@
  * @ncpus: number of CPUs, 1 .. UMSI_MATRIX_MAX_CPUS. CPUs are numbered
  *	0 .. ncpus - 1 (the host's CPU numbers, not APIC IDs).
  * @alloc_first: lowest allocatable vector. Vectors below it are never
- *	handed out (on x86 the 32 exception vectors).
- * @alloc_last: highest allocatable vector, inclusive, >= @alloc_first.
+ *	handed out (on x86 the 32 exception vectors, on an IMSIC identity 0).
+ * @alloc_last: highest allocatable vector, inclusive, >= @alloc_first,
+ *	below @nvec.
  * @system_first: first system vector, reserved on every CPU. Set
  *	@system_first > @system_last for none.
- * @system_last: last system vector, inclusive, at most 255.
+ * @system_last: last system vector, inclusive, below @nvec.
  * @legacy_first: vector of ISA IRQ 0; ISA IRQ i uses @legacy_first + i.
  * @legacy_count: number of legacy ISA IRQs, 0 .. UMSI_MATRIX_MAX_LEGACY.
  *	The legacy vectors must not be system or reserved vectors.
  * @legacy_cpu: the CPU that holds the legacy vectors (< @ncpus). On x86
  *	the 8259 PIC in virtual-wire mode delivers to the boot CPU only, so
  *	the legacy vectors are withheld there and nowhere else.
+ * @nvec: vectors per CPU, the size of each CPU's space: a multiple of
+ *	UMSI_MATRIX_MIN_VECTORS from 64 to UMSI_MATRIX_MAX_VECTORS, or 0 for
+ *	UMSI_MATRIX_VECTORS (256), so that a zeroed configuration keeps the
+ *	x86 shape. Every vector number of the other fields is below it.
  * @reserved: bitmap of further vectors reserved on every CPU (bit v of
- *	reserved[v / 64] is vector v); the x86 default reserves 0x80.
+ *	reserved[v / 64] is vector v); the x86 default reserves 0x80. Bits at
+ *	or beyond @nvec must be zero.
  */
 struct umsi_matrix_config {
 	uint32_t ncpus;
@@ -122,7 +138,8 @@ struct umsi_matrix_config {
 	uint16_t legacy_first;
 	uint16_t legacy_count;
 	uint32_t legacy_cpu;
-	uint64_t reserved[4];
+	uint32_t nvec;
+	uint64_t reserved[UMSI_MATRIX_MAX_VECTORS / 64];
 };
 
 /**
@@ -184,18 +201,39 @@ struct umsi_matrix;
  * @cfg: configuration to fill
  * @ncpus: number of CPUs
  *
- * Allocatable 0x20-0xeb, system vectors 0xec-0xff, 0x80 reserved, ISA IRQs
- * 0-15 at 0x30-0x3f on CPU 0. @ncpus is stored as given; umsi_matrix_size()
- * and umsi_matrix_init() reject it if out of range.
+ * 256 vectors per CPU (nvec UMSI_MATRIX_VECTORS), allocatable 0x20-0xeb,
+ * system vectors 0xec-0xff, 0x80 reserved, ISA IRQs 0-15 at 0x30-0x3f on
+ * CPU 0. @ncpus is stored as given; umsi_matrix_size() and
+ * umsi_matrix_init() reject it if out of range.
  */
 void umsi_matrix_default_config(struct umsi_matrix_config *cfg, uint32_t ncpus);
+
+/**
+ * umsi_matrix_space_config - Fill a configuration for a flat identity space
+ * @cfg: configuration to fill
+ * @ncpus: number of CPUs
+ * @nvec: vectors per CPU (see struct umsi_matrix_config)
+ * @first: lowest allocatable vector
+ * @last: highest allocatable vector, inclusive
+ *
+ * For a controller whose vectors have no classes: [@first, @last] is
+ * allocatable on every CPU, and there are no system, legacy or reserved
+ * vectors. A RISC-V AIA IMSIC with riscv,num-ids = 255 is (@nvec 256,
+ * @first 1, @last 255): identity 0 means "no interrupt". The arguments are
+ * stored as given (@first and @last above 65535 as 65535, past any @nvec,
+ * rather than wrapped into range); umsi_matrix_size() and
+ * umsi_matrix_init() reject what is out of range.
+ */
+void umsi_matrix_space_config(struct umsi_matrix_config *cfg, uint32_t ncpus,
+			      uint32_t nvec, uint32_t first, uint32_t last);
 
 /**
  * umsi_matrix_size - Memory needed by a matrix
  * @cfg: configuration
  *
- * About 74 bytes per CPU plus a header; alignment slack is included, so any
- * byte buffer of this length will do.
+ * About 10 + nvec / 4 bytes per CPU (74 for 256 vectors) plus a header
+ * and nvec * 3 / 8 bytes of matrix-wide bitmaps; alignment slack is
+ * included, so any byte buffer of this length will do.
  *
  * Return: the number of bytes umsi_matrix_init() needs, or 0 if @cfg is
  * NULL or invalid.
@@ -214,8 +252,9 @@ size_t umsi_matrix_size(const struct umsi_matrix_config *cfg);
  * All CPUs start offline with no vector owned; system and reserved vectors
  * are withheld on every CPU from now on.
  *
- * Return: 0, -UMSI_EINVAL if an argument is NULL or @cfg is invalid (ranges
- * out of 0..255 or overlapping as described in struct umsi_matrix_config),
+ * Return: 0, -UMSI_EINVAL if an argument is NULL or @cfg is invalid (nvec
+ * not a multiple of 64 in 64..4096, ranges or reserved bits at or past
+ * nvec, or overlapping as described in struct umsi_matrix_config),
  * -UMSI_ENOMEM if @len is too small.
  */
 int umsi_matrix_init(void *mem, size_t len, const struct umsi_matrix_config *cfg,
@@ -453,6 +492,16 @@ bool umsi_matrix_is_allocated(const struct umsi_matrix *m, uint32_t cpu,
  */
 int umsi_matrix_vector_state(const struct umsi_matrix *m, uint32_t cpu,
 			     unsigned int vector);
+
+/**
+ * umsi_matrix_nvec - Vectors per CPU
+ * @m: matrix
+ *
+ * Return: the size of every CPU's space (the configured nvec, 256 for a
+ * configuration that left it 0): vector numbers run from 0 to this minus
+ * one. 0 if @m is NULL.
+ */
+uint32_t umsi_matrix_nvec(const struct umsi_matrix *m);
 
 /**
  * umsi_matrix_stats - Whole-matrix accounting

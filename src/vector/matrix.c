@@ -8,9 +8,11 @@
  * costs about 190 K instructions per allocation and free on 8192 CPUs. Here
  * the choice of CPU is kept ready in three layers:
  *
- *  1. Per CPU (struct matrix_cpu): the 256-bit ownership and managed
- *     bitmaps and four counters. Which vector of a CPU to hand out is a
- *     find-first over four words.
+ *  1. Per CPU: four counters (struct matrix_cpu) and, out of line, the
+ *     ownership and managed bitmaps of its space of nvec vectors (256 on
+ *     x86, 64 to 4096 in general: nvec / 64 words each). Which vector of a
+ *     CPU to hand out is a find-first over those words, unrolled for the
+ *     four words of the x86 space.
  *
  *  2. Per block of 64 CPUs (struct matrix_block): the online bitmap and the
  *     available counts stored "bit-sliced": slice[s] has bit i set when CPU
@@ -76,9 +78,10 @@
 #include <umsi/internal/bitops.h>
 #include <umsi/matrix.h>
 
-#define MATRIX_WORDS_PER_CPU    4u      /* 256 vectors / 64 */
 #define MATRIX_CPUS_PER_BLOCK   64u
-#define MATRIX_MAX_SLICES       9u      /* counts go up to 256: nine bits */
+#define MATRIX_MAX_SLICES       13u     /* counts go up to 4096: 13 bits */
+/* Words of one CPU's bitmap in the x86 space, the one with a fast path. */
+#define MATRIX_X86_WORDS        (UMSI_MATRIX_VECTORS / 64)
 #define MATRIX_ALIGN            8u
 /* "No such vector" from the finders, "no such block" from the tree. */
 #define MATRIX_NO_VECTOR        0xffffffffu
@@ -96,13 +99,12 @@
 #endif
 
 /*
- * The unmanaged vectors a CPU owns are not counted here: they are
- * capacity - available - managed_count, and umsi_matrix_check() counts them
- * from the bitmaps.
+ * The counters of one CPU, the head of its record (see struct umsi_matrix,
+ * cpus). The unmanaged vectors a CPU owns are not counted here: they are
+ * capacity - available - managed_count, and umsi_matrix_check() counts
+ * them from the bitmaps.
  */
 struct matrix_cpu {
-	uint64_t owned[MATRIX_WORDS_PER_CPU];   /* allocated, of any kind */
-	uint64_t managed[MATRIX_WORDS_PER_CPU]; /* reserved for managed IRQs */
 	uint16_t available;
 	uint16_t sliced;            /* the count the slices hold */
 	uint16_t managed_count;     /* popcount of managed */
@@ -123,7 +125,10 @@ struct matrix_block {
 	uint64_t top;           /* online CPUs at the block maximum */
 	uint64_t stale;         /* at most one CPU: sliced != available */
 	uint32_t below;         /* no online CPU outside top has more */
-	uint32_t pad;
+	/* To 144 bytes, 9 x 16: blocks[w] is then two instructions away, as
+	 * it was at 104 (13 x 8); at 136 (17 x 8) it is three, and the mask
+	 * search computes it for every block it visits. */
+	uint32_t pad[3];
 	uint64_t slice[MATRIX_MAX_SLICES];
 };
 
@@ -132,6 +137,9 @@ struct umsi_matrix {
 	uint32_t nblocks;
 	uint32_t leaves;          /* power of two >= nblocks */
 	uint32_t nslices;         /* bits needed by the largest capacity */
+	uint32_t nvec;            /* vectors per CPU, a multiple of 64 */
+	uint32_t wpc;             /* words per CPU bitmap: nvec / 64 */
+	uint32_t cpu_stride;      /* bytes per CPU record: 8 + 16 * wpc */
 	uint32_t legacy_cpu;
 	uint32_t legacy_first;
 	uint32_t legacy_count;
@@ -144,11 +152,20 @@ struct umsi_matrix {
 	uint32_t managed;
 	uint32_t managed_allocated;
 	uint32_t legacy;
-	/* Never allocatable anywhere; on the legacy CPU, its range too */
-	uint64_t blocked[MATRIX_WORDS_PER_CPU];
-	uint64_t blocked_legacy[MATRIX_WORDS_PER_CPU];
-	uint64_t legacy_map[MATRIX_WORDS_PER_CPU];
-	struct matrix_cpu *cpus;
+	/* Never allocatable anywhere; on the legacy CPU, its range too.
+	 * Each wpc words, after this header. */
+	uint64_t *blocked;
+	uint64_t *blocked_legacy;
+	uint64_t *legacy_map;
+	/*
+	 * One record per CPU, cpu_stride bytes apart: its struct matrix_cpu,
+	 * then its bitmaps (see matrix_map()), owned (allocated, of any kind)
+	 * and managed (reserved for managed IRQs) interleaved: word 2w is
+	 * owned word w, word 2w + 1 managed word w. A vector's two bits are
+	 * then found without knowing nvec, and one address serves the
+	 * counters and the bitmaps, as when the record had a fixed size.
+	 */
+	unsigned char *cpus;
 	struct matrix_block *blocks;
 	uint32_t *tree;
 };
@@ -156,7 +173,13 @@ struct umsi_matrix {
 _Static_assert(_Alignof(struct umsi_matrix) <= MATRIX_ALIGN, "matrix align");
 _Static_assert(_Alignof(struct matrix_cpu) <= MATRIX_ALIGN, "cpu align");
 _Static_assert(sizeof(struct matrix_cpu) % MATRIX_ALIGN == 0, "cpu size");
+_Static_assert(sizeof(struct matrix_block) == 144, "block size");
 _Static_assert(UMSI_MATRIX_MAX_CPUS <= 0x10000u, "CPU numbers fit the key");
+_Static_assert(UMSI_MATRIX_MAX_VECTORS < (1u << MATRIX_MAX_SLICES) &&
+	       UMSI_MATRIX_MAX_VECTORS < 0x10000u, "counts fit slices and keys");
+_Static_assert(UMSI_MATRIX_VECTORS % UMSI_MATRIX_MIN_VECTORS == 0 &&
+	       UMSI_MATRIX_MAX_VECTORS % UMSI_MATRIX_MIN_VECTORS == 0,
+	       "spaces are whole words");
 
 /* Tree keys: larger is better; 0 means "no online CPU". */
 static inline uint32_t matrix_key(uint32_t count, uint32_t cpu)
@@ -236,9 +259,45 @@ static inline void matrix_set_vec(uint64_t *map, unsigned int v)
 	map[v >> 6] |= 1ull << (v & 63);
 }
 
-static inline void matrix_clear_vec(uint64_t *map, unsigned int v)
+/* The record of @cpu: its counters, then its bitmaps. */
+static inline struct matrix_cpu *matrix_cpu(const struct umsi_matrix *m,
+					    uint32_t cpu)
 {
-	map[v >> 6] &= ~(1ull << (v & 63));
+	return (struct matrix_cpu *)(m->cpus + (size_t)cpu * m->cpu_stride);
+}
+
+/*
+ * The interleaved bitmaps of a CPU record (struct umsi_matrix, cpus), and
+ * the owned and managed bits of vector @v in them.
+ */
+static inline uint64_t *matrix_cpu_map(const struct matrix_cpu *c)
+{
+	return (uint64_t *)(uintptr_t)(c + 1);
+}
+
+static inline uint64_t *matrix_map(const struct umsi_matrix *m, uint32_t cpu)
+{
+	return matrix_cpu_map(matrix_cpu(m, cpu));
+}
+
+static inline uint64_t *matrix_owned_word(uint64_t *map, unsigned int v)
+{
+	return &map[2 * (v >> 6)];
+}
+
+static inline uint64_t *matrix_managed_word(uint64_t *map, unsigned int v)
+{
+	return &map[2 * (v >> 6) + 1];
+}
+
+static inline bool matrix_test_owned(const uint64_t *map, unsigned int v)
+{
+	return (map[2 * (v >> 6)] >> (v & 63)) & 1;
+}
+
+static inline bool matrix_test_managed(const uint64_t *map, unsigned int v)
+{
+	return (map[2 * (v >> 6) + 1] >> (v & 63)) & 1;
 }
 
 static inline const uint64_t *matrix_cpu_blocked(const struct umsi_matrix *m,
@@ -276,29 +335,64 @@ void umsi_matrix_default_config(struct umsi_matrix_config *cfg, uint32_t ncpus)
 	cfg->legacy_first = UMSI_MATRIX_X86_LEGACY_FIRST;
 	cfg->legacy_count = UMSI_MATRIX_MAX_LEGACY;
 	cfg->legacy_cpu = 0;
-	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++)
+	cfg->nvec = UMSI_MATRIX_VECTORS;
+	for (w = 0; w < UMSI_MATRIX_MAX_VECTORS / 64; w++)
 		cfg->reserved[w] = 0;
 	matrix_set_vec(cfg->reserved, UMSI_MATRIX_X86_SYSCALL);
 }
 
+void umsi_matrix_space_config(struct umsi_matrix_config *cfg, uint32_t ncpus,
+			      uint32_t nvec, uint32_t first, uint32_t last)
+{
+	unsigned int w;
+
+	if (!cfg)
+		return;
+	cfg->ncpus = ncpus;
+	cfg->nvec = nvec;
+	/* Clamped, not truncated: 0x10001 must not become vector 1. */
+	cfg->alloc_first = (uint16_t)(first > 0xffffu ? 0xffffu : first);
+	cfg->alloc_last = (uint16_t)(last > 0xffffu ? 0xffffu : last);
+	cfg->system_first = 1;  /* first > last: no system vectors */
+	cfg->system_last = 0;
+	cfg->legacy_first = 0;
+	cfg->legacy_count = 0;
+	cfg->legacy_cpu = 0;
+	for (w = 0; w < UMSI_MATRIX_MAX_VECTORS / 64; w++)
+		cfg->reserved[w] = 0;
+}
+
+/* The space of a configuration: 0 stands for the x86 default. */
+static uint32_t matrix_config_nvec(const struct umsi_matrix_config *cfg)
+{
+	return cfg->nvec ? cfg->nvec : UMSI_MATRIX_VECTORS;
+}
+
 static bool matrix_config_valid(const struct umsi_matrix_config *cfg)
 {
-	unsigned int v, end;
+	unsigned int v, w, end, nvec;
 
 	if (!cfg || cfg->ncpus == 0 || cfg->ncpus > UMSI_MATRIX_MAX_CPUS)
 		return false;
-	if (cfg->alloc_first > cfg->alloc_last ||
-	    cfg->alloc_last >= UMSI_MATRIX_VECTORS)
+	nvec = matrix_config_nvec(cfg);
+	if (nvec % UMSI_MATRIX_MIN_VECTORS || nvec > UMSI_MATRIX_MAX_VECTORS)
+		return false;
+	/* Reserved bits past the space would be silently ignored: refuse. */
+	for (w = nvec / 64; w < UMSI_MATRIX_MAX_VECTORS / 64; w++) {
+		if (cfg->reserved[w])
+			return false;
+	}
+	if (cfg->alloc_first > cfg->alloc_last || cfg->alloc_last >= nvec)
 		return false;
 	if (cfg->system_first <= cfg->system_last &&
-	    cfg->system_last >= UMSI_MATRIX_VECTORS)
+	    cfg->system_last >= nvec)
 		return false;
 	if (cfg->legacy_count > UMSI_MATRIX_MAX_LEGACY)
 		return false;
 	if (cfg->legacy_count == 0)
 		return true;
 	end = (uint32_t)cfg->legacy_first + cfg->legacy_count;
-	if (cfg->legacy_cpu >= cfg->ncpus || end > UMSI_MATRIX_VECTORS)
+	if (cfg->legacy_cpu >= cfg->ncpus || end > nvec)
 		return false;
 	/* A legacy vector must be distinct from every system or reserved one */
 	for (v = cfg->legacy_first; v < end; v++) {
@@ -329,13 +423,19 @@ static size_t matrix_align_up(size_t n)
 	return (n + MATRIX_ALIGN - 1) & ~(size_t)(MATRIX_ALIGN - 1);
 }
 
-/* Bytes from the aligned start of the memory to the end of the tree. */
-static size_t matrix_layout_size(uint32_t ncpus)
+/*
+ * Bytes from the aligned start of the memory to the end of the tree: the
+ * header, the three matrix-wide bitmaps, the counters and the bitmaps of
+ * every CPU, the blocks, the tree. Every part is a multiple of 8 bytes.
+ */
+static size_t matrix_layout_size(uint32_t ncpus, uint32_t nvec)
 {
-	uint32_t nblocks = matrix_blocks_for(ncpus);
+	uint32_t nblocks = matrix_blocks_for(ncpus), wpc = nvec / 64;
 
 	return matrix_align_up(sizeof(struct umsi_matrix)) +
-	       (size_t)ncpus * sizeof(struct matrix_cpu) +
+	       (size_t)3 * wpc * sizeof(uint64_t) +
+	       (size_t)ncpus * (sizeof(struct matrix_cpu) +
+				2 * wpc * sizeof(uint64_t)) +
 	       (size_t)nblocks * sizeof(struct matrix_block) +
 	       (size_t)2 * matrix_leaves_for(nblocks) * sizeof(uint32_t);
 }
@@ -344,7 +444,8 @@ size_t umsi_matrix_size(const struct umsi_matrix_config *cfg)
 {
 	if (!matrix_config_valid(cfg))
 		return 0;
-	return matrix_layout_size(cfg->ncpus) + MATRIX_ALIGN - 1;
+	return matrix_layout_size(cfg->ncpus, matrix_config_nvec(cfg)) +
+	       MATRIX_ALIGN - 1;
 }
 
 /* ---- The tree over the blocks ------------------------------------------- */
@@ -464,14 +565,20 @@ static inline uint64_t matrix_narrow(uint64_t cand, uint64_t slice)
 /*
  * The CPUs of @cand (non-empty, online) whose available count is the
  * largest among @cand: the bit-sliced maximum described at the top of the
- * file, unrolled and branch-free. Slices above the configured width are
- * zero and leave the candidates alone.
+ * file, unrolled and branch-free for the eight slices of a space of up to
+ * 255 allocatable vectors, a loop for the higher ones of larger spaces.
+ * Slices above the configured width are zero and leave the candidates
+ * alone.
  */
 static inline uint64_t matrix_block_top(const struct umsi_matrix *m,
 				 const struct matrix_block *b, uint64_t cand)
 {
-	if (m->nslices > 8)
-		cand = matrix_narrow(cand, b->slice[8]);
+	uint32_t s;
+
+	for (s = m->nslices; s > 8;) {
+		s--;
+		cand = matrix_narrow(cand, b->slice[s]);
+	}
 	cand = matrix_narrow(cand, b->slice[7]);
 	cand = matrix_narrow(cand, b->slice[6]);
 	cand = matrix_narrow(cand, b->slice[5]);
@@ -488,7 +595,7 @@ static inline uint32_t matrix_set_key(const struct umsi_matrix *m, uint32_t blk,
 {
 	uint32_t cpu = matrix_first(blk, set);
 
-	return matrix_key(m->cpus[cpu].available, cpu);
+	return matrix_key(matrix_cpu(m, cpu)->available, cpu);
 }
 
 /*
@@ -525,7 +632,7 @@ static MATRIX_NOINLINE void matrix_flush(struct umsi_matrix *m, uint32_t blk)
 
 	if (!bit)
 		return;
-	c = &m->cpus[matrix_first(blk, bit)];
+	c = matrix_cpu(m, matrix_first(blk, bit));
 	diff = (uint32_t)c->sliced ^ c->available;
 	while (diff) {
 		b->slice[umsi_ctz64(diff)] ^= bit;
@@ -568,7 +675,7 @@ static MATRIX_NOINLINE void matrix_below_exact(struct umsi_matrix *m,
 		return;
 	matrix_flush(m, blk);
 	rest = matrix_block_top(m, b, rest);
-	b->below = m->cpus[matrix_first(blk, rest)].available;
+	b->below = matrix_cpu(m, matrix_first(blk, rest))->available;
 }
 
 /* Recompute block @blk from its slices (after online or offline). */
@@ -630,7 +737,7 @@ static MATRIX_NOINLINE void matrix_top_fell(struct umsi_matrix *m, uint32_t blk)
 static void matrix_set_available(struct umsi_matrix *m, uint32_t cpu,
 				 uint32_t avail)
 {
-	struct matrix_cpu *c = &m->cpus[cpu];
+	struct matrix_cpu *c = matrix_cpu(m, cpu);
 	uint32_t blk = matrix_blk(cpu);
 	struct matrix_block *b = &m->blocks[blk];
 	uint64_t bit = matrix_bit(cpu);
@@ -974,32 +1081,39 @@ matrix_mask_search(const struct umsi_matrix *m, const uint64_t *words,
  * every set that holds it, so one bit test answers every mask that names
  * it (an explicit "all CPUs" mask among them); the others are searched.
  */
-static inline uint32_t matrix_mask_best(const struct umsi_matrix *m,
+static inline bool matrix_mask_has_root(const struct umsi_matrix *m,
 					const struct umsi_cpumask *mask)
 {
-	uint32_t root = m->tree[1], cpu = matrix_key_cpu(root);
+	uint32_t cpu = matrix_key_cpu(m->tree[1]);
 
 	/* cpu < ncpus whenever the root has a count; if not, any answer is
 	 * "no room", and the bit tested is still one the caller owns. */
-	if (cpu < mask->nbits && ((mask->words[cpu / 64] >> (cpu % 64)) & 1))
-		return root;
+	return cpu < mask->nbits && ((mask->words[cpu / 64] >> (cpu % 64)) & 1);
+}
+
+static inline uint32_t matrix_mask_best(const struct umsi_matrix *m,
+					const struct umsi_cpumask *mask)
+{
+	if (matrix_mask_has_root(m, mask))
+		return m->tree[1];
 	return matrix_mask_search(m, mask->words, matrix_mask_bits(m, mask));
 }
 
-/* Best key among the online CPUs @first .. @first + @count - 1. */
+/*
+ * Best key among the online CPUs @first .. @first + @count - 1, for a
+ * range without the root's CPU (umsi_matrix_alloc_range() answers the
+ * others with the root: the best CPU of all is the best of any range that
+ * holds it).
+ */
 static uint32_t matrix_range_best(const struct umsi_matrix *m, uint32_t first,
 				  uint32_t count)
 {
-	uint32_t root = m->tree[1];
 	uint32_t last = first + count - 1;
 	uint32_t lb = matrix_blk(first), hb = matrix_blk(last);
 	uint64_t lo_bits = ~0ull << (first % MATRIX_CPUS_PER_BLOCK);
 	uint64_t hi_bits = ~0ull >> (63 - last % MATRIX_CPUS_PER_BLOCK);
 	uint32_t best;
 
-	/* The best CPU of all is the best of any range that holds it. */
-	if (matrix_key_cpu(root) - first < count)
-		return root;
 	if (lb == hb)
 		return matrix_block_key(m, lb, lo_bits & hi_bits);
 	/* A whole block at either end is its leaf. */
@@ -1015,20 +1129,73 @@ static uint32_t matrix_range_best(const struct umsi_matrix *m, uint32_t first,
 
 /* ---- Choosing a vector inside one CPU ----------------------------------- */
 
-static inline unsigned int matrix_lowest_free(const struct umsi_matrix *m,
-					      uint32_t cpu)
+/* Lowest free vector of @cpu (neither owned, managed nor blocked). */
+static unsigned int matrix_lowest_free(const struct umsi_matrix *m,
+				       uint32_t cpu)
 {
-	const struct matrix_cpu *c = &m->cpus[cpu];
+	const uint64_t *map = matrix_map(m, cpu);
 	const uint64_t *blocked = matrix_cpu_blocked(m, cpu);
-	unsigned int w;
+	uint32_t w;
 
-	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
-		uint64_t free = ~(c->owned[w] | c->managed[w] | blocked[w]);
+	for (w = 0; w < m->wpc; w++) {
+		uint64_t free = ~(map[2 * w] | map[2 * w + 1] | blocked[w]);
 
 		if (free)
 			return w * 64 + umsi_ctz64(free);
 	}
 	return MATRIX_NO_VECTOR;
+}
+
+/* Mark the lowest set bit of @free owned in word @w of @map; its vector. */
+static inline unsigned int matrix_claim_bit(uint64_t *map, uint32_t w,
+					    uint64_t free)
+{
+	map[2 * w] |= free & (0 - free);
+	return w * 64 + umsi_ctz64(free);
+}
+
+/*
+ * Words 1 to 3 of the x86 space, unrolled: the path of every allocation,
+ * which docs/bench-matrix.md holds to what it cost before spaces had a
+ * size. Word 0 is full, and the CPU has a free vector.
+ */
+static inline unsigned int matrix_claim_x86(uint64_t *map,
+					    const uint64_t *blocked)
+{
+	uint64_t free;
+
+	free = ~(map[2] | map[3] | blocked[1]);
+	if (free)
+		return matrix_claim_bit(map, 1, free);
+	free = ~(map[4] | map[5] | blocked[2]);
+	if (free)
+		return matrix_claim_bit(map, 2, free);
+	free = ~(map[6] | map[7] | blocked[3]);
+	return matrix_claim_bit(map, 3, free);
+}
+
+/*
+ * Take the lowest free vector of @cpu, whose bitmaps are @map: mark it
+ * owned and return it. The CPU has one (its available count is not 0).
+ */
+static inline unsigned int matrix_claim_lowest(const struct umsi_matrix *m,
+					       uint64_t *map, uint32_t cpu)
+{
+	const uint64_t *blocked = matrix_cpu_blocked(m, cpu);
+	uint64_t free;
+	uint32_t w;
+
+	/* Word 0 first, then the three others of the x86 space unrolled. */
+	free = ~(map[0] | map[1] | blocked[0]);
+	if (free)
+		return matrix_claim_bit(map, 0, free);
+	if (m->wpc == MATRIX_X86_WORDS)
+		return matrix_claim_x86(map, blocked);
+	for (w = 1;; w++) {
+		free = ~(map[2 * w] | map[2 * w + 1] | blocked[w]);
+		if (free)
+			return matrix_claim_bit(map, w, free);
+	}
 }
 
 /*
@@ -1039,20 +1206,20 @@ static inline unsigned int matrix_lowest_free(const struct umsi_matrix *m,
 static MATRIX_NOINLINE unsigned int
 matrix_spread_free(const struct umsi_matrix *m, uint32_t cpu)
 {
-	const struct matrix_cpu *c = &m->cpus[cpu];
+	const uint64_t *map = matrix_map(m, cpu);
 	const uint64_t *blocked = matrix_cpu_blocked(m, cpu);
 	unsigned int best_used = MATRIX_NO_VECTOR, best_vec = MATRIX_NO_VECTOR;
 	unsigned int cls;
 
-	for (cls = 0; cls < UMSI_MATRIX_VECTORS / 16; cls++) {
+	for (cls = 0; cls < m->nvec / 16; cls++) {
 		unsigned int w = cls / 4, shift = (cls % 4) * 16;
-		uint64_t busy = c->owned[w] | c->managed[w] | blocked[w];
+		uint64_t busy = map[2 * w] | map[2 * w + 1] | blocked[w];
 		uint64_t free = (~busy >> shift) & 0xffff;
 		unsigned int used;
 
 		if (!free)
 			continue;
-		used = matrix_popcount64((c->owned[w] >> shift) & 0xffff);
+		used = matrix_popcount64((map[2 * w] >> shift) & 0xffff);
 		if (used < best_used) {
 			best_used = used;
 			best_vec = cls * 16 + umsi_ctz64(free);
@@ -1076,12 +1243,12 @@ static const uint64_t matrix_block_starts[UMSI_MATRIX_MAX_ORDER + 1] = {
 static unsigned int matrix_block_free(const struct umsi_matrix *m, uint32_t cpu,
 				      unsigned int order)
 {
-	const struct matrix_cpu *c = &m->cpus[cpu];
+	const uint64_t *map = matrix_map(m, cpu);
 	const uint64_t *blocked = matrix_cpu_blocked(m, cpu);
 	unsigned int w, s;
 
-	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
-		uint64_t free = ~(c->owned[w] | c->managed[w] | blocked[w]);
+	for (w = 0; w < m->wpc; w++) {
+		uint64_t free = ~(map[2 * w] | map[2 * w + 1] | blocked[w]);
 
 		for (s = 1; s < (1u << order); s <<= 1)
 			free &= free >> s;
@@ -1102,15 +1269,16 @@ int umsi_matrix_init(void *mem, size_t len,
 	size_t need, skip, i;
 	struct umsi_matrix *m;
 	uint64_t *words;
-	uint32_t bits, cpu;
+	uint32_t bits, cpu, nvec;
 	unsigned int v, w;
 
 	if (!mem || !out || !matrix_config_valid(cfg))
 		return -UMSI_EINVAL;
+	nvec = matrix_config_nvec(cfg);
 	base = (uintptr_t)mem + MATRIX_ALIGN - 1;
 	base &= ~(uintptr_t)(MATRIX_ALIGN - 1);
 	skip = base - (uintptr_t)mem;
-	need = matrix_layout_size(cfg->ncpus);
+	need = matrix_layout_size(cfg->ncpus, nvec);
 	if (len < skip || len - skip < need)
 		return -UMSI_ENOMEM;
 
@@ -1126,12 +1294,20 @@ int umsi_matrix_init(void *mem, size_t len,
 	m->legacy_cpu = cfg->legacy_count ? cfg->legacy_cpu : UINT32_MAX;
 	m->legacy_first = cfg->legacy_first;
 	m->legacy_count = cfg->legacy_count;
-	m->cpus = (struct matrix_cpu *)(base + matrix_align_up(sizeof(*m)));
-	m->blocks = (struct matrix_block *)(m->cpus + m->ncpus);
+	m->nvec = nvec;
+	m->wpc = nvec / 64;
+	m->cpu_stride = sizeof(struct matrix_cpu) + 2 * m->wpc * sizeof(uint64_t);
+	/* The layout of matrix_layout_size(), part after part. */
+	m->blocked = (uint64_t *)(base + matrix_align_up(sizeof(*m)));
+	m->blocked_legacy = m->blocked + m->wpc;
+	m->legacy_map = m->blocked_legacy + m->wpc;
+	m->cpus = (unsigned char *)(m->legacy_map + m->wpc);
+	m->blocks = (struct matrix_block *)(m->cpus +
+					    (size_t)m->ncpus * m->cpu_stride);
 	m->tree = (uint32_t *)(m->blocks + m->nblocks);
 
 	/* Everything outside [alloc_first, alloc_last] is blocked ... */
-	for (v = 0; v < UMSI_MATRIX_VECTORS; v++) {
+	for (v = 0; v < nvec; v++) {
 		if (v < cfg->alloc_first || v > cfg->alloc_last ||
 		    (v >= cfg->system_first && v <= cfg->system_last) ||
 		    matrix_test_vec(cfg->reserved, v))
@@ -1140,8 +1316,8 @@ int umsi_matrix_init(void *mem, size_t len,
 	/* ... and on the legacy CPU the legacy vectors too. */
 	for (v = 0; v < m->legacy_count; v++)
 		matrix_set_vec(m->legacy_map, m->legacy_first + v);
-	m->capacity = m->legacy_capacity = UMSI_MATRIX_VECTORS;
-	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
+	m->capacity = m->legacy_capacity = nvec;
+	for (w = 0; w < m->wpc; w++) {
 		m->blocked_legacy[w] = m->blocked[w] | m->legacy_map[w];
 		m->capacity -= matrix_popcount64(m->blocked[w]);
 		m->legacy_capacity -= matrix_popcount64(m->blocked_legacy[w]);
@@ -1154,7 +1330,7 @@ int umsi_matrix_init(void *mem, size_t len,
 
 	/* Every CPU starts offline with its whole capacity available. */
 	for (cpu = 0; cpu < m->ncpus; cpu++) {
-		struct matrix_cpu *c = &m->cpus[cpu];
+		struct matrix_cpu *c = matrix_cpu(m, cpu);
 		struct matrix_block *b = &m->blocks[matrix_blk(cpu)];
 
 		c->available = (uint16_t)matrix_cpu_capacity(m, cpu);
@@ -1174,7 +1350,7 @@ int umsi_matrix_online(struct umsi_matrix *m, uint32_t cpu)
 		return -UMSI_EINVAL;
 	m->blocks[matrix_blk(cpu)].online |= matrix_bit(cpu);
 	m->online++;
-	m->available += m->cpus[cpu].available;
+	m->available += matrix_cpu(m, cpu)->available;
 	matrix_block_refresh(m, matrix_blk(cpu));
 	return 0;
 }
@@ -1185,7 +1361,7 @@ int umsi_matrix_offline(struct umsi_matrix *m, uint32_t cpu)
 		return -UMSI_EINVAL;
 	m->blocks[matrix_blk(cpu)].online &= ~(matrix_bit(cpu));
 	m->online--;
-	m->available -= m->cpus[cpu].available;
+	m->available -= matrix_cpu(m, cpu)->available;
 	matrix_block_refresh(m, matrix_blk(cpu));
 	return 0;
 }
@@ -1198,19 +1374,41 @@ static inline int matrix_take(struct umsi_matrix *m, uint32_t key,
 {
 	uint32_t cpu = matrix_key_cpu(key);
 	struct matrix_cpu *c;
+	uint64_t *map;
 	unsigned int v;
 
 	/* The best CPU has the largest count: if it has none, none has. */
 	if (matrix_key_count(key) == 0)
 		return -UMSI_ENOSPC;
-	c = &m->cpus[cpu];
-	v = (flags & UMSI_MATRIX_SPREAD) ? matrix_spread_free(m, cpu) :
-					   matrix_lowest_free(m, cpu);
-	matrix_set_vec(c->owned, v);
+	/* The count first: the vector is then chosen last and need not be
+	 * kept across the calls of the update. */
+	c = matrix_cpu(m, cpu);
 	m->allocated++;
 	matrix_count_down(m, c, cpu);
 	*out = cpu;
+	map = matrix_cpu_map(c);
+	if (flags & UMSI_MATRIX_SPREAD) {
+		v = matrix_spread_free(m, cpu);
+		*matrix_owned_word(map, v) |= 1ull << (v & 63);
+	} else {
+		v = matrix_claim_lowest(m, map, cpu);
+	}
 	return (int)v;
+}
+
+/*
+ * umsi_matrix_alloc() through a mask that misses the best CPU. Out of line
+ * so that the common paths (no mask, or a mask that holds the best CPU)
+ * save no registers for the search: they only jump to matrix_take().
+ */
+static MATRIX_NOINLINE int matrix_alloc_search(struct umsi_matrix *m,
+					       const struct umsi_cpumask *mask,
+					       unsigned int flags,
+					       uint32_t *cpu)
+{
+	return matrix_take(m, matrix_mask_search(m, mask->words,
+						 matrix_mask_bits(m, mask)),
+			   flags, cpu);
 }
 
 int umsi_matrix_alloc(struct umsi_matrix *m, const struct umsi_cpumask *mask,
@@ -1219,8 +1417,19 @@ int umsi_matrix_alloc(struct umsi_matrix *m, const struct umsi_cpumask *mask,
 	if (!m || !cpu || (flags & ~UMSI_MATRIX_SPREAD) ||
 	    !matrix_mask_valid(mask))
 		return -UMSI_EINVAL;
-	return matrix_take(m, mask ? matrix_mask_best(m, mask) : m->tree[1],
-			   flags, cpu);
+	if (mask && !matrix_mask_has_root(m, mask))
+		return matrix_alloc_search(m, mask, flags, cpu);
+	return matrix_take(m, m->tree[1], flags, cpu);
+}
+
+/* As matrix_alloc_search(), for a range that misses the best CPU. */
+static MATRIX_NOINLINE int matrix_alloc_range_search(struct umsi_matrix *m,
+						     uint32_t first,
+						     uint32_t count,
+						     unsigned int flags,
+						     uint32_t *cpu)
+{
+	return matrix_take(m, matrix_range_best(m, first, count), flags, cpu);
 }
 
 int umsi_matrix_alloc_range(struct umsi_matrix *m, uint32_t first,
@@ -1229,22 +1438,25 @@ int umsi_matrix_alloc_range(struct umsi_matrix *m, uint32_t first,
 	if (!m || !cpu || (flags & ~UMSI_MATRIX_SPREAD) || count == 0 ||
 	    first >= m->ncpus || count > m->ncpus - first)
 		return -UMSI_EINVAL;
-	return matrix_take(m, matrix_range_best(m, first, count), flags, cpu);
+	if (matrix_key_cpu(m->tree[1]) - first >= count)
+		return matrix_alloc_range_search(m, first, count, flags, cpu);
+	return matrix_take(m, m->tree[1], flags, cpu);
 }
 
 int umsi_matrix_alloc_at(struct umsi_matrix *m, uint32_t cpu,
 			 unsigned int vector)
 {
 	struct matrix_cpu *c;
+	uint64_t *map;
 
-	if (!m || cpu >= m->ncpus || vector >= UMSI_MATRIX_VECTORS ||
+	if (!m || cpu >= m->ncpus || vector >= m->nvec ||
 	    matrix_test_vec(matrix_cpu_blocked(m, cpu), vector))
 		return -UMSI_EINVAL;
-	c = &m->cpus[cpu];
-	if (matrix_test_vec(c->owned, vector) ||
-	    matrix_test_vec(c->managed, vector))
+	c = matrix_cpu(m, cpu);
+	map = matrix_map(m, cpu);
+	if (matrix_test_owned(map, vector) || matrix_test_managed(map, vector))
 		return -UMSI_EBUSY;
-	matrix_set_vec(c->owned, vector);
+	*matrix_owned_word(map, vector) |= 1ull << (vector & 63);
 	m->allocated++;
 	matrix_set_available(m, cpu, c->available - 1u);
 	return 0;
@@ -1275,12 +1487,12 @@ static uint32_t matrix_block_scan(const struct umsi_matrix *m,
 		while (bits) {
 			cpu = matrix_first(w, bits);
 			bits &= bits - 1;
-			if (m->cpus[cpu].available <= best_avail)
+			if (matrix_cpu(m, cpu)->available <= best_avail)
 				continue;
 			v = matrix_block_free(m, cpu, order);
 			if (v != MATRIX_NO_VECTOR) {
 				best_cpu = cpu;
-				best_avail = m->cpus[cpu].available;
+				best_avail = matrix_cpu(m, cpu)->available;
 				*vector = v;
 			}
 		}
@@ -1293,7 +1505,7 @@ int umsi_matrix_alloc_block(struct umsi_matrix *m,
 			    uint32_t *cpu)
 {
 	uint32_t key, best, size;
-	unsigned int v, i;
+	unsigned int v;
 	struct matrix_cpu *c;
 
 	if (!m || !cpu || order > UMSI_MATRIX_MAX_ORDER ||
@@ -1312,9 +1524,10 @@ int umsi_matrix_alloc_block(struct umsi_matrix *m,
 		if (best == UINT32_MAX)
 			return -UMSI_ENOSPC;
 	}
-	c = &m->cpus[best];
-	for (i = 0; i < size; i++)
-		matrix_set_vec(c->owned, v + i);
+	c = matrix_cpu(m, best);
+	/* An aligned block of at most 32 lies in one word. */
+	*matrix_owned_word(matrix_map(m, best), v) |=
+		((2ull << (size - 1)) - 1) << (v & 63);
 	m->allocated += size;
 	matrix_set_available(m, best, c->available - size);
 	*cpu = best;
@@ -1325,10 +1538,9 @@ int umsi_matrix_alloc_block(struct umsi_matrix *m,
 static bool matrix_is_unmanaged(const struct umsi_matrix *m, uint32_t cpu,
 				unsigned int v)
 {
-	const struct matrix_cpu *c = &m->cpus[cpu];
+	const uint64_t *map = matrix_map(m, cpu);
 
-	return matrix_test_vec(c->owned, v) &&
-	       !matrix_test_vec(c->managed, v) &&
+	return matrix_test_owned(map, v) && !matrix_test_managed(map, v) &&
 	       !matrix_test_vec(matrix_cpu_blocked(m, cpu), v);
 }
 
@@ -1336,29 +1548,32 @@ int umsi_matrix_free(struct umsi_matrix *m, uint32_t cpu, unsigned int vector,
 		     bool managed)
 {
 	struct matrix_cpu *c;
-	uint64_t bit;
-	unsigned int w;
+	uint64_t bit, *owned, mgd;
 
-	if (!m || cpu >= m->ncpus || vector >= UMSI_MATRIX_VECTORS)
+	if (!m || cpu >= m->ncpus || vector >= m->nvec)
 		return -UMSI_EINVAL;
-	c = &m->cpus[cpu];
-	w = vector / 64;
+	c = matrix_cpu(m, cpu);
+	owned = matrix_owned_word(matrix_cpu_map(c), vector);
+	mgd = owned[1];   /* the managed word follows the owned one */
 	bit = 1ull << (vector % 64);
-	if (!(c->owned[w] & bit))
+	if (!(*owned & bit))
 		return -UMSI_EINVAL;
 	if (managed) {
-		if (!(c->managed[w] & bit))
+		if (!(mgd & bit))
 			return -UMSI_EINVAL;
 		/* Back to the reservation: the available count stays. */
-		c->owned[w] &= ~bit;
+		*owned &= ~bit;
 		c->managed_allocated--;
 		m->managed_allocated--;
 		return 0;
 	}
-	/* Not a managed vector, nor a legacy one (release those instead). */
-	if ((c->managed[w] | matrix_cpu_blocked(m, cpu)[w]) & bit)
+	/* Not a managed vector, nor a legacy one (release those instead):
+	 * an owned vector outside both is an unmanaged allocation, as only
+	 * the legacy vectors of the blocked ones can be owned. */
+	if ((mgd & bit) ||
+	    (cpu == m->legacy_cpu && matrix_test_vec(m->legacy_map, vector)))
 		return -UMSI_EINVAL;
-	c->owned[w] &= ~bit;
+	*owned &= ~bit;
 	m->allocated--;
 	matrix_count_up(m, c, cpu);
 	return 0;
@@ -1373,15 +1588,15 @@ int umsi_matrix_free_block(struct umsi_matrix *m, uint32_t cpu,
 	if (!m || cpu >= m->ncpus || order > UMSI_MATRIX_MAX_ORDER)
 		return -UMSI_EINVAL;
 	size = 1u << order;
-	if (base >= UMSI_MATRIX_VECTORS || (base & (size - 1)))
+	if (base >= m->nvec || (base & (size - 1)))
 		return -UMSI_EINVAL;
 	for (i = 0; i < size; i++) {
 		if (!matrix_is_unmanaged(m, cpu, base + i))
 			return -UMSI_EINVAL;
 	}
-	c = &m->cpus[cpu];
-	for (i = 0; i < size; i++)
-		matrix_clear_vec(c->owned, base + i);
+	c = matrix_cpu(m, cpu);
+	*matrix_owned_word(matrix_map(m, cpu), base) &=
+		~(((2ull << (size - 1)) - 1) << (base & 63));
 	m->allocated -= size;
 	matrix_set_available(m, cpu, c->available + size);
 	return 0;
@@ -1395,6 +1610,7 @@ int umsi_matrix_reserve_managed(struct umsi_matrix *m,
 	uint32_t nwords, ncpus = 0, w, cpu;
 	uint64_t bits;
 	struct matrix_cpu *c;
+	unsigned int v;
 
 	if (!m || !mask || !matrix_mask_valid(mask))
 		return -UMSI_EINVAL;
@@ -1405,7 +1621,7 @@ int umsi_matrix_reserve_managed(struct umsi_matrix *m,
 		while (bits) {
 			cpu = matrix_first(w, bits);
 			bits &= bits - 1;
-			if (m->cpus[cpu].available == 0)
+			if (matrix_cpu(m, cpu)->available == 0)
 				return -UMSI_ENOSPC;
 			ncpus++;
 		}
@@ -1416,9 +1632,11 @@ int umsi_matrix_reserve_managed(struct umsi_matrix *m,
 		bits = matrix_mask_word(m, mask, w);
 		while (bits) {
 			cpu = matrix_first(w, bits);
-			c = &m->cpus[cpu];
+			c = matrix_cpu(m, cpu);
 			bits &= bits - 1;
-			matrix_set_vec(c->managed, matrix_lowest_free(m, cpu));
+			v = matrix_lowest_free(m, cpu);
+			*matrix_managed_word(matrix_map(m, cpu), v) |=
+				1ull << (v & 63);
 			c->managed_count++;
 			m->managed++;
 			matrix_set_available(m, cpu, c->available - 1u);
@@ -1427,16 +1645,17 @@ int umsi_matrix_reserve_managed(struct umsi_matrix *m,
 	return 0;
 }
 
-/* Drop the highest unused managed reservation of @c (there is one). */
-static void matrix_drop_reservation(struct matrix_cpu *c)
+/* Drop the highest unused managed reservation of @cpu (there is one). */
+static void matrix_drop_reservation(struct umsi_matrix *m, uint32_t cpu)
 {
-	unsigned int i;
+	uint64_t *map = matrix_map(m, cpu);
+	uint32_t w;
 
-	for (i = MATRIX_WORDS_PER_CPU; i-- > 0;) {
-		uint64_t unused = c->managed[i] & ~c->owned[i];
+	for (w = m->wpc; w-- > 0;) {
+		uint64_t unused = map[2 * w + 1] & ~map[2 * w];
 
 		if (unused) {
-			c->managed[i] &= ~(1ull << matrix_fls64(unused));
+			map[2 * w + 1] &= ~(1ull << matrix_fls64(unused));
 			return;
 		}
 	}
@@ -1455,7 +1674,7 @@ int umsi_matrix_remove_managed(struct umsi_matrix *m,
 	for (w = 0; w < nwords; w++) {
 		bits = matrix_mask_word(m, mask, w);
 		while (bits) {
-			c = &m->cpus[matrix_first(w, bits)];
+			c = matrix_cpu(m, matrix_first(w, bits));
 			bits &= bits - 1;
 			if (c->managed_count == c->managed_allocated)
 				return -UMSI_EINVAL;
@@ -1468,9 +1687,9 @@ int umsi_matrix_remove_managed(struct umsi_matrix *m,
 		bits = matrix_mask_word(m, mask, w);
 		while (bits) {
 			cpu = matrix_first(w, bits);
-			c = &m->cpus[cpu];
+			c = matrix_cpu(m, cpu);
 			bits &= bits - 1;
-			matrix_drop_reservation(c);
+			matrix_drop_reservation(m, cpu);
 			c->managed_count--;
 			m->managed--;
 			matrix_set_available(m, cpu, c->available + 1u);
@@ -1483,7 +1702,7 @@ int umsi_matrix_alloc_managed(struct umsi_matrix *m,
 			      const struct umsi_cpumask *mask, uint32_t *cpu)
 {
 	uint32_t nwords, best = UINT32_MAX, best_unused = 0, w, n, unused;
-	uint64_t bits, free;
+	uint64_t bits, free, *map;
 	struct matrix_cpu *c;
 
 	if (!m || !cpu || !matrix_mask_valid(mask))
@@ -1495,8 +1714,8 @@ int umsi_matrix_alloc_managed(struct umsi_matrix *m,
 			bits &= matrix_mask_word(m, mask, w);
 		while (bits) {
 			n = matrix_first(w, bits);
-			unused = (uint32_t)m->cpus[n].managed_count -
-				 m->cpus[n].managed_allocated;
+			unused = (uint32_t)matrix_cpu(m, n)->managed_count -
+				 matrix_cpu(m, n)->managed_allocated;
 			bits &= bits - 1;
 			if (unused > best_unused) {
 				best_unused = unused;
@@ -1506,13 +1725,14 @@ int umsi_matrix_alloc_managed(struct umsi_matrix *m,
 	}
 	if (best == UINT32_MAX)
 		return -UMSI_ENOSPC;
-	c = &m->cpus[best];
-	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
-		free = c->managed[w] & ~c->owned[w];
+	c = matrix_cpu(m, best);
+	map = matrix_map(m, best);
+	for (w = 0; w < m->wpc; w++) {
+		free = map[2 * w + 1] & ~map[2 * w];
 		if (free) {
 			unsigned int v = w * 64 + umsi_ctz64(free);
 
-			matrix_set_vec(c->owned, v);
+			map[2 * w] |= 1ull << (v & 63);
 			c->managed_allocated++;
 			m->managed_allocated++;
 			*cpu = best;
@@ -1526,58 +1746,67 @@ int umsi_matrix_alloc_managed(struct umsi_matrix *m,
 
 int umsi_matrix_assign_legacy(struct umsi_matrix *m, unsigned int isa_irq)
 {
+	uint64_t *map;
 	unsigned int v;
 
 	if (!m || isa_irq >= m->legacy_count)
 		return -UMSI_EINVAL;
 	v = m->legacy_first + isa_irq;
-	if (matrix_test_vec(m->cpus[m->legacy_cpu].owned, v))
+	map = matrix_map(m, m->legacy_cpu);
+	if (matrix_test_owned(map, v))
 		return -UMSI_EBUSY;
-	matrix_set_vec(m->cpus[m->legacy_cpu].owned, v);
+	*matrix_owned_word(map, v) |= 1ull << (v & 63);
 	m->legacy++;
 	return (int)v;
 }
 
 int umsi_matrix_release_legacy(struct umsi_matrix *m, unsigned int isa_irq)
 {
+	uint64_t *map;
 	unsigned int v;
 
 	if (!m || isa_irq >= m->legacy_count)
 		return -UMSI_EINVAL;
 	v = m->legacy_first + isa_irq;
-	if (!matrix_test_vec(m->cpus[m->legacy_cpu].owned, v))
+	map = matrix_map(m, m->legacy_cpu);
+	if (!matrix_test_owned(map, v))
 		return -UMSI_EINVAL;
-	matrix_clear_vec(m->cpus[m->legacy_cpu].owned, v);
+	*matrix_owned_word(map, v) &= ~(1ull << (v & 63));
 	m->legacy--;
 	return 0;
 }
 
 /* ---- Queries ------------------------------------------------------------ */
 
+uint32_t umsi_matrix_nvec(const struct umsi_matrix *m)
+{
+	return m ? m->nvec : 0;
+}
+
 bool umsi_matrix_is_allocated(const struct umsi_matrix *m, uint32_t cpu,
 			      unsigned int vector)
 {
-	if (!m || cpu >= m->ncpus || vector >= UMSI_MATRIX_VECTORS)
+	if (!m || cpu >= m->ncpus || vector >= m->nvec)
 		return false;
-	return matrix_test_vec(m->cpus[cpu].owned, vector);
+	return matrix_test_owned(matrix_map(m, cpu), vector);
 }
 
 int umsi_matrix_vector_state(const struct umsi_matrix *m, uint32_t cpu,
 			     unsigned int vector)
 {
-	const struct matrix_cpu *c;
+	const uint64_t *map;
 	bool owned;
 
-	if (!m || cpu >= m->ncpus || vector >= UMSI_MATRIX_VECTORS)
+	if (!m || cpu >= m->ncpus || vector >= m->nvec)
 		return -UMSI_EINVAL;
-	c = &m->cpus[cpu];
-	owned = matrix_test_vec(c->owned, vector);
+	map = matrix_map(m, cpu);
+	owned = matrix_test_owned(map, vector);
 	if (cpu == m->legacy_cpu && matrix_test_vec(m->legacy_map, vector))
 		return owned ? UMSI_VECTOR_LEGACY_ALLOCATED :
 			       UMSI_VECTOR_LEGACY_FREE;
 	if (matrix_test_vec(m->blocked, vector))
 		return UMSI_VECTOR_RESERVED;
-	if (matrix_test_vec(c->managed, vector))
+	if (matrix_test_managed(map, vector))
 		return owned ? UMSI_VECTOR_MANAGED_ALLOCATED :
 			       UMSI_VECTOR_MANAGED_FREE;
 	return owned ? UMSI_VECTOR_ALLOCATED : UMSI_VECTOR_FREE;
@@ -1605,7 +1834,7 @@ int umsi_matrix_cpu_stats(const struct umsi_matrix *m, uint32_t cpu,
 
 	if (!m || !st || cpu >= m->ncpus)
 		return -UMSI_EINVAL;
-	c = &m->cpus[cpu];
+	c = matrix_cpu(m, cpu);
 	st->capacity = matrix_cpu_capacity(m, cpu);
 	st->available = c->available;
 	st->allocated = st->capacity - c->available - c->managed_count;
@@ -1613,8 +1842,10 @@ int umsi_matrix_cpu_stats(const struct umsi_matrix *m, uint32_t cpu,
 	st->managed_allocated = c->managed_allocated;
 	st->legacy = 0;
 	if (cpu == m->legacy_cpu) {
-		for (w = 0; w < MATRIX_WORDS_PER_CPU; w++)
-			st->legacy += matrix_popcount64(c->owned[w] &
+		const uint64_t *map = matrix_map(m, cpu);
+
+		for (w = 0; w < m->wpc; w++)
+			st->legacy += matrix_popcount64(map[2 * w] &
 							m->legacy_map[w]);
 	}
 	st->online = matrix_cpu_online(m, cpu);
@@ -1632,7 +1863,8 @@ struct matrix_sums {
 static const char *matrix_check_cpu(const struct umsi_matrix *m, uint32_t cpu,
 				    struct matrix_sums *sums)
 {
-	const struct matrix_cpu *c = &m->cpus[cpu];
+	const struct matrix_cpu *c = matrix_cpu(m, cpu);
+	const uint64_t *map = matrix_map(m, cpu);
 	const uint64_t *blocked = matrix_cpu_blocked(m, cpu);
 	const struct matrix_block *b = &m->blocks[matrix_blk(cpu)];
 	unsigned int bit = cpu % MATRIX_CPUS_PER_BLOCK, w, s;
@@ -1640,19 +1872,18 @@ static const char *matrix_check_cpu(const struct umsi_matrix *m, uint32_t cpu,
 	uint32_t want;
 	bool legacy_cpu = cpu == m->legacy_cpu;
 
-	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
+	for (w = 0; w < m->wpc; w++) {
 		uint64_t legacy_ok = legacy_cpu ? m->legacy_map[w] : 0;
+		uint64_t owned = map[2 * w], mgd = map[2 * w + 1];
 
-		if (c->managed[w] & blocked[w])
+		if (mgd & blocked[w])
 			return "a managed reservation lies on a reserved vector";
-		if (c->owned[w] & blocked[w] & ~legacy_ok)
+		if (owned & blocked[w] & ~legacy_ok)
 			return "a reserved vector is owned";
-		managed += matrix_popcount64(c->managed[w]);
-		managed_allocated += matrix_popcount64(c->owned[w] &
-						       c->managed[w]);
-		allocated += matrix_popcount64(c->owned[w] & ~c->managed[w] &
-					       ~blocked[w]);
-		legacy += matrix_popcount64(c->owned[w] & legacy_ok);
+		managed += matrix_popcount64(mgd);
+		managed_allocated += matrix_popcount64(owned & mgd);
+		allocated += matrix_popcount64(owned & ~mgd & ~blocked[w]);
+		legacy += matrix_popcount64(owned & legacy_ok);
 	}
 	if (managed != c->managed_count)
 		return "the managed count differs from the managed bitmap";
@@ -1688,7 +1919,7 @@ static uint64_t matrix_check_top(const struct umsi_matrix *m, uint32_t blk)
 	while (online) {
 		bit = online & -online;
 		online &= online - 1;
-		avail = m->cpus[matrix_first(blk, bit)].available;
+		avail = matrix_cpu(m, matrix_first(blk, bit))->available;
 		if (!top || avail > max) {
 			top = bit;
 			max = avail;
@@ -1706,7 +1937,7 @@ static bool matrix_check_below(const struct umsi_matrix *m, uint32_t blk)
 	uint64_t rest = b->online & ~b->top;
 
 	while (rest) {
-		if (m->cpus[matrix_first(blk, rest)].available > b->below)
+		if (matrix_cpu(m, matrix_first(blk, rest))->available > b->below)
 			return true;
 		rest &= rest - 1;
 	}
@@ -1716,12 +1947,16 @@ static bool matrix_check_below(const struct umsi_matrix *m, uint32_t blk)
 static const char *matrix_check_layers(const struct umsi_matrix *m,
 				       uint32_t *where)
 {
-	uint32_t capacity = UMSI_MATRIX_VECTORS;
-	uint32_t legacy_capacity = UMSI_MATRIX_VECTORS;
+	uint32_t capacity = m->nvec;
+	uint32_t legacy_capacity = m->nvec;
 	uint32_t blk, i, key;
 	unsigned int w, s;
 
-	for (w = 0; w < MATRIX_WORDS_PER_CPU; w++) {
+	if (m->nvec % UMSI_MATRIX_MIN_VECTORS || m->nvec > UMSI_MATRIX_MAX_VECTORS ||
+	    m->wpc != m->nvec / 64 ||
+	    m->cpu_stride != sizeof(struct matrix_cpu) + 16 * m->wpc)
+		return "the space size is not a valid nvec";
+	for (w = 0; w < m->wpc; w++) {
 		capacity -= matrix_popcount64(m->blocked[w]);
 		legacy_capacity -= matrix_popcount64(m->blocked_legacy[w]);
 		if (m->blocked_legacy[w] != (m->blocked[w] | m->legacy_map[w]))

@@ -939,9 +939,364 @@ static void test_a_layout_with_all_256_vectors_counts_up_to_256(void **state)
 	mx_free(x);
 }
 
+/* ---- Spaces of other sizes (nvec) --------------------------------------- */
+
+/* The spaces the tests cover: nvec, first and last allocatable vector. */
+struct space {
+	uint32_t nvec, first, last;
+};
+
+static const struct space spaces[] = {
+	{ 64, 0, 63 },          /* the smallest space, every vector usable */
+	{ 256, 1, 255 },        /* an IMSIC with riscv,num-ids = 255 */
+	{ 2048, 1, 2047 },      /* an IMSIC with riscv,num-ids = 2047 */
+	{ 4096, 0, 4095 },      /* the largest space: counts of 13 bits */
+};
+
+#define NSPACES (sizeof(spaces) / sizeof(spaces[0]))
+
+static struct mx *mx_new_space(const struct space *sp, uint32_t ncpus)
+{
+	struct umsi_matrix_config cfg;
+
+	umsi_matrix_space_config(&cfg, ncpus, sp->nvec, sp->first, sp->last);
+	return mx_new_cfg(&cfg, true);
+}
+
+static void test_a_space_config_fills_a_flat_identity_space(void **state)
+{
+	struct umsi_matrix_config cfg;
+	(void)state;
+
+	memset(&cfg, 0xa5, sizeof(cfg));
+	umsi_matrix_space_config(&cfg, 8, 256, 1, 255);
+	assert_int_equal(cfg.ncpus, 8);
+	assert_int_equal(cfg.nvec, 256);
+	assert_int_equal(cfg.alloc_first, 1);
+	assert_int_equal(cfg.alloc_last, 255);
+	assert_true(cfg.system_first > cfg.system_last);
+	assert_int_equal(cfg.legacy_count, 0);
+	for (unsigned int w = 0; w < UMSI_MATRIX_MAX_VECTORS / 64; w++)
+		assert_true(cfg.reserved[w] == 0);
+	umsi_matrix_default_config(&cfg, 8);
+	assert_int_equal(cfg.nvec, UMSI_MATRIX_VECTORS);
+	umsi_matrix_space_config(NULL, 8, 256, 1, 255);   /* no crash */
+	assert_int_equal(umsi_matrix_nvec(NULL), 0);
+}
+
+static void test_every_space_exhausts_at_exactly_last_minus_first_plus_one_per_cpu(void **state)
+{
+	(void)state;
+
+	for (unsigned int i = 0; i < NSPACES; i++) {
+		const struct space *sp = &spaces[i];
+		uint32_t ncpus = sp->nvec >= 2048 ? 3 : 70, per = sp->last - sp->first + 1;
+		struct mx *x = mx_new_space(sp, ncpus);
+		uint32_t cpu, n = 0;
+		int v;
+
+		assert_int_equal(umsi_matrix_nvec(x->m), sp->nvec);
+		assert_int_equal(cpu_stats(x, 0).capacity, per);
+		assert_int_equal(stats(x).available, ncpus * per);
+		/* Below first: reserved; past the space: no such vector. */
+		for (uint32_t r = 0; r < sp->first; r++)
+			assert_int_equal(umsi_matrix_vector_state(x->m, 1, r), UMSI_VECTOR_RESERVED);
+		assert_int_equal(umsi_matrix_vector_state(x->m, 1, sp->nvec), -UMSI_EINVAL);
+		assert_int_equal(umsi_matrix_alloc_at(x->m, 1, sp->nvec), -UMSI_EINVAL);
+		assert_int_equal(umsi_matrix_free(x->m, 1, sp->nvec, false), -UMSI_EINVAL);
+		assert_false(umsi_matrix_is_allocated(x->m, 1, sp->nvec));
+		/* The first allocations spread over the CPUs, lowest vector first. */
+		assert_int_equal(umsi_matrix_alloc(x->m, NULL, 0, &cpu), (int)sp->first);
+		assert_int_equal(cpu, 0);
+		assert_int_equal(umsi_matrix_alloc(x->m, NULL, 0, &cpu), (int)sp->first);
+		assert_int_equal(cpu, 1);
+		n = 2;
+		while ((v = umsi_matrix_alloc(x->m, NULL, 0, &cpu)) >= 0) {
+			assert_true((uint32_t)v >= sp->first && (uint32_t)v <= sp->last);
+			n++;
+		}
+		assert_int_equal(v, -UMSI_ENOSPC);
+		assert_int_equal(n, ncpus * per);
+		assert_int_equal(stats(x).allocated, ncpus * per);
+		assert_int_equal(stats(x).available, 0);
+		for (uint32_t r = sp->first; r <= sp->last; r++)
+			assert_int_equal(umsi_matrix_vector_state(x->m, ncpus - 1, r),
+					 UMSI_VECTOR_ALLOCATED);
+		assert_consistent(x->m);
+		snapshot(x);
+		assert_int_equal(umsi_matrix_alloc(x->m, NULL, UMSI_MATRIX_SPREAD, &cpu), -UMSI_ENOSPC);
+		assert_int_equal(umsi_matrix_alloc_block(x->m, NULL, 0, &cpu), -UMSI_ENOSPC);
+		assert_unchanged(x);
+		/* Every vector back: the counts are those of a new matrix. */
+		for (uint32_t c = 0; c < ncpus; c++) {
+			for (uint32_t r = sp->first; r <= sp->last; r++)
+				assert_int_equal(umsi_matrix_free(x->m, c, r, false), 0);
+		}
+		assert_int_equal(stats(x).available, ncpus * per);
+		assert_int_equal(stats(x).allocated, 0);
+		assert_consistent(x->m);
+		mx_free(x);
+	}
+}
+
+static void test_the_largest_count_of_each_space_wins_the_choice(void **state)
+{
+	(void)state;
+
+	/* A full count (up to 4096, a 13th bit) beats one less. */
+	for (unsigned int i = 0; i < NSPACES; i++) {
+		const struct space *sp = &spaces[i];
+		struct mx *x = mx_new_space(sp, 130);
+		struct tmask t;
+		uint32_t cpu;
+
+		/* CPUs 0 and 64 one below the others, in two blocks. */
+		assert_int_equal(umsi_matrix_alloc_range(x->m, 0, 1, 0, &cpu), (int)sp->first);
+		assert_int_equal(umsi_matrix_alloc_range(x->m, 64, 1, 0, &cpu), (int)sp->first);
+		assert_int_equal(cpu, 64);
+		assert_int_equal(umsi_matrix_alloc(x->m, NULL, 0, &cpu), (int)sp->first);
+		assert_int_equal(cpu, 1);
+		assert_int_equal(umsi_matrix_alloc(x->m, one_cpu(&t, 130, 64), 0, &cpu),
+				 (int)sp->first + 1);
+		assert_int_equal(cpu, 64);
+		assert_int_equal(umsi_matrix_alloc_range(x->m, 60, 10, 0, &cpu), (int)sp->first);
+		assert_int_equal(cpu, 60);
+		assert_consistent(x->m);
+		mx_free(x);
+	}
+}
+
+static void test_blocks_of_32_are_aligned_in_every_space(void **state)
+{
+	(void)state;
+
+	for (unsigned int i = 0; i < NSPACES; i++) {
+		const struct space *sp = &spaces[i];
+		struct mx *x = mx_new_space(sp, 2);
+		/* Aligned blocks wholly inside [first, last]. */
+		uint32_t want = ((sp->last + 1) / 32 - (sp->first + 31) / 32) * 2, n = 0;
+		uint32_t cpu, last_base[2] = { 0, 0 };
+		int v;
+
+		while ((v = umsi_matrix_alloc_block(x->m, NULL, 5, &cpu)) >= 0) {
+			assert_int_equal(v % 32, 0);
+			assert_true((uint32_t)v >= sp->first && (uint32_t)v + 31 <= sp->last);
+			for (unsigned int k = 0; k < 32; k++)
+				assert_true(umsi_matrix_is_allocated(x->m, cpu, (unsigned int)v + k));
+			if (n >= 2)
+				assert_int_equal((uint32_t)v, last_base[cpu] + 32);
+			last_base[cpu] = (uint32_t)v;
+			n++;
+		}
+		assert_int_equal(v, -UMSI_ENOSPC);
+		assert_int_equal(n, want);
+		assert_int_equal(stats(x).allocated, want * 32);
+		assert_consistent(x->m);
+		/* A free block of 16 is left where 32 was not. */
+		if (sp->first == 1) {
+			assert_int_equal(umsi_matrix_alloc_block(x->m, NULL, 4, &cpu), 16);
+			assert_int_equal(umsi_matrix_free_block(x->m, cpu, 16, 4), 0);
+		}
+		snapshot(x);
+		assert_int_equal(umsi_matrix_free_block(x->m, 0, sp->nvec, 5), -UMSI_EINVAL);
+		assert_int_equal(umsi_matrix_free_block(x->m, 0, sp->nvec - 16, 5), -UMSI_EINVAL);
+		assert_unchanged(x);
+		mx_free(x);
+	}
+}
+
+static void test_managed_reservations_and_spread_in_every_space(void **state)
+{
+	(void)state;
+
+	for (unsigned int i = 0; i < NSPACES; i++) {
+		const struct space *sp = &spaces[i];
+		uint32_t per = sp->last - sp->first + 1, cpu, seen = 0;
+		struct mx *x = mx_new_space(sp, 66);
+		struct tmask t;
+		uint64_t classes[UMSI_MATRIX_MAX_VECTORS / 16 / 64] = { 0 };
+
+		/* Two reservations on every CPU take the two lowest vectors. */
+		tmask_clear(&t, 66);
+		for (uint32_t c = 0; c < 66; c++)
+			tmask_set(&t, c);
+		assert_int_equal(umsi_matrix_reserve_managed(x->m, &t.cm), 0);
+		assert_int_equal(umsi_matrix_reserve_managed(x->m, &t.cm), 0);
+		assert_int_equal(umsi_matrix_vector_state(x->m, 65, sp->first), UMSI_VECTOR_MANAGED_FREE);
+		assert_int_equal(umsi_matrix_vector_state(x->m, 65, sp->first + 1),
+				 UMSI_VECTOR_MANAGED_FREE);
+		assert_int_equal(cpu_stats(x, 65).available, per - 2);
+		assert_int_equal(stats(x).managed, 132);
+		assert_int_equal(umsi_matrix_alloc_managed(x->m, one_cpu(&t, 66, 65), &cpu),
+				 (int)sp->first);
+		assert_int_equal(cpu, 65);
+		/* Unmanaged allocation skips the reserved vectors. */
+		assert_int_equal(umsi_matrix_alloc_range(x->m, 65, 1, 0, &cpu), (int)sp->first + 2);
+		/* Spread: nvec / 16 classes of 16, each visited once before any
+		 * is reused (the reserved vectors count as used in their class
+		 * only once owned). */
+		for (uint32_t k = 0; k + 3 < sp->nvec / 16; k++) {
+			int v = umsi_matrix_alloc_range(x->m, 64, 1, UMSI_MATRIX_SPREAD, &cpu);
+			uint32_t cls;
+
+			assert_true(v >= 0);
+			cls = (uint32_t)v / 16;
+			assert_false((classes[cls / 64] >> (cls % 64)) & 1);
+			classes[cls / 64] |= 1ull << (cls % 64);
+			seen++;
+		}
+		assert_int_equal(seen + 3, sp->nvec / 16);
+		/* Ending the reservations gives back the unused ones, highest
+		 * first: CPU 65's in-use one stays. */
+		snapshot(x);
+		assert_int_equal(umsi_matrix_remove_managed(x->m, &(struct umsi_cpumask){
+					 .words = (uint64_t[2]){ 0, 2 }, .nbits = 66 }), 0);
+		assert_int_equal(umsi_matrix_vector_state(x->m, 65, sp->first + 1), UMSI_VECTOR_FREE);
+		assert_int_equal(umsi_matrix_remove_managed(x->m, &(struct umsi_cpumask){
+					 .words = (uint64_t[2]){ 0, 2 }, .nbits = 66 }), -UMSI_EINVAL);
+		assert_int_equal(umsi_matrix_free(x->m, 65, sp->first, true), 0);
+		assert_int_equal(umsi_matrix_remove_managed(x->m, &(struct umsi_cpumask){
+					 .words = (uint64_t[2]){ 0, 2 }, .nbits = 66 }), 0);
+		assert_int_equal(cpu_stats(x, 65).managed, 0);
+		assert_int_equal(cpu_stats(x, 64).managed, 2);
+		assert_consistent(x->m);
+		mx_free(x);
+	}
+}
+
+/* A 64-vector space with every kind of vector: the legacy range too. */
+static void small_layout(struct umsi_matrix_config *cfg, uint32_t ncpus)
+{
+	umsi_matrix_space_config(cfg, ncpus, 64, 0x08, 0x3f);
+	cfg->system_first = 0x3c;       /* 0x3c-0x3f on every CPU */
+	cfg->system_last = 0x3f;
+	cfg->reserved[0] = 1ull << 0x0c;
+	cfg->legacy_first = 0x10;       /* ISA IRQs 0-15 at 0x10-0x1f */
+	cfg->legacy_count = 16;
+	cfg->legacy_cpu = 1;
+}
+
+static void test_legacy_irqs_on_a_64_vector_space(void **state)
+{
+	struct umsi_matrix_config cfg;
+	struct mx *x;
+	uint32_t cpu, n = 0;
+	int v;
+	(void)state;
+
+	small_layout(&cfg, 3);
+	x = mx_new_cfg(&cfg, true);
+	/* 0x08-0x3b less 0x0c: 51; on the legacy CPU less 16: 35. */
+	assert_int_equal(cpu_stats(x, 0).capacity, 51);
+	assert_int_equal(cpu_stats(x, 1).capacity, 35);
+	for (unsigned int irq = 0; irq < 16; irq++)
+		assert_int_equal(umsi_matrix_assign_legacy(x->m, irq), 0x10 + (int)irq);
+	assert_int_equal(umsi_matrix_assign_legacy(x->m, 16), -UMSI_EINVAL);
+	assert_int_equal(umsi_matrix_vector_state(x->m, 1, 0x13), UMSI_VECTOR_LEGACY_ALLOCATED);
+	assert_int_equal(umsi_matrix_vector_state(x->m, 0, 0x13), UMSI_VECTOR_FREE);
+	assert_int_equal(cpu_stats(x, 1).legacy, 16);
+	snapshot(x);
+	assert_int_equal(umsi_matrix_free(x->m, 1, 0x13, false), -UMSI_EINVAL);
+	assert_int_equal(umsi_matrix_alloc_at(x->m, 1, 0x13), -UMSI_EINVAL);
+	assert_unchanged(x);
+	while ((v = umsi_matrix_alloc(x->m, NULL, 0, &cpu)) >= 0) {
+		assert_true(v >= 0x08 && v < 0x3c && v != 0x0c);
+		assert_false(cpu == 1 && v >= 0x10 && v < 0x20);
+		n++;
+	}
+	assert_int_equal(n, 51 + 35 + 51);
+	assert_int_equal(umsi_matrix_release_legacy(x->m, 3), 0);
+	assert_int_equal(stats(x).legacy, 15);
+	assert_int_equal(umsi_matrix_alloc(x->m, NULL, 0, &cpu), -UMSI_ENOSPC);
+	assert_consistent(x->m);
+	mx_free(x);
+}
+
+/* umsi_matrix_size() and umsi_matrix_init() both refuse @cfg, and init
+ * writes nothing. */
+static void assert_space_rejected(const struct umsi_matrix_config *cfg)
+{
+	static unsigned char mem[1 << 16], copy[sizeof(mem)];
+	struct umsi_matrix *m = (struct umsi_matrix *)(uintptr_t)1;
+
+	assert_int_equal(umsi_matrix_size(cfg), 0);
+	memset(mem, 0x5a, sizeof(mem));
+	memcpy(copy, mem, sizeof(mem));
+	assert_int_equal(umsi_matrix_init(mem, sizeof(mem), cfg, &m), -UMSI_EINVAL);
+	assert_true(m == (struct umsi_matrix *)(uintptr_t)1);
+	assert_memory_equal(mem, copy, sizeof(mem));
+}
+
+static void test_bad_space_configurations_are_rejected_and_write_nothing(void **state)
+{
+	struct umsi_matrix_config cfg, bad;
+	struct umsi_matrix *m;
+	size_t len;
+	void *mem;
+	(void)state;
+
+	/* nvec 0 is the x86 space of 256, as before nvec existed. */
+	umsi_matrix_default_config(&cfg, 4);
+	len = umsi_matrix_size(&cfg);
+	bad = cfg;
+	bad.nvec = 0;
+	assert_int_equal(umsi_matrix_size(&bad), len);
+	mem = malloc(len);
+	assert_non_null(mem);
+	assert_int_equal(umsi_matrix_init(mem, len, &bad, &m), 0);
+	assert_int_equal(umsi_matrix_nvec(m), 256);
+	assert_int_equal(umsi_matrix_vector_state(m, 0, 0xff), UMSI_VECTOR_RESERVED);
+	assert_int_equal(umsi_matrix_vector_state(m, 0, 0x100), -UMSI_EINVAL);
+	free(mem);
+
+	/* Sizes: not a multiple of 64, too small, too large. */
+	umsi_matrix_space_config(&cfg, 4, 256, 1, 63);
+	assert_true(umsi_matrix_size(&cfg) > 0);
+	bad = cfg; bad.nvec = 100;
+	assert_space_rejected(&bad);
+	bad = cfg; bad.nvec = 32;
+	assert_space_rejected(&bad);
+	bad = cfg; bad.nvec = 8192;
+	assert_space_rejected(&bad);
+	bad = cfg; bad.nvec = UMSI_MATRIX_MAX_VECTORS + 64;
+	assert_space_rejected(&bad);
+	/* Reserved bits past the space. */
+	bad = cfg; bad.nvec = 64; bad.reserved[1] = 1;
+	assert_space_rejected(&bad);
+	bad = cfg; bad.reserved[UMSI_MATRIX_MAX_VECTORS / 64 - 1] = 1ull << 63;
+	assert_space_rejected(&bad);
+	bad.nvec = UMSI_MATRIX_MAX_VECTORS;    /* ... inside the largest space */
+	assert_true(umsi_matrix_size(&bad) > 0);
+	/* Ranges past the space. */
+	umsi_matrix_space_config(&bad, 4, 64, 1, 64);
+	assert_space_rejected(&bad);
+	umsi_matrix_space_config(&bad, 4, 2048, 1, 2048);
+	assert_space_rejected(&bad);
+	umsi_matrix_space_config(&bad, 4, 2048, 1, 0x10001);   /* clamped, not wrapped */
+	assert_space_rejected(&bad);
+	umsi_matrix_space_config(&bad, 4, 2048, 0x10001, 0x10001);
+	assert_space_rejected(&bad);
+	umsi_matrix_space_config(&bad, 4, 64, 1, 63);
+	bad.system_first = 60; bad.system_last = 64;
+	assert_space_rejected(&bad);
+	small_layout(&bad, 4);
+	assert_true(umsi_matrix_size(&bad) > 0);
+	bad.legacy_first = 0x31;   /* 0x31 + 16 = 0x41: past 64 */
+	bad.system_first = 1; bad.system_last = 0;
+	assert_space_rejected(&bad);
+	bad.legacy_first = 0x30;   /* 0x30-0x3f: inside */
+	assert_true(umsi_matrix_size(&bad) > 0);
+	/* The memory follows nvec. */
+	umsi_matrix_space_config(&cfg, 64, 64, 1, 63);
+	len = umsi_matrix_size(&cfg);
+	umsi_matrix_space_config(&cfg, 64, 2048, 1, 2047);
+	assert_true(umsi_matrix_size(&cfg) - len == 64 * (2048 - 64) / 4 + (2048 - 64) * 3 / 8);
+}
+
 /* ---- Property test: random operations against a reference model -------- */
 
 #define PROP_MAX_CPUS   192u
+/* Live vectors the model can track: ncpus * nvec must stay below. */
 #define PROP_MAX_LIVE   (PROP_MAX_CPUS * 256u)
 #define PROP_MAX_RES    64u
 /* umsi_matrix_check() after every one of the first CHECK_ALL_DEFAULT
@@ -958,10 +1313,11 @@ struct live {
 struct model {
 	const struct umsi_matrix_config *cfg;
 	uint32_t n;
-	bool blocked[UMSI_MATRIX_VECTORS];        /* on every CPU */
+	uint32_t nvec;                             /* vectors per CPU */
+	bool blocked[UMSI_MATRIX_MAX_VECTORS];     /* on every CPU */
 	bool online[PROP_MAX_CPUS];
-	bool owned[PROP_MAX_CPUS][UMSI_MATRIX_VECTORS];
-	bool managed[PROP_MAX_CPUS][UMSI_MATRIX_VECTORS];
+	bool owned[PROP_MAX_CPUS][UMSI_MATRIX_MAX_VECTORS];
+	bool managed[PROP_MAX_CPUS][UMSI_MATRIX_MAX_VECTORS];
 	uint32_t avail[PROP_MAX_CPUS];
 	uint32_t unused_managed[PROP_MAX_CPUS];
 	bool legacy[UMSI_MATRIX_MAX_LEGACY];
@@ -993,12 +1349,14 @@ static void model_init(struct model *md, const struct umsi_matrix_config *cfg)
 	memset(md, 0, sizeof(*md));
 	md->cfg = cfg;
 	md->n = cfg->ncpus;
-	for (unsigned int v = 0; v < UMSI_MATRIX_VECTORS; v++)
+	/* The header's rule: nvec 0 is the x86 space. */
+	md->nvec = cfg->nvec ? cfg->nvec : UMSI_MATRIX_VECTORS;
+	for (unsigned int v = 0; v < md->nvec; v++)
 		md->blocked[v] = v < cfg->alloc_first || v > cfg->alloc_last ||
 				 (v >= cfg->system_first && v <= cfg->system_last) ||
 				 ((cfg->reserved[v / 64] >> (v % 64)) & 1);
 	for (uint32_t c = 0; c < md->n; c++) {
-		for (unsigned int v = 0; v < UMSI_MATRIX_VECTORS; v++)
+		for (unsigned int v = 0; v < md->nvec; v++)
 			md->avail[c] += model_free(md, c, v);
 	}
 }
@@ -1027,13 +1385,13 @@ static unsigned int model_pick(const struct model *md, uint32_t cpu, bool spread
 	unsigned int best_used = UINT32_MAX, best = UINT32_MAX;
 
 	if (!spread) {
-		for (unsigned int v = 0; v < UMSI_MATRIX_VECTORS; v++) {
+		for (unsigned int v = 0; v < md->nvec; v++) {
 			if (model_free(md, cpu, v))
 				return v;
 		}
 		return UINT32_MAX;
 	}
-	for (unsigned int cls = 0; cls < 16; cls++) {
+	for (unsigned int cls = 0; cls < md->nvec / 16; cls++) {
 		unsigned int used = 0, first = UINT32_MAX;
 
 		for (unsigned int v = cls * 16; v < cls * 16 + 16; v++) {
@@ -1053,7 +1411,7 @@ static unsigned int model_block(const struct model *md, uint32_t cpu, unsigned i
 {
 	unsigned int size = 1u << order;
 
-	for (unsigned int base = 0; base < UMSI_MATRIX_VECTORS; base += size) {
+	for (unsigned int base = 0; base < md->nvec; base += size) {
 		unsigned int i;
 
 		for (i = 0; i < size && model_free(md, cpu, base + i); i++)
@@ -1177,7 +1535,7 @@ static void op_alloc_at(struct prop *p)
 {
 	struct model *md = p->md;
 	uint32_t cpu = rnd_below(md->n);
-	unsigned int v = rnd_below(UMSI_MATRIX_VECTORS);
+	unsigned int v = rnd_below(md->nvec);
 	int want = 0;
 
 	if (model_blocked(md, cpu, v))
@@ -1241,7 +1599,7 @@ static void op_free(struct prop *p)
 	if (md->nsingles == 0 || rnd_below(32) == 0) {
 		/* Free something that is not an unmanaged allocation. */
 		uint32_t cpu = rnd_below(md->n);
-		unsigned int v = rnd_below(UMSI_MATRIX_VECTORS);
+		unsigned int v = rnd_below(md->nvec);
 
 		if (md->owned[cpu][v])
 			return;
@@ -1361,7 +1719,7 @@ static void op_remove(struct prop *p)
 		if (!tmask_test(&t, c))
 			continue;
 		/* The highest unused reservation goes. */
-		for (unsigned int v = UMSI_MATRIX_VECTORS; v-- > 0;) {
+		for (unsigned int v = md->nvec; v-- > 0;) {
 			if (md->managed[c][v] && !md->owned[c][v]) {
 				md->managed[c][v] = false;
 				break;
@@ -1395,7 +1753,7 @@ static void op_alloc_managed(struct prop *p, const struct tmask *t)
 		return;
 	}
 	assert_int_equal(cpu, want);
-	for (unsigned int k = 0; k < UMSI_MATRIX_VECTORS && vec == UINT32_MAX; k++) {
+	for (unsigned int k = 0; k < md->nvec && vec == UINT32_MAX; k++) {
 		if (md->managed[cpu][k] && !md->owned[cpu][k])
 			vec = k;
 	}
@@ -1491,7 +1849,7 @@ static void compare_with_model(struct prop *p)
 		struct umsi_matrix_cpu_stats cs = cpu_stats(p->x, c);
 		uint32_t mgd = 0, mgd_alloc = 0;
 
-		for (unsigned int v = 0; v < UMSI_MATRIX_VECTORS; v++) {
+		for (unsigned int v = 0; v < md->nvec; v++) {
 			assert_int_equal(umsi_matrix_is_allocated(p->x->m, c, v), md->owned[c][v]);
 			mgd += md->managed[c][v];
 			mgd_alloc += md->managed[c][v] && md->owned[c][v];
@@ -1576,6 +1934,9 @@ static void run_property(const struct umsi_matrix_config *cfg, uint64_t seed, ui
 	p.md = &md;
 	p.x = mx_new_cfg(cfg, false);
 	model_init(&md, cfg);
+	assert_true(cfg->ncpus <= PROP_MAX_CPUS);
+	assert_true(cfg->ncpus * md.nvec <= PROP_MAX_LIVE);
+	assert_int_equal(umsi_matrix_nvec(p.x->m), md.nvec);
 	for (uint32_t c = 0; c < cfg->ncpus; c++) {
 		if (rnd_below(8)) {
 			assert_int_equal(umsi_matrix_online(p.x->m, c), 0);
@@ -1609,11 +1970,11 @@ static void run_property(const struct umsi_matrix_config *cfg, uint64_t seed, ui
 	}
 	compare_with_model(&p);
 	assert_consistent(p.x->m);
-	printf("  %u CPUs: %llu ops (alloc %llu, range %llu, block %llu, at %llu, free %llu, "
+	printf("  %u CPUs x %u vectors: %llu ops (alloc %llu, range %llu, block %llu, at %llu, free %llu, "
 	       "migrate %llu, reserve %llu, remove %llu, managed alloc %llu, managed free %llu, "
 	       "online/offline %llu, legacy %llu), %llu expected failures, "
 	       "%llu times full, %llu times empty\n",
-	       cfg->ncpus, (unsigned long long)p.ops,
+	       cfg->ncpus, md.nvec, (unsigned long long)p.ops,
 	       (unsigned long long)p.by_kind[0], (unsigned long long)p.by_kind[1],
 	       (unsigned long long)p.by_kind[2], (unsigned long long)p.by_kind[11],
 	       (unsigned long long)p.by_kind[3],
@@ -1672,6 +2033,31 @@ static void test_property_on_a_tight_layout_that_runs_out_often(void **state)
 	cfg.legacy_cpu = 66;
 	printf("  seed %#llx\n", (unsigned long long)seed);
 	run_property(&cfg, seed, ops);
+}
+
+static void test_property_in_spaces_of_64_256_2048_and_4096_vectors(void **state)
+{
+	struct umsi_matrix_config cfg;
+	uint64_t seed = property_seed() + 3, ops = property_ops();
+	(void)state;
+
+	/* 64 vectors with system, reserved and legacy vectors, 130 CPUs. */
+	small_layout(&cfg, 130);
+	printf("  seed %#llx\n", (unsigned long long)seed);
+	run_property(&cfg, seed, ops / 4);
+	/* The IMSIC shape: identities 1-255, on two blocks of CPUs. Few
+	 * enough CPUs for every soak to run out of vectors several times. */
+	umsi_matrix_space_config(&cfg, 66, 256, 1, 255);
+	run_property(&cfg, seed + 1, ops / 4);
+	/* 2047 identities, the last two blocks of 32 reserved. */
+	umsi_matrix_space_config(&cfg, 5, 2048, 1, 2047);
+	cfg.system_first = 1984;
+	cfg.system_last = 2047;
+	run_property(&cfg, seed + 2, ops / 5);
+	/* 4096 vectors, every one allocatable but one: counts of 13 bits. */
+	umsi_matrix_space_config(&cfg, 3, 4096, 0, 4095);
+	cfg.reserved[40] = 1ull << 5;
+	run_property(&cfg, seed + 3, ops / 5);
 }
 
 static void test_property_on_a_layout_with_all_256_vectors(void **state)
@@ -2233,6 +2619,14 @@ int main(void)
 		cmocka_unit_test(test_property_random_operations_keep_every_invariant),
 		cmocka_unit_test(test_property_on_a_tight_layout_that_runs_out_often),
 		cmocka_unit_test(test_property_on_a_layout_with_all_256_vectors),
+		cmocka_unit_test(test_a_space_config_fills_a_flat_identity_space),
+		cmocka_unit_test(test_every_space_exhausts_at_exactly_last_minus_first_plus_one_per_cpu),
+		cmocka_unit_test(test_the_largest_count_of_each_space_wins_the_choice),
+		cmocka_unit_test(test_blocks_of_32_are_aligned_in_every_space),
+		cmocka_unit_test(test_managed_reservations_and_spread_in_every_space),
+		cmocka_unit_test(test_legacy_irqs_on_a_64_vector_space),
+		cmocka_unit_test(test_bad_space_configurations_are_rejected_and_write_nothing),
+		cmocka_unit_test(test_property_in_spaces_of_64_256_2048_and_4096_vectors),
 		cmocka_unit_test(test_every_choice_is_the_most_available_online_cpu_lowest_on_ties),
 		cmocka_unit_test(test_a_million_vectors_brought_up_and_torn_down_leave_exact_accounting),
 	};
