@@ -26,7 +26,7 @@ endif
 CFLAGS_HOST := $(WARN) $(OPT) -D_GNU_SOURCE $(EXTRA_CFLAGS)
 LDFLAGS_HOST := $(EXTRA_LDFLAGS)
 
-CORE_SRCS := $(sort $(wildcard src/*/*.c))
+CORE_SRCS := $(sort $(wildcard src/*/*.c src/arch/*/*.c))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/core/%.o)
 LIB       := $(BUILD)/libumsi.a
 SIM_LIB   := $(BUILD)/libumsi-sim.a

@@ -30,8 +30,8 @@ UMSI_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 endif
 
 UMSI_SRCS := $(addprefix $(UMSI_DIR)/src/, \
-	arch/compose.c \
-	arch/x86_msg.c \
+	arch/x86/lapic.c \
+	arch/x86/msg.c \
 	irq/affinity.c \
 	irq/desc.c \
 	irq/dispatch.c \
@@ -50,6 +50,7 @@ UMSI_SRCS := $(addprefix $(UMSI_DIR)/src/, \
 	pci/msix.c \
 	pci/policy.c \
 	pci/quirks.c \
+	pci/state.c \
 	vector/matrix.c)
 
 UMSI_INCDIR   := $(UMSI_DIR)/include

@@ -32,9 +32,14 @@ int bench_step_up(struct umsi_system *sys, struct umsi_irq_desc **d,
 {
 	unsigned long i;
 
-	for (i = 0; i < v; i++)
+	/* What a PCI set-up asks of the core: allocate, publish, activate. */
+	for (i = 0; i < v; i++) {
 		if (umsi_irq_alloc(sys, &chip, 1, false, NULL, false, &d[i]))
 			return -1;
+		umsi_irq_publish(sys, &d[i], 1);
+		if (umsi_irq_activate(sys, &d[i], 1))
+			return -1;
+	}
 	return 0;
 }
 

@@ -44,6 +44,9 @@ int main(int argc, char **argv)
 	base = bytes;
 	if (umsi_irq_alloc(sys, &chip, 1, false, NULL, false, &d))
 		return 1;
+	umsi_irq_publish(sys, &d, 1);
+	if (umsi_irq_activate(sys, &d, 1))
+		return 1;
 	after_irq = bytes;
 	if (umsi_request_irq(sys, d->irq, handler, 0, "bench", NULL))
 		return 1;

@@ -620,8 +620,10 @@ void umsi_glue_run(void)
 
 	host_set_debug(cmdline_flag("umsi.debug"));
 	read_settings();
-	cfg.cmdline = cmdline_get();
 	err = umsi_system_create(&kernel_host_ops, NULL, &cfg, &sys);
+	/* MSI policy is the PCI layer's: pci_nomsi, device_nomsi=, ... */
+	if (!err && cmdline_get())
+		(void)umsi_policy_parse(sys, cmdline_get());
 	if (err) {
 		kprintf("umsi: system_create failed: %s\n", umsi_strerror(err));
 		kprintf("UMSI {\"event\":\"error\",\"reason\":\"system_create:%s\"}\n",

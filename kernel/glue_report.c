@@ -69,7 +69,7 @@ static void report_note_pair(const struct umsi_irq_info *ii)
 	w = &pairs[ii->cpu][ii->vector / 64];
 	if ((*w >> (ii->vector % 64)) & 1) {
 		kprintf("check: apic_id %u vector %u used twice (irq %u)\n",
-			ii->apic_id, ii->vector, ii->irq);
+			ii->hwid, ii->vector, ii->irq);
 		glue_fail();
 		return;
 	}
@@ -193,7 +193,7 @@ void glue_report(struct glue_dev *g, bool check_pairs)
 			"%s{\"index\":%u,\"irq\":%u,\"cpu\":%u,\"apic_id\":%u,"
 			"\"vector\":%u", first ? "" : ",",
 			info.mode == UMSI_MODE_INTX ? i : ii.hwirq, ii.irq,
-			ii.cpu, ii.apic_id, ii.vector);
+			ii.cpu, ii.hwid, ii.vector);
 		if (info.mode == UMSI_MODE_INTX)
 			len += (size_t)ksnprintf(item + len, sizeof(item) - len,
 				",\"gsi\":%u,\"pin\":\"%c\"", info.gsi,

@@ -61,12 +61,6 @@ static void h_mmio_write32(void *host, volatile void *addr, uint32_t val)
 	*(volatile uint32_t *)addr = val;
 }
 
-static void h_barrier(void *host)
-{
-	(void)host;
-	mfence();
-}
-
 static void *h_lock_create(void *host)
 {
 	(void)host;
@@ -131,7 +125,7 @@ static uint32_t h_cpu_count(void *host)
 	return smp_ncpus;
 }
 
-static int h_cpu_apic_id(void *host, uint32_t cpu, uint32_t *apic_id)
+static int h_cpu_hwid(void *host, uint32_t cpu, uint32_t *apic_id)
 {
 	(void)host;
 	if (cpu >= smp_ncpus)
@@ -140,7 +134,7 @@ static int h_cpu_apic_id(void *host, uint32_t cpu, uint32_t *apic_id)
 	return 0;
 }
 
-static bool h_cpu_online(void *host, uint32_t cpu)
+static bool h_cpu_is_online(void *host, uint32_t cpu)
 {
 	(void)host;
 	return smp_cpu_online(cpu);
@@ -164,6 +158,9 @@ static bool kvm_ext_dest_id(void)
 	return (a >> 15) & 1;
 }
 
+/* UMSI_PLAT_EXT_DEST_ID as reported: how gsi_program decodes messages. */
+static bool ext_dest;
+
 static uint32_t h_platform_flags(void *host)
 {
 	uint32_t f = 0;
@@ -171,18 +168,12 @@ static uint32_t h_platform_flags(void *host)
 	(void)host;
 	if (apic_mode() == APIC_X2APIC)
 		f |= UMSI_PLAT_X2APIC;
-	if (kvm_ext_dest_id())
+	ext_dest = kvm_ext_dest_id();
+	if (ext_dest)
 		f |= UMSI_PLAT_EXT_DEST_ID;
 	if (acpi.msi_not_supported)
 		f |= UMSI_PLAT_NO_MSI;
 	return f;
-}
-
-static void h_eoi(void *host, uint8_t vector)
-{
-	(void)host;
-	(void)vector;
-	apic_eoi();
 }
 
 static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
@@ -192,19 +183,17 @@ static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
 	return smp_cross_call(cpu, fn, arg) ? -UMSI_EINVAL : 0;
 }
 
-static bool h_vector_pending(void *host, uint8_t vector)
+/* The local APIC by xAPIC register offset (umsi/host.h ctl_read). */
+static uint64_t h_ctl_read(void *host, uint32_t reg)
 {
 	(void)host;
-	return apic_irr_test(vector);
+	return apic_reg_read(reg);
 }
 
-static int h_retrigger(void *host, uint32_t cpu, uint8_t vector)
+static void h_ctl_write(void *host, uint32_t reg, uint64_t val)
 {
 	(void)host;
-	if (!smp_cpu_online(cpu))
-		return -UMSI_EINVAL;
-	apic_send_fixed(smp_cpu_apic_id(cpu), vector);
-	return 0;
+	apic_reg_write(reg, val);
 }
 
 static int h_intx_route(void *host, umsi_bdf_t bdf, uint8_t pin,
@@ -224,9 +213,8 @@ static int h_intx_route(void *host, umsi_bdf_t bdf, uint8_t pin,
 static int h_gsi_program(void *host, uint32_t gsi,
 			 const struct umsi_gsi_entry *e)
 {
+	struct umsi_x86_msi m;
 	struct ioapic_route r = {
-		.apic_id = e->apic_id,
-		.vector = e->vector,
 		.trigger = e->trigger == UMSI_INTX_LEVEL ?
 			   IOAPIC_TRIGGER_LEVEL : IOAPIC_TRIGGER_EDGE,
 		.polarity = e->polarity == UMSI_INTX_ACTIVE_LOW ?
@@ -235,6 +223,12 @@ static int h_gsi_program(void *host, uint32_t gsi,
 	};
 
 	(void)host;
+	/* The back end composed an x86 message: the entry takes it apart. */
+	umsi_x86_msg_decode(&e->msg, ext_dest, &m);
+	if (!e->masked && (!m.valid || m.remapped))
+		return -UMSI_EINVAL;
+	r.apic_id = m.dest_id;
+	r.vector = m.vector ? m.vector : 0xff;
 	return ioapic_program(gsi, &r) ? -UMSI_EINVAL : 0;
 }
 
@@ -245,7 +239,6 @@ const struct umsi_host_ops kernel_host_ops = {
 	.mmio_unmap = h_mmio_unmap,
 	.mmio_read32 = h_mmio_read32,
 	.mmio_write32 = h_mmio_write32,
-	.barrier = h_barrier,
 	.lock_create = h_lock_create,
 	.lock_destroy = h_lock_destroy,
 	.lock_acquire = h_lock_acquire,
@@ -256,13 +249,12 @@ const struct umsi_host_ops kernel_host_ops = {
 	.clock_ns = h_clock_ns,
 	.current_cpu = h_current_cpu,
 	.cpu_count = h_cpu_count,
-	.cpu_apic_id = h_cpu_apic_id,
-	.cpu_online = h_cpu_online,
+	.cpu_hwid = h_cpu_hwid,
+	.cpu_is_online = h_cpu_is_online,
 	.platform_flags = h_platform_flags,
-	.eoi = h_eoi,
 	.run_on_cpu = h_run_on_cpu,
-	.vector_pending = h_vector_pending,
-	.retrigger = h_retrigger,
+	.ctl_read = h_ctl_read,
+	.ctl_write = h_ctl_write,
 	.intx_route = h_intx_route,
 	.gsi_program = h_gsi_program,
 	.remap_compose = NULL,

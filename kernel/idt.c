@@ -7,6 +7,8 @@
  * every gate switches stacks. Interrupt gates clear IF and no handler sets
  * it again, so an IST stack is never entered twice on one CPU.
  */
+#include <umsi/matrix.h>
+
 #include "kernel.h"
 #include "apic.h"
 #include "selftest.h"
@@ -181,7 +183,8 @@ void kernel_irq_entry(uint8_t vector)
 		apic_eoi();
 		return;
 	}
-	if (vector >= 0xec && selftest_irq(vector))
+	/* The vectors uMSI leaves the kernel: UMSI_MATRIX_X86_SYSTEM_FIRST up. */
+	if (vector >= UMSI_MATRIX_X86_SYSTEM_FIRST && selftest_irq(vector))
 		return;
 	if (irq_dispatch_hook) {
 		irq_dispatch_hook(pc->cpu, vector);

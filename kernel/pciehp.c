@@ -511,7 +511,7 @@ void pciehp_storm_aid(void)
 
 		if (umsi_irq_get_info(kernel_umsi_system(), v->irq, &ii) || ii.disabled)
 			break;
-		apic_send_fixed(ii.apic_id, ii.vector);
+		apic_send_fixed(ii.hwid, ii.vector);
 		while (v->none == before && clock_ns() < end)
 			cpu_relax();
 	}

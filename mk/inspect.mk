@@ -10,7 +10,7 @@
 #   make sim-dumps             regenerates tests/data/sim-dumps (below)
 #
 # The fuzzer drives the dump parser, the capability decoder (the library's
-# src/pci/cap.c and src/arch/x86_msg.c), the --check judgements (check.c)
+# src/pci/cap.c and src/arch/x86/msg.c), the --check judgements (check.c)
 # and the writers without any I/O.
 # Its seeds are the real dumps in tests/data/pci-dumps (tests/data/README.md
 # says where they come from).
@@ -32,7 +32,7 @@ FUZZ_TIME   ?= 600
 FUZZ_INSPECT := $(BUILD)/fuzz/fuzz_inspect
 FUZZ_INSPECT_SRCS := tests/fuzz/fuzz_inspect.c \
 	$(addprefix tools/inspect/,dump.c decode.c json.c text.c check.c livetext.c) \
-	src/pci/cap.c src/arch/x86_msg.c src/lib/strerror.c
+	src/pci/cap.c src/arch/x86/msg.c src/lib/strerror.c
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Iinclude -Itools/inspect
@@ -66,7 +66,7 @@ fuzz-inspect-long: $(FUZZ_INSPECT)
 #   make fuzz-livetext-long     fuzzes for FUZZ_TIME seconds
 FUZZ_LIVETEXT := $(BUILD)/fuzz/fuzz_livetext
 FUZZ_LIVETEXT_SRCS := tests/fuzz/fuzz_livetext.c tools/inspect/livetext.c \
-	tools/inspect/decode.c src/pci/cap.c src/arch/x86_msg.c src/lib/strerror.c
+	tools/inspect/decode.c src/pci/cap.c src/arch/x86/msg.c src/lib/strerror.c
 ifneq ($(shell command -v $(FUZZ_CC) 2>/dev/null),)
 CHECK_TARGETS += $(FUZZ_LIVETEXT)
 endif

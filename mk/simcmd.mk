@@ -52,7 +52,7 @@ bench-sim: $(BUILD)/umsi
 FUZZ_SIMFILE := $(BUILD)/fuzz/fuzz_simfile
 FUZZ_SIMFILE_SRCS := tests/fuzz/fuzz_simfile.c tools/sim/simparse.c \
 	tools/sim/simrun.c $(sort $(wildcard platform/sim/*.c)) \
-	$(sort $(wildcard src/*/*.c))
+	$(sort $(wildcard src/*/*.c src/arch/*/*.c))
 FUZZ_SIMFILE_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Iinclude -Iplatform -Iplatform/sim -Itools/sim -pthread

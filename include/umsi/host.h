@@ -15,30 +15,48 @@
  *
  * Contexts. uMSI calls host operations from two kinds of context:
  *  - process context: umsi_system_create(), device set-up and tear-down,
- *    vector allocation, affinity changes. The host may sleep here only in
- *    alloc(), mmio_map() and run_on_cpu(); uMSI never calls those with a
- *    uMSI lock held.
- *  - interrupt context: umsi_dispatch() and the mask/unmask/ack/eoi paths it
- *    reaches. Only cfg_read, cfg_write, mmio_read32, mmio_write32, barrier,
- *    lock_acquire/lock_release, log, clock_ns, current_cpu, eoi and
- *    vector_pending are used there; they must not sleep.
+ *    vector allocation, affinity changes, CPU online/offline. Of these
+ *    only alloc(), mmio_map() and run_on_cpu() may sleep, and uMSI never
+ *    calls them with one of its locks held.
+ *  - interrupt context: umsi_dispatch() and the mask/unmask paths it
+ *    reaches, and the function uMSI runs through run_on_cpu(). Only
+ *    cfg_read, cfg_write, mmio_read32, mmio_write32, lock_acquire,
+ *    lock_release, log, clock_ns, current_cpu, ctl_read, ctl_write and
+ *    gsi_program are used there; they must not sleep.
+ *
+ * Locks. uMSI holds its own spinlocks (lock_create: one for the system,
+ * one per PCI function added) only around short sections. Inside them it
+ * calls cfg_read, cfg_write, mmio_read32, mmio_write32, gsi_program,
+ * current_cpu and clock_ns; every other operation, log included, is
+ * called with no uMSI lock held.
+ *
+ * Re-entry. An operation must not call into uMSI, with one exception:
+ * run_on_cpu() runs the function uMSI gave it. Interrupts taken on other
+ * CPUs meanwhile may enter umsi_dispatch(): that is expected and safe.
  *
  * Which uMSI functions may be called from interrupt context is written on
  * each of them (umsi/irq.h, umsi/pci.h). As a rule: dispatch, mask, unmask
  * and statistics reads may; anything that allocates, frees, or programs a
  * device's capability may not.
  *
- * Optional operations: an operation marked "optional" may be NULL; uMSI then
- * uses the documented fallback or returns -UMSI_ENOSYS from the feature that
- * needs it. All others are required; umsi_system_create() fails with
- * -UMSI_EINVAL naming the first missing one in the log.
+ * Optional operations may be NULL; each says what uMSI does then. The
+ * others are required: umsi_system_create() fails with -UMSI_EINVAL and
+ * logs the name of the first missing one, or of contradictory settings
+ * (UMSI_PLAT_IRQ_REMAP without remap_compose; intx_route without
+ * gsi_program).
+ *
+ * The interrupt controller itself (the x86 local APIC's EOI, IRR and ICR
+ * registers; a RISC-V IMSIC's interrupt file) is driven by the controller
+ * back end chosen at creation (umsi/ctl.h, umsi_config.ctl). It reaches
+ * the current CPU's controller through two primitives, ctl_read and
+ * ctl_write, whose register numbers the back end defines; docs/PORTING.md
+ * lists them per back end.
  */
 #ifndef UMSI_HOST_H
 #define UMSI_HOST_H
 
+#include <umsi/msg.h>
 #include <umsi/types.h>
-
-struct umsi_msg;
 
 /* Log levels, most to least severe. */
 enum umsi_log_level {
@@ -49,8 +67,9 @@ enum umsi_log_level {
 };
 
 /*
- * Platform facts returned by umsi_host_ops.platform_flags(). They decide
- * which CPUs a message can reach: uMSI never targets a CPU whose APIC ID the
+ * Platform facts returned by umsi_host_ops.platform_flags(). NO_MSI is for
+ * every platform; the others are read by the x86 back end and decide which
+ * CPUs a message can reach: uMSI never targets a CPU whose APIC ID the
  * platform's message format cannot express.
  */
 /* The LAPICs run in x2APIC mode (broadcast is 0xffffffff, not 0xff). */
@@ -68,6 +87,12 @@ enum umsi_log_level {
 #define UMSI_PLAT_IRQ_REMAP    (1u << 2)
 /* Firmware forbids MSI (ACPI FADT IAPC_BOOT_ARCH bit 3, "MSI Not Supported"). */
 #define UMSI_PLAT_NO_MSI       (1u << 3)
+/*
+ * x86: the kernel takes legacy ISA interrupts through the 8259 PIC in
+ * virtual-wire mode, which delivers IRQ i on vector 0x30 + i of the boot
+ * CPU. Only then does uMSI withhold vectors 0x30-0x3f there.
+ */
+#define UMSI_PLAT_ISA_PIC      (1u << 4)
 
 /* INTx trigger mode and polarity, as the IO-APIC programs them. */
 #define UMSI_INTX_EDGE        0
@@ -90,15 +115,17 @@ struct umsi_intx_route {
 
 /**
  * struct umsi_gsi_entry - what uMSI asks the host to program for one GSI
- * @apic_id: destination APIC ID (physical destination mode)
- * @vector: CPU vector, 0x20-0xfe
+ * @msg: the message the input is to send, composed by the controller back
+ *       end exactly as for an MSI (x86: address 0xfee..., destination APIC
+ *       ID in address bits 19:12, vector in data bits 7:0; an IO-APIC
+ *       redirection entry takes both from it, a RISC-V APLIC in MSI mode
+ *       the hart's file address and the identity)
  * @trigger: UMSI_INTX_EDGE or UMSI_INTX_LEVEL
  * @polarity: UMSI_INTX_ACTIVE_HIGH or UMSI_INTX_ACTIVE_LOW
  * @masked: true to leave the input masked
  */
 struct umsi_gsi_entry {
-	uint32_t apic_id;
-	uint8_t vector;
+	struct umsi_msg msg;
 	uint8_t trigger;
 	uint8_t polarity;
 	bool masked;
@@ -169,23 +196,20 @@ struct umsi_host_ops {
 	 * still be on the way to the device when this returns; uMSI reads
 	 * back from the same device when it needs the write to have landed.
 	 * Context: any; must not sleep.
+	 * Optional (both or neither): NULL makes uMSI use a volatile 32-bit
+	 * load and store, which is what every architecture uMSI knows needs
+	 * for uncached device memory.
 	 */
 	uint32_t (*mmio_read32)(void *host, volatile void *addr);
 	void (*mmio_write32)(void *host, volatile void *addr, uint32_t val);
-
-	/*
-	 * Full memory barrier between normal memory and device accesses
-	 * (x86: mfence; arm64: dsb sy). Context: any.
-	 */
-	void (*barrier)(void *host);
 
 	/* ---- Locks ---------------------------------------------------------- */
 
 	/*
 	 * A spinlock that also disables interrupts on the current CPU while
-	 * held (Linux's spin_lock_irqsave). uMSI creates a few at system
-	 * creation and holds them only for short, bounded sections that never
-	 * call alloc, mmio_map or run_on_cpu. lock_create returns NULL when
+	 * held (Linux's spin_lock_irqsave). uMSI creates one at system
+	 * creation and one for each PCI function umsi_pci_add() takes, and
+	 * holds them only for short, bounded sections (see "Locks" above). lock_create returns NULL when
 	 * out of memory. lock_acquire returns the previous interrupt state,
 	 * which uMSI passes back to lock_release. Locks are not recursive.
 	 * Context: acquire/release any; create/destroy process context.
@@ -198,8 +222,8 @@ struct umsi_host_ops {
 	/* ---- Memory --------------------------------------------------------- */
 
 	/*
-	 * Allocate @size bytes of zeroed, 16-byte aligned normal memory, or
-	 * return NULL. free() receives the same size. uMSI allocates at
+	 * Allocate @size bytes of 16-byte aligned normal memory, or return
+	 * NULL. It need not be zeroed: uMSI clears what it uses. free() receives the same size. uMSI allocates at
 	 * system creation and device set-up, never in interrupt context.
 	 */
 	void *(*alloc)(void *host, size_t size);
@@ -236,18 +260,20 @@ struct umsi_host_ops {
 	uint32_t (*cpu_count)(void *host);
 
 	/*
-	 * The APIC ID of CPU @cpu in *@apic_id. IDs need not start at 0, be
-	 * contiguous, or stay below 256 (x2APIC). Return -UMSI_EINVAL for a
-	 * CPU number out of range. Context: process.
+	 * The interrupt controller's name for CPU @cpu in *@hwid: the x86
+	 * APIC ID, the RISC-V hart ID, the ARM MPIDR affinity. IDs need not
+	 * start at 0, be contiguous, or stay below 256 (x2APIC). Return
+	 * -UMSI_EINVAL for a CPU number out of range. Context: process.
 	 */
-	int (*cpu_apic_id)(void *host, uint32_t cpu, uint32_t *apic_id);
+	int (*cpu_hwid)(void *host, uint32_t cpu, uint32_t *hwid);
 
 	/*
-	 * Whether CPU @cpu is online (started and taking interrupts) when
-	 * the system is created. Later changes are reported by the kernel
-	 * calling umsi_cpu_online() / umsi_cpu_offline(). Context: process.
+	 * Query: is CPU @cpu online (started and taking interrupts) now?
+	 * Asked once per CPU at umsi_system_create(); later changes are
+	 * events the kernel reports with umsi_cpu_online() and
+	 * umsi_cpu_offline(). Context: process.
 	 */
-	bool (*cpu_online)(void *host, uint32_t cpu);
+	bool (*cpu_is_online)(void *host, uint32_t cpu);
 
 	/*
 	 * UMSI_PLAT_* flags describing the message formats the platform can
@@ -255,43 +281,37 @@ struct umsi_host_ops {
 	 */
 	uint32_t (*platform_flags)(void *host);
 
-	/* ---- Interrupt controller ------------------------------------------- */
-
-	/*
-	 * Signal end of interrupt for @vector to the local APIC of the
-	 * current CPU (xAPIC: write 0 to EOI register 0xb0; x2APIC: MSR
-	 * 0x80b). Called exactly once per delivered interrupt that reached a
-	 * uMSI descriptor or was spurious on a valid vector; never for the
-	 * APIC's spurious vector. Context: interrupt.
-	 */
-	void (*eoi)(void *host, uint8_t vector);
+	/* ---- Cross-calls and the local interrupt controller ------------- */
 
 	/*
 	 * Run @fn(@arg) on CPU @cpu and wait until it has returned. @fn runs
 	 * with interrupts disabled on that CPU (an IPI handler is the usual
 	 * way). When @cpu is the current CPU, call @fn directly with
 	 * interrupts disabled. Return -UMSI_EINVAL when the CPU is offline.
-	 * uMSI uses it during migration to ask a CPU whether a vector is
-	 * pending in its IRR (only that CPU can read its own IRR).
-	 * Context: process; uMSI holds no lock across it. May sleep.
+	 * uMSI uses it during migration to ask the CPU an IRQ left whether
+	 * its old identity is still pending there (only that CPU can read its
+	 * own controller). Context: process; no uMSI lock held. May sleep.
 	 */
 	int (*run_on_cpu)(void *host, uint32_t cpu, void (*fn)(void *arg),
 			  void *arg);
 
 	/*
-	 * Whether @vector is set in the Interrupt Request Register of the
-	 * current CPU's local APIC (xAPIC: bit (vector % 32) of register
-	 * 0x200 + 0x10 * (vector / 32)). Called from a run_on_cpu() function.
-	 * Context: interrupt (interrupts disabled).
+	 * Read or write register @reg of the current CPU's interrupt
+	 * controller. The back end defines the numbering; for the x86 local
+	 * APIC (umsi_ctl_x86_lapic) @reg is the xAPIC MMIO offset:
+	 *   0x0b0 EOI        write 0
+	 *   0x200 + 0x10 * i IRR word i (vectors 32i..32i+31), read
+	 *   0x300 ICR        write; @val has the x2APIC layout: destination
+	 *                    APIC ID in bits 63:32, vector and mode in 31:0.
+	 *                    In xAPIC mode write (ID << 24) to 0x310 first,
+	 *                    then the low half to 0x300, and wait for the
+	 *                    delivery-status bit (12) to clear.
+	 * An x2APIC host maps @reg to MSR 0x800 + @reg / 16; an xAPIC host to
+	 * the LAPIC page. Context: any (dispatch ends every interrupt with a
+	 * ctl_write); must not sleep.
 	 */
-	bool (*vector_pending)(void *host, uint8_t vector);
-
-	/*
-	 * Make @vector arrive on CPU @cpu once (a fixed IPI with that vector
-	 * to the CPU's APIC ID). Used to resend an interrupt that was pending
-	 * on a CPU the IRQ has just left. Context: any.
-	 */
-	int (*retrigger)(void *host, uint32_t cpu, uint8_t vector);
+	uint64_t (*ctl_read)(void *host, uint32_t reg);
+	void (*ctl_write)(void *host, uint32_t reg, uint64_t val);
 
 	/* ---- INTx ------------------------------------------------------------ */
 
@@ -308,8 +328,9 @@ struct umsi_host_ops {
 
 	/*
 	 * Program the interrupt controller input @gsi (IO-APIC redirection
-	 * entry) as @entry says, or just change its mask bit when only
-	 * @entry->masked differs from the last call. Context: any (uMSI masks
+	 * entry) to send @entry->msg with its trigger and polarity, or just
+	 * change its mask bit when only @entry->masked differs from the last
+	 * call. Context: any (uMSI masks
 	 * and unmasks INTx lines from interrupt context). Optional together
 	 * with intx_route.
 	 */
@@ -319,8 +340,9 @@ struct umsi_host_ops {
 	/* ---- Interrupt remapping (optional) --------------------------------- */
 
 	/*
-	 * When the platform advertises UMSI_PLAT_IRQ_REMAP: compose the
-	 * message for interrupt @irq that delivers @vector to @apic_id, by
+	 * Used by the x86 back end when the platform advertises
+	 * UMSI_PLAT_IRQ_REMAP (then required): compose the message for
+	 * interrupt @irq that delivers @vector to @apic_id, by
 	 * allocating or updating an interrupt-remapping table entry, and
 	 * store it in *@msg (remappable format). remap_free() releases the
 	 * entry for @irq. Context: process.

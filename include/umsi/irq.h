@@ -39,9 +39,11 @@ typedef int (*umsi_handler_t)(uint32_t irq, void *dev_id);
  * @max_irqs: IRQ numbers to provide (0: 4096; at most UMSI_MAX_IRQS)
  * @first_dynamic_irq: first number handed to MSI/MSI-X (0: 24, after the
  *                     16 ISA IRQs and a typical 24-input IO-APIC)
- * @matrix: vector layout (NULL: x86 defaults, see umsi/matrix.h)
- * @cmdline: a kernel command line to take MSI policy from (NULL: none),
- *           see umsi_policy_parse() in umsi/pci.h
+ * @ctl: the interrupt-controller back end (umsi/ctl.h; NULL: the x86
+ *       local APIC, umsi_ctl_x86_lapic)
+ * @matrix: identity layout overriding the back end's (NULL: the back
+ *          end's; for x86 the vectors of umsi/matrix.h, with 0x30-0x3f
+ *          withheld on CPU 0 only under UMSI_PLAT_ISA_PIC)
  * @storm_threshold: unhandled interrupts out of 100,000 that disable an
  *                   IRQ (0: 99,900, Linux's figure)
  * @storm_quiet_ns: a quiet spell that resets the unhandled count
@@ -56,8 +58,8 @@ typedef int (*umsi_handler_t)(uint32_t irq, void *dev_id);
 struct umsi_config {
 	uint32_t max_irqs;
 	uint32_t first_dynamic_irq;
+	const struct umsi_ctl *ctl;
 	const struct umsi_matrix_config *matrix;
-	const char *cmdline;
 	uint32_t storm_threshold;
 	uint64_t storm_quiet_ns;
 	bool spread_classes;
@@ -94,12 +96,13 @@ void umsi_system_destroy(struct umsi_system *sys);
  * umsi_dispatch - the interrupt entry point
  * @sys: the system
  * @cpu: the current CPU (as host current_cpu() reports it)
- * @vector: the vector the CPU took (0x20-0xff)
+ * @id: the identity the CPU took: on x86 the vector (0x20-0xff), on a
+ *      RISC-V IMSIC the identity its claim register gave
  *
- * Called by the kernel's interrupt stub for every external vector. Looks
- * the vector up in the CPU's vector table, runs the IRQ's handlers and
- * ends the interrupt (host eoi). A vector with no IRQ is counted as
- * spurious and acknowledged; it never reaches a driver.
+ * Called by the kernel's interrupt entry for every external interrupt.
+ * Looks the identity up in the CPU's table, runs the IRQ's handlers and
+ * ends the interrupt through the controller back end. An identity with no
+ * IRQ is counted as spurious and ended; it never reaches a driver.
  *
  * Never takes a lock that set-up paths hold across device accesses: the
  * vector table entries are published with release stores and read with
@@ -109,7 +112,7 @@ void umsi_system_destroy(struct umsi_system *sys);
  * Return: 1 when an IRQ descriptor took the vector, 0 when spurious.
  * Context: interrupt, interrupts disabled.
  */
-int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint8_t vector);
+int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint32_t id);
 
 /* Flags of umsi_request_irq(). */
 #define UMSI_IRQF_SHARED  (1u << 0)  /* INTx lines may be shared */
@@ -209,8 +212,8 @@ int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq);
  * struct umsi_irq_info - where an IRQ is and what it has seen
  * @irq: the IRQ number
  * @cpu: target CPU
- * @apic_id: that CPU's APIC ID
- * @vector: target vector
+ * @hwid: that CPU's controller ID (x86: APIC ID)
+ * @vector: target identity (x86: vector)
  * @managed: the vector is managed (reserved on every CPU of its mask)
  * @disabled: disabled by storm detection
  * @shutdown: a managed IRQ whose CPUs all went offline: no vector, its
@@ -219,7 +222,7 @@ int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq);
  * @masked: mask depth above zero
  * @chip: chip name ("PCI-MSI", "PCI-MSI-X", "IO-APIC", ...)
  * @owner: name of the first handler, or NULL
- * @bdf: the PCI function, when the IRQ belongs to one
+ * @bdf: the PCI function, when the IRQ belongs to one (else 0)
  * @hwirq: message number (MSI) or table index (MSI-X) or GSI (INTx)
  * @total: interrupts taken on all CPUs
  * @unhandled: unhandled count of the current storm window
@@ -228,8 +231,8 @@ int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq);
 struct umsi_irq_info {
 	uint32_t irq;
 	uint32_t cpu;
-	uint32_t apic_id;
-	uint8_t vector;
+	uint32_t hwid;
+	uint32_t vector;
 	bool managed;
 	bool disabled;
 	bool shutdown;
@@ -315,13 +318,14 @@ int umsi_cpu_online(struct umsi_system *sys, uint32_t cpu);
 int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu);
 
 /**
- * umsi_cpu_apic_id - APIC ID of a CPU
+ * umsi_cpu_hwid - the interrupt controller's name for a CPU
  * @sys: the system
  * @cpu: CPU number
  *
- * Return: the APIC ID, or 0xffffffff for an unknown CPU. Context: any.
+ * Return: what the host's cpu_hwid() said (x86: the APIC ID), or
+ * 0xffffffff for an unknown CPU. Context: any.
  */
-uint32_t umsi_cpu_apic_id(struct umsi_system *sys, uint32_t cpu);
+uint32_t umsi_cpu_hwid(struct umsi_system *sys, uint32_t cpu);
 
 /**
  * umsi_cpu_count - number of possible CPUs

@@ -521,10 +521,17 @@ static int deliver_logical_locked(struct umsi_sim *sim,
 
 int sim_msg_write_locked(struct umsi_sim *sim, uint64_t address, uint32_t data)
 {
+	sim->st.msgs++;
+	return sim->ctl->deliver(sim, address, data);
+}
+
+/* The x86 model: a message write to the 0xfee window. */
+static int x86_deliver_locked(struct umsi_sim *sim, uint64_t address,
+			      uint32_t data)
+{
 	struct umsi_msg m = { address, data };
 	struct umsi_x86_msi d;
 
-	sim->st.msgs++;
 	umsi_x86_msg_decode(&m, (sim->plat_flags & UMSI_PLAT_EXT_DEST_ID) != 0,
 			    &d);
 	if (!d.valid)
@@ -553,6 +560,56 @@ int sim_msg_write_locked(struct umsi_sim *sim, uint64_t address, uint32_t data)
 	return sim_deliver_phys_locked(sim, d.dest_id, d.vector, false,
 				       address, data);
 }
+
+/*
+ * The x86 model's local APIC registers of @cpu, by xAPIC offset (what the
+ * host's ctl_read/ctl_write reach): EOI (0x0b0, write), IRR (0x200 +
+ * 0x10 * i, read), ICR (0x300, write, x2APIC layout: destination << 32 |
+ * mode and vector; fixed delivery is all uMSI sends). Other registers
+ * read 0 and ignore writes; each is counted as a bad access.
+ */
+static uint64_t x86_read_locked(struct umsi_sim *sim, uint32_t cpu,
+				uint32_t reg)
+{
+	if (reg >= 0x200 && reg < 0x280 && !(reg & 0xf))
+		return (uint32_t)(sim->cpus[cpu].irr[(reg - 0x200) / 0x20] >>
+				  ((reg - 0x200) / 0x10 % 2 * 32));
+	sim_bad_access_locked(sim, "ctl_read of LAPIC register 0x%x", reg);
+	return 0;
+}
+
+static void x86_write_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t reg,
+			     uint64_t val)
+{
+	uint32_t lo = (uint32_t)val, dest = (uint32_t)(val >> 32), target;
+
+	if (reg == 0x0b0) {
+		/* EOI ends the highest vector in service, as a LAPIC does. */
+		int v = bit_highest(sim->cpus[cpu].isr);
+
+		eoi_cpu_locked(sim, cpu, v < 0 ? 0 : (uint8_t)v);
+		return;
+	}
+	if (reg == 0x300 && ((lo >> 8) & 7) == UMSI_X86_DM_FIXED &&
+	    !(lo & (3u << 18)) && !(lo & (1u << 11))) {
+		target = sim_cpu_of_apic_locked(sim, dest);
+		if (target != UINT32_MAX && (lo & 0xff) >= 16 &&
+		    sim->cpus[target].online) {
+			sim_lapic_accept_locked(sim, target, (uint8_t)lo,
+						false);
+			return;
+		}
+	}
+	sim_bad_access_locked(sim, "ctl_write of LAPIC register 0x%x value "
+			      "0x%llx", reg, (unsigned long long)val);
+}
+
+const struct sim_ctl_model sim_x86_lapic_model = {
+	.name = "x86-lapic",
+	.read = x86_read_locked,
+	.write = x86_write_locked,
+	.deliver = x86_deliver_locked,
+};
 
 /*
  * Where a message would land, without sending it: the CPU and vector of a
@@ -673,6 +730,7 @@ struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg)
 	pthread_cond_init(&sim->xdone_cond, NULL);
 	sim->threaded = cfg->threaded;
 	sim->plat_flags = cfg->plat_flags;
+	sim->ctl = &sim_x86_lapic_model;
 	sim->ncpus = cfg->ncpus;
 	sim->next_mem32 = 0xe0000000u;
 	sim->next_mem64 = 0x800000000ull;

@@ -26,10 +26,10 @@ static _Thread_local int tls_in_hook;
 
 static const char *const op_names[UMSI_SIM_OP_NR] = {
 	"cfg_read", "cfg_write", "mmio_map", "mmio_unmap", "mmio_read32",
-	"mmio_write32", "barrier", "lock_create", "lock_destroy",
+	"mmio_write32", "lock_create", "lock_destroy",
 	"lock_acquire", "lock_release", "alloc", "free", "log", "clock_ns",
-	"current_cpu", "cpu_count", "cpu_apic_id", "cpu_online",
-	"platform_flags", "eoi", "run_on_cpu", "vector_pending", "retrigger",
+	"current_cpu", "cpu_count", "cpu_hwid", "cpu_is_online",
+	"platform_flags", "run_on_cpu", "ctl_read", "ctl_write",
 	"intx_route", "gsi_program", "remap_compose", "remap_free",
 };
 
@@ -309,21 +309,6 @@ static void h_mmio_write32(void *host, volatile void *addr, uint32_t val)
 				      "misaligned", (void *)addr);
 	sim_unlock(sim);
 	leave(sim, UMSI_SIM_OP_MMIO_WRITE32);
-}
-
-static void h_barrier(void *host)
-{
-	struct umsi_sim *sim = host;
-
-	/*
-	 * Every simulated device access happens under the sim's mutex, which
-	 * already orders it against the caller's memory accesses; taking it
-	 * here is the barrier (and keeps ThreadSanitizer's model exact).
-	 */
-	sim_lock(sim);
-	enter_locked(sim, UMSI_SIM_OP_BARRIER, false);
-	sim_unlock(sim);
-	leave(sim, UMSI_SIM_OP_BARRIER);
 }
 
 void sim_maps_fini(struct umsi_sim *sim)
@@ -607,32 +592,32 @@ static uint32_t h_cpu_count(void *host)
 	return sim->ncpus;
 }
 
-static int h_cpu_apic_id(void *host, uint32_t cpu, uint32_t *apic_id)
+static int h_cpu_hwid(void *host, uint32_t cpu, uint32_t *apic_id)
 {
 	struct umsi_sim *sim = host;
 	int err;
 
 	sim_lock(sim);
-	err = enter_locked(sim, UMSI_SIM_OP_CPU_APIC_ID, true);
+	err = enter_locked(sim, UMSI_SIM_OP_CPU_HWID, true);
 	if (!err && cpu >= sim->ncpus)
 		err = -UMSI_EINVAL;
 	if (!err)
 		*apic_id = sim->cpus[cpu].apic_id;
 	sim_unlock(sim);
-	leave(sim, UMSI_SIM_OP_CPU_APIC_ID);
+	leave(sim, UMSI_SIM_OP_CPU_HWID);
 	return err;
 }
 
-static bool h_cpu_online(void *host, uint32_t cpu)
+static bool h_cpu_is_online(void *host, uint32_t cpu)
 {
 	struct umsi_sim *sim = host;
 	bool on;
 
 	sim_lock(sim);
-	enter_locked(sim, UMSI_SIM_OP_CPU_ONLINE, false);
+	enter_locked(sim, UMSI_SIM_OP_CPU_IS_ONLINE, false);
 	on = cpu < sim->ncpus && sim->cpus[cpu].online;
 	sim_unlock(sim);
-	leave(sim, UMSI_SIM_OP_CPU_ONLINE);
+	leave(sim, UMSI_SIM_OP_CPU_IS_ONLINE);
 	return on;
 }
 
@@ -649,17 +634,6 @@ static uint32_t h_platform_flags(void *host)
 
 /* ---- Interrupt controller -------------------------------------------------------------- */
 
-static void h_eoi(void *host, uint8_t vector)
-{
-	struct umsi_sim *sim = host;
-
-	sim_lock(sim);
-	enter_locked(sim, UMSI_SIM_OP_EOI, false);
-	sim_eoi_locked(sim, vector);
-	sim_unlock(sim);
-	leave(sim, UMSI_SIM_OP_EOI);
-}
-
 static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
 			void *arg)
 {
@@ -675,35 +649,32 @@ static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
 	return err;
 }
 
-static bool h_vector_pending(void *host, uint8_t vector)
+/*
+ * The controller's registers of the current CPU, through the machine's
+ * controller model (sim->ctl: the x86 local APIC by xAPIC offset).
+ */
+static uint64_t h_ctl_read(void *host, uint32_t reg)
 {
 	struct umsi_sim *sim = host;
-	bool p;
+	uint64_t v;
 
 	sim_lock(sim);
-	enter_locked(sim, UMSI_SIM_OP_VECTOR_PENDING, false);
-	p = sim_irr_test_current_locked(sim, vector);
+	enter_locked(sim, UMSI_SIM_OP_CTL_READ, false);
+	v = sim->ctl->read(sim, sim_current_cpu_locked(sim), reg);
 	sim_unlock(sim);
-	leave(sim, UMSI_SIM_OP_VECTOR_PENDING);
-	return p;
+	leave(sim, UMSI_SIM_OP_CTL_READ);
+	return v;
 }
 
-static int h_retrigger(void *host, uint32_t cpu, uint8_t vector)
+static void h_ctl_write(void *host, uint32_t reg, uint64_t val)
 {
 	struct umsi_sim *sim = host;
-	int err;
 
 	sim_lock(sim);
-	err = enter_locked(sim, UMSI_SIM_OP_RETRIGGER, true);
-	if (!err) {
-		if (cpu >= sim->ncpus || vector < 16 || !sim->cpus[cpu].online)
-			err = -UMSI_EINVAL;
-		else
-			sim_lapic_accept_locked(sim, cpu, vector, false);
-	}
+	enter_locked(sim, UMSI_SIM_OP_CTL_WRITE, false);
+	sim->ctl->write(sim, sim_current_cpu_locked(sim), reg, val);
 	sim_unlock(sim);
-	leave(sim, UMSI_SIM_OP_RETRIGGER);
-	return err;
+	leave(sim, UMSI_SIM_OP_CTL_WRITE);
 }
 
 /* ---- INTx and remapping -------------------------------------------------------------------- */
@@ -771,7 +742,6 @@ static const struct umsi_host_ops sim_ops = {
 	.mmio_unmap = h_mmio_unmap,
 	.mmio_read32 = h_mmio_read32,
 	.mmio_write32 = h_mmio_write32,
-	.barrier = h_barrier,
 	.lock_create = h_lock_create,
 	.lock_destroy = h_lock_destroy,
 	.lock_acquire = h_lock_acquire,
@@ -782,13 +752,12 @@ static const struct umsi_host_ops sim_ops = {
 	.clock_ns = h_clock_ns,
 	.current_cpu = h_current_cpu,
 	.cpu_count = h_cpu_count,
-	.cpu_apic_id = h_cpu_apic_id,
-	.cpu_online = h_cpu_online,
+	.cpu_hwid = h_cpu_hwid,
+	.cpu_is_online = h_cpu_is_online,
 	.platform_flags = h_platform_flags,
-	.eoi = h_eoi,
 	.run_on_cpu = h_run_on_cpu,
-	.vector_pending = h_vector_pending,
-	.retrigger = h_retrigger,
+	.ctl_read = h_ctl_read,
+	.ctl_write = h_ctl_write,
 	.intx_route = h_intx_route,
 	.gsi_program = h_gsi_program,
 	.remap_compose = h_remap_compose,

@@ -183,20 +183,35 @@ int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
 			   const struct umsi_gsi_entry *in)
 {
 	struct sim_rte *e;
+	struct umsi_x86_msi m;
 
-	if (gsi >= sim->npins || in->vector < 16 || in->trigger > 1 ||
-	    in->polarity > 1)
+	if (gsi >= sim->npins || in->trigger > 1 || in->polarity > 1)
 		return -UMSI_EINVAL;
+	e = &sim->rtes[gsi];
+	/* A masked entry may come without a message (umsi/host.h). */
+	if (in->masked && !in->msg.address && !in->msg.data) {
+		e->r.masked = true;
+		sim_ioapic_eval_locked(sim, gsi);
+		return 0;
+	}
+	/* The entry takes destination and vector from the x86 message. */
+	umsi_x86_msg_decode(&in->msg, sim->plat_flags & UMSI_PLAT_EXT_DEST_ID,
+			    &m);
+	if (!m.valid || m.remapped || m.vector < 16)
+		return -UMSI_EINVAL;
+	/* Destination bits 14:8 in address 11:5 only where decoded. */
+	if (!(sim->plat_flags & UMSI_PLAT_EXT_DEST_ID) &&
+	    (in->msg.address & (0x7fu << 5)))
+		return -UMSI_ERANGE;
 	/* The sim's IO-APIC sends compatibility-format messages only. */
-	if (!umsi_x86_dest_reachable(in->apic_id,
+	if (!umsi_x86_dest_reachable(m.dest_id,
 				     sim->plat_flags & ~UMSI_PLAT_IRQ_REMAP))
 		return -UMSI_ERANGE;
-	e = &sim->rtes[gsi];
 	if (in->trigger == UMSI_INTX_EDGE)
 		e->r.remote_irr = false;
 	e->r.programmed = true;
-	e->r.apic_id = in->apic_id;
-	e->r.vector = in->vector;
+	e->r.apic_id = m.dest_id;
+	e->r.vector = m.vector;
 	e->r.trigger = in->trigger;
 	e->r.polarity = in->polarity;
 	e->r.masked = in->masked;

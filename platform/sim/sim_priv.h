@@ -128,12 +128,29 @@ struct sim_bar_ent {
 	unsigned int bar;
 };
 
+/*
+ * The interrupt controller a machine has, behind the same two register
+ * primitives the library's back ends use (umsi/host.h ctl_read/ctl_write)
+ * and the bus side: what a message write does. All under the sim lock.
+ */
+struct sim_ctl_model {
+	const char *name;
+	uint64_t (*read)(struct umsi_sim *sim, uint32_t cpu, uint32_t reg);
+	void (*write)(struct umsi_sim *sim, uint32_t cpu, uint32_t reg,
+		      uint64_t val);
+	/* A message write reaching the controller. Return: CPUs reached. */
+	int (*deliver)(struct umsi_sim *sim, uint64_t address, uint32_t data);
+};
+
+extern const struct sim_ctl_model sim_x86_lapic_model;
+
 struct umsi_sim {
 	pthread_mutex_t mtx;
 	pthread_cond_t idle_cond;     /* threaded: broadcast when a CPU idles */
 	pthread_cond_t xdone_cond;    /* threaded: a cross-call completed */
 	bool threaded, stopping;
 	uint32_t plat_flags;
+	const struct sim_ctl_model *ctl;  /* the controller model */
 
 	uint32_t ncpus;
 	struct sim_cpu *cpus;

@@ -5,13 +5,16 @@
  * Moving a live IRQ without losing an interrupt, in this order:
  *  1. take a vector on the new CPU and publish the descriptor there, so a
  *     message to the new target is handled from the first instant;
- *  2. retarget the source (the chip's set_target protocol: mask, write,
+ *  2. retarget the source: compose the new message through the back end
+ *     and have the chip write it (its write_msg protocol: mask, write,
  *     unmask, flush; or, for MSI without mask bits, a write order in which
- *     every intermediate message reaches a published vector);
+ *     every intermediate message reaches a published vector); or, for a
+ *     controller that moves interrupts itself, its retarget command;
  *  3. ask the old CPU, by a cross-call that runs with its interrupts off,
- *     whether the old vector is pending in its IRR: if so, retrigger it on
- *     the new CPU; then, still there, replace the old slot by a "moved"
- *     placeholder so the pending copy is acknowledged without a handler;
+ *     whether the old identity is pending in its controller (the back
+ *     end's "pending": on x86 the IRR): if so, resend it to the new CPU;
+ *     then, still there, replace the old slot by a "moved" placeholder so
+ *     the pending copy is acknowledged without a handler;
  *  4. only then return the old vector to the allocator.
  * Interrupts that arrive on the old vector between 1 and 3 are handled on
  * the old CPU by the still-published old slot. Every interrupt therefore
@@ -21,14 +24,14 @@
 
 static bool bit(const uint64_t *w, uint32_t cpu)
 {
-	return (w[cpu / 64] >> (cpu % 64)) & 1;
+	return umsi_bit_test(w, cpu);
 }
 
 struct move {
 	struct umsi_system *sys;
 	struct umsi_irq_desc *d;
 	uint32_t old_cpu, new_cpu;
-	uint8_t old_vec, new_vec;
+	uint32_t old_vec, new_vec;
 	bool temp;              /* new_vec also held on old_cpu */
 	bool retriggered;       /* a pending copy was resent to new_cpu */
 	bool pending;           /* the old CPU still had one in its IRR */
@@ -46,16 +49,17 @@ static void move_cleanup_on_old_cpu(void *arg)
 {
 	struct move *mv = arg;
 	struct umsi_system *sys = mv->sys;
+	const struct umsi_ctl *ctl = sys->env.ctl;
 	struct umsi_cpu *c = &sys->cpus[mv->old_cpu];
-	bool pending = sys->ops->vector_pending(sys->host, mv->old_vec);
+	bool pending = ctl->pending(sys, mv->old_vec);
 
 	if (mv->temp)
-		pending |= sys->ops->vector_pending(sys->host, mv->new_vec);
+		pending |= ctl->pending(sys, mv->new_vec);
 	atomic_store(&c->slot[mv->old_vec].d, &sys->moved);
 	if (mv->temp)
 		atomic_store(&c->slot[mv->new_vec].d, &sys->moved);
 	if (pending && !mv->retriggered) {
-		sys->ops->retrigger(sys->host, mv->new_cpu, mv->new_vec);
+		ctl->resend(sys, mv->new_cpu, mv->new_vec);
 		mv->retriggered = true;
 	}
 	mv->pending = pending;
@@ -79,8 +83,8 @@ static int pick_unmaskable(struct umsi_system *sys, struct move *mv,
 	if (v < 0)
 		return v;
 	mv->new_cpu = cpu;
-	mv->new_vec = (uint8_t)v;
-	if (cpu == mv->old_cpu || v == mv->old_vec)
+	mv->new_vec = (uint32_t)v;
+	if (cpu == mv->old_cpu || mv->new_vec == mv->old_vec)
 		return 0;
 	if (umsi_matrix_alloc_at(sys->matrix, mv->old_cpu, (unsigned)v) == 0) {
 		mv->temp = true;
@@ -94,11 +98,11 @@ static int pick_unmaskable(struct umsi_system *sys, struct move *mv,
 		mv->new_vec = mv->old_vec;
 		return 0;
 	}
-	for (w = 0x20; w < 0x100; w++) {
+	for (w = 0; w < sys->nids; w++) {
 		if (umsi_matrix_alloc_at(sys->matrix, cpu, w))
 			continue;
 		if (umsi_matrix_alloc_at(sys->matrix, mv->old_cpu, w) == 0) {
-			mv->new_vec = (uint8_t)w;
+			mv->new_vec = w;
 			mv->temp = true;
 			return 0;
 		}
@@ -169,7 +173,7 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 		    umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags,
 				      &mv.new_cpu);
 		ret = v < 0 ? v : 0;
-		mv.new_vec = (uint8_t)v;
+		mv.new_vec = (uint32_t)v;
 	}
 	if (ret) {
 		umsi_unlock(sys, fl);
@@ -182,8 +186,8 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 	umsi_unlock(sys, fl);
 
 	/* Step 2: retarget the source. */
-	ret = d->chip->set_target(sys, d, mv.new_cpu, mv.new_vec);
-	if (ret && d->chip->set_target(sys, d, mv.old_cpu, mv.old_vec)) {
+	ret = umsi_irq_retarget(sys, d, mv.new_cpu, mv.new_vec);
+	if (ret && umsi_irq_retarget(sys, d, mv.old_cpu, mv.old_vec)) {
 		/*
 		 * Neither the new nor the old message is known to be in the
 		 * device: it may send to either slot. Keep both, published
@@ -219,8 +223,8 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 	 * is asked again until a copy it had pending has been taken.
 	 */
 	for (int tries = 0; ; tries++) {
-		if (sys->ops->run_on_cpu(sys->host, mv.old_cpu,
-					 move_cleanup_on_old_cpu, &mv)) {
+		if (sys->env.ops->run_on_cpu(sys->env.host, mv.old_cpu,
+					     move_cleanup_on_old_cpu, &mv)) {
 			umsi_log(sys, UMSI_LOG_WARN, "irq %u: cpu %u did not "
 				 "answer the migration cross-call; an "
 				 "interrupt pending there may be lost",
@@ -260,7 +264,7 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 static const uint64_t *reach_of(struct umsi_system *sys,
 				const struct umsi_irq_desc *d)
 {
-	return d->chip->compat_dest ? sys->compat_reachable : sys->reachable;
+	return d->chip->wired ? sys->wired_reachable : sys->reachable;
 }
 
 /*
@@ -274,13 +278,13 @@ static uint32_t usable_mask(struct umsi_system *sys,
 	const uint64_t *reach = reach_of(sys, d);
 	uint32_t cpu, n = 0;
 
-	umsi_memset(out, 0, sys->mask_words * sizeof(uint64_t));
+	umsi_memset(out, 0, umsi_sys_mask_bytes(sys));
 	for (cpu = 0; cpu < sys->ncpus && cpu < nbits; cpu++) {
 		if ((in ? !bit(in, cpu) : !umsi_aff_test(sys, d, cpu)) ||
 		    cpu == skip_cpu || !sys->cpus[cpu].online ||
 		    !bit(reach, cpu))
 			continue;
-		out[cpu / 64] |= 1ull << (cpu % 64);
+		umsi_bit_set(out, cpu);
 		n++;
 	}
 	return n;
@@ -313,7 +317,7 @@ int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 		return -UMSI_EPERM;     /* managed affinity is fixed */
 	if (!claim(d))
 		return -UMSI_EAGAIN;
-	words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+	words = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
 	if (!words) {
 		ret = -UMSI_ENOMEM;
 		goto out;
@@ -323,8 +327,7 @@ int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 	 * has moved: hold the affinity as words from here (same CPUs).
 	 */
 	if (!d->aff_words) {
-		uint64_t *w = umsi_zalloc(sys, sys->mask_words *
-					  sizeof(uint64_t));
+		uint64_t *w = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
 
 		if (!w) {
 			ret = -UMSI_ENOMEM;
@@ -347,7 +350,7 @@ int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 	if (!ret)
 		ret = umsi_aff_set(sys, d, mask);
 out:
-	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
 	atomic_store(&d->busy, false);
 	return ret;
 }
@@ -399,14 +402,14 @@ static int managed_restart(struct umsi_system *sys, struct umsi_irq_desc *d,
 	v = umsi_matrix_alloc_managed(sys->matrix, m, &cpu);
 	if (v >= 0) {
 		d->cpu = cpu;
-		d->vector = (uint8_t)v;
+		d->vector = (uint32_t)v;
 		d->shutdown = false;
 		atomic_store(&sys->cpus[cpu].slot[v].d, d);
 	}
 	umsi_unlock(sys, fl);
 	if (v < 0)
 		return v;
-	ret = d->chip->set_target(sys, d, d->cpu, d->vector);
+	ret = umsi_irq_retarget(sys, d, d->cpu, d->vector);
 	/*
 	 * Undo the shutdown's mask; if the driver unmasked meanwhile (only
 	 * the count moved), the source is unmasked here.
@@ -461,7 +464,7 @@ int umsi_cpu_online(struct umsi_system *sys, uint32_t cpu)
 
 	if (cpu >= sys->ncpus)
 		return -UMSI_EINVAL;
-	words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+	words = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
 	if (!words)
 		return -UMSI_ENOMEM;
 	fl = umsi_lock(sys);
@@ -475,7 +478,7 @@ int umsi_cpu_online(struct umsi_system *sys, uint32_t cpu)
 	umsi_unlock(sys, fl);
 	if (!ret)
 		restart_managed(sys, cpu, words);
-	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
 	return ret;
 }
 
@@ -501,6 +504,35 @@ static bool room_elsewhere(struct umsi_system *sys, uint32_t cpu)
 	return need <= room;
 }
 
+/* Leave @cpu (@words: scratch of mask_words). Caller owns d->busy. */
+static int evacuate(struct umsi_system *sys, struct umsi_irq_desc *d,
+		    uint32_t cpu, uint64_t *words)
+{
+	struct umsi_cpumask m = { words, sys->ncpus };
+	uint32_t n = usable_mask(sys, d, NULL, sys->ncpus, words, cpu);
+
+	if (!n && d->managed)
+		return managed_shutdown(sys, d);
+	/* Unmanaged with no CPU left: break affinity. */
+	if (!n)
+		n = usable_mask(sys, d, reach_of(sys, d), sys->ncpus, words,
+				cpu);
+	return n ? move_irq(sys, d, &m) : -UMSI_ENOSPC;
+}
+
+int umsi_irq_evacuate(struct umsi_system *sys, struct umsi_irq_desc *d,
+		      uint32_t cpu)
+{
+	uint64_t *words = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
+	int ret;
+
+	if (!words)
+		return -UMSI_ENOMEM;
+	ret = evacuate(sys, d, cpu, words);
+	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
+	return ret;
+}
+
 /*
  * Take @cpu out of the allocator first, so no IRQ allocated meanwhile
  * lands there; then move or shut down what it holds. A failure puts the
@@ -509,7 +541,6 @@ static bool room_elsewhere(struct umsi_system *sys, uint32_t cpu)
  */
 int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 {
-	struct umsi_cpumask m;
 	umsi_irqflags_t fl;
 	uint64_t *words;
 	uint32_t irq, c, online = 0;
@@ -534,11 +565,9 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 	}
 	if (ret)
 		return ret;
-	words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+	words = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
 	if (!words)
 		return -UMSI_ENOMEM;
-	m.words = words;
-	m.nbits = sys->ncpus;
 	fl = umsi_lock(sys);
 	ret = sys->cpus[cpu].reachable ?
 	      umsi_matrix_offline(sys->matrix, cpu) : 0;
@@ -547,7 +576,6 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 	umsi_unlock(sys, fl);
 	for (irq = 0; irq < sys->max_irqs && !ret; irq++) {
 		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
-		uint32_t n;
 
 		/*
 		 * A quarantined vector stays where it is: the CPU keeps owning
@@ -560,16 +588,7 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 			ret = -UMSI_EAGAIN;
 			break;
 		}
-		n = usable_mask(sys, d, NULL, sys->ncpus, words, cpu);
-		if (!n && d->managed) {
-			ret = managed_shutdown(sys, d);
-		} else {
-			/* Unmanaged with no CPU left: break affinity. */
-			if (!n)
-				n = usable_mask(sys, d, reach_of(sys, d),
-						sys->ncpus, words, cpu);
-			ret = n ? move_irq(sys, d, &m) : -UMSI_ENOSPC;
-		}
+		ret = evacuate(sys, d, cpu, words);
 		atomic_store(&d->busy, false);
 	}
 	if (ret && !sys->cpus[cpu].online) {
@@ -579,6 +598,6 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 		umsi_unlock(sys, fl);
 		restart_managed(sys, cpu, words);
 	}
-	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
 	return ret;
 }

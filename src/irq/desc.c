@@ -3,8 +3,12 @@
  * IRQ descriptors: creation with vectors, publication in the vector tables,
  * handler attachment, masking, and tear-down.
  *
- * A descriptor becomes visible to dispatch by release stores into the IRQ
- * table and the vector table of its CPU. It goes away in three steps:
+ * A descriptor is created with its IRQ number and vectors reserved but
+ * unpublished; the layer that owns its source binds it (chip_data) and
+ * publishes it with umsi_irq_activate(). Only then do dispatch and the
+ * walkers (umsi_irq_next, affinity, CPU offline) see it, so none can meet
+ * a descriptor without its chip data. It becomes visible by release
+ * stores into the IRQ table and the vector table of its CPU. It goes away in three steps:
  * unpublish (store NULL), wait until every CPU that might have loaded the
  * old pointer has left umsi_dispatch() (umsi_irq_sync), then free. That is
  * RCU in miniature, and it is why dispatch never takes a lock.
@@ -14,7 +18,7 @@
 
 static bool mask_test(const uint64_t *w, uint32_t cpu)
 {
-	return (w[cpu / 64] >> (cpu % 64)) & 1;
+	return umsi_bit_test(w, cpu);
 }
 
 struct umsi_irq_desc *umsi_irq_to_desc(struct umsi_system *sys, uint32_t irq)
@@ -37,7 +41,7 @@ struct umsi_irq_desc *umsi_irq_to_desc(struct umsi_system *sys, uint32_t irq)
  */
 void umsi_irq_sync(struct umsi_system *sys)
 {
-	uint32_t self = sys->ops->current_cpu(sys->host);
+	uint32_t self = sys->env.ops->current_cpu(sys->env.host);
 	uint32_t cpu;
 
 	atomic_thread_fence(memory_order_seq_cst);
@@ -67,7 +71,7 @@ static void desc_free_mem(struct umsi_system *sys, struct umsi_irq_desc *d)
 		umsi_free(sys, a, sizeof(*a));
 		a = next;
 	}
-	umsi_free(sys, d->aff_words, sys->mask_words * sizeof(uint64_t));
+	umsi_free(sys, d->aff_words, umsi_sys_mask_bytes(sys));
 	umsi_free(sys, d->hist, d->hist_cap * sizeof(*d->hist));
 	umsi_free(sys, d, sizeof(*d));
 }
@@ -103,10 +107,10 @@ void umsi_aff_words(const struct umsi_system *sys,
 	uint32_t cpu;
 
 	if (d->aff_words) {
-		umsi_memcpy(out, d->aff_words, sys->mask_words * sizeof(*out));
+		umsi_memcpy(out, d->aff_words, umsi_sys_mask_bytes(sys));
 		return;
 	}
-	umsi_memset(out, 0, sys->mask_words * sizeof(*out));
+	umsi_memset(out, 0, umsi_sys_mask_bytes(sys));
 	for (cpu = d->aff_first; cpu < d->aff_first + d->aff_count; cpu++)
 		out[cpu / 64] |= 1ull << (cpu % 64);
 }
@@ -133,7 +137,7 @@ int umsi_aff_set(struct umsi_system *sys, struct umsi_irq_desc *d,
 	}
 	/* Every CPU, or a range: no words. */
 	if (!m || (n && last - first + 1 == n) || !n) {
-		umsi_free(sys, d->aff_words, sys->mask_words * sizeof(*w));
+		umsi_free(sys, d->aff_words, umsi_sys_mask_bytes(sys));
 		d->aff_words = NULL;
 		d->aff_first = !m ? 0 : n ? first : 0;
 		d->aff_count = !m ? sys->ncpus : n;
@@ -141,11 +145,11 @@ int umsi_aff_set(struct umsi_system *sys, struct umsi_irq_desc *d,
 	}
 	w = d->aff_words;
 	if (!w) {
-		w = umsi_zalloc(sys, sys->mask_words * sizeof(*w));
+		w = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
 		if (!w)
 			return -UMSI_ENOMEM;
 	}
-	umsi_memset(w, 0, sys->mask_words * sizeof(*w));
+	umsi_memset(w, 0, umsi_sys_mask_bytes(sys));
 	for (cpu = first; cpu <= last; cpu++)
 		if (mask_test(m->words, cpu))
 			w[cpu / 64] |= 1ull << (cpu % 64);
@@ -179,7 +183,7 @@ int umsi_irq_hist_reserve(struct umsi_system *sys, struct umsi_irq_desc *d,
 }
 
 void umsi_irq_hist_fold(struct umsi_system *sys, struct umsi_irq_desc *d,
-			uint32_t cpu, uint8_t vector)
+			uint32_t cpu, uint32_t vector)
 {
 	uint64_t n = atomic_exchange(&sys->cpus[cpu].slot[vector].count, 0);
 	uint32_t i;
@@ -204,7 +208,8 @@ void umsi_irq_hist_fold(struct umsi_system *sys, struct umsi_irq_desc *d,
 
 /*
  * Find @n free IRQ numbers, the lowest from the first dynamic one up;
- * all-or-nothing. They are taken only when published. O(n log N). [lock]
+ * all-or-nothing: nothing is taken until the caller marks them (take_numbers).
+ * O(n log N). [lock]
  */
 static int irq_numbers(struct umsi_system *sys, struct umsi_irq_desc **ds,
 		       uint32_t n)
@@ -230,9 +235,9 @@ effective_mask(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 	       const struct umsi_cpumask *aff, uint64_t *out,
 	       struct umsi_cpumask *m, bool explicit)
 {
-	const uint64_t *reach = chip->compat_dest ? sys->compat_reachable :
+	const uint64_t *reach = chip->wired ? sys->wired_reachable :
 				sys->reachable;
-	bool all = chip->compat_dest ? sys->all_compat_reachable :
+	bool all = chip->wired ? sys->all_wired_reachable :
 		   sys->all_reachable;
 	uint32_t w;
 
@@ -260,15 +265,10 @@ effective_mask(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 	return m;
 }
 
-/*
- * Publish a new descriptor, claimed: until umsi_irq_activate() its
- * chip_data may not be set, so no walker may move it. [lock]
- */
+/* Publish a bound descriptor, claimed by the caller (busy). [lock] */
 static void publish(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
-	atomic_store(&d->busy, true);
-	umsi_idmap_set(&sys->irq_ids, d->irq);
-	atomic_store_explicit(&sys->cpus[d->cpu].slot[d->vector].d, d,
+	atomic_store_explicit(&umsi_slot(sys, d->cpu, d->vector)->d, d,
 			      memory_order_release);
 	atomic_store_explicit(&sys->irqs[d->irq], d, memory_order_release);
 }
@@ -292,7 +292,7 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 	/* A mask to build only when the allocator cannot take "any CPU". */
 	words = NULL;
 	if (affinity) {
-		words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+		words = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
 		if (!words)
 			return -UMSI_ENOMEM;
 	}
@@ -327,7 +327,7 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		}
 		for (i = 0; i < nvec; i++) {
 			out[i]->cpu = cpu;
-			out[i]->vector = (uint8_t)(v + (int)i);
+			out[i]->vector = (uint32_t)v + i;
 			out[i]->block_leader = out[0];
 		}
 		out[0]->block_order = (uint8_t)order;
@@ -342,13 +342,16 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 				goto unwind;
 			}
 			out[done]->cpu = cpu;
-			out[done]->vector = (uint8_t)v;
+			out[done]->vector = (uint32_t)v;
 		}
 	}
-	for (i = 0; i < nvec; i++)
-		publish(sys, out[i]);
+	/* The numbers are theirs; publication waits for umsi_irq_activate. */
+	for (i = 0; i < nvec; i++) {
+		umsi_idmap_set(&sys->irq_ids, out[i]->irq);
+		atomic_store(&out[i]->busy, true);
+	}
 	umsi_unlock(sys, fl);
-	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
 	return 0;
 
 unwind:
@@ -363,7 +366,7 @@ unlock:
 free_mem:
 	while (i--)
 		desc_free_mem(sys, out[i]);
-	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
 	return ret;
 }
 
@@ -374,25 +377,19 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 	struct umsi_cpumask mbuf;
 	const struct umsi_cpumask *mask;
 	struct umsi_irq_desc *d;
-	uint64_t *words;
 	umsi_irqflags_t fl;
 	uint32_t cpu;
 	int v, ret = 0;
 
 	if (irq >= sys->max_irqs)
 		return -UMSI_EINVAL;
-	words = NULL;
 	d = desc_new(sys, chip);
-	if (!d) {
-		if (d)
-			desc_free_mem(sys, d);
-		umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	if (!d)
 		return -UMSI_ENOMEM;
-	}
-	mask = effective_mask(sys, chip, NULL, words, &mbuf, false);
+	mask = effective_mask(sys, chip, NULL, NULL, &mbuf, false);
 	d->irq = irq;
 	fl = umsi_lock(sys);
-	if (atomic_load_explicit(&sys->irqs[irq], memory_order_relaxed)) {
+	if (umsi_idmap_test(&sys->irq_ids, irq)) {
 		ret = -UMSI_EBUSY;
 	} else {
 		v = umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags, &cpu);
@@ -400,12 +397,12 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 			ret = v;
 		} else {
 			d->cpu = cpu;
-			d->vector = (uint8_t)v;
-			publish(sys, d);
+			d->vector = (uint32_t)v;
+			umsi_idmap_set(&sys->irq_ids, irq);
+			atomic_store(&d->busy, true);
 		}
 	}
 	umsi_unlock(sys, fl);
-	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
 	if (ret) {
 		desc_free_mem(sys, d);
 		return ret;
@@ -447,13 +444,13 @@ static void free_vectors(struct umsi_system *sys, struct umsi_irq_desc *d)
  * clears it again after the sync. [lock]
  */
 static void clear_slot(struct umsi_system *sys, struct umsi_irq_desc *d,
-		       uint32_t cpu, uint8_t vector)
+		       uint32_t cpu, uint32_t vector)
 {
 	struct umsi_irq_desc *expect = d;
+	struct umsi_vslot *slot = umsi_slot(sys, cpu, vector);
 
-	if (atomic_compare_exchange_strong(&sys->cpus[cpu].slot[vector].d,
-					   &expect, NULL))
-		atomic_store(&sys->cpus[cpu].slot[vector].count, 0);
+	if (atomic_compare_exchange_strong(&slot->d, &expect, NULL))
+		atomic_store(&slot->count, 0);
 }
 
 /* Unlink @d from the quarantine list if it is there. [lock] */
@@ -478,8 +475,9 @@ static void unpublish(struct umsi_system *sys, struct umsi_irq_desc *d)
 	clear_slot(sys, d, d->cpu, d->vector);
 	for (i = 0; i < d->nstrays; i++)
 		clear_slot(sys, d, d->strays[i].cpu, d->strays[i].vector);
-	if (atomic_compare_exchange_strong(&sys->irqs[d->irq], &expect, NULL))
-		umsi_idmap_clear(&sys->irq_ids, d->irq);
+	/* The number is @d's from allocation on, published or not. */
+	atomic_compare_exchange_strong(&sys->irqs[d->irq], &expect, NULL);
+	umsi_idmap_clear(&sys->irq_ids, d->irq);
 	unquarantine(sys, d);
 }
 
@@ -512,7 +510,7 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 
 		/* No CPU dispatches them now: their counters end at zero. */
 		if (!d->shutdown)
-			atomic_store(&sys->cpus[d->cpu].slot[d->vector].count,
+			atomic_store(&umsi_slot(sys, d->cpu, d->vector)->count,
 				     0);
 		for (k = 0; k < d->nstrays; k++)
 			atomic_store(&sys->cpus[d->strays[k].cpu].slot[
@@ -522,21 +520,94 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 	}
 	umsi_unlock(sys, fl);
 	for (i = 0; i < n; i++) {
-		if (descs[i]->remapped && sys->ops->remap_free)
-			sys->ops->remap_free(sys->host, descs[i]->irq);
+		if (descs[i]->composed && sys->env.ctl->release)
+			sys->env.ctl->release(sys, descs[i]->irq);
 		desc_free_mem(sys, descs[i]);
 	}
 }
 
-void umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
-		       uint32_t n)
+void umsi_irq_publish(struct umsi_system *sys, struct umsi_irq_desc **descs,
+		      uint32_t n)
 {
+	umsi_irqflags_t fl;
 	uint32_t i;
 
-	(void)sys;
+	fl = umsi_lock(sys);
+	for (i = 0; i < n; i++)
+		publish(sys, descs[i]);
+	umsi_unlock(sys, fl);
+}
+
+int umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
+		      uint32_t n)
+{
+	umsi_irqflags_t fl;
+	uint32_t i;
+	int ret = 0;
+
+	/*
+	 * A CPU that went offline after the allocation could not move them
+	 * (claimed): leave it now, still claimed. (A block moves only as a
+	 * whole: it cannot, and the caller gives up.)
+	 */
+	for (i = 0; i < n && !ret; i++) {
+		struct umsi_irq_desc *d = descs[i];
+		bool gone;
+
+		fl = umsi_lock(sys);
+		gone = !sys->cpus[d->cpu].online;
+		umsi_unlock(sys, fl);
+		if (!gone)
+			continue;
+		ret = d->block_leader && d->block_leader->block_order ?
+		      -UMSI_EAGAIN : umsi_irq_evacuate(sys, d, d->cpu);
+	}
 	for (i = 0; i < n; i++)
 		atomic_store_explicit(&descs[i]->busy, false,
 				      memory_order_release);
+	return ret;
+}
+
+/* The message for (@cpu, @id) of @d, through the back end. */
+static int compose(struct umsi_system *sys, struct umsi_irq_desc *d,
+		   uint32_t cpu, uint32_t id, struct umsi_msg *msg)
+{
+	int ret = sys->env.ctl->compose(sys, d->irq, cpu, id, d->chip->wired,
+					msg);
+
+	if (ret > 0) {
+		d->composed = true;
+		ret = 0;
+	}
+	return ret;
+}
+
+int umsi_irq_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
+		 struct umsi_msg *msg)
+{
+	return compose(sys, d, d->cpu, d->vector, msg);
+}
+
+int umsi_irq_program(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_msg msg;
+	int ret = compose(sys, d, d->cpu, d->vector, &msg);
+
+	return ret ? ret : d->chip->write_msg(sys, d, &msg);
+}
+
+int umsi_irq_retarget(struct umsi_system *sys, struct umsi_irq_desc *d,
+		      uint32_t cpu, uint32_t id)
+{
+	const struct umsi_ctl *ctl = sys->env.ctl;
+	struct umsi_msg msg;
+	int ret;
+
+	/* The controller moves it; the source keeps its message. */
+	if (ctl->move == UMSI_CTL_MOVE_COMMAND && !d->chip->wired)
+		return ctl->retarget(sys, d->irq, cpu, id);
+	ret = compose(sys, d, cpu, id, &msg);
+	return ret ? ret : d->chip->write_msg(sys, d, &msg);
 }
 
 /* ---- quarantine -------------------------------------------------------- */
@@ -546,13 +617,12 @@ void umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
  * it are refused; dispatch finds it masked (depth never drops to zero), so
  * an interrupt is counted and acknowledged and no handler runs.
  */
-static int dead_set_target(struct umsi_system *sys, struct umsi_irq_desc *d,
-			   uint32_t cpu, uint8_t vector)
+static int dead_write_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
+			  const struct umsi_msg *msg)
 {
 	(void)sys;
 	(void)d;
-	(void)cpu;
-	(void)vector;
+	(void)msg;
 	return -UMSI_EBUSY;
 }
 
@@ -565,7 +635,7 @@ static int dead_startup(struct umsi_system *sys, struct umsi_irq_desc *d)
 
 const struct umsi_irq_chip umsi_dead_chip = {
 	.name = "quarantined",
-	.set_target = dead_set_target,
+	.write_msg = dead_write_msg,
 	.startup = dead_startup,
 };
 
@@ -873,6 +943,6 @@ int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq)
 	 * with mask bits has the device resend it from its pending bit.
 	 */
 	if (atomic_exchange(&d->replay, false))
-		sys->ops->retrigger(sys->host, d->cpu, d->vector);
+		sys->env.ctl->resend(sys, d->cpu, d->vector);
 	return ret;
 }

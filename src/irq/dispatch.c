@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Dispatch: from (cpu, vector) to the driver's handler, and the detection
+ * Dispatch: from (cpu, identity) to the driver's handler, and the detection
  * of interrupt storms nobody claims.
  *
  * No lock is taken here. The vector table slot is read with an acquire
@@ -36,7 +36,7 @@ static void note_interrupt(struct umsi_system *sys, struct umsi_irq_desc *d,
 	unsigned n;
 
 	if (!handled) {
-		uint64_t now = sys->ops->clock_ns(sys->host);
+		uint64_t now = sys->env.ops->clock_ns(sys->env.host);
 		uint64_t last = atomic_load_explicit(&d->last_unhandled_ns,
 						     memory_order_relaxed);
 
@@ -71,31 +71,31 @@ static int run_handlers(struct umsi_irq_desc *d)
 	return handled;
 }
 
-int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint8_t vector)
+int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 {
+	const struct umsi_ctl *ctl = sys->env.ctl;
 	struct umsi_cpu *c;
 	struct umsi_vslot *slot;
 	struct umsi_irq_desc *d;
-	int ret = 1;
 
-	if (cpu >= sys->ncpus)
+	if (cpu >= sys->ncpus || id >= sys->nids)
 		return 0;
 	c = &sys->cpus[cpu];
 	atomic_fetch_add(&c->dispatch_seq, 1);
-	slot = &c->slot[vector];
+	slot = &c->slot[id];
 	d = atomic_load(&slot->d);
 	if (!d || d == &sys->moved) {
 		/*
-		 * Spurious: nothing owns the vector. A slot an IRQ has just
-		 * left (migration retriggered its pending interrupt on the new
+		 * Spurious: nothing owns the identity. A slot an IRQ has just
+		 * left (migration resent its pending interrupt to the new
 		 * CPU) is acknowledged without counting it as spurious. The
-		 * APIC's own spurious vector 0xff must not be EOIed.
+		 * controller's own spurious identity is never ended.
 		 */
 		if (!d)
 			atomic_fetch_add_explicit(&c->spurious, 1,
 						  memory_order_relaxed);
-		if (vector != 0xff)
-			sys->ops->eoi(sys->host, vector);
+		if (id != ctl->spurious_id)
+			ctl->eoi(sys, id);
 		atomic_fetch_add(&c->dispatch_seq, 1);
 		return 0;
 	}
@@ -106,9 +106,9 @@ int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint8_t vector)
 	} else {
 		note_interrupt(sys, d, run_handlers(d));
 	}
-	sys->ops->eoi(sys->host, vector);
+	ctl->eoi(sys, id);
 	atomic_fetch_add(&c->dispatch_seq, 1);
-	return ret;
+	return 1;
 }
 
 uint64_t umsi_spurious_count(struct umsi_system *sys, uint32_t cpu)

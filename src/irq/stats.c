@@ -61,7 +61,7 @@ int umsi_irq_get_info(struct umsi_system *sys, uint32_t irq,
 	umsi_memset(info, 0, sizeof(*info));
 	info->irq = irq;
 	info->cpu = d->cpu;
-	info->apic_id = sys->cpus[d->cpu].apic_id;
+	info->hwid = sys->cpus[d->cpu].hwid;
 	info->vector = d->vector;
 	info->managed = d->managed;
 	info->disabled = atomic_load(&d->disabled);
@@ -70,8 +70,9 @@ int umsi_irq_get_info(struct umsi_system *sys, uint32_t irq,
 	info->chip = d->chip->name;
 	a = atomic_load(&d->actions);
 	info->owner = a ? a->name : NULL;
-	info->bdf = d->bdf;
 	info->hwirq = d->hwirq;
+	if (d->chip->describe)
+		d->chip->describe(sys, d, info);
 	/* Only the CPUs it has been on. */
 	for (cpu = 0; cpu < d->nhist; cpu++)
 		info->total += d->hist[cpu].count;
@@ -129,9 +130,8 @@ size_t umsi_format_interrupts(struct umsi_system *sys, char *out, size_t len)
 			if (sys->cpus[cpu].online)
 				emit(&b, " %13llu", (unsigned long long)
 				     umsi_irq_count(sys, (uint32_t)irq, cpu));
-		emit(&b, "  %-10s %04x:%02x:%02x.%u %-5u %s%s%s\n", in.chip,
-		     UMSI_BDF_SEG(in.bdf), UMSI_BDF_BUS(in.bdf),
-		     UMSI_BDF_DEV(in.bdf), UMSI_BDF_FN(in.bdf), in.hwirq,
+		emit(&b, "  %-10s " UMSI_BDF_FMT " %-5u %s%s%s\n", in.chip,
+		     UMSI_BDF_ARGS(in.bdf), in.hwirq,
 		     in.owner ? in.owner : "-",
 		     in.disabled ? " (disabled: nobody cared)" : "",
 		     in.managed ? " managed" : "");
@@ -165,7 +165,7 @@ size_t umsi_format_vectors(struct umsi_system *sys, char *out, size_t len)
 		    umsi_matrix_cpu_stats(sys->matrix, cpu, &cs))
 			continue;
 		emit(&b, "%-6u %-8u %5u %5u %7u %7u\n", cpu,
-		     sys->cpus[cpu].apic_id, cs.available, cs.managed,
+		     sys->cpus[cpu].hwid, cs.available, cs.managed,
 		     cs.managed_allocated, cs.allocated);
 	}
 	finish(&b);

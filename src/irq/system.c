@@ -4,24 +4,8 @@
  * so a process can hold many (the simulator's tests do) and the library
  * has no global state.
  */
+#include <umsi/ctl.h>
 #include <umsi/internal/core.h>
-#include <umsi/pci.h>
-
-void *umsi_zalloc(struct umsi_system *sys, size_t size)
-{
-	void *p = sys->ops->alloc(sys->host, size);
-
-	/* The host promises zeroed memory; do not trust a port on it. */
-	if (p)
-		umsi_memset(p, 0, size);
-	return p;
-}
-
-void umsi_free(struct umsi_system *sys, void *p, size_t size)
-{
-	if (p)
-		sys->ops->free(sys->host, p, size);
-}
 
 /* Name the first missing required operation, or NULL. */
 static const char *missing_op(const struct umsi_host_ops *o)
@@ -30,9 +14,8 @@ static const char *missing_op(const struct umsi_host_ops *o)
 	if (!o->cfg_write) return "cfg_write";
 	if (!o->mmio_map) return "mmio_map";
 	if (!o->mmio_unmap) return "mmio_unmap";
-	if (!o->mmio_read32) return "mmio_read32";
-	if (!o->mmio_write32) return "mmio_write32";
-	if (!o->barrier) return "barrier";
+	if ((o->mmio_read32 == NULL) != (o->mmio_write32 == NULL))
+		return "mmio_read32/mmio_write32 (both or neither)";
 	if (!o->lock_create) return "lock_create";
 	if (!o->lock_destroy) return "lock_destroy";
 	if (!o->lock_acquire) return "lock_acquire";
@@ -42,13 +25,10 @@ static const char *missing_op(const struct umsi_host_ops *o)
 	if (!o->clock_ns) return "clock_ns";
 	if (!o->current_cpu) return "current_cpu";
 	if (!o->cpu_count) return "cpu_count";
-	if (!o->cpu_apic_id) return "cpu_apic_id";
-	if (!o->cpu_online) return "cpu_online";
+	if (!o->cpu_hwid) return "cpu_hwid";
+	if (!o->cpu_is_online) return "cpu_is_online";
 	if (!o->platform_flags) return "platform_flags";
-	if (!o->eoi) return "eoi";
 	if (!o->run_on_cpu) return "run_on_cpu";
-	if (!o->vector_pending) return "vector_pending";
-	if (!o->retrigger) return "retrigger";
 	if ((o->intx_route == NULL) != (o->gsi_program == NULL))
 		return "intx_route/gsi_program (both or neither)";
 	if ((o->remap_compose == NULL) != (o->remap_free == NULL))
@@ -58,19 +38,20 @@ static const char *missing_op(const struct umsi_host_ops *o)
 
 static void system_free(struct umsi_system *sys)
 {
-	const struct umsi_host_ops *ops = sys->ops;
-	void *host = sys->host;
+	const struct umsi_host_ops *ops = sys->env.ops;
+	void *host = sys->env.host;
 
+	umsi_free(sys, sys->slots,
+		  (size_t)sys->ncpus * sys->nids * sizeof(*sys->slots));
 	if (sys->irqs)
 		umsi_free(sys, (void *)sys->irqs,
 			  sys->max_irqs * sizeof(*sys->irqs));
 	umsi_free(sys, sys->irq_ids_mem, sys->irq_ids_size);
 	umsi_free(sys, sys->matrix_mem, sys->matrix_size);
 	umsi_free(sys, sys->cpus, sys->cpus_size);
-	umsi_free(sys, sys->reachable, sys->mask_words * sizeof(uint64_t));
-	umsi_free(sys, sys->compat_reachable,
-		  sys->mask_words * sizeof(uint64_t));
-	umsi_free(sys, sys->scratch, sys->mask_words * sizeof(uint64_t));
+	umsi_free(sys, sys->reachable, umsi_sys_mask_bytes(sys));
+	umsi_free(sys, sys->wired_reachable, umsi_sys_mask_bytes(sys));
+	umsi_free(sys, sys->scratch, umsi_sys_mask_bytes(sys));
 	if (sys->lock)
 		ops->lock_destroy(host, sys->lock);
 	ops->free(host, sys, sizeof(*sys));
@@ -79,35 +60,36 @@ static void system_free(struct umsi_system *sys)
 /* Bring CPUs the host reports online into the allocator. */
 static int system_cpus(struct umsi_system *sys)
 {
+	const struct umsi_ctl *ctl = sys->env.ctl;
 	uint32_t cpu, online = 0;
 	int ret;
 
 	sys->all_reachable = true;
-	sys->all_compat_reachable = true;
+	sys->all_wired_reachable = true;
 	for (cpu = 0; cpu < sys->ncpus; cpu++) {
 		struct umsi_cpu *c = &sys->cpus[cpu];
+		struct umsi_ctl_cpu cc = { 0 };
 
-		ret = sys->ops->cpu_apic_id(sys->host, cpu, &c->apic_id);
+		c->slot = sys->slots + (size_t)cpu * sys->nids;
+		ret = ctl->cpu_init(sys, cpu, &cc);
 		if (ret)
 			return ret;
-		c->reachable = umsi_x86_dest_reachable(c->apic_id,
-						       sys->plat_flags);
-		/* The IO-APIC sends compatibility-format messages only. */
-		if (umsi_x86_dest_reachable(c->apic_id, sys->plat_flags &
-					    ~UMSI_PLAT_IRQ_REMAP))
-			sys->compat_reachable[cpu / 64] |= 1ull << (cpu % 64);
+		c->hwid = cc.hwid;
+		c->reachable = cc.reachable;
+		if (cc.wired_reachable)
+			umsi_bit_set(sys->wired_reachable, cpu);
 		else
-			sys->all_compat_reachable = false;
+			sys->all_wired_reachable = false;
 		if (c->reachable)
-			sys->reachable[cpu / 64] |= 1ull << (cpu % 64);
+			umsi_bit_set(sys->reachable, cpu);
 		else
 			sys->all_reachable = false;
 		if (!c->reachable)
 			umsi_log(sys, UMSI_LOG_WARN,
-				 "cpu %u: APIC ID %u cannot be named by an MSI "
+				 "cpu %u: %s ID %u cannot be named by an MSI "
 				 "message on this platform; no interrupt will "
-				 "target it", cpu, c->apic_id);
-		if (!sys->ops->cpu_online(sys->host, cpu))
+				 "target it", cpu, ctl->name, c->hwid);
+		if (!sys->env.ops->cpu_is_online(sys->env.host, cpu))
 			continue;
 		/* One no message can name never takes a vector. */
 		ret = c->reachable ? umsi_matrix_online(sys->matrix, cpu) : 0;
@@ -123,7 +105,7 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 		       const struct umsi_config *cfg, struct umsi_system **out)
 {
 	static const struct umsi_config defaults;
-	struct umsi_matrix_config mcfg;
+	struct umsi_matrix_config mcfg = { 0 };
 	struct umsi_system *sys;
 	const char *missing;
 	int ret = -UMSI_ENOMEM;
@@ -145,9 +127,10 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	if (!sys)
 		return -UMSI_ENOMEM;
 	umsi_memset(sys, 0, sizeof(*sys));
-	sys->ops = ops;
-	sys->host = host;
-	sys->plat_flags = ops->platform_flags(host);
+	sys->env.ops = ops;
+	sys->env.host = host;
+	sys->env.ctl = cfg && cfg->ctl ? cfg->ctl : &umsi_ctl_x86_lapic;
+	sys->env.plat_flags = ops->platform_flags(host);
 	sys->ncpus = ops->cpu_count(host);
 	sys->max_irqs = cfg->max_irqs ? cfg->max_irqs : 4096;
 	sys->first_dynamic_irq = cfg->first_dynamic_irq ?
@@ -164,20 +147,25 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 		goto fail;
 	}
 	sys->mask_words = UMSI_CPUMASK_WORDS(sys->ncpus);
-
+	/* The back end checks the platform and gives the identity space. */
+	ret = sys->env.ctl->init(sys, sys->ncpus, &mcfg);
+	if (ret)
+		goto fail;
+	if (cfg->matrix) {
+		mcfg = *cfg->matrix;
+		mcfg.ncpus = sys->ncpus;
+	}
+	sys->nids = mcfg.nvec ? mcfg.nvec : UMSI_MATRIX_VECTORS;
+	ret = -UMSI_ENOMEM;
 	sys->lock = ops->lock_create(host);
 	if (!sys->lock)
 		goto fail;
 	sys->cpus_size = sys->ncpus * sizeof(*sys->cpus);
 	sys->cpus = umsi_zalloc(sys, sys->cpus_size);
-	if (!sys->cpus)
+	sys->slots = umsi_zalloc(sys, (size_t)sys->ncpus * sys->nids *
+				 sizeof(*sys->slots));
+	if (!sys->cpus || !sys->slots)
 		goto fail;
-	if (cfg->matrix) {
-		mcfg = *cfg->matrix;
-		mcfg.ncpus = sys->ncpus;
-	} else {
-		umsi_matrix_default_config(&mcfg, sys->ncpus);
-	}
 	sys->matrix_size = umsi_matrix_size(&mcfg);
 	if (!sys->matrix_size) {
 		ret = -UMSI_EINVAL;
@@ -198,21 +186,17 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	if (!sys->irqs || !sys->irq_ids_mem)
 		goto fail;
 	umsi_idmap_init(&sys->irq_ids, sys->max_irqs, sys->irq_ids_mem);
-	sys->reachable = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
-	sys->compat_reachable = umsi_zalloc(sys, sys->mask_words *
-					    sizeof(uint64_t));
-	sys->scratch = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
-	if (!sys->reachable || !sys->compat_reachable || !sys->scratch)
+	sys->reachable = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
+	sys->wired_reachable = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
+	sys->scratch = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
+	if (!sys->reachable || !sys->wired_reachable || !sys->scratch)
 		goto fail;
 	ret = system_cpus(sys);
 	if (ret)
 		goto fail;
-	if (cfg->cmdline)
-		(void)umsi_policy_parse(sys, cfg->cmdline);
 	*out = sys;
 	return 0;
 fail:
-	umsi_pci_policy_free(sys);
 	system_free(sys);
 	return ret;
 }
@@ -223,8 +207,9 @@ void umsi_system_destroy(struct umsi_system *sys)
 
 	if (!sys)
 		return;
-	while (sys->devs)
-		umsi_pci_remove(sys, sys->devs);
+	/* The layer above goes first: it removes its devices. */
+	if (sys->upper_fini)
+		sys->upper_fini(sys);
 	for (irq = 0; irq < sys->max_irqs; irq++) {
 		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 
@@ -236,14 +221,23 @@ void umsi_system_destroy(struct umsi_system *sys)
 	}
 	/* Every device is gone now: nothing can send to a quarantined vector. */
 	umsi_irq_release_owned(sys, NULL);
-	umsi_pci_policy_free(sys);
 	system_free(sys);
 }
 
-uint32_t umsi_cpu_apic_id(struct umsi_system *sys, uint32_t cpu)
+uint32_t umsi_cpu_hwid(struct umsi_system *sys, uint32_t cpu)
 {
-	return cpu < sys->ncpus ? sys->cpus[cpu].apic_id : 0xffffffffu;
+	return cpu < sys->ncpus ? sys->cpus[cpu].hwid : 0xffffffffu;
 }
+
+void umsi_system_set_upper(struct umsi_system *sys, void *state,
+			   void (*fini)(struct umsi_system *sys))
+{
+	sys->upper = state;
+	sys->upper_fini = fini;
+}
+
+_Static_assert(offsetof(struct umsi_system, env) == 0,
+	       "back ends see the system through its first member");
 
 uint32_t umsi_cpu_count(struct umsi_system *sys)
 {

@@ -8,7 +8,8 @@
  * not).
  */
 #include <umsi/format.h>
-#include <umsi/internal/core.h>
+#include <umsi/internal/ctl.h>
+#include <umsi/internal/lib.h>
 
 struct out {
 	char *buf;
@@ -181,11 +182,12 @@ void umsi_log(struct umsi_system *sys, enum umsi_log_level lvl,
 {
 	char line[256];
 	va_list ap;
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 
-	if (!sys->ops->log)
+	if (!env->ops->log)
 		return;
 	va_start(ap, fmt);
 	umsi_vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	sys->ops->log(sys->host, lvl, line);
+	env->ops->log(env->host, lvl, line);
 }

@@ -5,7 +5,27 @@
  * providing memcpy and friends. The loops are volatile-free and simple: the
  * core copies small structures only.
  */
-#include <umsi/internal/core.h>
+#include <umsi/internal/ctl.h>
+#include <umsi/internal/lib.h>
+
+void *umsi_zalloc(struct umsi_system *sys, size_t size)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	void *p = env->ops->alloc(env->host, size);
+
+	/* The host need not zero (umsi/host.h): uMSI does. */
+	if (p)
+		umsi_memset(p, 0, size);
+	return p;
+}
+
+void umsi_free(struct umsi_system *sys, void *p, size_t size)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	if (p)
+		env->ops->free(env->host, p, size);
+}
 
 /*
  * Word stores where the buffer is word-aligned (every allocation is: the

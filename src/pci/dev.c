@@ -17,7 +17,8 @@ int umsi_pci_cfg_read(struct umsi_pci_dev *dev, uint16_t off, uint8_t width,
 		      uint32_t *val)
 {
 	struct umsi_system *sys = dev->sys;
-	int ret = sys->ops->cfg_read(sys->host, dev->bdf, off, width, val);
+	int ret = sys->env.ops->cfg_read(sys->env.host, dev->bdf, off, width,
+					 val);
 
 	if (ret)
 		*val = width == 4 ? 0xffffffffu : (1u << (8 * width)) - 1;
@@ -29,7 +30,14 @@ int umsi_pci_cfg_write(struct umsi_pci_dev *dev, uint16_t off, uint8_t width,
 {
 	struct umsi_system *sys = dev->sys;
 
-	return sys->ops->cfg_write(sys->host, dev->bdf, off, width, val);
+	return sys->env.ops->cfg_write(sys->env.host, dev->bdf, off, width, val);
+}
+
+void umsi_pci_restore_intx_disable(struct umsi_pci_dev *dev, uint16_t cmd)
+{
+	(void)umsi_pci_update_command(dev, cmd,
+		(uint16_t)((cmd & ~UMSI_PCI_CMD_INTX_DISABLE) |
+			   (dev->cmd_before & UMSI_PCI_CMD_INTX_DISABLE)));
 }
 
 /*
@@ -79,12 +87,11 @@ int umsi_pci_bme_check(struct umsi_pci_dev *dev, uint32_t irq)
 	if (ret)
 		return ret;
 	if (!(cmd & UMSI_PCI_CMD_MASTER)) {
-		umsi_log(dev->sys, UMSI_LOG_ERROR, "%04x:%02x:%02x.%u: irq %u: Bus "
+		umsi_log(dev->sys, UMSI_LOG_ERROR, UMSI_BDF_FMT ": irq %u: Bus "
 			 "Master Enable is clear in the Command register; an "
 			 "MSI is a DMA write and cannot be sent. uMSI set it "
 			 "when it enabled MSI: something turned it off",
-			 UMSI_BDF_SEG(dev->bdf), UMSI_BDF_BUS(dev->bdf),
-			 UMSI_BDF_DEV(dev->bdf), UMSI_BDF_FN(dev->bdf), irq);
+			 UMSI_BDF_ARGS(dev->bdf), irq);
 		return -UMSI_EPERM;
 	}
 	return 0;
@@ -139,9 +146,8 @@ static int note_cap(void *arg, uint8_t id, uint16_t off)
 static void log_dev(struct umsi_pci_dev *dev, enum umsi_log_level lvl,
 		    const char *what, int err)
 {
-	umsi_log(dev->sys, lvl, "%04x:%02x:%02x.%u: %s (%s)",
-		 UMSI_BDF_SEG(dev->bdf), UMSI_BDF_BUS(dev->bdf),
-		 UMSI_BDF_DEV(dev->bdf), UMSI_BDF_FN(dev->bdf), what,
+	umsi_log(dev->sys, lvl, UMSI_BDF_FMT ": %s (%s)",
+		 UMSI_BDF_ARGS(dev->bdf), what,
 		 umsi_strerror(err));
 }
 
@@ -335,7 +341,7 @@ struct umsi_pci_dev *umsi_pci_find(struct umsi_system *sys, umsi_bdf_t bdf)
 	struct umsi_pci_dev *dev;
 	umsi_irqflags_t fl = umsi_lock(sys);
 
-	for (dev = sys->devs; dev && dev->bdf != bdf; dev = dev->next)
+	for (dev = umsi_pci_devs(sys); dev && dev->bdf != bdf; dev = dev->next)
 		;
 	umsi_unlock(sys, fl);
 	return dev;
@@ -346,7 +352,7 @@ static void dev_free(struct umsi_pci_dev *dev)
 	struct umsi_system *sys = dev->sys;
 
 	if (dev->lock)
-		sys->ops->lock_destroy(sys->host, dev->lock);
+		sys->env.ops->lock_destroy(sys->env.host, dev->lock);
 	umsi_free(sys, dev, sizeof(*dev));
 }
 
@@ -380,7 +386,7 @@ static int probe_msi(struct umsi_pci_dev *dev, const struct umsi_cfg_view *v)
 	dev->msi_64 = c.addr64;
 	dev->msi_maskable = c.maskable &&
 			    !(dev->quirks & UMSI_QUIRK_BROKEN_MASK);
-	dev->msi_mask = c.mask;
+	dev->msi_mask = dev->msi_want = c.mask;
 	if (c.enabled) {
 		dev->msi_ctrl &= (uint16_t)~UMSI_MSI_FLAGS_ENABLE;
 		ret = umsi_pci_cfg_write(dev, dev->msi_cap + UMSI_MSI_FLAGS, 2,
@@ -431,9 +437,9 @@ static int probe_intx(struct umsi_pci_dev *dev)
 	if (pin == 0xff)
 		return -UMSI_ENODEV;
 	dev->intx_pin = pin <= 4 ? (uint8_t)pin : 0;
-	if (!dev->intx_pin || !sys->ops->intx_route)
+	if (!dev->intx_pin || !sys->env.ops->intx_route)
 		return 0;
-	ret = sys->ops->intx_route(sys->host, dev->bdf, dev->intx_pin,
+	ret = sys->env.ops->intx_route(sys->env.host, dev->bdf, dev->intx_pin,
 				   &dev->route);
 	if (ret == -UMSI_ENOENT)
 		return 0;
@@ -499,6 +505,7 @@ int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
 		 struct umsi_pci_dev *parent, uint32_t flags,
 		 struct umsi_pci_dev **out)
 {
+	struct umsi_pci_state *st;
 	struct umsi_pci_dev *dev, *d;
 	umsi_irqflags_t fl;
 	int ret;
@@ -507,6 +514,9 @@ int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
 		return -UMSI_EINVAL;
 	if (umsi_pci_find(sys, bdf))
 		return -UMSI_EEXIST;
+	st = umsi_pci_state_get(sys);
+	if (!st)
+		return -UMSI_ENOMEM;
 	dev = umsi_zalloc(sys, sizeof(*dev));
 	if (!dev)
 		return -UMSI_ENOMEM;
@@ -514,7 +524,7 @@ int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
 	dev->bdf = bdf;
 	dev->parent = parent;
 	dev->add_flags = flags;
-	dev->lock = sys->ops->lock_create(sys->host);
+	dev->lock = sys->env.ops->lock_create(sys->env.host);
 	if (!dev->lock) {
 		dev_free(dev);
 		return -UMSI_ENOMEM;
@@ -527,11 +537,11 @@ int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
 		return ret;
 	}
 	fl = umsi_lock(sys);
-	for (d = sys->devs; d && d->bdf != bdf; d = d->next)
+	for (d = st->devs; d && d->bdf != bdf; d = d->next)
 		;
 	if (!d) {
-		dev->next = sys->devs;
-		sys->devs = dev;
+		dev->next = st->devs;
+		st->devs = dev;
 	}
 	umsi_unlock(sys, fl);
 	if (d) {
@@ -608,12 +618,13 @@ void umsi_pci_remove(struct umsi_system *sys, struct umsi_pci_dev *dev)
 		}
 	}
 	fl = umsi_lock(sys);
-	for (link = &sys->devs; *link && *link != dev; link = &(*link)->next)
+	for (link = &umsi_pci_state(sys)->devs; *link && *link != dev;
+	     link = &(*link)->next)
 		;
 	if (*link)
 		*link = dev->next;
 	/* Children keep a pointer to their bridge for the quirk check. */
-	for (d = sys->devs; d; d = d->next)
+	for (d = umsi_pci_devs(sys); d; d = d->next)
 		if (d->parent == dev)
 			d->parent = dev->parent;
 	umsi_unlock(sys, fl);

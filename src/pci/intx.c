@@ -11,58 +11,70 @@
  */
 #include <umsi/internal/pci.h>
 
-static int ioapic_write(struct umsi_system *sys, struct umsi_irq_desc *d,
-			uint32_t cpu, uint8_t vector, bool masked)
+/*
+ * Program the line's input with message @msg (composed by the core as a
+ * wired one: on x86 the redirection entry's destination and vector come
+ * from it), its trigger and polarity, and the mask bit.
+ */
+static int ioapic_write(struct umsi_system *sys, struct umsi_intx_line *l,
+			const struct umsi_msg *msg, bool masked)
 {
-	struct umsi_intx_line *l = d->chip_data;
 	struct umsi_gsi_entry e = {
-		.apic_id = sys->cpus[cpu].apic_id,
-		.vector = vector,
+		.msg = *msg,
 		.trigger = l->route.trigger,
 		.polarity = l->route.polarity,
 		.masked = masked,
 	};
+	int ret = sys->env.ops->gsi_program(sys->env.host, l->gsi, &e);
 
-	return sys->ops->gsi_program(sys->host, l->gsi, &e);
+	if (!ret)
+		l->msg = *msg;
+	return ret;
 }
 
-/* Mask and unmask: the redirection entry's mask bit (host gsi_program). */
+/* Mask and unmask: the entry as last written, its mask bit changed. */
 static int ioapic_mask(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
-	return ioapic_write(sys, d, d->cpu, d->vector, true);
+	struct umsi_intx_line *l = d->chip_data;
+
+	return ioapic_write(sys, l, &l->msg, true);
 }
 
 static int ioapic_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
-	return ioapic_write(sys, d, d->cpu, d->vector, false);
+	struct umsi_intx_line *l = d->chip_data;
+
+	return ioapic_write(sys, l, &l->msg, false);
 }
 
 /* A redirection entry is rewritten as a whole; its mask bit is kept. */
-static int ioapic_set_target(struct umsi_system *sys, struct umsi_irq_desc *d,
-			     uint32_t cpu, uint8_t vector)
+static int ioapic_write_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
+			    const struct umsi_msg *msg)
 {
 	bool masked = atomic_load(&d->mask_depth) > 0 ||
 		      atomic_load(&d->disabled);
 
-	return ioapic_write(sys, d, cpu, vector, masked);
+	return ioapic_write(sys, d->chip_data, msg, masked);
 }
 
-static const struct umsi_irq_chip ioapic_level_chip = {
-	.name = "IO-APIC",
-	.mask = ioapic_mask,
-	.unmask = ioapic_unmask,
-	.set_target = ioapic_set_target,
-	.level = true,
-	.compat_dest = true,
-};
+static void ioapic_describe(struct umsi_system *sys,
+			    const struct umsi_irq_desc *d,
+			    struct umsi_irq_info *info)
+{
+	const struct umsi_intx_line *l = d->chip_data;
 
-static const struct umsi_irq_chip ioapic_edge_chip = {
+	(void)sys;
+	info->bdf = l->bdf;
+}
+
+/* Trigger mode is the line's (l->route); the core needs no copy of it. */
+static const struct umsi_irq_chip ioapic_chip = {
 	.name = "IO-APIC",
 	.mask = ioapic_mask,
 	.unmask = ioapic_unmask,
-	.set_target = ioapic_set_target,
-	.level = false,
-	.compat_dest = true,
+	.write_msg = ioapic_write_msg,
+	.describe = ioapic_describe,
+	.wired = true,
 };
 
 bool umsi_intx_shared(struct umsi_pci_dev *dev)
@@ -75,7 +87,7 @@ bool umsi_intx_shared(struct umsi_pci_dev *dev)
 	if (!dev->intx_routed)
 		return false;
 	fl = umsi_lock(sys);
-	for (o = sys->devs; o && !shared; o = o->next)
+	for (o = umsi_pci_devs(sys); o && !shared; o = o->next)
 		shared = o != dev && o->intx_routed &&
 			 o->route.gsi == dev->route.gsi;
 	umsi_unlock(sys, fl);
@@ -94,7 +106,7 @@ static void join_line(struct umsi_system *sys, uint32_t gsi,
 	struct umsi_pci_dev *o;
 
 	*out = NULL;
-	for (o = sys->devs; o; o = o->next) {
+	for (o = umsi_pci_devs(sys); o; o = o->next) {
 		if (o->intx && o->intx->gsi == gsi && o->intx->users) {
 			o->intx->users++;
 			*out = o->intx;
@@ -107,8 +119,7 @@ static void join_line(struct umsi_system *sys, uint32_t gsi,
 static int new_line(struct umsi_pci_dev *dev, struct umsi_intx_line **out)
 {
 	struct umsi_system *sys = dev->sys;
-	const struct umsi_irq_chip *chip = dev->route.trigger ==
-		UMSI_INTX_LEVEL ? &ioapic_level_chip : &ioapic_edge_chip;
+	const struct umsi_irq_chip *chip = &ioapic_chip;
 	struct umsi_intx_line *l = umsi_zalloc(sys, sizeof(*l));
 	struct umsi_irq_desc *d;
 	umsi_irqflags_t fl;
@@ -118,6 +129,7 @@ static int new_line(struct umsi_pci_dev *dev, struct umsi_intx_line **out)
 		return -UMSI_ENOMEM;
 	l->gsi = dev->route.gsi;
 	l->route = dev->route;
+	l->bdf = dev->bdf;
 	ret = umsi_irq_alloc_at(sys, l->gsi, chip, &d);
 	/* The GSI's number went to an MSI: the line takes another. */
 	if (ret == -UMSI_EBUSY)
@@ -127,11 +139,15 @@ static int new_line(struct umsi_pci_dev *dev, struct umsi_intx_line **out)
 		return ret;
 	}
 	d->chip_data = l;
-	d->bdf = dev->bdf;
 	d->hwirq = l->gsi;
 	l->desc = d;
-	ret = ioapic_write(sys, d, d->cpu, d->vector, true);
+	umsi_irq_publish(sys, &d, 1);
+	/* Written masked: depth 1 until the first handler. */
+	ret = umsi_irq_program(sys, d);
+	if (!ret)
+		ret = umsi_irq_activate(sys, &d, 1);
 	if (ret) {
+		/* Never unmasked: the input cannot have sent. */
 		umsi_irq_release(sys, &d, 1);
 		umsi_free(sys, l, sizeof(*l));
 		return ret;
@@ -139,7 +155,6 @@ static int new_line(struct umsi_pci_dev *dev, struct umsi_intx_line **out)
 	fl = umsi_lock(sys);
 	l->users = 1;
 	umsi_unlock(sys, fl);
-	umsi_irq_activate(sys, &d, 1);
 	*out = l;
 	return 0;
 }
@@ -158,7 +173,7 @@ static void put_line(struct umsi_pci_dev *dev, struct umsi_intx_line *l)
 	umsi_unlock(sys, fl);
 	if (!last)
 		return;
-	if (ioapic_write(sys, l->desc, l->desc->cpu, l->desc->vector, true))
+	if (ioapic_write(sys, l, &l->msg, true))
 		umsi_irq_quarantine(sys, &l->desc, 1, dev);
 	else
 		umsi_irq_release(sys, &l->desc, 1);
@@ -226,16 +241,12 @@ void umsi_intx_disable(struct umsi_pci_dev *dev)
 	umsi_irq_free_owned(sys, irq, dev);
 	left = umsi_irq_untagged_handlers(sys, irq);
 	if (left && dev->intx->users > 1)
-		umsi_log(sys, UMSI_LOG_WARN, "%04x:%02x:%02x.%u leaves shared "
+		umsi_log(sys, UMSI_LOG_WARN, UMSI_BDF_FMT " leaves shared "
 			 "irq %u with %u handler(s) requested without an "
-			 "owner; they stay on the line", UMSI_BDF_SEG(dev->bdf),
-			 UMSI_BDF_BUS(dev->bdf), UMSI_BDF_DEV(dev->bdf),
-			 UMSI_BDF_FN(dev->bdf), irq, left);
+			 "owner; they stay on the line", UMSI_BDF_ARGS(dev->bdf), irq, left);
 
 	if (!umsi_pci_read_command(dev, &cmd))
-		(void)umsi_pci_update_command(dev, cmd,
-			(uint16_t)((cmd & ~UMSI_PCI_CMD_INTX_DISABLE) |
-				   (dev->cmd_before & UMSI_PCI_CMD_INTX_DISABLE)));
+		umsi_pci_restore_intx_disable(dev, cmd);
 	put_line(dev, dev->intx);
 	dev->intx = NULL;
 	umsi_pci_descs_free(dev);
@@ -250,6 +261,7 @@ bool umsi_intx_silence(struct umsi_pci_dev *dev)
 {
 	struct umsi_system *sys = dev->sys;
 	struct umsi_intx_line *l;
+	/* A masked entry's message does not matter (umsi/host.h): none. */
 	struct umsi_gsi_entry e = {
 		.trigger = dev->route.trigger,
 		.polarity = dev->route.polarity,
@@ -258,18 +270,15 @@ bool umsi_intx_silence(struct umsi_pci_dev *dev)
 	umsi_irqflags_t fl;
 	struct umsi_pci_dev *o;
 
-	if (!dev->intx_routed || !sys->ops->gsi_program)
+	if (!dev->intx_routed || !sys->env.ops->gsi_program)
 		return true;
 	fl = umsi_lock(sys);
-	for (l = NULL, o = sys->devs; o && !l; o = o->next)
+	for (l = NULL, o = umsi_pci_devs(sys); o && !l; o = o->next)
 		if (o != dev && o->intx && o->intx->gsi == dev->route.gsi &&
 		    o->intx->users)
 			l = o->intx;
 	umsi_unlock(sys, fl);
 	if (l)
 		return true;
-	/* The masked entry's target does not matter; name a real CPU. */
-	e.apic_id = sys->cpus[0].apic_id;
-	e.vector = 0x20;
-	return !sys->ops->gsi_program(sys->host, dev->route.gsi, &e);
+	return !sys->env.ops->gsi_program(sys->env.host, dev->route.gsi, &e);
 }

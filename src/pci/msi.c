@@ -39,16 +39,6 @@ static uint32_t low_bits(uint32_t n)
 	return n >= 32 ? 0xffffffffu : (1u << n) - 1;
 }
 
-static umsi_irqflags_t dev_lock(struct umsi_pci_dev *dev)
-{
-	return dev->sys->ops->lock_acquire(dev->sys->host, dev->lock);
-}
-
-static void dev_unlock(struct umsi_pci_dev *dev, umsi_irqflags_t fl)
-{
-	dev->sys->ops->lock_release(dev->sys->host, dev->lock, fl);
-}
-
 /* Write the mask register and keep the copy in step. [dev lock] */
 static int write_mask(struct umsi_pci_dev *dev, uint32_t mask)
 {
@@ -66,9 +56,11 @@ static int msi_mask(struct umsi_system *sys, struct umsi_irq_desc *d)
 	int ret;
 
 	(void)sys;
-	fl = dev_lock(dev);
-	ret = write_mask(dev, dev->msi_mask | 1u << d->hwirq);
-	dev_unlock(dev, fl);
+	fl = umsi_pci_dev_lock(dev);
+	ret = write_mask(dev, dev->msi_want | 1u << d->hwirq);
+	if (!ret)
+		dev->msi_want = dev->msi_mask;
+	umsi_pci_dev_unlock(dev, fl);
 	return ret;
 }
 
@@ -79,9 +71,11 @@ static int msi_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
 	int ret;
 
 	(void)sys;
-	fl = dev_lock(dev);
-	ret = write_mask(dev, dev->msi_mask & ~(1u << d->hwirq));
-	dev_unlock(dev, fl);
+	fl = umsi_pci_dev_lock(dev);
+	ret = write_mask(dev, dev->msi_want & ~(1u << d->hwirq));
+	if (!ret)
+		dev->msi_want = dev->msi_mask;
+	umsi_pci_dev_unlock(dev, fl);
 	return ret;
 }
 
@@ -146,43 +140,45 @@ static int check_msg(struct umsi_pci_dev *dev, const struct umsi_msg *msg)
  * which nobody reserved. The upper address half cannot be part of that
  * dance; on x86 it is always 0, and a change of it is refused.
  */
-static int msi_set_target(struct umsi_system *sys, struct umsi_irq_desc *d,
-			  uint32_t cpu, uint8_t vector)
+static int msi_write_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
+			 const struct umsi_msg *m)
 {
 	struct umsi_pci_dev *dev = d->chip_data;
-	struct umsi_msg msg;
+	struct umsi_msg msg = *m;
 	umsi_irqflags_t fl;
 	uint32_t bits, saved;
 	int ret, ret2;
 
+	(void)sys;
 	if (d->block_leader && d->block_leader != d)
 		return -UMSI_EINVAL;
-	ret = umsi_irq_compose(sys, d, cpu, vector, &msg);
-	if (ret)
-		return ret;
 	ret = check_msg(dev, &msg);
 	if (ret)
 		return ret;
-	fl = dev_lock(dev);
+	fl = umsi_pci_dev_lock(dev);
 	if (!dev->msi_maskable) {
 		if ((msg.address >> 32) != (dev->msi_msg.address >> 32))
 			ret = -UMSI_ENOTSUP;
 		else
 			ret = write_msg(dev, &msg);
-		dev_unlock(dev, fl);
+		umsi_pci_dev_unlock(dev, fl);
 		return ret;
 	}
+	/*
+	 * Restore what mask()/unmask() asked for, not what the register held:
+	 * after a restore that failed, the next call puts it right.
+	 */
 	bits = low_bits(dev->ndesc ? dev->ndesc : 1);
-	saved = dev->msi_mask;
-	if ((saved & bits) != bits)
-		ret = write_mask(dev, saved | bits);
+	saved = dev->msi_want;
+	if ((dev->msi_mask & bits) != bits)
+		ret = write_mask(dev, dev->msi_mask | bits);
 	if (!ret)
 		ret = write_msg(dev, &msg);
 	if (dev->msi_mask != saved) {
 		ret2 = write_mask(dev, saved);
 		ret = ret ? ret : ret2;
 	}
-	dev_unlock(dev, fl);
+	umsi_pci_dev_unlock(dev, fl);
 	return ret;
 }
 
@@ -192,19 +188,30 @@ static int msi_startup(struct umsi_system *sys, struct umsi_irq_desc *d)
 	return umsi_pci_bme_check(d->chip_data, d->irq);
 }
 
+static void msi_describe(struct umsi_system *sys,
+			 const struct umsi_irq_desc *d, struct umsi_irq_info *info)
+{
+	const struct umsi_pci_dev *dev = d->chip_data;
+
+	(void)sys;
+	info->bdf = dev->bdf;
+}
+
 static const struct umsi_irq_chip msi_mask_chip = {
 	.name = "PCI-MSI",
 	.mask = msi_mask,
 	.unmask = msi_unmask,
-	.set_target = msi_set_target,
+	.write_msg = msi_write_msg,
 	.startup = msi_startup,
+	.describe = msi_describe,
 };
 
 /* The seed's "MSI without mask bits" type: the core masks lazily. */
 static const struct umsi_irq_chip msi_nomask_chip = {
 	.name = "PCI-MSI",
-	.set_target = msi_set_target,
+	.write_msg = msi_write_msg,
 	.startup = msi_startup,
+	.describe = msi_describe,
 };
 
 static uint32_t order_of(uint32_t n)
@@ -266,10 +273,11 @@ static int msi_program(struct umsi_pci_dev *dev, uint32_t block,
 	dev->msi_msg.data &= 0xffff;
 	/* 3. Mask all (restore: the masks as they were). */
 	if (dev->msi_maskable) {
-		ret = write_mask(dev, restore ? dev->msi_mask :
+		ret = write_mask(dev, restore ? dev->msi_want :
 				 low_bits(dev->msi_mmc));
 		if (ret)
 			goto fail;
+		dev->msi_want = dev->msi_mask;
 	}
 	/* 4. Bus Master on, INTx off. */
 	newcmd = umsi_pci_msi_command(dev, cmd);
@@ -348,7 +356,7 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 	 * a block would need consecutive entries addressed by subhandle,
 	 * which the host interface does not offer. One message, then.
 	 */
-	if ((sys->plat_flags & UMSI_PLAT_IRQ_REMAP) && n > 1)
+	if ((sys->env.plat_flags & UMSI_PLAT_IRQ_REMAP) && n > 1)
 		n = 1;
 	if (irq_at >= 0)
 		n = 1;
@@ -364,12 +372,15 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 	}
 	for (i = 0; i < (uint32_t)block; i++) {
 		dev->descs[i]->chip_data = dev;
-		dev->descs[i]->bdf = dev->bdf;
 		dev->descs[i]->hwirq = i;
 	}
 	dev->ndesc = (uint32_t)block;
-	ret = umsi_irq_compose(sys, dev->descs[0], dev->descs[0]->cpu,
-			       dev->descs[0]->vector, &msg);
+	/*
+	 * Bound: published (still ours) before MSI is on, so a message the
+	 * device sends at once is taken, and replayed on request.
+	 */
+	umsi_irq_publish(sys, dev->descs, (uint32_t)block);
+	ret = umsi_irq_msg(sys, dev->descs[0], &msg);
 	if (!ret)
 		ret = check_msg(dev, &msg);
 	if (!ret)
@@ -379,10 +390,15 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 		umsi_pci_descs_free(dev);
 		return ret;
 	}
-	umsi_irq_activate(sys, dev->descs, (uint32_t)block);
 	dev->msi_block = (uint32_t)block;
 	dev->nvec = n;
 	dev->mode = UMSI_MODE_MSI;
+	/* Its CPU went offline meanwhile and it could not leave: undo. */
+	ret = umsi_irq_activate(sys, dev->descs, (uint32_t)block);
+	if (ret) {
+		umsi_pci_free_irq_vectors(dev);
+		return ret;
+	}
 	return (int)n;
 }
 
@@ -414,14 +430,12 @@ void umsi_msi_disable(struct umsi_pci_dev *dev)
 	if (quiet && !gone) {
 		dev->msi_ctrl = ctrl;
 	} else if (!quiet && dev->msi_maskable) {
-		fl = dev_lock(dev);
+		fl = umsi_pci_dev_lock(dev);
 		quiet = !write_mask(dev, low_bits(dev->msi_block));
-		dev_unlock(dev, fl);
+		umsi_pci_dev_unlock(dev, fl);
 	}
 	if (!ret)
-		(void)umsi_pci_update_command(dev, cmd,
-			(uint16_t)((cmd & ~UMSI_PCI_CMD_INTX_DISABLE) |
-				   (dev->cmd_before & UMSI_PCI_CMD_INTX_DISABLE)));
+		umsi_pci_restore_intx_disable(dev, cmd);
 	if (quiet)
 		umsi_irq_release(dev->sys, dev->descs, dev->ndesc);
 	else

@@ -27,24 +27,14 @@ static volatile void *entry_reg(struct umsi_pci_dev *dev, uint32_t idx,
 static void twrite(struct umsi_pci_dev *dev, uint32_t idx, uint32_t reg,
 		   uint32_t val)
 {
-	dev->sys->ops->mmio_write32(dev->sys->host, entry_reg(dev, idx, reg),
+	dev->sys->env.ops->mmio_write32(dev->sys->env.host, entry_reg(dev, idx, reg),
 				    val);
 }
 
 static uint32_t tread(struct umsi_pci_dev *dev, uint32_t idx, uint32_t reg)
 {
-	return dev->sys->ops->mmio_read32(dev->sys->host,
+	return dev->sys->env.ops->mmio_read32(dev->sys->env.host,
 					  entry_reg(dev, idx, reg));
-}
-
-static umsi_irqflags_t dev_lock(struct umsi_pci_dev *dev)
-{
-	return dev->sys->ops->lock_acquire(dev->sys->host, dev->lock);
-}
-
-static void dev_unlock(struct umsi_pci_dev *dev, umsi_irqflags_t fl)
-{
-	dev->sys->ops->lock_release(dev->sys->host, dev->lock, fl);
 }
 
 static uint64_t pba_len(const struct umsi_pci_dev *dev)
@@ -63,6 +53,29 @@ static void set_used(struct umsi_pci_dev *dev, uint32_t idx, bool on)
 		dev->msix_used[idx / 64] |= 1ull << (idx % 64);
 	else
 		dev->msix_used[idx / 64] &= ~(1ull << (idx % 64));
+}
+
+/* Write the three message words of entry @idx. [dev lock] */
+static void put_msg(struct umsi_pci_dev *dev, uint32_t idx,
+		    const struct umsi_msg *msg)
+{
+	twrite(dev, idx, UMSI_MSIX_ENTRY_ADDR_LO, (uint32_t)msg->address);
+	twrite(dev, idx, UMSI_MSIX_ENTRY_ADDR_HI,
+	       (uint32_t)(msg->address >> 32));
+	twrite(dev, idx, UMSI_MSIX_ENTRY_DATA, msg->data);
+}
+
+/*
+ * Set entry @idx's Vector Control to @ctrl (mask bit set) and read it
+ * back: the read flushes the posted writes before it, so no message
+ * leaves the entry after this returns. Return: what the read gave.
+ * [dev lock]
+ */
+static uint32_t mask_flush(struct umsi_pci_dev *dev, uint32_t idx,
+			   uint32_t ctrl)
+{
+	twrite(dev, idx, UMSI_MSIX_ENTRY_CTRL, ctrl);
+	return tread(dev, idx, UMSI_MSIX_ENTRY_CTRL);
 }
 
 /* Write the words of @msg that differ from the entry's copy. [dev lock] */
@@ -88,11 +101,10 @@ static int msix_mask(struct umsi_system *sys, struct umsi_irq_desc *d)
 	umsi_irqflags_t fl;
 
 	(void)sys;
-	fl = dev_lock(v->dev);
+	fl = umsi_pci_dev_lock(v->dev);
 	v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
-	twrite(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
-	(void)tread(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL);
-	dev_unlock(v->dev, fl);
+	(void)mask_flush(v->dev, v->index, v->ctrl);
+	umsi_pci_dev_unlock(v->dev, fl);
 	return 0;
 }
 
@@ -103,10 +115,10 @@ static int msix_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
 	umsi_irqflags_t fl;
 
 	(void)sys;
-	fl = dev_lock(v->dev);
+	fl = umsi_pci_dev_lock(v->dev);
 	v->ctrl &= ~UMSI_MSIX_CTRL_MASKBIT;
 	twrite(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
-	dev_unlock(v->dev, fl);
+	umsi_pci_dev_unlock(v->dev, fl);
 	return 0;
 }
 
@@ -118,21 +130,18 @@ static int msix_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
  * on unmask. A masked entry needs only the writes. Minimum accesses: live,
  * vector change only: 3 writes (mask, data, unmask) + 1 read; masked: 1.
  */
-static int msix_set_target(struct umsi_system *sys, struct umsi_irq_desc *d,
-			   uint32_t cpu, uint8_t vector)
+static int msix_write_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
+			  const struct umsi_msg *m)
 {
 	struct umsi_msix_vec *v = d->chip_data;
-	struct umsi_msg msg;
+	struct umsi_msg msg = *m;
 	umsi_irqflags_t fl;
 	bool live;
-	int ret;
 
-	ret = umsi_irq_compose(sys, d, cpu, vector, &msg);
-	if (ret)
-		return ret;
-	fl = dev_lock(v->dev);
+	(void)sys;
+	fl = umsi_pci_dev_lock(v->dev);
 	if (v->msg.address == msg.address && v->msg.data == msg.data) {
-		dev_unlock(v->dev, fl);
+		umsi_pci_dev_unlock(v->dev, fl);
 		return 0;
 	}
 	live = !(v->ctrl & UMSI_MSIX_CTRL_MASKBIT);
@@ -140,11 +149,12 @@ static int msix_set_target(struct umsi_system *sys, struct umsi_irq_desc *d,
 		twrite(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL,
 		       v->ctrl | UMSI_MSIX_CTRL_MASKBIT);
 	write_msg(v, &msg);
+	/* The restore read flushes it all (the unmasked value: no mask). */
 	if (live) {
 		twrite(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
 		(void)tread(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL);
 	}
-	dev_unlock(v->dev, fl);
+	umsi_pci_dev_unlock(v->dev, fl);
 	return 0;
 }
 
@@ -156,12 +166,22 @@ static int msix_startup(struct umsi_system *sys, struct umsi_irq_desc *d)
 	return umsi_pci_bme_check(v->dev, d->irq);
 }
 
+static void msix_describe(struct umsi_system *sys,
+			  const struct umsi_irq_desc *d, struct umsi_irq_info *info)
+{
+	const struct umsi_msix_vec *v = d->chip_data;
+
+	(void)sys;
+	info->bdf = v->dev->bdf;
+}
+
 static const struct umsi_irq_chip msix_chip = {
 	.name = "PCI-MSI-X",
 	.mask = msix_mask,
 	.unmask = msix_unmask,
-	.set_target = msix_set_target,
+	.write_msg = msix_write_msg,
 	.startup = msix_startup,
+	.describe = msix_describe,
 };
 
 struct umsi_msix_vec *umsi_msix_vec_of(struct umsi_pci_dev *dev, uint32_t irq)
@@ -189,7 +209,7 @@ static void spread_mask(struct umsi_system *sys, uint32_t i, uint32_t n,
 	/* Spread over the CPUs a message can reach; others never qualify. */
 	for (cpu = 0; cpu < sys->ncpus; cpu++)
 		r += sys->cpus[cpu].reachable;
-	umsi_memset(words, 0, sys->mask_words * sizeof(uint64_t));
+	umsi_memset(words, 0, umsi_sys_mask_bytes(sys));
 	if (!r)
 		return;
 	if (n >= r) {
@@ -228,7 +248,7 @@ static int alloc_irqs(struct umsi_pci_dev *dev, uint32_t n, bool managed,
 		return ret ? ret : 1;
 	}
 	if (managed) {
-		words = umsi_zalloc(sys, sys->mask_words * sizeof(uint64_t));
+		words = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
 		if (!words)
 			return -UMSI_ENOMEM;
 		m.words = words;
@@ -243,7 +263,7 @@ static int alloc_irqs(struct umsi_pci_dev *dev, uint32_t n, bool managed,
 		if (ret)
 			break;
 	}
-	umsi_free(sys, words, sys->mask_words * sizeof(uint64_t));
+	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
 	if (ret && ret != -UMSI_ENOSPC) {
 		umsi_irq_release(sys, dev->descs, got);
 		return ret;
@@ -279,15 +299,15 @@ static int map_table(struct umsi_pci_dev *dev)
 	void *t, *p;
 	int ret;
 
-	ret = sys->ops->mmio_map(sys->host, dev->msix_table_phys,
+	ret = sys->env.ops->mmio_map(sys->env.host, dev->msix_table_phys,
 				 (uint64_t)dev->msix_size * UMSI_MSIX_ENTRY_SIZE,
 				 &t);
 	if (ret)
 		return ret;
-	ret = sys->ops->mmio_map(sys->host, dev->msix_pba_phys, pba_len(dev),
+	ret = sys->env.ops->mmio_map(sys->env.host, dev->msix_pba_phys, pba_len(dev),
 				 &p);
 	if (ret) {
-		sys->ops->mmio_unmap(sys->host, t, (uint64_t)dev->msix_size *
+		sys->env.ops->mmio_unmap(sys->env.host, t, (uint64_t)dev->msix_size *
 				     UMSI_MSIX_ENTRY_SIZE);
 		return ret;
 	}
@@ -301,11 +321,11 @@ static void unmap_table(struct umsi_pci_dev *dev)
 	struct umsi_system *sys = dev->sys;
 
 	if (dev->table)
-		sys->ops->mmio_unmap(sys->host, (void *)dev->table,
+		sys->env.ops->mmio_unmap(sys->env.host, (void *)dev->table,
 				     (uint64_t)dev->msix_size *
 				     UMSI_MSIX_ENTRY_SIZE);
 	if (dev->pba)
-		sys->ops->mmio_unmap(sys->host, (void *)dev->pba, pba_len(dev));
+		sys->env.ops->mmio_unmap(sys->env.host, (void *)dev->pba, pba_len(dev));
 	dev->table = NULL;
 	dev->pba = NULL;
 }
@@ -371,11 +391,7 @@ static int msix_program(struct umsi_pci_dev *dev, bool restore)
 	for (i = 0; i < dev->ndesc; i++) {
 		struct umsi_msix_vec *v = dev->descs[i]->chip_data;
 
-		twrite(dev, v->index, UMSI_MSIX_ENTRY_ADDR_LO,
-		       (uint32_t)v->msg.address);
-		twrite(dev, v->index, UMSI_MSIX_ENTRY_ADDR_HI,
-		       (uint32_t)(v->msg.address >> 32));
-		twrite(dev, v->index, UMSI_MSIX_ENTRY_DATA, v->msg.data);
+		put_msg(dev, v->index, &v->msg);
 		if (restore)
 			twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
 		last = v->index;
@@ -386,10 +402,9 @@ static int msix_program(struct umsi_pci_dev *dev, bool restore)
 		got = tread(dev, last, UMSI_MSIX_ENTRY_DATA);
 		if (got != expect) {
 			ret = got == 0xffffffffu ? -UMSI_ENODEV : -UMSI_EIO;
-			umsi_log(dev->sys, UMSI_LOG_ERROR, "%04x:%02x:%02x.%u: "
+			umsi_log(dev->sys, UMSI_LOG_ERROR, UMSI_BDF_FMT ": "
 				 "MSI-X entry %u reads back 0x%x, not 0x%x",
-				 UMSI_BDF_SEG(dev->bdf), UMSI_BDF_BUS(dev->bdf),
-				 UMSI_BDF_DEV(dev->bdf), UMSI_BDF_FN(dev->bdf),
+				 UMSI_BDF_ARGS(dev->bdf),
 				 last, got, expect);
 			goto fail;
 		}
@@ -486,10 +501,15 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 		v->ctrl = UMSI_MSIX_CTRL_MASKBIT;
 		set_used(dev, v->index, true);
 		d->chip_data = v;
-		d->bdf = dev->bdf;
 		d->hwirq = v->index;
-		ret = umsi_irq_compose(sys, d, d->cpu, d->vector, &v->msg);
 	}
+	/* Bound: published, still ours until set up (entries masked). */
+	if (!ret)
+		umsi_irq_publish(sys, dev->descs, n);
+	for (i = 0; i < n && !ret; i++)
+		ret = umsi_irq_msg(sys, dev->descs[i],
+				   &((struct umsi_msix_vec *)
+				     dev->descs[i]->chip_data)->msg);
 	if (!ret)
 		ret = map_table(dev);
 	if (!ret) {
@@ -503,9 +523,14 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 		umsi_pci_descs_free(dev);
 		return ret;
 	}
-	umsi_irq_activate(sys, dev->descs, n);
 	dev->nvec = n;
 	dev->mode = UMSI_MODE_MSIX;
+	/* Its CPU went offline meanwhile and it could not leave: undo. */
+	ret = umsi_irq_activate(sys, dev->descs, n);
+	if (ret) {
+		umsi_pci_free_irq_vectors(dev);
+		return ret;
+	}
 	return (int)n;
 }
 
@@ -531,7 +556,7 @@ void umsi_msix_disable(struct umsi_pci_dev *dev)
 	bool wrote = false, masked = true, off, gone;
 	int ret;
 
-	fl = dev_lock(dev);
+	fl = umsi_pci_dev_lock(dev);
 	for (i = 0; i < dev->ndesc; i++) {
 		struct umsi_msix_vec *v = dev->descs[i]->chip_data;
 
@@ -546,15 +571,13 @@ void umsi_msix_disable(struct umsi_pci_dev *dev)
 		got = tread(dev, last, UMSI_MSIX_ENTRY_CTRL);
 		masked = got != 0xffffffffu && (got & UMSI_MSIX_CTRL_MASKBIT);
 	}
-	dev_unlock(dev, fl);
+	umsi_pci_dev_unlock(dev, fl);
 	ret = umsi_pci_read_command(dev, &cmd);
 	gone = ret == -UMSI_ENODEV;
 	off = !gone && !umsi_pci_cfg_write(dev, dev->msix_cap +
 					   UMSI_MSIX_FLAGS, 2, dev->msix_ctrl);
 	if (!ret)
-		(void)umsi_pci_update_command(dev, cmd,
-			(uint16_t)((cmd & ~UMSI_PCI_CMD_INTX_DISABLE) |
-				   (dev->cmd_before & UMSI_PCI_CMD_INTX_DISABLE)));
+		umsi_pci_restore_intx_disable(dev, cmd);
 	dev->msix_clean = masked && !gone;
 	if (gone || masked || off)
 		umsi_irq_release(dev->sys, dev->descs, dev->ndesc);
@@ -578,7 +601,7 @@ int umsi_msix_pending(struct umsi_pci_dev *dev, uint32_t n)
 	if (n >= dev->nvec)
 		return -UMSI_EINVAL;
 	v = dev->descs[n]->chip_data;
-	w = dev->sys->ops->mmio_read32(dev->sys->host,
+	w = dev->sys->env.ops->mmio_read32(dev->sys->env.host,
 				       dev->pba + v->index / 32);
 	return (w >> (v->index % 32)) & 1;
 }
@@ -628,27 +651,29 @@ int umsi_msix_add_entry(struct umsi_pci_dev *dev, int32_t index, bool dynamic)
 	v->index = (uint16_t)idx;
 	v->dynamic = dynamic;
 	v->ctrl = UMSI_MSIX_CTRL_MASKBIT;
-	ret = umsi_irq_compose(sys, d, d->cpu, d->vector, &v->msg);
+	d->chip_data = v;
+	d->hwirq = idx;
+	umsi_irq_publish(sys, &d, 1);
+	ret = umsi_irq_msg(sys, d, &v->msg);
 	if (ret) {
 		umsi_irq_release(sys, &d, 1);
 		umsi_free(sys, v, sizeof(*v));
 		return ret;
 	}
-	d->chip_data = v;
-	d->bdf = dev->bdf;
-	d->hwirq = idx;
 	v->next = dev->msix_vecs;
 	dev->msix_vecs = v;
-	fl = dev_lock(dev);
-	twrite(dev, idx, UMSI_MSIX_ENTRY_ADDR_LO, (uint32_t)v->msg.address);
-	twrite(dev, idx, UMSI_MSIX_ENTRY_ADDR_HI,
-	       (uint32_t)(v->msg.address >> 32));
-	twrite(dev, idx, UMSI_MSIX_ENTRY_DATA, v->msg.data);
-	dev_unlock(dev, fl);
+	fl = umsi_pci_dev_lock(dev);
+	put_msg(dev, idx, &v->msg);
+	umsi_pci_dev_unlock(dev, fl);
 	set_used(dev, idx, true);
 	dev->descs[dev->ndesc++] = d;
 	dev->nvec = dev->ndesc;
-	umsi_irq_activate(sys, &d, 1);
+	/* Its CPU went offline meanwhile and it could not leave: undo. */
+	ret = umsi_irq_activate(sys, &d, 1);
+	if (ret) {
+		umsi_msix_remove_entry(dev, d);
+		return ret;
+	}
 	return (int)d->irq;
 }
 
@@ -668,14 +693,13 @@ int umsi_msix_remove_entry(struct umsi_pci_dev *dev, struct umsi_irq_desc *d)
 		;
 	if (i == dev->ndesc)
 		return -UMSI_ENOENT;
-	fl = dev_lock(dev);
+	fl = umsi_pci_dev_lock(dev);
 	if (!(v->ctrl & UMSI_MSIX_CTRL_MASKBIT)) {
 		v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
-		twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
-		got = tread(dev, v->index, UMSI_MSIX_ENTRY_CTRL);
+		got = mask_flush(dev, v->index, v->ctrl);
 		masked = got != 0xffffffffu && (got & UMSI_MSIX_CTRL_MASKBIT);
 	}
-	dev_unlock(dev, fl);
+	umsi_pci_dev_unlock(dev, fl);
 	if (masked)
 		umsi_irq_release(dev->sys, &d, 1);
 	else

@@ -229,13 +229,13 @@ static const char *quirk_reason(struct umsi_pci_dev *dev, uint32_t flag,
 void umsi_pci_apply_policy(struct umsi_pci_dev *dev)
 {
 	struct umsi_system *sys = dev->sys;
-	const struct umsi_policy *p = sys->policy;
+	const struct umsi_policy *p = umsi_pci_policy(sys);
 	const struct umsi_pci_dev *up;
 	uint32_t id = (uint32_t)dev->device << 16 | dev->vendor;
 	unsigned int depth;
 
 	dev->deny_reason = NULL;
-	if (sys->plat_flags & UMSI_PLAT_NO_MSI)
+	if (sys->env.plat_flags & UMSI_PLAT_NO_MSI)
 		dev->deny_reason = "policy:platform";
 	else if (p && p->nomsi)
 		dev->deny_reason = "policy:pci_nomsi";

@@ -56,7 +56,7 @@ static const struct umsi_quirk *find(struct umsi_system *sys, uint16_t vendor,
 				     uint16_t device, uint32_t flag,
 				     uint32_t *all)
 {
-	const struct umsi_policy *p = sys->policy;
+	const struct umsi_policy *p = umsi_pci_policy(sys);
 	size_t i, n = sizeof(builtin) / sizeof(builtin[0]);
 
 	for (i = 0; i < n; i++) {
@@ -94,12 +94,12 @@ const char *umsi_quirk_name(struct umsi_system *sys, uint16_t vendor,
 	return q && q->name ? q->name : "?";
 }
 
-/* Make sure sys->policy exists (also used by the parser). */
+/* The policy, made with the layer's state (also used by the parser). */
 struct umsi_policy *umsi_policy_get(struct umsi_system *sys)
 {
-	if (!sys->policy)
-		sys->policy = umsi_zalloc(sys, sizeof(*sys->policy));
-	return sys->policy;
+	struct umsi_pci_state *st = umsi_pci_state_get(sys);
+
+	return st ? &st->policy : NULL;
 }
 
 int umsi_quirk_add(struct umsi_system *sys, const struct umsi_quirk *q)
@@ -126,15 +126,4 @@ int umsi_quirk_add(struct umsi_system *sys, const struct umsi_quirk *q)
 	}
 	p->quirks[p->nquirks++] = *q;
 	return 0;
-}
-
-void umsi_pci_policy_free(struct umsi_system *sys)
-{
-	struct umsi_policy *p = sys->policy;
-
-	if (!p)
-		return;
-	umsi_free(sys, p->quirks, p->quirks_cap * sizeof(*p->quirks));
-	umsi_free(sys, p, sizeof(*p));
-	sys->policy = NULL;
 }

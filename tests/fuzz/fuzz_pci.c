@@ -165,7 +165,6 @@ static void f_wr(void *host, volatile void *a, uint32_t v)
 	*(volatile uint32_t *)a = v;
 }
 
-static void f_barrier(void *host) { (void)host; }
 
 static void *f_lock_create(void *host)
 {
@@ -247,7 +246,16 @@ static uint32_t f_plat(void *host)
 	return ((struct fhost *)host)->plat;
 }
 
-static void f_eoi(void *host, uint8_t v) { (void)host; (void)v; }
+static uint64_t f_ctl_read(void *host, uint32_t reg)
+{
+	(void)host; (void)reg;
+	return 0;
+}
+
+static void f_ctl_write(void *host, uint32_t reg, uint64_t v)
+{
+	(void)host; (void)reg; (void)v;
+}
 
 static int f_run(void *host, uint32_t cpu, void (*fn)(void *), void *arg)
 {
@@ -257,13 +265,6 @@ static int f_run(void *host, uint32_t cpu, void (*fn)(void *), void *arg)
 	return 0;
 }
 
-static bool f_pending(void *host, uint8_t v) { (void)host; (void)v; return false; }
-
-static int f_retrigger(void *host, uint32_t cpu, uint8_t v)
-{
-	(void)host; (void)cpu; (void)v;
-	return 0;
-}
 
 static int f_route(void *host, umsi_bdf_t bdf, uint8_t pin,
 		   struct umsi_intx_route *r)
@@ -310,14 +311,14 @@ static void f_remap_free(void *host, uint32_t irq) { (void)host; (void)irq; }
 static const struct umsi_host_ops ops = {
 	.cfg_read = f_cfg_read, .cfg_write = f_cfg_write,
 	.mmio_map = f_map, .mmio_unmap = f_unmap,
-	.mmio_read32 = f_rd, .mmio_write32 = f_wr, .barrier = f_barrier,
+	.mmio_read32 = f_rd, .mmio_write32 = f_wr,
 	.lock_create = f_lock_create, .lock_destroy = f_lock_destroy,
 	.lock_acquire = f_acquire, .lock_release = f_release,
 	.alloc = f_alloc, .free = f_free, .clock_ns = f_clock,
-	.current_cpu = f_cur, .cpu_count = f_count, .cpu_apic_id = f_apic,
-	.cpu_online = f_online, .platform_flags = f_plat, .eoi = f_eoi,
-	.run_on_cpu = f_run, .vector_pending = f_pending,
-	.retrigger = f_retrigger, .intx_route = f_route,
+	.current_cpu = f_cur, .cpu_count = f_count, .cpu_hwid = f_apic,
+	.cpu_is_online = f_online, .platform_flags = f_plat,
+	.run_on_cpu = f_run, .ctl_read = f_ctl_read, .ctl_write = f_ctl_write,
+	.intx_route = f_route,
 	.gsi_program = f_gsi, .remap_compose = f_remap,
 	.remap_free = f_remap_free,
 };
@@ -406,10 +407,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 (in[304] & 4 ? UMSI_PLAT_NO_MSI : 0);
 	h.routed = in[304] & 8;
 	h.gsi = in[309];
-	cfg.cmdline = (const char *)in + HDR;
 	cfg.max_irqs = 512;
 	if (umsi_system_create(&ops, &h, &cfg, &sys))
 		abort();
+	(void)umsi_policy_parse(sys, (const char *)in + HDR);
 	if (in[310]) {
 		struct umsi_quirk q = {
 			.vendor = (uint16_t)(in[0] | in[1] << 8),

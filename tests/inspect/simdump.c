@@ -753,7 +753,7 @@ static void sd_truth(struct sd_machine *m)
 				continue;
 			fprintf(m->expect, "irq %u %s %s %u %u %u %u ", f->irqs[n], b,
 				msix_on ? "msix" : "msi", info.hwirq,
-				sd_affinity(m, &info), info.apic_id, info.vector);
+				sd_affinity(m, &info), info.hwid, info.vector);
 			for (uint32_t c = 0; c < m->ncpus; c++)
 				fprintf(m->expect, "%s%llu", c ? "," : "",
 					(unsigned long long)umsi_irq_count(m->sys, f->irqs[n], c));

@@ -43,7 +43,7 @@ check() {
 have() { command -v "$1" >/dev/null 2>&1; }
 
 # ---- the source lists ------------------------------------------------------
-ls src/*/*.c | sort >"$work/want"
+ls src/*/*.c src/arch/*/*.c | sort >"$work/want"
 make -s --no-print-directory -f - <<'MK' | tr ' ' '\n' | sed '/^$/d; s|^\./||' | sort >"$work/mk-list"
 include umsi.mk
 all: ; @echo $(UMSI_SRCS)
@@ -51,7 +51,7 @@ MK
 sed -n "s/^ *'\(src\/[^']*\.c\)',\$/\1/p" meson.build | sort >"$work/meson-list"
 sed -n 's/^\s*\${CMAKE_CURRENT_SOURCE_DIR}\/\(src\/.*\.c\)$/\1/p' CMakeLists.txt | sort >"$work/cmake-list"
 for f in mk meson cmake; do
-	check "the $f fragment lists exactly src/*/*.c ($(wc -l <"$work/want") files)" \
+	check "the $f fragment lists exactly src/*/*.c and src/arch/*/*.c ($(wc -l <"$work/want") files)" \
 		diff -u "$work/want" "$work/$f-list"
 done
 

@@ -60,7 +60,7 @@ static inline void tdev_fire(struct tdev *t)
 
 static inline void step(struct umsi_system *sys)
 {
-	sys->ops->barrier(sys->host);
+	sys->env.ops->clock_ns(sys->env.host);
 }
 
 static inline struct tdev *to_tdev(struct umsi_irq_desc *d)
@@ -90,16 +90,11 @@ static inline int t_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
 
 /* Maskable: mask, write address, write data, restore the mask. */
 static inline int t_set_target_masked(struct umsi_system *sys,
-			       struct umsi_irq_desc *d, uint32_t cpu,
-			       uint8_t vector)
+		struct umsi_irq_desc *d, const struct umsi_msg *msg)
 {
 	struct tdev *t = to_tdev(d);
-	struct umsi_msg m;
+	struct umsi_msg m = *msg;
 	bool was = t->masked;
-	int ret = umsi_irq_compose(sys, d, cpu, vector, &m);
-
-	if (ret)
-		return ret;
 	t_mask(sys, d);
 	t->msg.address = m.address;
 	step(sys);
@@ -112,15 +107,10 @@ static inline int t_set_target_masked(struct umsi_system *sys,
 
 /* Unmaskable: data first, then address, a host call between them. */
 static inline int t_set_target_unmasked(struct umsi_system *sys,
-				 struct umsi_irq_desc *d, uint32_t cpu,
-				 uint8_t vector)
+		struct umsi_irq_desc *d, const struct umsi_msg *msg)
 {
 	struct tdev *t = to_tdev(d);
-	struct umsi_msg m;
-	int ret = umsi_irq_compose(sys, d, cpu, vector, &m);
-
-	if (ret)
-		return ret;
+	struct umsi_msg m = *msg;
 	t->msg.data = m.data;
 	step(sys);
 	t->msg.address = m.address;
@@ -130,16 +120,16 @@ static inline int t_set_target_unmasked(struct umsi_system *sys,
 
 static const struct umsi_irq_chip chip_masked = {
 	.name = "TEST-MASK", .mask = t_mask, .unmask = t_unmask,
-	.set_target = t_set_target_masked,
+	.write_msg = t_set_target_masked,
 };
 static const struct umsi_irq_chip chip_unmasked = {
-	.name = "TEST-NOMASK", .set_target = t_set_target_unmasked,
+	.name = "TEST-NOMASK", .write_msg = t_set_target_unmasked,
 };
 
 static inline int t_handler(uint32_t irq, void *arg)
 {
 	struct tdev *t = arg;
-	uint32_t cpu = t->sys->ops->current_cpu(t->sys->host);
+	uint32_t cpu = t->sys->env.ops->current_cpu(t->sys->env.host);
 
 	(void)irq;
 	if (cpu != t->allowed[0] && cpu != t->allowed[1])
@@ -204,9 +194,9 @@ static inline void tdev_attach_ex(struct machine *m, struct tdev *t,
 	assert_int_equal(umsi_irq_alloc(m->sys, chip, 1, false, aff, managed,
 					&t->d), 0);
 	t->d->chip_data = t;
-	umsi_irq_activate(m->sys, &t->d, 1);
-	assert_int_equal(chip->set_target(m->sys, t->d, t->d->cpu,
-					  t->d->vector), 0);
+	umsi_irq_publish(m->sys, &t->d, 1);
+	assert_int_equal(umsi_irq_program(m->sys, t->d), 0);
+	assert_int_equal(umsi_irq_activate(m->sys, &t->d, 1), 0);
 	t->allowed[0] = t->allowed[1] = t->d->cpu;
 	assert_int_equal(umsi_request_irq(m->sys, t->d->irq, t_handler, 0,
 					  "tdev", t), 0);

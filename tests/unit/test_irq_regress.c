@@ -38,7 +38,9 @@ static void failed_offline_leaves_managed_irq_shut_down_on_online_cpu(void **s)
 	/* A 2-vector MSI block on CPU 3, with a higher IRQ number. */
 	assert_int_equal(umsi_irq_alloc(m.sys, &chip_masked, 2, true, &only3,
 					false, blk), 0);
-	umsi_irq_activate(m.sys, blk, 2);
+	blk[0]->chip_data = blk[1]->chip_data = &mt;
+	umsi_irq_publish(m.sys, blk, 2);
+	assert_int_equal(umsi_irq_activate(m.sys, blk, 2), 0);
 	assert_int_equal(blk[0]->cpu, 3);
 	assert_true(blk[0]->irq > mt.d->irq);
 

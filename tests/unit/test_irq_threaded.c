@@ -79,16 +79,13 @@ static int t_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
 	return 0;
 }
 
-static int t_set_target(struct umsi_system *sys, struct umsi_irq_desc *d,
-			uint32_t cpu, uint8_t vector)
+static int t_write_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
+		       const struct umsi_msg *msg)
 {
 	struct tdev *t = d->chip_data;
-	struct umsi_msg m;
+	struct umsi_msg m = *msg;
 	bool was;
-	int ret = umsi_irq_compose(sys, d, cpu, vector, &m);
 
-	if (ret)
-		return ret;
 	pthread_mutex_lock(&t->lock);
 	was = t->masked;
 	t->masked = true;
@@ -102,7 +99,7 @@ static int t_set_target(struct umsi_system *sys, struct umsi_irq_desc *d,
 
 static const struct umsi_irq_chip chip = {
 	.name = "TEST-MASK", .mask = t_mask, .unmask = t_unmask,
-	.set_target = t_set_target,
+	.write_msg = t_write_msg,
 };
 
 static int handler(uint32_t irq, void *arg)
@@ -156,8 +153,9 @@ static void moves_while_cpu_threads_take_interrupts_lose_nothing(void **s)
 	assert_int_equal(umsi_irq_alloc(sys, &chip, 1, false, NULL, false, &d),
 			 0);
 	d->chip_data = &t;
-	umsi_irq_activate(sys, &d, 1);
-	assert_int_equal(chip.set_target(sys, d, d->cpu, d->vector), 0);
+	umsi_irq_publish(sys, &d, 1);
+	assert_int_equal(umsi_irq_program(sys, d), 0);
+	assert_int_equal(umsi_irq_activate(sys, &d, 1), 0);
 	assert_int_equal(umsi_request_irq(sys, d->irq, handler, 0, "t", &t), 0);
 	pthread_create(&dev, NULL, device_thread, &t);
 	for (i = 0; i < moves; i++) {

@@ -208,7 +208,7 @@ static void junk_case(bool left_on)
 			 3);
 	request_all(m, dev, 3);
 	umsi_sim_set_hook(m->sim, NULL, NULL);
-	fire_junk(&j, UMSI_SIM_OP_BARRIER);
+	fire_junk(&j, UMSI_SIM_OP_CLOCK_NS);
 	assert_true(j.fires > 0);
 	assert_int_equal(sstats(m).msgs, 0);
 	assert_int_equal(sstats(m).delivered, 0);

@@ -42,7 +42,6 @@ static inline struct machine *machine_new(uint32_t ncpus, uint32_t plat,
 				   const char *cmdline)
 {
 	struct umsi_sim_config cfg = { .ncpus = ncpus, .plat_flags = plat };
-	struct umsi_config ucfg = { .cmdline = cmdline };
 	struct machine *m = calloc(1, sizeof(*m));
 
 	assert_non_null(m);
@@ -50,7 +49,13 @@ static inline struct machine *machine_new(uint32_t ncpus, uint32_t plat,
 	assert_non_null(m->sim);
 	umsi_sim_leaks(m->sim, &m->leaks0);
 	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim,
-					    &ucfg, &m->sys), 0);
+					    NULL, &m->sys), 0);
+	/*
+	 * The PCI layer's state (device list, policy) is made by its first
+	 * call and lives until destroy: make it here, so snapshots taken
+	 * around a device's life compare what the device took.
+	 */
+	(void)umsi_policy_parse(m->sys, cmdline ? cmdline : "");
 	umsi_sim_set_dispatch(m->sim, fx_dispatch, m->sys);
 	return m;
 }

@@ -355,15 +355,15 @@ static int nop_mask(struct umsi_system *sys, struct umsi_irq_desc *d)
 }
 
 static int nop_target(struct umsi_system *sys, struct umsi_irq_desc *d,
-		      uint32_t cpu, uint8_t vector)
+		      const struct umsi_msg *msg)
 {
-	(void)sys; (void)d; (void)cpu; (void)vector;
+	(void)sys; (void)d; (void)msg;
 	return 0;
 }
 
 static const struct umsi_irq_chip filler_chip = {
 	.name = "filler", .mask = nop_mask, .unmask = nop_mask,
-	.set_target = nop_target,
+	.write_msg = nop_target,
 };
 
 /* Take vectors on a 1-CPU machine until @left are free. */

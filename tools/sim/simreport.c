@@ -584,7 +584,7 @@ static void sim_print_irq_rows(const struct sim_machine *m)
 
 			umsi_irq_get_info(m->sys, in->irqs[i], &inf);
 			printf("%-7u %-20s %5u %6u %8u   0x%02x %6llu\n",
-			       inf.irq, in->name, i, inf.cpu, inf.apic_id,
+			       inf.irq, in->name, i, inf.cpu, inf.hwid,
 			       inf.vector, (unsigned long long)inf.total);
 		}
 	}
@@ -724,7 +724,7 @@ static void sim_json_device(const struct sim_machine *m,
 		printf("%s{\"index\":%u,\"irq\":%u,\"cpu\":%u,"
 		       "\"apic_id\":%u,\"vector\":%u}",
 		       i ? "," : "", i, in->irqs[i], inf.cpu,
-		       inf.apic_id, inf.vector);
+		       inf.hwid, inf.vector);
 	}
 	printf("]}");
 }

@@ -223,8 +223,10 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		return -1;
 	}
 	ucfg.max_irqs = sim_irq_numbers(sp);
-	ucfg.cmdline = sp->cmdline_line ? sp->cmdline : NULL;
 	ret = umsi_system_create(umsi_sim_host_ops(), m->sim, &ucfg, &m->sys);
+	/* MSI policy is the PCI layer's. */
+	if (!ret && sp->cmdline_line)
+		(void)umsi_policy_parse(m->sys, sp->cmdline);
 	if (ret) {
 		snprintf(err, errlen, "system create failed: %s\n%s",
 			 umsi_strerror(ret), umsi_sim_log_text(m->sim));

@@ -1,26 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * umsi/internal/core.h - private structures shared by src/irq and src/pci.
+ * umsi/internal/core.h - the IRQ core's structures and the services it
+ * offers the layers above it (src/pci).
  *
  * Not a public interface: it changes without notice. Embedders use
- * umsi/irq.h and umsi/pci.h.
+ * umsi/irq.h and umsi/pci.h. The core knows no bus and no controller: a
+ * source is reached through its chip (struct umsi_irq_chip), the
+ * controller through the back end (umsi/internal/ctl.h).
  */
 #ifndef UMSI_INTERNAL_CORE_H
 #define UMSI_INTERNAL_CORE_H
 
 #include <stdatomic.h>
+#include <umsi/internal/cpumask.h>
+#include <umsi/internal/ctl.h>
 #include <umsi/internal/idmap.h>
+#include <umsi/internal/lib.h>
 #include <umsi/irq.h>
 #include <umsi/matrix.h>
 
 struct umsi_irq_desc;
-struct umsi_pci_dev;
-struct umsi_policy;
 
 /*
- * Chip operations: how an IRQ's source is masked and retargeted. The seed
- * had two MSI chip types, with and without mask bits; a chip without
- * ->mask gets "lazy" masking from the core.
+ * Chip operations: how an IRQ's source is masked, programmed and
+ * described. The seed had two MSI chip types, with and without mask bits;
+ * a chip without ->mask gets "lazy" masking from the core.
  */
 struct umsi_irq_chip {
 	const char *name;
@@ -28,29 +32,31 @@ struct umsi_irq_chip {
 	int (*mask)(struct umsi_system *sys, struct umsi_irq_desc *d);
 	int (*unmask)(struct umsi_system *sys, struct umsi_irq_desc *d);
 	/*
-	 * Point the source at (apic_id, vector) of @cpu with a protocol safe
-	 * against the device firing at any moment. Called without the
-	 * system lock. For a chip whose source cannot be masked (MSI
-	 * without mask bits) the core guarantees that either the vector is
-	 * unchanged or the new vector is also reserved on the old CPU, so
-	 * every intermediate (address, data) pair reaches a live vector.
+	 * Give the source the message @msg (composed by the core through the
+	 * back end), with a protocol safe against the source firing at any
+	 * moment. Called without the system lock. For a chip whose source
+	 * cannot be masked (MSI without mask bits) the core guarantees that
+	 * either the identity is unchanged or the new identity is also
+	 * reserved and published on the old CPU, so every intermediate
+	 * (address, data) pair reaches a live slot.
 	 */
-	int (*set_target)(struct umsi_system *sys, struct umsi_irq_desc *d,
-			  uint32_t cpu, uint8_t vector);
+	int (*write_msg)(struct umsi_system *sys, struct umsi_irq_desc *d,
+			 const struct umsi_msg *msg);
 	/*
 	 * Optional: called when the first handler is requested, before the
 	 * IRQ is unmasked; a non-zero return refuses the request (the PCI
 	 * layer refuses MSI with Bus Master Enable clear).
 	 */
 	int (*startup)(struct umsi_system *sys, struct umsi_irq_desc *d);
-	/* Level-triggered source (IO-APIC): EOI must also reach the IO-APIC. */
-	bool level;
+	/* Optional: fill the source fields of @info (bdf) for statistics. */
+	void (*describe)(struct umsi_system *sys, const struct umsi_irq_desc *d,
+			 struct umsi_irq_info *info);
 	/*
-	 * The source sends compatibility-format messages only (an IO-APIC
-	 * redirection entry): its CPU must be nameable without interrupt
-	 * remapping, whatever the platform does for MSI.
+	 * A wired input (IO-APIC redirection entry): its message is composed
+	 * as a wired one (umsi_ctl.compose), so its CPU must be one such a
+	 * message can name.
 	 */
-	bool compat_dest;
+	bool wired;
 };
 
 /*
@@ -82,10 +88,9 @@ struct umsi_irq_desc {
 	uint32_t irq;
 	const struct umsi_irq_chip *chip;
 	void *chip_data;            /* the chip's per-IRQ state */
-	umsi_bdf_t bdf;
-	uint32_t hwirq;             /* MSI message, MSI-X index or GSI */
-	/* The host's remapping back end holds an entry for it (remap_free). */
-	bool remapped;
+	uint32_t hwirq;             /* number within its source (chip's) */
+	/* The back end holds a resource for it (umsi_ctl.release). */
+	bool composed;
 	/* Quarantine: the owner (opaque, the PCI function) and the list. */
 	const void *owner;
 	struct umsi_irq_desc *next_dead;     /* sys->quarantine [lock] */
@@ -96,13 +101,13 @@ struct umsi_irq_desc {
 	 */
 	struct umsi_irq_stray {
 		uint32_t cpu;
-		uint8_t vector;
+		uint32_t vector;
 		bool managed;
 	} strays[2];
 	uint8_t nstrays;
-	/* Target. [lock] */
+	/* Target: a CPU and an identity of the back end's space. [lock] */
 	uint32_t cpu;
-	uint8_t vector;
+	uint32_t vector;
 	bool managed;
 	bool shutdown;              /* managed, whole mask offline */
 	uint8_t block_order;        /* MSI block: log2 of vectors, on leader */
@@ -140,33 +145,38 @@ struct umsi_irq_desc {
 	_Atomic uint64_t last_unhandled_ns;
 };
 
+/* One identity of one CPU: who holds it, and what it took. */
+struct umsi_vslot {
+	struct umsi_irq_desc *_Atomic d;
+	_Atomic uint64_t count;
+};
+
 /* Per-CPU state. */
 struct umsi_cpu {
 	/*
-	 * vector -> descriptor, the "vector indexing" table, and the
-	 * interrupts taken on each vector by the descriptor that holds it
-	 * (side by side and first: dispatch reaches both with one index).
+	 * identity -> descriptor, the "vector indexing" table, with the
+	 * interrupts taken on each identity by the descriptor that holds it
+	 * (side by side: dispatch reaches both with one index). sys->nids
+	 * entries.
 	 */
-	struct umsi_vslot {
-		struct umsi_irq_desc *_Atomic d;
-		_Atomic uint64_t count;
-	} slot[256];
-	uint32_t apic_id;
+	struct umsi_vslot *slot;
+	uint32_t hwid;
 	bool online;                /* [lock] */
-	bool reachable;             /* a message can name this CPU */
+	bool reachable;             /* an MSI message can name this CPU */
 	/* Dispatch generation: odd while in umsi_dispatch(). */
 	atomic_uint dispatch_seq;
 	_Atomic uint64_t spurious;
 };
 
 struct umsi_system {
-	const struct umsi_host_ops *ops;
-	void *host;
-	uint32_t plat_flags;
+	/* What the back end sees; first, see umsi_ctl_env(). */
+	struct umsi_ctl_env env;
 	uint32_t ncpus;
 	uint32_t mask_words;
+	uint32_t nids;              /* identities a CPU has (slot entries) */
 	struct umsi_cpu *cpus;
 	size_t cpus_size;
+	struct umsi_vslot *slots;   /* every CPU's table, ncpus * nids */
 	void *lock;                 /* protects matrix, irq table, targets */
 	struct umsi_matrix *matrix;
 	void *matrix_mem;
@@ -182,41 +192,54 @@ struct umsi_system {
 	uint32_t storm_threshold;
 	uint64_t storm_quiet_ns;
 	unsigned alloc_flags;       /* UMSI_MATRIX_SPREAD or 0 */
-	/* PCI layer. */
-	struct umsi_pci_dev *devs;  /* list of added functions [lock] */
-	struct umsi_policy *policy;
+	/*
+	 * A layer above the core (src/pci) keeps its state here and tears it
+	 * down first at umsi_system_destroy() (umsi_system_set_layer).
+	 */
+	void *upper;
+	void (*upper_fini)(struct umsi_system *sys);
 	/* Placeholder left in a vector table slot an IRQ has just left. */
 	struct umsi_irq_desc moved;
 	/* CPUs a message can name, and whether that is all of them. */
 	uint64_t *reachable;
 	bool all_reachable;
-	/* CPUs a compatibility-format message (IO-APIC) can name. */
-	uint64_t *compat_reachable;
-	bool all_compat_reachable;
+	/* CPUs a wired input's message (IO-APIC) can name. */
+	uint64_t *wired_reachable;
+	bool all_wired_reachable;
 	/* Scratch CPU mask for code under the lock (no allocation there). */
 	uint64_t *scratch;
 	/* Quarantined descriptors (umsi_irq_quarantine). [lock] */
 	struct umsi_irq_desc *quarantine;
 };
 
-/* Provided by src/pci for system tear-down. */
-void umsi_pci_policy_free(struct umsi_system *sys);
+/* Bytes of one CPU mask of this system. */
+static inline size_t umsi_sys_mask_bytes(const struct umsi_system *sys)
+{
+	return umsi_mask_bytes(sys->mask_words);
+}
 
-/* ---- helpers for every layer ------------------------------------------ */
+/* The slot of identity @id on @cpu. */
+static inline struct umsi_vslot *umsi_slot(struct umsi_system *sys,
+					   uint32_t cpu, uint32_t id)
+{
+	return &sys->cpus[cpu].slot[id];
+}
 
-void umsi_log(struct umsi_system *sys, enum umsi_log_level lvl,
-	      const char *fmt, ...);
-void *umsi_zalloc(struct umsi_system *sys, size_t size);
-void umsi_free(struct umsi_system *sys, void *p, size_t size);
+/*
+ * Register the layer above the core: @fini runs first at destroy and
+ * must free @state. Context: process.
+ */
+void umsi_system_set_upper(struct umsi_system *sys, void *state,
+			   void (*fini)(struct umsi_system *sys));
 
 static inline umsi_irqflags_t umsi_lock(struct umsi_system *sys)
 {
-	return sys->ops->lock_acquire(sys->host, sys->lock);
+	return sys->env.ops->lock_acquire(sys->env.host, sys->lock);
 }
 
 static inline void umsi_unlock(struct umsi_system *sys, umsi_irqflags_t f)
 {
-	sys->ops->lock_release(sys->host, sys->lock, f);
+	sys->env.ops->lock_release(sys->env.host, sys->lock, f);
 }
 
 /* ---- IRQ core services for the PCI layer (src/irq/desc.c) -------------- */
@@ -230,13 +253,12 @@ static inline void umsi_unlock(struct umsi_system *sys, umsi_irqflags_t f)
  * @block: allocate one aligned block of @nvec vectors
  * @affinity: allowed CPUs (NULL: every online reachable CPU)
  * @managed: reserve the vectors as managed
- * @out: @nvec descriptors; the caller sets chip_data, bdf and hwirq
+ * @out: @nvec descriptors; the caller sets chip_data and hwirq
  *
- * Descriptors are published in the IRQ table and the vector tables, so a
- * stray message to the new vectors is dispatched (and counted) instead of
- * being spurious. They are published claimed (busy): affinity changes and
- * CPU offline leave them alone (-UMSI_EAGAIN) until the caller has bound
- * them to their source and calls umsi_irq_activate(). All-or-nothing.
+ * The descriptors hold IRQ numbers and vectors but are not published: no
+ * walker (umsi_irq_next, affinity, CPU offline) and no dispatch can see
+ * them until the caller has bound them to their source and published them
+ * with umsi_irq_activate(). All-or-nothing; umsi_irq_release() undoes it.
  *
  * Return: 0, -UMSI_ENOSPC, -UMSI_ENOMEM, -UMSI_EINVAL. Context: process.
  */
@@ -272,30 +294,57 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 		      uint32_t n);
 
 /**
- * umsi_irq_compose - the message that reaches @d's current target
+ * umsi_irq_program - give @d's source the message for its current target
  * @sys: the system
- * @d: the descriptor
- * @cpu: target CPU
- * @vector: target vector
- * @msg: the message
+ * @d: the descriptor, bound (chip_data set)
  *
- * Through the host's remapping back end when the platform remaps, else
- * the x86 format. Return: 0 or a negative code.
+ * Composes the message through the back end and has the chip write it.
+ * Return: 0 or a negative code (nothing written then, or what the chip
+ * says). Context: process.
  */
-int umsi_irq_compose(struct umsi_system *sys, struct umsi_irq_desc *d,
-		     uint32_t cpu, uint8_t vector, struct umsi_msg *msg);
+int umsi_irq_program(struct umsi_system *sys, struct umsi_irq_desc *d);
 
 /**
- * umsi_irq_activate - descriptors are bound to their source
+ * umsi_irq_msg - the message that reaches @d's current target
  * @sys: the system
- * @descs: descriptors from umsi_irq_alloc() or umsi_irq_alloc_at()
+ * @d: the descriptor
+ * @msg: filled on success
+ *
+ * For a source that must hold its message before it can be enabled
+ * (MSI writes it before MSI Enable). Return: 0 or a negative code.
+ */
+int umsi_irq_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
+		 struct umsi_msg *msg);
+
+/**
+ * umsi_irq_publish - make bound descriptors visible, still claimed
+ * @sys: the system
+ * @descs: descriptors from umsi_irq_alloc() or umsi_irq_alloc_at(), with
+ *         chip_data set
  * @n: how many
  *
- * Ends the claim taken at allocation: from now on affinity changes and CPU
- * offline may move them (which calls the chip with its chip_data).
+ * Publishes them in the IRQ table and their CPUs' slots: dispatch takes
+ * what their source sends (counted, replayed on the first request) and
+ * walkers see them, but they stay claimed (busy): affinity changes and CPU
+ * offline get -UMSI_EAGAIN until umsi_irq_activate(), so the caller can
+ * program the source from their target without it moving. Context: process.
  */
-void umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
-		       uint32_t n);
+void umsi_irq_publish(struct umsi_system *sys, struct umsi_irq_desc **descs,
+		      uint32_t n);
+
+/**
+ * umsi_irq_activate - end the claim: the source is programmed
+ * @sys: the system
+ * @descs: descriptors given to umsi_irq_publish()
+ * @n: how many
+ *
+ * A CPU that went offline since the allocation (it could not move them
+ * while claimed) is left now: the IRQ moves, or shuts down when managed.
+ * Return: 0, or the error of such a move; the caller then tears them down
+ * as it would after use (they are published). Context: process.
+ */
+int umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
+		      uint32_t n);
 
 /**
  * umsi_irq_quarantine - keep the vectors of IRQs whose source may still send
@@ -376,7 +425,20 @@ int umsi_irq_hist_reserve(struct umsi_system *sys, struct umsi_irq_desc *d,
  * there: move the count into @d's history, zero the slot's counter.
  */
 void umsi_irq_hist_fold(struct umsi_system *sys, struct umsi_irq_desc *d,
-			uint32_t cpu, uint8_t vector);
+			uint32_t cpu, uint32_t vector);
+
+/* Point @d's source at (@cpu, @id): compose and write, or the controller's
+ * retarget command. Caller owns d->busy. */
+int umsi_irq_retarget(struct umsi_system *sys, struct umsi_irq_desc *d,
+		      uint32_t cpu, uint32_t id);
+
+/*
+ * Leave @d's CPU, which went offline: move it to another CPU it may use,
+ * or shut it down when managed and none is left. Caller owns d->busy.
+ * (src/irq/affinity.c)
+ */
+int umsi_irq_evacuate(struct umsi_system *sys, struct umsi_irq_desc *d,
+		      uint32_t cpu);
 
 /* Wait until no CPU is still in a dispatch begun before the call. */
 void umsi_irq_sync(struct umsi_system *sys);
@@ -384,13 +446,5 @@ void umsi_irq_sync(struct umsi_system *sys);
 /* Look up a live descriptor (NULL when none). Context: any. */
 struct umsi_irq_desc *umsi_irq_to_desc(struct umsi_system *sys, uint32_t irq);
 
-/* Format into a buffer; a subset of printf (see src/lib/format.c). */
-size_t umsi_snprintf(char *buf, size_t len, const char *fmt, ...);
-
-/* Freestanding memory helpers (src/lib/mem.c). */
-void *umsi_memset(void *d, int c, size_t n);
-void *umsi_memcpy(void *d, const void *s, size_t n);
-int umsi_memcmp(const void *a, const void *b, size_t n);
-size_t umsi_strlen(const char *s);
 
 #endif /* UMSI_INTERNAL_CORE_H */

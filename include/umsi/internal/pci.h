@@ -2,20 +2,21 @@
 /*
  * umsi/internal/pci.h - private structures of the PCI layer (src/pci).
  *
- * Not a public interface: it changes without notice. The IRQ core sees a
- * PCI function only as the opaque struct umsi_pci_dev on sys->devs and
- * through the chip operations the PCI layer hands to umsi_irq_alloc().
+ * Not a public interface: it changes without notice. The IRQ core never
+ * sees a PCI function: it knows the chip operations the PCI layer hands to
+ * umsi_irq_alloc(), and the layer's state only as the opaque pointer and
+ * tear-down hook of umsi_system_set_upper() (src/pci/state.c).
  *
  * Contract with the IRQ core (src/irq), for the record:
- *  - set_target() of an MSI block (block_order > 0) must be called on the
- *    block leader with the new base vector; the whole block moves. Calls
- *    on another member return -UMSI_EINVAL. (The core does not move
- *    blocks today; single-message MSI is a block of one and moves.)
+ *  - write_msg() of an MSI block (block_order > 0) must be called on the
+ *    block leader with the message of the new base vector; the whole
+ *    block moves. Calls on another member return -UMSI_EINVAL. (The core
+ *    does not move blocks today; single-message MSI is a block of one.)
  *  - startup() refuses an MSI/MSI-X IRQ whose device has Bus Master
  *    Enable clear (-UMSI_EPERM, logged), and a device that reads
  *    all-ones (-UMSI_ENODEV).
- *  - umsi_pci_remove() unlinks the function from sys->devs itself, so
- *    umsi_system_destroy()'s "while (sys->devs) umsi_pci_remove()" ends.
+ *  - umsi_pci_remove() unlinks the function from the list itself, so the
+ *    layer's tear-down "while (st->devs) umsi_pci_remove()" ends.
  */
 #ifndef UMSI_INTERNAL_PCI_H
 #define UMSI_INTERNAL_PCI_H
@@ -27,7 +28,7 @@
 /* The seed's lists held 31 entries (32 words, the first one a count). */
 #define UMSI_POLICY_LIST_MAX 31
 
-/* Boot-parameter policy and quirks added at run time: sys->policy. */
+/* Boot-parameter policy and quirks added at run time. */
 struct umsi_policy {
 	bool nomsi;                 /* pci_nomsi or pci=nomsi */
 	bool specific;              /* pci_msi=specific */
@@ -38,6 +39,37 @@ struct umsi_policy {
 	struct umsi_quirk *quirks;  /* added by umsi_quirk_add() */
 	size_t nquirks, quirks_cap;
 };
+
+/* The PCI layer's state in a system (src/pci/state.c). */
+struct umsi_pci_state {
+	struct umsi_pci_dev *devs;  /* functions added [sys lock] */
+	struct umsi_policy policy;
+};
+
+/* The state, or NULL before the layer's first use. */
+static inline struct umsi_pci_state *umsi_pci_state(struct umsi_system *sys)
+{
+	return (struct umsi_pci_state *)sys->upper;
+}
+
+/* The state, made at the first call; NULL when out of memory. */
+struct umsi_pci_state *umsi_pci_state_get(struct umsi_system *sys);
+
+/* The first function added (NULL: none), for walks of the list. */
+static inline struct umsi_pci_dev *umsi_pci_devs(struct umsi_system *sys)
+{
+	struct umsi_pci_state *st = umsi_pci_state(sys);
+
+	return st ? st->devs : NULL;
+}
+
+/* The policy, or NULL when nothing was ever set. */
+static inline const struct umsi_policy *umsi_pci_policy(struct umsi_system *sys)
+{
+	struct umsi_pci_state *st = umsi_pci_state(sys);
+
+	return st ? &st->policy : NULL;
+}
 
 /* One MSI-X entry in use: the chip_data of its IRQ. */
 struct umsi_msix_vec {
@@ -55,6 +87,8 @@ struct umsi_intx_line {
 	struct umsi_intx_route route;
 	uint32_t users;             /* functions using it [sys lock] */
 	struct umsi_irq_desc *desc;
+	struct umsi_msg msg;        /* the entry's message as last written */
+	umsi_bdf_t bdf;             /* the function that set it up */
 };
 
 #define UMSI_MSIX_BITMAP_WORDS (UMSI_MSIX_MAX_VECTORS / 64)
@@ -62,7 +96,7 @@ struct umsi_intx_line {
 /* A PCI function known to uMSI. */
 struct umsi_pci_dev {
 	struct umsi_system *sys;
-	struct umsi_pci_dev *next;          /* sys->devs [sys lock] */
+	struct umsi_pci_dev *next;          /* state->devs [sys lock] */
 	struct umsi_pci_dev *parent;
 	void *lock;                         /* mask caches, table writes */
 	umsi_bdf_t bdf;
@@ -87,6 +121,7 @@ struct umsi_pci_dev {
 	bool msi_64;
 	bool msi_maskable;                  /* mask bits, and not quirked off */
 	uint32_t msi_mask;                  /* mask bits as last written [lock] */
+	uint32_t msi_want;                  /* ... as mask/unmask want [lock] */
 	struct umsi_msg msi_msg;            /* message of vector 0 */
 	uint32_t msi_block;                 /* 2^MME vectors reserved */
 
@@ -136,6 +171,27 @@ int umsi_pci_descs_alloc(struct umsi_pci_dev *dev, uint32_t n);
 void umsi_pci_descs_free(struct umsi_pci_dev *dev);
 /* The startup check of MSI and MSI-X IRQs: Bus Master Enable is set. */
 int umsi_pci_bme_check(struct umsi_pci_dev *dev, uint32_t irq);
+/*
+ * Put INTx Disable back as it was before uMSI enabled a mode (Command
+ * @cmd as just read); other bits stay.
+ */
+void umsi_pci_restore_intx_disable(struct umsi_pci_dev *dev, uint16_t cmd);
+
+/* The function's lock: mask caches and table writes. */
+static inline umsi_irqflags_t umsi_pci_dev_lock(struct umsi_pci_dev *dev)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(dev->sys);
+
+	return env->ops->lock_acquire(env->host, dev->lock);
+}
+
+static inline void umsi_pci_dev_unlock(struct umsi_pci_dev *dev,
+				       umsi_irqflags_t fl)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(dev->sys);
+
+	env->ops->lock_release(env->host, dev->lock, fl);
+}
 
 /* ---- msi.c ----------------------------------------------------------------- */
 
@@ -180,7 +236,7 @@ bool umsi_intx_shared(struct umsi_pci_dev *dev);
 
 /* ---- policy.c and quirks.c --------------------------------------------------- */
 
-/* sys->policy, allocated on first use; NULL when out of memory. */
+/* The policy, the layer's state made on first use; NULL without memory. */
 struct umsi_policy *umsi_policy_get(struct umsi_system *sys);
 /* Set dev->deny_reason from platform, boot parameters and quirks. */
 void umsi_pci_apply_policy(struct umsi_pci_dev *dev);

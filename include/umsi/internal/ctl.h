@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * umsi/internal/ctl.h - the interrupt-controller back-end interface.
+ *
+ * Not a public interface: an embedder picks a back end by name
+ * (umsi/ctl.h) and never calls one. The core (src/irq) and the PCI layer
+ * (src/pci) know no controller; everything that depends on one is here:
+ *
+ *  - the identity space: how many identities a CPU has and which of them
+ *    may be handed out (x86: 256 vectors a CPU, 0x20-0xeb; an IMSIC
+ *    interrupt file: 1..num-ids). The core allocates from it with the
+ *    matrix (umsi/matrix.h) and indexes its per-CPU dispatch tables by it;
+ *  - the name of a CPU (hwid) and whether a message can name it;
+ *  - the message that delivers identity @id to CPU @cpu (compose);
+ *  - how an interrupt moves to another CPU: by rewriting the source's
+ *    message (x86, IMSIC), or by a command to the controller that leaves
+ *    the device's message alone (GICv3 ITS: MOVI);
+ *  - "is @id still pending here", asked on the CPU an IRQ has left, and
+ *    resending it on the new CPU;
+ *  - end of interrupt.
+ *
+ * A back end reaches the hardware only through host primitives (umsi/host.h:
+ * ctl_read/ctl_write for the current CPU's controller registers, MMIO,
+ * configuration space, cross-calls). Each lives in src/arch/<controller>/.
+ *
+ * Contexts. init and cpu_init run once at umsi_system_create(); compose and
+ * release in process context without the system lock (they may call the
+ * host's remapping operations); pending runs on the CPU being asked,
+ * inside run_on_cpu(), interrupts off; resend and eoi in any context,
+ * eoi from umsi_dispatch().
+ */
+#ifndef UMSI_INTERNAL_CTL_H
+#define UMSI_INTERNAL_CTL_H
+
+#include <umsi/host.h>
+#include <umsi/irq.h>
+#include <umsi/matrix.h>
+#include <umsi/msg.h>
+
+struct umsi_system;
+
+/*
+ * What a back end sees of a system: the first member of struct
+ * umsi_system (src/irq keeps the rest to itself).
+ * @ops, @host: the host interface and its context
+ * @plat_flags: UMSI_PLAT_* as the host reported them at creation
+ * @ctl: the back end
+ * @priv: the back end's own state (init may set it; NULL otherwise)
+ */
+struct umsi_ctl_env {
+	const struct umsi_host_ops *ops;
+	void *host;
+	uint32_t plat_flags;
+	const struct umsi_ctl *ctl;
+	void *priv;
+};
+
+static inline struct umsi_ctl_env *umsi_ctl_env(struct umsi_system *sys)
+{
+	return (struct umsi_ctl_env *)(void *)sys;
+}
+
+/* How an interrupt is moved to another CPU (umsi_ctl.move). */
+enum umsi_ctl_move {
+	/* Compose a new message and have the source's chip write it. */
+	UMSI_CTL_MOVE_MESSAGE = 0,
+	/* The controller retargets (umsi_ctl.retarget); the message stays. */
+	UMSI_CTL_MOVE_COMMAND,
+};
+
+/**
+ * struct umsi_ctl_cpu - what a back end says about one CPU
+ * @hwid: the controller's name for it (APIC ID, hart ID, MPIDR affinity)
+ * @reachable: an MSI message can name it
+ * @wired_reachable: a wired input's message (IO-APIC redirection entry,
+ *                   APLIC) can name it; on x86 these messages are never
+ *                   remapped by the x86 back end
+ */
+struct umsi_ctl_cpu {
+	uint32_t hwid;
+	bool reachable;
+	bool wired_reachable;
+};
+
+/**
+ * struct umsi_ctl - an interrupt-controller back end
+ * @name: short name for logs ("x86-lapic")
+ * @move: how IRQs move (enum umsi_ctl_move)
+ * @init: check the platform (contradictory flags are refused with a log
+ *        line naming them) and fill the identity space @space for
+ *        @ncpus CPUs. Return 0 or -UMSI_EINVAL.
+ * @cpu_init: fill @out for CPU @cpu (asks the host for its hwid). Return 0
+ *        or the host's error.
+ * @compose: the message delivering identity @id to CPU @cpu for IRQ @irq;
+ *        @wired: for a wired input (IO-APIC) rather than an MSI. May take
+ *        a per-IRQ resource (a remapping entry) that @release gives back.
+ *        Return 0; 1 when it holds such a resource for @irq; -UMSI_ERANGE
+ *        (the CPU cannot be named), or the host's error (nothing held).
+ * @release: give back what @compose took for @irq (called once, when the
+ *        IRQ goes, if any compose of it succeeded). Optional.
+ * @retarget: UMSI_CTL_MOVE_COMMAND only: point IRQ @irq at (@cpu, @id)
+ *        inside the controller. NULL otherwise.
+ * @pending: whether @id is pending (accepted, not yet taken) on the
+ *        current CPU. Runs inside run_on_cpu().
+ * @resend: make @id arrive on @cpu once (an IPI), for a copy that was
+ *        pending on the CPU the IRQ left. Return 0 or a host error.
+ * @eoi: end the interrupt @id on the current CPU. Called once for each
+ *        interrupt umsi_dispatch() takes, except @spurious_id.
+ * @spurious_id: the identity the controller itself raises when it had
+ *        nothing to deliver (x86: 0xff); it is never ended. Use a value
+ *        outside the space when there is none.
+ */
+struct umsi_ctl {
+	const char *name;
+	enum umsi_ctl_move move;
+	int (*init)(struct umsi_system *sys, uint32_t ncpus,
+		    struct umsi_matrix_config *space);
+	int (*cpu_init)(struct umsi_system *sys, uint32_t cpu,
+			struct umsi_ctl_cpu *out);
+	int (*compose)(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
+		       uint32_t id, bool wired, struct umsi_msg *msg);
+	void (*release)(struct umsi_system *sys, uint32_t irq);
+	int (*retarget)(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
+			uint32_t id);
+	bool (*pending)(struct umsi_system *sys, uint32_t id);
+	int (*resend)(struct umsi_system *sys, uint32_t cpu, uint32_t id);
+	void (*eoi)(struct umsi_system *sys, uint32_t id);
+	uint32_t spurious_id;
+};
+
+#endif /* UMSI_INTERNAL_CTL_H */

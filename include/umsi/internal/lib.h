@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * umsi/internal/lib.h - helpers every layer of the library uses
+ * (src/lib): memory from the host, logging, formatting, and the
+ * freestanding string routines. Not a public interface.
+ */
+#ifndef UMSI_INTERNAL_LIB_H
+#define UMSI_INTERNAL_LIB_H
+
+#include <umsi/host.h>
+#include <umsi/types.h>
+
+struct umsi_system;
+
+/* Zeroed memory from the host (NULL when it has none), and back. */
+void *umsi_zalloc(struct umsi_system *sys, size_t size);
+void umsi_free(struct umsi_system *sys, void *p, size_t size);
+
+/* One log line through the host's log op, printf-style (umsi_snprintf). */
+void umsi_log(struct umsi_system *sys, enum umsi_log_level lvl,
+	      const char *fmt, ...);
+
+/* Format into a buffer; a subset of printf (see src/lib/format.c). */
+size_t umsi_snprintf(char *buf, size_t len, const char *fmt, ...);
+
+/* Freestanding memory helpers (src/lib/mem.c). */
+void *umsi_memset(void *d, int c, size_t n);
+void *umsi_memcpy(void *d, const void *s, size_t n);
+int umsi_memcmp(const void *a, const void *b, size_t n);
+size_t umsi_strlen(const char *s);
+
+/* "SSSS:BB:DD.F" of a PCI function, for log lines: "%04x:%02x:%02x.%u". */
+#define UMSI_BDF_FMT "%04x:%02x:%02x.%u"
+#define UMSI_BDF_ARGS(b) UMSI_BDF_SEG(b), UMSI_BDF_BUS(b), UMSI_BDF_DEV(b), \
+			 UMSI_BDF_FN(b)
+
+#endif /* UMSI_INTERNAL_LIB_H */

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The x86 local APIC back end (umsi/internal/ctl.h).
+ *
+ * Identities are IDT vectors, 256 a CPU: 0x20-0xeb allocatable, 0x80
+ * reserved, 0xec-0xff kept for the kernel (timer, IPIs, spurious 0xff),
+ * and 0x30-0x3f withheld on CPU 0 only when the kernel takes ISA
+ * interrupts through the 8259 PIC (UMSI_PLAT_ISA_PIC). A CPU is named by
+ * its APIC ID; which IDs a message can name depends on the platform
+ * (msg.c, umsi_x86_dest_reachable). With interrupt remapping the host's
+ * remapping driver composes MSI messages (remap_compose); wired inputs
+ * (the IO-APIC's redirection entries) always get the compatibility format.
+ *
+ * Interrupts move by rewriting the source's message. "Still pending on
+ * the old CPU" is its IRR; a pending copy is resent as a fixed IPI; EOI is
+ * a write of 0 to the EOI register. All three go through the host's
+ * ctl_read/ctl_write with xAPIC register offsets.
+ */
+#include <umsi/ctl.h>
+#include <umsi/internal/ctl.h>
+#include <umsi/internal/lib.h>
+
+#define LAPIC_EOI 0x0b0u
+#define LAPIC_IRR 0x200u
+#define LAPIC_ICR 0x300u
+#define LAPIC_ICR_ASSERT (1u << 14)
+
+static int lapic_init(struct umsi_system *sys, uint32_t ncpus,
+		      struct umsi_matrix_config *space)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	const struct umsi_host_ops *o = env->ops;
+
+	if (!o->ctl_read || !o->ctl_write) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-lapic: host operation "
+			 "%s missing", o->ctl_read ? "ctl_write" : "ctl_read");
+		return -UMSI_EINVAL;
+	}
+	if ((env->plat_flags & UMSI_PLAT_IRQ_REMAP) && !o->remap_compose) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-lapic: platform flag "
+			 "UMSI_PLAT_IRQ_REMAP set but host operation "
+			 "remap_compose missing");
+		return -UMSI_EINVAL;
+	}
+	umsi_matrix_default_config(space, ncpus);
+	if (!(env->plat_flags & UMSI_PLAT_ISA_PIC))
+		space->legacy_count = 0;
+	return 0;
+}
+
+static int lapic_cpu_init(struct umsi_system *sys, uint32_t cpu,
+			  struct umsi_ctl_cpu *out)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	int ret = env->ops->cpu_hwid(env->host, cpu, &out->hwid);
+
+	if (ret)
+		return ret;
+	out->reachable = umsi_x86_dest_reachable(out->hwid, env->plat_flags);
+	/* The IO-APIC sends compatibility-format messages only. */
+	out->wired_reachable = umsi_x86_dest_reachable(out->hwid,
+			env->plat_flags & ~UMSI_PLAT_IRQ_REMAP);
+	return 0;
+}
+
+static int lapic_compose(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
+			 uint32_t id, bool wired, struct umsi_msg *msg)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	uint32_t apic = umsi_cpu_hwid(sys, cpu);
+	int ret;
+
+	if (id > 0xff)
+		return -UMSI_EINVAL;
+	if (!wired && (env->plat_flags & UMSI_PLAT_IRQ_REMAP)) {
+		ret = env->ops->remap_compose(env->host, irq, apic,
+					      (uint8_t)id, msg);
+		/* Only an IRQ that got an entry gives one back. */
+		return ret ? ret : 1;
+	}
+	return umsi_x86_msg_compose(apic, (uint8_t)id, env->plat_flags, msg);
+}
+
+static void lapic_release(struct umsi_system *sys, uint32_t irq)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	if (env->ops->remap_free)
+		env->ops->remap_free(env->host, irq);
+}
+
+static bool lapic_pending(struct umsi_system *sys, uint32_t id)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	uint64_t w = env->ops->ctl_read(env->host, LAPIC_IRR + 0x10 * (id / 32));
+
+	return (w >> (id % 32)) & 1;
+}
+
+static int lapic_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	uint32_t apic = umsi_cpu_hwid(sys, cpu);
+
+	if (apic == 0xffffffffu || id < 0x10 || id > 0xff)
+		return -UMSI_EINVAL;
+	/* Fixed delivery, physical destination, no shorthand, assert. */
+	env->ops->ctl_write(env->host, LAPIC_ICR,
+			    (uint64_t)apic << 32 | LAPIC_ICR_ASSERT | id);
+	return 0;
+}
+
+static void lapic_eoi(struct umsi_system *sys, uint32_t id)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	(void)id;
+	env->ops->ctl_write(env->host, LAPIC_EOI, 0);
+}
+
+const struct umsi_ctl umsi_ctl_x86_lapic = {
+	.name = "x86-lapic",
+	.move = UMSI_CTL_MOVE_MESSAGE,
+	.init = lapic_init,
+	.cpu_init = lapic_cpu_init,
+	.compose = lapic_compose,
+	.release = lapic_release,
+	.pending = lapic_pending,
+	.resend = lapic_resend,
+	.eoi = lapic_eoi,
+	.spurious_id = 0xff,
+};
