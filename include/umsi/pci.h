@@ -14,9 +14,14 @@
  * Concurrency: the process-context calls on one function (alloc, free,
  * dynamic entries, save/restore, remove) must not run at the same time;
  * the driver that owns the function serialises them, as a PCI core does.
- * Calls on different functions may run in parallel. Masking, unmasking
- * (any context) and retargeting a live IRQ are safe against each other and
- * against dynamic entries being added or removed beside it.
+ * Calls on different functions may run in parallel, and all of them may
+ * run beside CPU online/offline, affinity changes and the IRQ walkers of
+ * umsi/irq.h: an IRQ being set up is invisible to those until it is bound
+ * (then -UMSI_EAGAIN until set up), and freeing one waits for a move in
+ * flight. Masking, unmasking (any context) and retargeting a live IRQ are
+ * safe against each other and against dynamic entries being added or
+ * removed beside it. umsi_policy_parse() and umsi_quirk_add() belong to
+ * boot, before the first umsi_pci_add().
  */
 #ifndef UMSI_PCI_H
 #define UMSI_PCI_H

@@ -27,22 +27,29 @@ static bool bit(const uint64_t *w, uint32_t cpu)
 	return umsi_bit_test(w, cpu);
 }
 
+/*
+ * One move: of one IRQ, or of a multi-message MSI block (@n descriptors
+ * whose vectors are @n consecutive ones from the base; the device ORs the
+ * message number into the data, so the block moves as one message).
+ */
 struct move {
 	struct umsi_system *sys;
-	struct umsi_irq_desc *d;
+	struct umsi_irq_desc *d;            /* the IRQ, or the block leader */
+	struct umsi_irq_desc *member[32];   /* [i]: vector base + i */
+	uint32_t n;
 	uint32_t old_cpu, new_cpu;
-	uint32_t old_vec, new_vec;
-	bool temp;              /* new_vec also held on old_cpu */
-	bool retriggered;       /* a pending copy was resent to new_cpu */
-	bool pending;           /* the old CPU still had one in its IRR */
+	uint32_t old_vec, new_vec;          /* bases */
+	bool temp;              /* new_vec.. also held on old_cpu */
+	uint32_t resent;        /* vectors whose pending copy went to new_cpu */
+	bool pending;           /* the old CPU still had one pending */
 };
 
 /*
  * Runs on the old CPU with interrupts disabled. The first time it finds
- * the old vector pending, it resends the interrupt to the new target and
+ * an old vector pending, it resends the interrupt to the new target and
  * leaves a "moved" placeholder, so the stale copy is acknowledged without
  * a handler once interrupts are back on. The caller repeats the call
- * until the IRR is clear: only then may the vector go back to the
+ * until nothing is pending: only then may the vectors go back to the
  * allocator, or the stale copy could reach the vector's next owner.
  */
 static void move_cleanup_on_old_cpu(void *arg)
@@ -50,142 +57,231 @@ static void move_cleanup_on_old_cpu(void *arg)
 	struct move *mv = arg;
 	struct umsi_system *sys = mv->sys;
 	const struct umsi_ctl *ctl = sys->env.ctl;
-	struct umsi_cpu *c = &sys->cpus[mv->old_cpu];
-	bool pending = ctl->pending(sys, mv->old_vec);
+	uint32_t i;
 
-	if (mv->temp)
-		pending |= ctl->pending(sys, mv->new_vec);
-	atomic_store(&c->slot[mv->old_vec].d, &sys->moved);
-	if (mv->temp)
-		atomic_store(&c->slot[mv->new_vec].d, &sys->moved);
-	if (pending && !mv->retriggered) {
-		ctl->resend(sys, mv->new_cpu, mv->new_vec);
-		mv->retriggered = true;
+	mv->pending = false;
+	for (i = 0; i < mv->n; i++) {
+		bool pending = ctl->pending(sys, mv->old_vec + i);
+
+		if (mv->temp)
+			pending |= ctl->pending(sys, mv->new_vec + i);
+		atomic_store(&umsi_slot(sys, mv->old_cpu, mv->old_vec + i)->d,
+			     &sys->moved);
+		if (mv->temp)
+			atomic_store(&umsi_slot(sys, mv->old_cpu,
+						mv->new_vec + i)->d,
+				     &sys->moved);
+		if (pending && !(mv->resent & (1u << i))) {
+			ctl->resend(sys, mv->new_cpu, mv->new_vec + i);
+			mv->resent |= 1u << i;
+		}
+		mv->pending |= pending;
 	}
-	mv->pending = pending;
+}
+
+/* @n vectors from @base on @cpu, all or nothing. [lock] */
+static bool take_run(struct umsi_system *sys, uint32_t cpu, uint32_t base,
+		     uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (umsi_matrix_alloc_at(sys->matrix, cpu, base + i)) {
+			while (i--)
+				umsi_matrix_free(sys->matrix, cpu, base + i,
+						 false);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void give_run(struct umsi_system *sys, uint32_t cpu, uint32_t base,
+		     uint32_t n, bool managed)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		umsi_matrix_free(sys->matrix, cpu, base + i, managed);
+}
+
+/* New vector(s) for @mv in @mask, any way the allocator likes. [lock] */
+static int pick_any(struct umsi_system *sys, struct move *mv,
+		    const struct umsi_cpumask *mask)
+{
+	uint32_t order = 0;
+	int v;
+
+	while ((1u << order) < mv->n)
+		order++;
+	if (mv->n > 1)
+		v = umsi_matrix_alloc_block(sys->matrix, mask, order,
+					    &mv->new_cpu);
+	else if (mv->d->managed)
+		v = umsi_matrix_alloc_managed(sys->matrix, mask, &mv->new_cpu);
+	else
+		v = umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags,
+				      &mv->new_cpu);
+	if (v < 0)
+		return v;
+	mv->new_vec = (uint32_t)v;
+	return 0;
 }
 
 /*
- * For a source that cannot be masked, find a vector on the new CPU that
- * is either the old vector number or can also be held on the old CPU.
- * [lock]
+ * For a source that cannot be masked, find vector(s) on the new CPU that
+ * are the old numbers, or that can also be held on the old CPU: the
+ * message is written data first, so for a moment the device sends the
+ * new vector(s) to the old CPU. [lock]
  */
 static int pick_unmaskable(struct umsi_system *sys, struct move *mv,
 			   const struct umsi_cpumask *mask)
 {
 	bool managed = mv->d->managed;
-	uint32_t cpu;
-	int v = managed ?
-		umsi_matrix_alloc_managed(sys->matrix, mask, &cpu) :
-		umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags, &cpu);
-	unsigned w;
+	uint32_t cpu, w;
+	int ret = pick_any(sys, mv, mask);
 
-	if (v < 0)
-		return v;
-	mv->new_cpu = cpu;
-	mv->new_vec = (uint32_t)v;
+	if (ret)
+		return ret;
+	cpu = mv->new_cpu;
 	if (cpu == mv->old_cpu || mv->new_vec == mv->old_vec)
 		return 0;
-	if (umsi_matrix_alloc_at(sys->matrix, mv->old_cpu, (unsigned)v) == 0) {
+	if (take_run(sys, mv->old_cpu, mv->new_vec, mv->n)) {
 		mv->temp = true;
 		return 0;
 	}
-	umsi_matrix_free(sys->matrix, cpu, (unsigned)v, managed);
+	give_run(sys, cpu, mv->new_vec, mv->n, managed);
 	/* A managed vector comes from its reservation: no other choice. */
 	if (managed)
 		return -UMSI_ENOSPC;
-	if (umsi_matrix_alloc_at(sys->matrix, cpu, mv->old_vec) == 0) {
+	if (take_run(sys, cpu, mv->old_vec, mv->n)) {
 		mv->new_vec = mv->old_vec;
 		return 0;
 	}
-	for (w = 0; w < sys->nids; w++) {
-		if (umsi_matrix_alloc_at(sys->matrix, cpu, w))
+	for (w = 0; w + mv->n <= sys->nids; w += mv->n) {
+		if (!take_run(sys, cpu, w, mv->n))
 			continue;
-		if (umsi_matrix_alloc_at(sys->matrix, mv->old_cpu, w) == 0) {
+		if (take_run(sys, mv->old_cpu, w, mv->n)) {
 			mv->new_vec = w;
 			mv->temp = true;
 			return 0;
 		}
-		umsi_matrix_free(sys->matrix, cpu, w, false);
+		give_run(sys, cpu, w, mv->n, false);
 	}
 	return -UMSI_ENOSPC;
 }
 
 static void unpick(struct umsi_system *sys, struct move *mv)
 {
-	umsi_matrix_free(sys->matrix, mv->new_cpu, mv->new_vec,
-			 mv->d->managed);
+	give_run(sys, mv->new_cpu, mv->new_vec, mv->n, mv->d->managed);
 	if (mv->temp)
-		umsi_matrix_free(sys->matrix, mv->old_cpu, mv->new_vec, false);
+		give_run(sys, mv->old_cpu, mv->new_vec, mv->n, false);
+}
+
+/* Publish (or clear, @on false) the new slots of every member. [lock] */
+static void new_slots(struct umsi_system *sys, struct move *mv, bool on)
+{
+	uint32_t i;
+
+	for (i = 0; i < mv->n; i++) {
+		struct umsi_irq_desc *m = on ? mv->member[i] : NULL;
+
+		atomic_store(&umsi_slot(sys, mv->new_cpu, mv->new_vec + i)->d,
+			     m);
+		if (mv->temp)
+			atomic_store(&umsi_slot(sys, mv->old_cpu,
+						mv->new_vec + i)->d, m);
+	}
 }
 
 /*
- * A retarget failed and so did putting the source back: record the new
- * slot (and the temporary one on the old CPU) as strays of @d. [no lock]
+ * A retarget failed and so did putting the source back: record each
+ * member's new slot (and the temporary one on the old CPU) as its strays.
+ * [no lock]
  */
 static void keep_strays(struct umsi_system *sys, struct move *mv)
 {
-	struct umsi_irq_desc *d = mv->d;
 	umsi_irqflags_t fl = umsi_lock(sys);
+	uint32_t i;
 
-	d->strays[d->nstrays].cpu = mv->new_cpu;
-	d->strays[d->nstrays].vector = mv->new_vec;
-	d->strays[d->nstrays++].managed = d->managed;
-	if (mv->temp) {
-		d->strays[d->nstrays].cpu = mv->old_cpu;
-		d->strays[d->nstrays].vector = mv->new_vec;
-		d->strays[d->nstrays++].managed = false;
+	for (i = 0; i < mv->n; i++) {
+		struct umsi_irq_desc *m = mv->member[i];
+
+		m->strays[m->nstrays].cpu = mv->new_cpu;
+		m->strays[m->nstrays].vector = mv->new_vec + i;
+		m->strays[m->nstrays++].managed = m->managed;
+		if (mv->temp) {
+			m->strays[m->nstrays].cpu = mv->old_cpu;
+			m->strays[m->nstrays].vector = mv->new_vec + i;
+			m->strays[m->nstrays++].managed = false;
+		}
 	}
 	umsi_unlock(sys, fl);
 	umsi_log(sys, UMSI_LOG_ERROR, "irq %u: retarget failed and the old "
 		 "target could not be restored; vectors 0x%x (cpu %u) and "
 		 "0x%x (cpu %u) stay reserved for it and it no longer moves",
-		 d->irq, mv->old_vec, mv->old_cpu, mv->new_vec, mv->new_cpu);
+		 mv->d->irq, mv->old_vec, mv->old_cpu, mv->new_vec,
+		 mv->new_cpu);
+}
+
+/* Fold the counts of the slots (@cpu, @base..) into the members. */
+static void fold(struct umsi_system *sys, struct move *mv, uint32_t cpu,
+		 uint32_t base)
+{
+	uint32_t i;
+
+	for (i = 0; i < mv->n; i++)
+		umsi_irq_hist_fold(sys, mv->member[i], cpu, base + i);
 }
 
 /*
- * Move @d to a CPU of @mask (already limited to reachable CPUs). Caller
- * owns d->busy. Returns 0 or a negative code; on failure @d is unchanged,
- * or, when even restoring the old target failed, keeps the new slot as a
- * stray (-UMSI_EIO from then on).
+ * Move @d (an IRQ, or the leader of an MSI block, which moves whole) to a
+ * CPU of @mask (already limited to reachable CPUs). Caller owns d->busy.
+ * Returns 0 or a negative code; on failure @d is unchanged, or, when even
+ * restoring the old target failed, keeps the new slots as strays
+ * (-UMSI_EIO from then on).
  */
 static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 		    const struct umsi_cpumask *mask)
 {
-	struct move mv = { .sys = sys, .d = d };
+	struct move mv = { .sys = sys, .d = d, .n = 1 };
 	umsi_irqflags_t fl;
-	int v, ret;
+	uint32_t i;
+	int ret;
 
-	if (d->nstrays)
-		return -UMSI_EIO;
+	if (d->block_leader)
+		mv.n = 1u << d->block_order;
 	/* The counts of the slots it leaves go to its history. */
-	ret = umsi_irq_hist_reserve(sys, d, 2);
-	if (ret)
-		return ret;
 	fl = umsi_lock(sys);
 	mv.old_cpu = d->cpu;
 	mv.old_vec = d->vector;
-	if (!d->chip->mask) {
-		ret = pick_unmaskable(sys, &mv, mask);
-	} else {
-		v = d->managed ?
-		    umsi_matrix_alloc_managed(sys->matrix, mask, &mv.new_cpu) :
-		    umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags,
-				      &mv.new_cpu);
-		ret = v < 0 ? v : 0;
-		mv.new_vec = (uint32_t)v;
+	for (i = 0; i < mv.n; i++) {
+		mv.member[i] = i ? atomic_load(&umsi_slot(sys, mv.old_cpu,
+							   mv.old_vec + i)->d) : d;
+		if (!mv.member[i] || mv.member[i] == &sys->moved ||
+		    mv.member[i]->nstrays) {
+			umsi_unlock(sys, fl);
+			return -UMSI_EIO;
+		}
 	}
+	umsi_unlock(sys, fl);
+	for (i = 0; i < mv.n; i++) {
+		ret = umsi_irq_hist_reserve(sys, mv.member[i], 2);
+		if (ret)
+			return ret;
+	}
+	fl = umsi_lock(sys);
+	ret = d->chip->mask ? pick_any(sys, &mv, mask) :
+	      pick_unmaskable(sys, &mv, mask);
 	if (ret) {
 		umsi_unlock(sys, fl);
 		return ret;
 	}
-	/* Step 1: the new slot (and the shared one on the old CPU) live. */
-	atomic_store(&sys->cpus[mv.new_cpu].slot[mv.new_vec].d, d);
-	if (mv.temp)
-		atomic_store(&sys->cpus[mv.old_cpu].slot[mv.new_vec].d, d);
+	/* Step 1: the new slots (and the shared ones on the old CPU) live. */
+	new_slots(sys, &mv, true);
 	umsi_unlock(sys, fl);
 
-	/* Step 2: retarget the source. */
+	/* Step 2: retarget the source (a block: its one message). */
 	ret = umsi_irq_retarget(sys, d, mv.new_cpu, mv.new_vec);
 	if (ret && umsi_irq_retarget(sys, d, mv.old_cpu, mv.old_vec)) {
 		/*
@@ -197,30 +293,29 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 		return ret;
 	}
 	if (ret) {
-		/* The source is back where it was: drop the new slot. */
+		/* The source is back where it was: drop the new slots. */
 		fl = umsi_lock(sys);
-		atomic_store(&sys->cpus[mv.new_cpu].slot[mv.new_vec].d, NULL);
-		if (mv.temp)
-			atomic_store(&sys->cpus[mv.old_cpu].slot[mv.new_vec].d,
-				     NULL);
+		new_slots(sys, &mv, false);
 		umsi_unlock(sys, fl);
 		umsi_irq_sync(sys);
-		umsi_irq_hist_fold(sys, d, mv.new_cpu, mv.new_vec);
+		fold(sys, &mv, mv.new_cpu, mv.new_vec);
 		if (mv.temp)
-			umsi_irq_hist_fold(sys, d, mv.old_cpu, mv.new_vec);
+			fold(sys, &mv, mv.old_cpu, mv.new_vec);
 		fl = umsi_lock(sys);
 		unpick(sys, &mv);
 		umsi_unlock(sys, fl);
 		return ret;
 	}
 	fl = umsi_lock(sys);
-	d->cpu = mv.new_cpu;
-	d->vector = mv.new_vec;
+	for (i = 0; i < mv.n; i++) {
+		mv.member[i]->cpu = mv.new_cpu;
+		mv.member[i]->vector = mv.new_vec + i;
+	}
 	umsi_unlock(sys, fl);
 
 	/*
-	 * Step 3: the old CPU checks its IRR and gives up the old slot; it
-	 * is asked again until a copy it had pending has been taken.
+	 * Step 3: the old CPU checks what is pending and gives up the old
+	 * slots; it is asked again until a copy it had pending was taken.
 	 */
 	for (int tries = 0; ; tries++) {
 		if (sys->env.ops->run_on_cpu(sys->env.host, mv.old_cpu,
@@ -229,11 +324,15 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 				 "answer the migration cross-call; an "
 				 "interrupt pending there may be lost",
 				 d->irq, mv.old_cpu);
-			atomic_store(&sys->cpus[mv.old_cpu].slot[mv.old_vec].d,
-				     &sys->moved);
-			if (mv.temp)
-				atomic_store(&sys->cpus[mv.old_cpu].slot[mv.new_vec].d,
+			for (i = 0; i < mv.n; i++) {
+				atomic_store(&umsi_slot(sys, mv.old_cpu,
+							mv.old_vec + i)->d,
 					     &sys->moved);
+				if (mv.temp)
+					atomic_store(&umsi_slot(sys, mv.old_cpu,
+								mv.new_vec + i)->d,
+						     &sys->moved);
+			}
 			/* Its counts are final only when nobody dispatches. */
 			umsi_irq_sync(sys);
 			break;
@@ -248,16 +347,22 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 		}
 	}
 
-	/* Step 4: the old vector goes back, its count kept. */
-	umsi_irq_hist_fold(sys, d, mv.old_cpu, mv.old_vec);
+	/* Step 4: the old vectors go back, their counts kept. */
+	fold(sys, &mv, mv.old_cpu, mv.old_vec);
 	if (mv.temp)
-		umsi_irq_hist_fold(sys, d, mv.old_cpu, mv.new_vec);
+		fold(sys, &mv, mv.old_cpu, mv.new_vec);
 	fl = umsi_lock(sys);
-	umsi_matrix_free(sys->matrix, mv.old_cpu, mv.old_vec, d->managed);
+	give_run(sys, mv.old_cpu, mv.old_vec, mv.n, d->managed);
 	if (mv.temp)
-		umsi_matrix_free(sys->matrix, mv.old_cpu, mv.new_vec, false);
+		give_run(sys, mv.old_cpu, mv.new_vec, mv.n, false);
 	umsi_unlock(sys, fl);
 	return 0;
+}
+
+/* Whose affinity @d follows: its own, or its MSI block leader's. */
+static const struct umsi_irq_desc *aff_of(const struct umsi_irq_desc *d)
+{
+	return d->block_leader ? d->block_leader : d;
 }
 
 /* The CPUs @d's source can name. */
@@ -280,7 +385,7 @@ static uint32_t usable_mask(struct umsi_system *sys,
 
 	umsi_memset(out, 0, umsi_sys_mask_bytes(sys));
 	for (cpu = 0; cpu < sys->ncpus && cpu < nbits; cpu++) {
-		if ((in ? !bit(in, cpu) : !umsi_aff_test(sys, d, cpu)) ||
+		if ((in ? !bit(in, cpu) : !umsi_aff_test(sys, aff_of(d), cpu)) ||
 		    cpu == skip_cpu || !sys->cpus[cpu].online ||
 		    !bit(reach, cpu))
 			continue;
@@ -297,7 +402,7 @@ static bool claim(struct umsi_irq_desc *d)
 	return atomic_compare_exchange_strong(&d->busy, &expect, true);
 }
 
-int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
+static int do_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 			  const struct umsi_cpumask *mask)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
@@ -310,9 +415,9 @@ int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 		return -UMSI_ENOENT;
 	if (!mask || !mask->words)
 		return -UMSI_EINVAL;
-	/* A multi-message MSI block moves only as a whole: not supported. */
-	if (d->block_leader && d->block_leader->block_order)
-		return -UMSI_ENOTSUP;
+	/* A multi-message MSI block moves as a whole, by its leader. */
+	if (d->block_leader)
+		d = d->block_leader;
 	if (d->managed)
 		return -UMSI_EPERM;     /* managed affinity is fixed */
 	if (!claim(d))
@@ -365,9 +470,13 @@ out:
 static int managed_shutdown(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
 	umsi_irqflags_t fl;
+	uint8_t strays;
 	int ret;
 
-	if (d->nstrays)
+	fl = umsi_lock(sys);
+	strays = d->nstrays;
+	umsi_unlock(sys, fl);
+	if (strays)
 		return -UMSI_EIO;
 	/* A source without a mask bit cannot be silenced: it stays. */
 	if (!d->chip->mask)
@@ -456,7 +565,7 @@ static int cpu_matrix_online(struct umsi_system *sys, uint32_t cpu)
 	       umsi_matrix_online(sys->matrix, cpu) : 0;
 }
 
-int umsi_cpu_online(struct umsi_system *sys, uint32_t cpu)
+static int do_cpu_online(struct umsi_system *sys, uint32_t cpu)
 {
 	umsi_irqflags_t fl;
 	uint64_t *words;
@@ -489,11 +598,15 @@ static bool room_elsewhere(struct umsi_system *sys, uint32_t cpu)
 	uint64_t room = 0, need = 0;
 	uint32_t c, irq;
 
+	umsi_irqflags_t fl = umsi_lock(sys);
+
+	/* The counts change under the lock: read them under it. */
 	for (c = 0; c < sys->ncpus; c++)
 		if (c != cpu && sys->cpus[c].online &&
 		    sys->cpus[c].reachable &&
 		    !umsi_matrix_cpu_stats(sys->matrix, c, &st))
 			room += st.available;
+	umsi_unlock(sys, fl);
 	for (irq = 0; irq < sys->max_irqs; irq++) {
 		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 
@@ -504,12 +617,27 @@ static bool room_elsewhere(struct umsi_system *sys, uint32_t cpu)
 	return need <= room;
 }
 
-/* Leave @cpu (@words: scratch of mask_words). Caller owns d->busy. */
+/*
+ * Leave @cpu (@words: scratch of mask_words). Caller owns d->busy. A
+ * member of an MSI block moves with its block: the leader is claimed too.
+ */
 static int evacuate(struct umsi_system *sys, struct umsi_irq_desc *d,
 		    uint32_t cpu, uint64_t *words)
 {
 	struct umsi_cpumask m = { words, sys->ncpus };
-	uint32_t n = usable_mask(sys, d, NULL, sys->ncpus, words, cpu);
+	uint32_t n;
+	int ret;
+
+	if (d->block_leader && d->block_leader != d) {
+		struct umsi_irq_desc *lead = d->block_leader;
+
+		if (!claim(lead))
+			return -UMSI_EAGAIN;
+		ret = lead->cpu == cpu ? evacuate(sys, lead, cpu, words) : 0;
+		atomic_store(&lead->busy, false);
+		return ret;
+	}
+	n = usable_mask(sys, d, NULL, sys->ncpus, words, cpu);
 
 	if (!n && d->managed)
 		return managed_shutdown(sys, d);
@@ -539,7 +667,7 @@ int umsi_irq_evacuate(struct umsi_system *sys, struct umsi_irq_desc *d,
  * CPU back as it was: online, its managed IRQs started again (IRQs that
  * already moved stay moved, which is harmless).
  */
-int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
+static int do_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 {
 	umsi_irqflags_t fl;
 	uint64_t *words;
@@ -554,17 +682,6 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 		return -UMSI_EBUSY;
 	if (!room_elsewhere(sys, cpu))
 		return -UMSI_ENOSPC;
-	/* Refuse before changing anything when something cannot move. */
-	for (irq = 0; irq < sys->max_irqs && !ret; irq++) {
-		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
-
-		/* Multi-message MSI cannot move (no remapping). */
-		if (d && d->cpu == cpu && !d->shutdown && !umsi_irq_dead(d) &&
-		    d->block_leader && d->block_leader->block_order)
-			ret = -UMSI_EBUSY;
-	}
-	if (ret)
-		return ret;
 	words = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
 	if (!words)
 		return -UMSI_ENOMEM;
@@ -599,5 +716,36 @@ int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
 		restart_managed(sys, cpu, words);
 	}
 	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
+	return ret;
+}
+
+/* A reader of the IRQ table: descriptors stay until it returns. */
+int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
+			  const struct umsi_cpumask *mask)
+{
+	unsigned e = umsi_rd_begin(sys);
+	int ret = do_irq_set_affinity(sys, irq, mask);
+
+	umsi_rd_end(sys, e);
+	return ret;
+}
+
+/* A reader of the IRQ table: descriptors stay until it returns. */
+int umsi_cpu_online(struct umsi_system *sys, uint32_t cpu)
+{
+	unsigned e = umsi_rd_begin(sys);
+	int ret = do_cpu_online(sys, cpu);
+
+	umsi_rd_end(sys, e);
+	return ret;
+}
+
+/* A reader of the IRQ table: descriptors stay until it returns. */
+int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
+{
+	unsigned e = umsi_rd_begin(sys);
+	int ret = do_cpu_offline(sys, cpu);
+
+	umsi_rd_end(sys, e);
 	return ret;
 }

@@ -61,6 +61,37 @@ void umsi_irq_sync(struct umsi_system *sys)
 	}
 }
 
+void umsi_rd_sync(struct umsi_system *sys)
+{
+	unsigned e;
+
+	/* One at a time: each waits for the parity it retired. */
+	while (atomic_flag_test_and_set(&sys->rd_syncing))
+		;
+	e = atomic_fetch_add(&sys->rd_epoch, 1);
+	while (atomic_load(&sys->rd_count[e & 1]))
+		;
+	atomic_flag_clear(&sys->rd_syncing);
+}
+
+/*
+ * Own an activated descriptor for tear-down: wait while a walker moves it
+ * (its claim ends when the move has). Before activation, and once
+ * quarantined, the caller owns it already.
+ */
+static void take(struct umsi_irq_desc *d)
+{
+	bool expect;
+
+	if (!d->active || d->chip == &umsi_dead_chip)
+		return;
+	for (;;) {
+		expect = false;
+		if (atomic_compare_exchange_weak(&d->busy, &expect, true))
+			return;
+	}
+}
+
 static void desc_free_mem(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
 	struct umsi_irq_action *a = atomic_load(&d->actions);
@@ -498,10 +529,15 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 	umsi_irqflags_t fl;
 	uint32_t i;
 
+	/* No walker moves them from here on... */
+	for (i = 0; i < n; i++)
+		take(descs[i]);
 	fl = umsi_lock(sys);
 	for (i = 0; i < n; i++)
 		unpublish(sys, descs[i]);
 	umsi_unlock(sys, fl);
+	/* ...and none still holds a pointer, nor does any dispatch. */
+	umsi_rd_sync(sys);
 	umsi_irq_sync(sys);
 	fl = umsi_lock(sys);
 	for (i = 0; i < n; i++) {
@@ -547,24 +583,28 @@ int umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
 
 	/*
 	 * A CPU that went offline after the allocation could not move them
-	 * (claimed): leave it now, still claimed. (A block moves only as a
-	 * whole: it cannot, and the caller gives up.)
+	 * (claimed): leave it now, still claimed. A block moves whole, with
+	 * its leader (the first).
 	 */
 	for (i = 0; i < n && !ret; i++) {
 		struct umsi_irq_desc *d = descs[i];
 		bool gone;
 
+		/* A block member moves with its leader. */
+		if (d->block_leader && d->block_leader != d)
+			continue;
 		fl = umsi_lock(sys);
 		gone = !sys->cpus[d->cpu].online;
 		umsi_unlock(sys, fl);
 		if (!gone)
 			continue;
-		ret = d->block_leader && d->block_leader->block_order ?
-		      -UMSI_EAGAIN : umsi_irq_evacuate(sys, d, d->cpu);
+		ret = umsi_irq_evacuate(sys, d, d->cpu);
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		descs[i]->active = true;
 		atomic_store_explicit(&descs[i]->busy, false,
 				      memory_order_release);
+	}
 	return ret;
 }
 
@@ -666,9 +706,11 @@ void umsi_irq_quarantine(struct umsi_system *sys, struct umsi_irq_desc **descs,
 	for (i = 0; i < n; i++) {
 		struct umsi_irq_desc *d = descs[i];
 
-		/* Masked for good: dispatch counts and acknowledges only. */
-		atomic_store(&d->mask_depth, 1 << 20);
+		/* Ours (a walker's move ends first), and masked for good:
+		 * dispatch counts and acknowledges only. */
+		take(d);
 		atomic_store(&d->busy, true);
+		atomic_store(&d->mask_depth, 1 << 20);
 		drop_actions(sys, d);
 		/*
 		 * The IRQ number stays taken: a remapping entry is named by
@@ -891,7 +933,7 @@ uint32_t umsi_irq_untagged_handlers(struct umsi_system *sys, uint32_t irq)
 	return n;
 }
 
-int umsi_irq_mask(struct umsi_system *sys, uint32_t irq)
+static int do_irq_mask(struct umsi_system *sys, uint32_t irq)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 
@@ -912,7 +954,7 @@ int umsi_irq_mask(struct umsi_system *sys, uint32_t irq)
 	return 0;
 }
 
-int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq)
+static int do_irq_unmask(struct umsi_system *sys, uint32_t irq)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 	int depth, ret = 0;
@@ -944,5 +986,25 @@ int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq)
 	 */
 	if (atomic_exchange(&d->replay, false))
 		sys->env.ctl->resend(sys, d->cpu, d->vector);
+	return ret;
+}
+
+/* A reader of the IRQ table: descriptors stay until it returns. */
+int umsi_irq_mask(struct umsi_system *sys, uint32_t irq)
+{
+	unsigned e = umsi_rd_begin(sys);
+	int ret = do_irq_mask(sys, irq);
+
+	umsi_rd_end(sys, e);
+	return ret;
+}
+
+/* A reader of the IRQ table: descriptors stay until it returns. */
+int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq)
+{
+	unsigned e = umsi_rd_begin(sys);
+	int ret = do_irq_unmask(sys, irq);
+
+	umsi_rd_end(sys, e);
 	return ret;
 }

@@ -31,14 +31,15 @@ static uint64_t stats_count(struct umsi_system *sys,
 
 uint64_t umsi_irq_count(struct umsi_system *sys, uint32_t irq, uint32_t cpu)
 {
+	unsigned e = umsi_rd_begin(sys);
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+	uint64_t n = d && cpu < sys->ncpus ? stats_count(sys, d, cpu) : 0;
 
-	if (!d || cpu >= sys->ncpus)
-		return 0;
-	return stats_count(sys, d, cpu);
+	umsi_rd_end(sys, e);
+	return n;
 }
 
-int umsi_irq_next(struct umsi_system *sys, uint32_t irq)
+static int do_irq_next(struct umsi_system *sys, uint32_t irq)
 {
 	struct umsi_irq_desc *d;
 
@@ -49,7 +50,7 @@ int umsi_irq_next(struct umsi_system *sys, uint32_t irq)
 	return -UMSI_ENOENT;
 }
 
-int umsi_irq_get_info(struct umsi_system *sys, uint32_t irq,
+static int do_irq_get_info(struct umsi_system *sys, uint32_t irq,
 		      struct umsi_irq_info *info)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
@@ -170,4 +171,25 @@ size_t umsi_format_vectors(struct umsi_system *sys, char *out, size_t len)
 	}
 	finish(&b);
 	return b.pos;
+}
+
+/* A reader of the IRQ table: descriptors stay until it returns. */
+int umsi_irq_next(struct umsi_system *sys, uint32_t irq)
+{
+	unsigned e = umsi_rd_begin(sys);
+	int ret = do_irq_next(sys, irq);
+
+	umsi_rd_end(sys, e);
+	return ret;
+}
+
+/* A reader of the IRQ table: descriptors stay until it returns. */
+int umsi_irq_get_info(struct umsi_system *sys, uint32_t irq,
+		      struct umsi_irq_info *info)
+{
+	unsigned e = umsi_rd_begin(sys);
+	int ret = do_irq_get_info(sys, irq, info);
+
+	umsi_rd_end(sys, e);
+	return ret;
 }

@@ -19,10 +19,23 @@
 
 /*
  * umsi_cpu_offline() shuts a managed IRQ down, then fails on a later IRQ
- * (here a multi-message block, -UMSI_EBUSY). The CPU stays online, but the
- * managed IRQ stays shut down: masked, no vector, and umsi_cpu_online()
- * refuses (already online), so nothing will ever restart it.
+ * (here a multi-message block whose source cannot be written: -UMSI_EIO).
+ * The CPU stays online, but the managed IRQ stays shut down: masked, no
+ * vector, and umsi_cpu_online() refuses (already online), so nothing will
+ * ever restart it.
  */
+static int stuck_write(struct umsi_system *sys, struct umsi_irq_desc *d,
+		       const struct umsi_msg *msg)
+{
+	(void)sys; (void)d; (void)msg;
+	return -UMSI_EIO;
+}
+
+static const struct umsi_irq_chip chip_stuck = {
+	.name = "TEST-STUCK", .mask = t_mask, .unmask = t_unmask,
+	.write_msg = stuck_write,
+};
+
 static void failed_offline_leaves_managed_irq_shut_down_on_online_cpu(void **s)
 {
 	struct machine m;
@@ -36,7 +49,7 @@ static void failed_offline_leaves_managed_irq_shut_down_on_online_cpu(void **s)
 	tdev_attach_ex(&m, &mt, &chip_masked, &only3, true);
 	assert_int_equal(mt.d->cpu, 3);
 	/* A 2-vector MSI block on CPU 3, with a higher IRQ number. */
-	assert_int_equal(umsi_irq_alloc(m.sys, &chip_masked, 2, true, &only3,
+	assert_int_equal(umsi_irq_alloc(m.sys, &chip_stuck, 2, true, &only3,
 					false, blk), 0);
 	blk[0]->chip_data = blk[1]->chip_data = &mt;
 	umsi_irq_publish(m.sys, blk, 2);
@@ -44,7 +57,7 @@ static void failed_offline_leaves_managed_irq_shut_down_on_online_cpu(void **s)
 	assert_int_equal(blk[0]->cpu, 3);
 	assert_true(blk[0]->irq > mt.d->irq);
 
-	assert_int_equal(umsi_cpu_offline(m.sys, 3), -UMSI_EBUSY);
+	assert_int_equal(umsi_cpu_offline(m.sys, 3), -UMSI_EIO);
 	/* The offline failed: CPU 3 is still online... */
 	assert_true(m.sys->cpus[3].online);
 	/* ...so its managed IRQ must still work. */

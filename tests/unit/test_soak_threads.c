@@ -24,18 +24,17 @@
  * threads together reach SOAK_OPS (default 100000). SOAK_SEED changes the
  * random choices, SOAK_TIMEOUT (seconds, default 900) is the watchdog,
  * SOAK_NO_BLOCKS=1 gives MSI functions one message only (no multi-message
- * blocks, which cannot move), SOAK_NO_HOTPLUG=1 / SOAK_NO_AFFINITY=1 idle
- * thread A / B, SOAK_GUARD_HOTPLUG=1 makes thread A keep off frees too
- * (see below); these narrow a failure down.
+ * blocks, which move whole), SOAK_NO_HOTPLUG=1 / SOAK_NO_AFFINITY=1 idle
+ * thread A / B; these narrow a failure down.
  *
- * The documented contract of umsi_irq_set_affinity() is kept: "the caller
- * must not free the IRQ while this runs on it" (uMSI does not
- * reference-count descriptors against process context). Thread B holds a
- * read lock of free_guard across each umsi_irq_set_affinity(); the main
- * thread takes it for writing around umsi_pci_free_irq_vectors() and
- * umsi_pci_remove(). SOAK_UNGUARDED=1 drops that guard (a contract
- * violation, to show what happens). Nothing guards thread A: the
- * documentation puts no such condition on umsi_cpu_offline/online.
+ * Nothing serialises the threads: umsi/irq.h promises that CPU offline and
+ * online, affinity changes and the IRQ walkers may run beside a driver
+ * that allocates, frees and removes (a descriptor is freed only once every
+ * walker that may hold it has left, and a move in flight is waited for).
+ * SOAK_GUARDED=1 adds a reader/writer lock that keeps thread B's
+ * umsi_irq_set_affinity() off the main thread's frees, and
+ * SOAK_GUARD_HOTPLUG=1 keeps thread A off them too: to tell a bug of the
+ * library's own synchronisation from another.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -451,7 +450,7 @@ static void soak_hotplug_affinity_devices(void **state)
 	alarm(e ? (unsigned)atoi(e) : 900);
 	e = getenv("SOAK_OPS");
 	k->target = e ? strtoul(e, NULL, 0) : 100000;
-	k->guarded = !getenv("SOAK_UNGUARDED");
+	k->guarded = getenv("SOAK_GUARDED") != NULL;
 	k->no_blocks = getenv("SOAK_NO_BLOCKS") != NULL;
 	k->guard_hotplug = k->guarded && getenv("SOAK_GUARD_HOTPLUG");
 	pthread_rwlock_init(&k->free_guard, NULL);
@@ -503,7 +502,7 @@ static void soak_hotplug_affinity_devices(void **state)
 		      k->aff_err[0], k->aff_err[1], k->aff_err[2],
 		      k->aff_err[3], k->aff_err[4],
 		      atomic_load(&k->ops_devices), k->cycles, k->fires, secs,
-		      k->guarded ? "" : " (unguarded)");
+		      k->guarded ? " (guarded)" : "");
 	umsi_system_destroy(k->sys);
 	umsi_sim_leaks(k->sim, &l1);
 	assert_int_equal(l1.allocs, l0.allocs);
@@ -607,23 +606,20 @@ static void offline_during_block_alloc_keeps_block_whole(void **state)
 	machine_free(r.m);
 }
 
-/* ---- reproduction: IRQs freed while CPU offline evacuates them ----------- */
+/* ---- IRQs freed while CPU offline evacuates them ------------------------- */
 
 /*
  * Found by the soak (ASan: heap-use-after-free in move_irq / hist_fold /
  * msix_write_msg on the hotplug thread, the descriptor freed by
  * umsi_pci_free_irq_vectors -> umsi_msix_disable -> umsi_irq_release on
- * the device thread). umsi_cpu_offline() claims a descriptor (d->busy) and
- * evacuates it without the system lock, but umsi_irq_release() neither
- * waits for nor respects the claim: umsi_irq_sync() only waits for
- * dispatch. Nothing documents that CPU offline must not run beside a
- * driver freeing its vectors (umsi_irq_set_affinity() does document it).
- *
- * Deterministic on the non-threaded sim: the access hook frees the
- * function's vectors at the N-th host call umsi_cpu_offline() makes with
- * no lock held, for every N. After it, the entry must stay masked (the
- * free promised it) and the allocator must be consistent and give every
- * vector back; under ASan the use after free is reported at once.
+ * the device thread): umsi_irq_release() did not wait for the claim of a
+ * walker moving the IRQ. Now it does, so the free and the offline can run
+ * side by side; on one thread that would be a wait on oneself, so this is
+ * threaded: the offline runs on its own thread and, at its N-th host call
+ * without a lock held (for every N), lets the main thread free the
+ * function's vectors meanwhile. After both: the entry stays masked and
+ * MSI-X off (the free promised it), nothing is left, the allocator is
+ * consistent and has every vector back.
  */
 #define REPRO2_BDF UMSI_BDF(0, 0, 7, 0)
 
@@ -631,7 +627,9 @@ struct repro2 {
 	struct machine *m;
 	struct umsi_pci_dev *dev;
 	uint64_t n, calls;
-	bool fired;
+	pthread_t offline_thread;
+	atomic_int stage;       /* 1: offline paused, 2: main is freeing */
+	int ret;
 };
 
 static void repro2_hook(void *arg, enum umsi_sim_op op)
@@ -640,31 +638,59 @@ static void repro2_hook(void *arg, enum umsi_sim_op op)
 	struct umsi_sim_leaks l;
 
 	(void)op;
-	umsi_sim_leaks(r->m->sim, &l);
-	if (r->fired || l.locks_held || ++r->calls != r->n)
+	if (!pthread_equal(pthread_self(), r->offline_thread))
 		return;
-	r->fired = true;
-	umsi_pci_free_irq_vectors(r->dev);
+	umsi_sim_leaks(r->m->sim, &l);
+	if (atomic_load(&r->stage) || l.locks_held || ++r->calls != r->n)
+		return;
+	atomic_store(&r->stage, 1);
+	while (atomic_load(&r->stage) != 2)
+		sched_yield();
+	/* Give the free time to reach whatever it waits for. */
+	usleep(2000);
+}
+
+static void *repro2_offline(void *arg)
+{
+	struct repro2 *r = arg;
+
+	umsi_sim_set_current_cpu(r->m->sim, 2);
+	r->ret = umsi_cpu_offline(r->m->sys, 1);
+	atomic_store(&r->stage, 3);
+	return NULL;
 }
 
 static void free_vectors_during_cpu_offline(void **state)
 {
 	struct umsi_sim_dev_desc desc = nvme_desc();
+	struct umsi_sim_config cfg = { .ncpus = 3, .threaded = true };
 	uint64_t w = 1u << 1;
-	struct umsi_cpumask mask = { &w, 2 };
+	struct umsi_cpumask mask = { &w, 3 };
+	struct umsi_matrix_stats st;
 	struct repro2 r;
-	uint32_t ctrl, avail0 = 0;
+	uint32_t ctrl, avail0 = 0, runs = 0;
 	uint64_t addr;
 	uint32_t data;
-	int ret, irq;
+	int irq;
 
 	(void)state;
 	for (uint64_t n = 1; ; n++) {
-		struct umsi_matrix_stats st;
+		bool paused;
 
 		memset(&r, 0, sizeof(r));
 		r.n = n;
-		r.m = machine_new(2, 0, NULL);
+		r.m = calloc(1, sizeof(*r.m));
+		assert_non_null(r.m);
+		r.m->sim = umsi_sim_create(&cfg);
+		assert_non_null(r.m->sim);
+		umsi_sim_leaks(r.m->sim, &r.m->leaks0);
+		assert_int_equal(umsi_system_create(umsi_sim_host_ops(),
+						    r.m->sim, NULL, &r.m->sys), 0);
+		(void)umsi_policy_parse(r.m->sys, "");
+		umsi_sim_set_dispatch(r.m->sim, fx_dispatch, r.m->sys);
+		/* Process context acts as CPU 2, which takes no interrupts. */
+		assert_int_equal(umsi_sim_set_current_cpu(r.m->sim, 2), 0);
+		assert_int_equal(umsi_cpu_offline(r.m->sys, 2), 0);
 		r.dev = plug(r.m, REPRO2_BDF, &desc, 0);
 		if (n == 1) {
 			umsi_matrix_stats(umsi_system_matrix(r.m->sys), &st);
@@ -679,37 +705,47 @@ static void free_vectors_during_cpu_offline(void **state)
 		assert_int_equal(umsi_irq_set_affinity(r.m->sys, (uint32_t)irq,
 						       &mask), 0);
 		umsi_sim_set_hook(r.m->sim, repro2_hook, &r);
-		ret = umsi_cpu_offline(r.m->sys, 1);
-		umsi_sim_set_hook(r.m->sim, NULL, NULL);
-		if (!r.fired)
+		assert_int_equal(pthread_create(&r.offline_thread, NULL,
+						repro2_offline, &r), 0);
+		while (!atomic_load(&r.stage))
+			sched_yield();
+		paused = atomic_load(&r.stage) == 1;
+		if (paused) {
+			atomic_store(&r.stage, 2);
 			umsi_pci_free_irq_vectors(r.dev);
+		}
+		pthread_join(r.offline_thread, NULL);
+		umsi_sim_set_hook(r.m->sim, NULL, NULL);
+		if (!paused)
+			umsi_pci_free_irq_vectors(r.dev);
+		umsi_sim_quiesce(r.m->sim);
 		/* What umsi_pci_free_irq_vectors() promised still holds. */
 		assert_int_equal(umsi_sim_msix_entry_get(r.m->sim, REPRO2_BDF,
 							 0, &addr, &data,
 							 &ctrl), 0);
-		if (!(ctrl & 1) || msix_enabled(r.m, REPRO2_BDF))
-			print_error("free at host call %llu of umsi_cpu_offline "
-				    "(= %d): entry 0 ctrl 0x%x, MSI-X %s\n",
-				    (unsigned long long)n, ret, ctrl,
-				    msix_enabled(r.m, REPRO2_BDF) ? "on" : "off");
 		assert_true(ctrl & 1);
 		assert_false(msix_enabled(r.m, REPRO2_BDF));
 		assert_int_equal(umsi_irq_next(r.m->sys, 0), -UMSI_ENOENT);
 		assert_int_equal(umsi_matrix_check(umsi_system_matrix(r.m->sys)),
 				 0);
-		(void)umsi_cpu_online(r.m->sys, 1);  /* for the count below */
+		if (r.ret == 0)
+			assert_int_equal(umsi_cpu_online(r.m->sys, 1), 0);
 		umsi_matrix_stats(umsi_system_matrix(r.m->sys), &st);
 		if (st.available != avail0)
 			print_error("free at host call %llu of umsi_cpu_offline "
 				    "(= %d): %u vectors available, %u before\n",
-				    (unsigned long long)n, ret, st.available,
+				    (unsigned long long)n, r.ret, st.available,
 				    avail0);
 		assert_int_equal(st.available, avail0);
 		umsi_pci_remove(r.m->sys, r.dev);
+		umsi_sim_remove_device(r.m->sim, REPRO2_BDF);
 		machine_free(r.m);
-		if (!r.fired)
+		runs++;
+		if (!paused)
 			break;
 	}
+	print_message("free during offline: paused at each of %u host calls\n",
+		      runs - 1);
 }
 
 int main(void)

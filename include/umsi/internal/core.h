@@ -105,11 +105,16 @@ struct umsi_irq_desc {
 		bool managed;
 	} strays[2];
 	uint8_t nstrays;
-	/* Target: a CPU and an identity of the back end's space. [lock] */
-	uint32_t cpu;
-	uint32_t vector;
+	/*
+	 * Target: a CPU and an identity of the back end's space. Written
+	 * under the lock; walkers read them without it (atomics, relaxed).
+	 */
+	_Atomic uint32_t cpu;
+	_Atomic uint32_t vector;
 	bool managed;
-	bool shutdown;              /* managed, whole mask offline */
+	atomic_bool shutdown;       /* managed, whole mask offline */
+	/* Activated (umsi_irq_activate): from then on owned through busy. */
+	bool active;
 	uint8_t block_order;        /* MSI block: log2 of vectors, on leader */
 	struct umsi_irq_desc *block_leader;  /* NULL unless in an MSI block */
 	/*
@@ -161,7 +166,7 @@ struct umsi_cpu {
 	 */
 	struct umsi_vslot *slot;
 	uint32_t hwid;
-	bool online;                /* [lock] */
+	atomic_bool online;         /* written under the lock */
 	bool reachable;             /* an MSI message can name this CPU */
 	/* Dispatch generation: odd while in umsi_dispatch(). */
 	atomic_uint dispatch_seq;
@@ -210,7 +215,45 @@ struct umsi_system {
 	uint64_t *scratch;
 	/* Quarantined descriptors (umsi_irq_quarantine). [lock] */
 	struct umsi_irq_desc *quarantine;
+	/*
+	 * Readers of the IRQ table outside dispatch (umsi_rd_begin): a
+	 * descriptor is freed only once every reader that may have loaded it
+	 * has left (umsi_rd_sync), as dispatch_seq does for dispatch.
+	 */
+	atomic_uint rd_epoch;
+	atomic_uint rd_count[2];
+	atomic_flag rd_syncing;
 };
+
+/*
+ * A reader section: code that loads descriptors from the IRQ table and
+ * uses them without owning them (walkers, statistics, public calls by IRQ
+ * number). Lock-free; nests; any context. Returns the token for
+ * umsi_rd_end().
+ */
+static inline unsigned umsi_rd_begin(struct umsi_system *sys)
+{
+	for (;;) {
+		unsigned e = atomic_load(&sys->rd_epoch);
+
+		atomic_fetch_add(&sys->rd_count[e & 1], 1);
+		if (atomic_load(&sys->rd_epoch) == e)
+			return e;
+		atomic_fetch_sub(&sys->rd_count[e & 1], 1);
+	}
+}
+
+static inline void umsi_rd_end(struct umsi_system *sys, unsigned e)
+{
+	atomic_fetch_sub(&sys->rd_count[e & 1], 1);
+}
+
+/*
+ * Wait until every reader section begun before the call has ended.
+ * Process context, no lock held; never from inside a reader section.
+ * (src/irq/desc.c)
+ */
+void umsi_rd_sync(struct umsi_system *sys);
 
 /* Bytes of one CPU mask of this system. */
 static inline size_t umsi_sys_mask_bytes(const struct umsi_system *sys)
