@@ -53,6 +53,26 @@ static int enter_locked(struct umsi_sim *sim, enum umsi_sim_op op,
 {
 	sim->st.host_calls++;
 	sim->st.op_calls[op]++;
+	/*
+	 * umsi/host.h: inside its spinlocks uMSI calls only configuration
+	 * and MMIO accesses, gsi_program, current_cpu and clock_ns (and the
+	 * lock operations themselves). One thread holds every lock in
+	 * non-threaded mode, so a lock held now is the caller's.
+	 */
+	if (!sim->threaded && sim->locks_held && !sim_in_irq()) {
+		switch (op) {
+		case UMSI_SIM_OP_CFG_READ: case UMSI_SIM_OP_CFG_WRITE:
+		case UMSI_SIM_OP_MMIO_READ32: case UMSI_SIM_OP_MMIO_WRITE32:
+		case UMSI_SIM_OP_GSI_PROGRAM: case UMSI_SIM_OP_CURRENT_CPU:
+		case UMSI_SIM_OP_CLOCK_NS: case UMSI_SIM_OP_LOCK_ACQUIRE:
+		case UMSI_SIM_OP_LOCK_RELEASE:
+			break;
+		default:
+			sim->st.lock_errors++;
+			sim_logf_locked(sim, "host contract: %s called with a "
+					"uMSI lock held", op_names[op]);
+		}
+	}
 	if (!fallible)
 		return 0;
 	sim->st.fallible_calls++;
@@ -490,8 +510,10 @@ static void *h_alloc(void *host, size_t size)
 
 		h = aligned_alloc(16, total);
 		if (h) {
-			memset(h, 0, total);
+			/* umsi/host.h: the memory need not be zeroed. */
+			memset(h, 0xa5, total);
 			h->magic = ALLOC_MAGIC;
+			h->prev = NULL;
 			h->size = size;
 			h->next = sim->allocs;
 			if (sim->allocs)

@@ -323,7 +323,9 @@ const char *umsi_sim_op_name(enum umsi_sim_op op);
  *        out-of-range config access, MMIO outside any mapping or
  *        misaligned, unmap of an unknown mapping, free of an unknown
  *        pointer or with the wrong size (each is also logged)
- * @lock_errors: release of a lock not held, destroy of a held lock
+ * @lock_errors: release of a lock not held, destroy of a held lock, or a
+ *	host operation umsi/host.h says is never called under a uMSI lock
+ *	called with one held (non-threaded mode; logged with its name)
  * @last_undeliverable: the last undeliverable message, for diagnostics
  */
 struct umsi_sim_stats {

@@ -171,6 +171,11 @@ static inline void machine_down(struct machine *m)
 {
 	struct umsi_sim_leaks l;
 
+	struct umsi_sim_stats st;
+
+	umsi_sim_stats(m->sim, &st);
+	/* No host operation was called where umsi/host.h says it is not. */
+	assert_int_equal(st.lock_errors, 0);
 	umsi_system_destroy(m->sys);
 	umsi_sim_leaks(m->sim, &l);
 	/* Everything the library took from the host went back. */

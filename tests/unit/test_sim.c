@@ -1206,7 +1206,8 @@ static void test_leaks_of_allocations_mappings_and_locks_are_visible(void **st)
 	a = w->ops->alloc(w->sim, 100);
 	b = w->ops->alloc(w->sim, 28);
 	assert_true(((uintptr_t)a & 15) == 0);
-	assert_int_equal(((uint8_t *)a)[99], 0);
+	/* Not zeroed (umsi/host.h): poisoned, so a library that relied on it fails. */
+	assert_int_equal(((uint8_t *)a)[99], 0xa5);
 	w->ops->mmio_map(w->sim, 0xe0000010u, 0x20, &m);
 	assert_int_equal((uintptr_t)m & 0xfff, 0x10);
 	lock = w->ops->lock_create(w->sim);
