@@ -62,6 +62,10 @@ typedef int (*umsi_handler_t)(uint32_t irq, void *dev_id);
  *                     16 ISA IRQs and a typical 24-input IO-APIC)
  * @ctl: the interrupt-controller back end (umsi/ctl.h; NULL: the x86
  *       local APIC, umsi_ctl_x86_lapic)
+ * @ctl_config: the back end's configuration, of the type umsi/ctl.h names
+ *       for it (the RISC-V IMSIC: struct umsi_imsic_config); NULL for a
+ *       back end that takes none (x86). Read during umsi_system_create()
+ *       only: it need not outlive it
  * @matrix: identity layout overriding the back end's (NULL: the back
  *          end's; for x86 the vectors of umsi/matrix.h, with 0x30-0x3f
  *          withheld on CPU 0 only under UMSI_PLAT_ISA_PIC)
@@ -80,6 +84,7 @@ struct umsi_config {
 	uint32_t max_irqs;
 	uint32_t first_dynamic_irq;
 	const struct umsi_ctl *ctl;
+	const void *ctl_config;
 	const struct umsi_matrix_config *matrix;
 	uint32_t storm_threshold;
 	uint64_t storm_quiet_ns;

@@ -108,6 +108,7 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	struct umsi_matrix_config mcfg = { 0 };
 	struct umsi_system *sys;
 	const char *missing;
+	bool ctl_up = false;
 	int ret = -UMSI_ENOMEM;
 
 	if (!ops || !out)
@@ -130,6 +131,7 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	sys->env.ops = ops;
 	sys->env.host = host;
 	sys->env.ctl = cfg && cfg->ctl ? cfg->ctl : &umsi_ctl_x86_lapic;
+	sys->env.ctl_config = cfg->ctl_config;
 	sys->env.plat_flags = ops->platform_flags(host);
 	sys->ncpus = ops->cpu_count(host);
 	sys->max_irqs = cfg->max_irqs ? cfg->max_irqs : 4096;
@@ -151,6 +153,7 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	ret = sys->env.ctl->init(sys, sys->ncpus, &mcfg);
 	if (ret)
 		goto fail;
+	ctl_up = true;
 	if (cfg->matrix) {
 		mcfg = *cfg->matrix;
 		mcfg.ncpus = sys->ncpus;
@@ -197,6 +200,8 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	*out = sys;
 	return 0;
 fail:
+	if (ctl_up && sys->env.ctl->fini)
+		sys->env.ctl->fini(sys);
 	system_free(sys);
 	return ret;
 }
@@ -221,6 +226,9 @@ void umsi_system_destroy(struct umsi_system *sys)
 	}
 	/* Every device is gone now: nothing can send to a quarantined vector. */
 	umsi_irq_release_owned(sys, NULL);
+	/* No IRQ is left to resend: the back end may let go of its hardware. */
+	if (sys->env.ctl->fini)
+		sys->env.ctl->fini(sys);
 	system_free(sys);
 }
 

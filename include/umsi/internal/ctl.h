@@ -23,7 +23,9 @@
  * ctl_read/ctl_write for the current CPU's controller registers, MMIO,
  * configuration space, cross-calls). Each lives in src/arch/<controller>/.
  *
- * Contexts. init and cpu_init run once at umsi_system_create(); compose and
+ * Contexts. init and cpu_init run once at umsi_system_create(), fini once
+ * when a system whose init succeeded goes (umsi_system_destroy(), or a
+ * later failure of umsi_system_create()); compose and
  * release in process context without the system lock (they may call the
  * host's remapping operations); pending runs on the CPU being asked,
  * inside run_on_cpu(), interrupts off; resend and eoi in any context,
@@ -45,6 +47,9 @@ struct umsi_system;
  * @ops, @host: the host interface and its context
  * @plat_flags: UMSI_PLAT_* as the host reported them at creation
  * @ctl: the back end
+ * @ctl_config: the back end's configuration, umsi_config.ctl_config as
+ *              given at creation (NULL when none); the back end's init
+ *              reads it and keeps what it needs
  * @priv: the back end's own state (init may set it; NULL otherwise)
  */
 struct umsi_ctl_env {
@@ -52,6 +57,7 @@ struct umsi_ctl_env {
 	void *host;
 	uint32_t plat_flags;
 	const struct umsi_ctl *ctl;
+	const void *ctl_config;
 	void *priv;
 };
 
@@ -87,8 +93,13 @@ struct umsi_ctl_cpu {
  * @name: short name for logs ("x86-lapic")
  * @move: how IRQs move (enum umsi_ctl_move)
  * @init: check the platform (contradictory flags are refused with a log
- *        line naming them) and fill the identity space @space for
- *        @ncpus CPUs. Return 0 or -UMSI_EINVAL.
+ *        line naming them) and the back end's configuration
+ *        (umsi_ctl_env.ctl_config), and fill the identity space @space for
+ *        @ncpus CPUs. It may take host resources (memory, mappings) into
+ *        umsi_ctl_env.priv: @fini gives them back. Return 0, -UMSI_EINVAL
+ *        or the host's error (then it holds nothing).
+ * @fini: give back what @init took. Called once, after every IRQ is gone
+ *        and before the system's memory is freed. Optional.
  * @cpu_init: fill @out for CPU @cpu (asks the host for its hwid). Return 0
  *        or the host's error.
  * @compose: the message delivering identity @id to CPU @cpu for IRQ @irq;
@@ -119,6 +130,7 @@ struct umsi_ctl {
 			struct umsi_ctl_cpu *out);
 	int (*compose)(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
 		       uint32_t id, bool wired, struct umsi_msg *msg);
+	void (*fini)(struct umsi_system *sys);
 	void (*release)(struct umsi_system *sys, uint32_t irq);
 	int (*retarget)(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
 			uint32_t id);
