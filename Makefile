@@ -40,9 +40,16 @@ CHECK_TARGETS :=
 .PHONY: all test check install clean
 all: real-all
 
+# Layers, checked as the core compiles (docs/PORTING.md section 3): the
+# IRQ core, the allocator, the back ends and the helpers include no PCI
+# header; the PCI layer includes no back end (umsi/ctl.h, umsi/x86.h).
+$(BUILD)/core/src/irq/%.o $(BUILD)/core/src/vector/%.o $(BUILD)/core/src/arch/%.o \
+$(BUILD)/core/src/lib/%.o: CFLAGS_LAYER := -DUMSI_LAYER_CORE
+$(BUILD)/core/src/pci/%.o: CFLAGS_LAYER := -DUMSI_LAYER_PCI
+
 $(BUILD)/core/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_CORE) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_CORE) $(CFLAGS_LAYER) -MMD -MP -c $< -o $@
 
 $(LIB): $(CORE_OBJS)
 	@mkdir -p $(dir $@)

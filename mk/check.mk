@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # The freestanding check runs as part of make test.
 TEST_SCRIPTS += tests/check-freestanding.t
+TEST_SCRIPTS += tests/check-layers.t
 TEST_SCRIPTS += tests/install.t
 TEST_SCRIPTS += tests/clang-build.t
 TEST_SCRIPTS += tests/asan.t

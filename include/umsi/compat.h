@@ -7,6 +7,10 @@
 #ifndef UMSI_COMPAT_H
 #define UMSI_COMPAT_H
 
+#ifdef UMSI_LAYER_CORE
+#error "the IRQ core, allocator and back ends know no PCI: this header is the PCI layer's"
+#endif
+
 #include <umsi/pci.h>
 
 /**

@@ -22,6 +22,10 @@
 #ifndef UMSI_CTL_H
 #define UMSI_CTL_H
 
+#ifdef UMSI_LAYER_PCI
+#error "src/pci knows no interrupt controller: umsi/ctl.h names the back ends"
+#endif
+
 #include <umsi/types.h>
 
 struct umsi_ctl;

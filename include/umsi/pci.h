@@ -26,6 +26,10 @@
 #ifndef UMSI_PCI_H
 #define UMSI_PCI_H
 
+#ifdef UMSI_LAYER_CORE
+#error "the IRQ core, allocator and back ends know no PCI: this header is the PCI layer's"
+#endif
+
 #include <umsi/irq.h>
 #include <umsi/pcicap.h>
 

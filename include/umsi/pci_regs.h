@@ -10,6 +10,10 @@
 #ifndef UMSI_PCI_REGS_H
 #define UMSI_PCI_REGS_H
 
+#ifdef UMSI_LAYER_CORE
+#error "the IRQ core, allocator and back ends know no PCI: this header is the PCI layer's"
+#endif
+
 /* Type 0/1 common header (PCI 3.0, 6.1). */
 #define UMSI_PCI_VENDOR_ID        0x00  /* 16 bits; 0xffff: no function */
 #define UMSI_PCI_DEVICE_ID        0x02

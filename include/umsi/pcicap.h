@@ -12,6 +12,10 @@
 #ifndef UMSI_PCICAP_H
 #define UMSI_PCICAP_H
 
+#ifdef UMSI_LAYER_CORE
+#error "the IRQ core, allocator and back ends know no PCI: this header is the PCI layer's"
+#endif
+
 #include <umsi/types.h>
 
 /**

@@ -54,6 +54,7 @@
 
 #include <umsi/host.h>
 #include <umsi/msg.h>
+#include <umsi/x86.h>
 #include <umsi/pci_regs.h>	/* UMSI_PCI_CMD_*, UMSI_PCIE_TYPE_* in descs */
 #include <umsi/types.h>
 

@@ -622,6 +622,13 @@ static int compose(struct umsi_system *sys, struct umsi_irq_desc *d,
 	return ret;
 }
 
+uint32_t umsi_irq_max_block(struct umsi_system *sys)
+{
+	const struct umsi_ctl *ctl = sys->env.ctl;
+
+	return ctl->max_block ? ctl->max_block(sys) : 32;
+}
+
 int umsi_irq_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
 		 struct umsi_msg *msg)
 {

@@ -351,13 +351,9 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 		return -UMSI_EPERM;
 	if (n > dev->msi_mmc)
 		n = dev->msi_mmc;
-	/*
-	 * Under interrupt remapping each IRQ has its own remapping entry;
-	 * a block would need consecutive entries addressed by subhandle,
-	 * which the host interface does not offer. One message, then.
-	 */
-	if ((sys->env.plat_flags & UMSI_PLAT_IRQ_REMAP) && n > 1)
-		n = 1;
+	/* What the controller can give one function (x86 remapping: 1). */
+	if (n > umsi_irq_max_block(sys))
+		n = umsi_irq_max_block(sys);
 	if (irq_at >= 0)
 		n = 1;
 	if (n < min)

@@ -1484,9 +1484,7 @@ static uint32_t matrix_block_scan(const struct umsi_matrix *m,
 			bits &= matrix_mask_word(m, mask, w);
 		if (matrix_key_count(m->tree[m->leaves + w]) <= best_avail)
 			continue;
-		while (bits) {
-			cpu = matrix_first(w, bits);
-			bits &= bits - 1;
+		umsi_for_each_bit(cpu, bits, w * MATRIX_CPUS_PER_BLOCK) {
 			if (matrix_cpu(m, cpu)->available <= best_avail)
 				continue;
 			v = matrix_block_free(m, cpu, order);
@@ -1618,9 +1616,7 @@ int umsi_matrix_reserve_managed(struct umsi_matrix *m,
 	/* First pass: every CPU must have room, or nothing is reserved. */
 	for (w = 0; w < nwords; w++) {
 		bits = matrix_mask_word(m, mask, w);
-		while (bits) {
-			cpu = matrix_first(w, bits);
-			bits &= bits - 1;
+		umsi_for_each_bit(cpu, bits, w * MATRIX_CPUS_PER_BLOCK) {
 			if (matrix_cpu(m, cpu)->available == 0)
 				return -UMSI_ENOSPC;
 			ncpus++;
@@ -1630,10 +1626,8 @@ int umsi_matrix_reserve_managed(struct umsi_matrix *m,
 		return -UMSI_EINVAL;
 	for (w = 0; w < nwords; w++) {
 		bits = matrix_mask_word(m, mask, w);
-		while (bits) {
-			cpu = matrix_first(w, bits);
+		umsi_for_each_bit(cpu, bits, w * MATRIX_CPUS_PER_BLOCK) {
 			c = matrix_cpu(m, cpu);
-			bits &= bits - 1;
 			v = matrix_lowest_free(m, cpu);
 			*matrix_managed_word(matrix_map(m, cpu), v) |=
 				1ull << (v & 63);
@@ -1673,9 +1667,8 @@ int umsi_matrix_remove_managed(struct umsi_matrix *m,
 	nwords = matrix_mask_words(m, mask);
 	for (w = 0; w < nwords; w++) {
 		bits = matrix_mask_word(m, mask, w);
-		while (bits) {
-			c = matrix_cpu(m, matrix_first(w, bits));
-			bits &= bits - 1;
+		umsi_for_each_bit(cpu, bits, w * MATRIX_CPUS_PER_BLOCK) {
+			c = matrix_cpu(m, cpu);
 			if (c->managed_count == c->managed_allocated)
 				return -UMSI_EINVAL;
 			ncpus++;
@@ -1685,10 +1678,8 @@ int umsi_matrix_remove_managed(struct umsi_matrix *m,
 		return -UMSI_EINVAL;
 	for (w = 0; w < nwords; w++) {
 		bits = matrix_mask_word(m, mask, w);
-		while (bits) {
-			cpu = matrix_first(w, bits);
+		umsi_for_each_bit(cpu, bits, w * MATRIX_CPUS_PER_BLOCK) {
 			c = matrix_cpu(m, cpu);
-			bits &= bits - 1;
 			matrix_drop_reservation(m, cpu);
 			c->managed_count--;
 			m->managed--;
@@ -1712,11 +1703,9 @@ int umsi_matrix_alloc_managed(struct umsi_matrix *m,
 		bits = m->blocks[w].online;
 		if (mask)
 			bits &= matrix_mask_word(m, mask, w);
-		while (bits) {
-			n = matrix_first(w, bits);
+		umsi_for_each_bit(n, bits, w * MATRIX_CPUS_PER_BLOCK) {
 			unused = (uint32_t)matrix_cpu(m, n)->managed_count -
 				 matrix_cpu(m, n)->managed_allocated;
-			bits &= bits - 1;
 			if (unused > best_unused) {
 				best_unused = unused;
 				best = n;

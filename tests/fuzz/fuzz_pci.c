@@ -33,6 +33,7 @@
 #include <umsi/compat.h>
 #include <umsi/pci.h>
 #include <umsi/pci_regs.h>
+#include <umsi/x86.h>
 
 #define HDR 311
 #define BDF UMSI_BDF(0, 0, 3, 0)

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include <umsi/umsi.h>
+#include <umsi/matrix.h>
 #include <sim/umsi_sim.h>
 
 #define SD_MAX_FNS   8

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <umsi/msg.h>
+#include <umsi/x86.h>
 #include <umsi/pci_regs.h>
 #include <umsi/pcicap.h>
 #include <umsi/host.h>

@@ -15,8 +15,10 @@
 #include <cmocka.h>
 
 #include <umsi/msg.h>
+#include <umsi/x86.h>
 #include <umsi/pci_regs.h>
 #include <umsi/umsi.h>
+#include <umsi/matrix.h>
 #include <sim/umsi_sim.h>
 
 /* ---- The test's "kernel" ----------------------------------------------------- */

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include <umsi/msg.h>
+#include <umsi/x86.h>
 #include <umsi/pcicap.h>
 
 #define INSPECT_CFG_MAX   4096

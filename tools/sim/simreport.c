@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <umsi/msg.h>
+#include <umsi/x86.h>
 
 #include "simreport.h"
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <umsi/msg.h>
+#include <umsi/x86.h>
 #include <umsi/pci_regs.h>
 
 #include "simrun.h"

@@ -8,6 +8,7 @@
 #define UMSI_TOOLS_SIMRUN_H
 
 #include <umsi/umsi.h>
+#include <umsi/matrix.h>
 #include "sim/umsi_sim.h"
 
 #include "simparse.h"

@@ -66,4 +66,12 @@ static inline void umsi_bit_set(uint64_t *w, uint32_t bit)
 	w[bit / 64] |= 1ull << (bit % 64);
 }
 
+/*
+ * Each set bit of the word @bits (a variable it consumes), lowest first,
+ * as @pos = @base + its index: the "each CPU of a mask word" loop.
+ */
+#define umsi_for_each_bit(pos, bits, base) \
+	for (; (bits) && ((pos) = (base) + umsi_ctz64(bits), \
+			  (bits) &= (bits) - 1, 1);)
+
 #endif /* UMSI_INTERNAL_BITOPS_H */

@@ -336,6 +336,9 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 		      uint32_t n);
 
+/* The most messages one multi-message MSI function may get (1..32). */
+uint32_t umsi_irq_max_block(struct umsi_system *sys);
+
 /**
  * umsi_irq_program - give @d's source the message for its current target
  * @sys: the system

@@ -117,6 +117,10 @@ struct umsi_ctl_cpu {
  *        pending on the CPU the IRQ left. Return 0 or a host error.
  * @eoi: end the interrupt @id on the current CPU. Called once for each
  *        interrupt umsi_dispatch() takes, except @spurious_id.
+ * @max_block: the most messages one multi-message MSI function may get
+ *        (a power of two, 1..32); optional, NULL means 32. x86 under
+ *        interrupt remapping says 1: each message needs its own remapping
+ *        entry, and the host interface has no consecutive entries.
  * @spurious_id: the identity the controller itself raises when it had
  *        nothing to deliver (x86: 0xff); it is never ended. Use a value
  *        outside the space when there is none.
@@ -126,17 +130,18 @@ struct umsi_ctl {
 	enum umsi_ctl_move move;
 	int (*init)(struct umsi_system *sys, uint32_t ncpus,
 		    struct umsi_matrix_config *space);
+	void (*fini)(struct umsi_system *sys);
 	int (*cpu_init)(struct umsi_system *sys, uint32_t cpu,
 			struct umsi_ctl_cpu *out);
 	int (*compose)(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
 		       uint32_t id, bool wired, struct umsi_msg *msg);
-	void (*fini)(struct umsi_system *sys);
 	void (*release)(struct umsi_system *sys, uint32_t irq);
 	int (*retarget)(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
 			uint32_t id);
 	bool (*pending)(struct umsi_system *sys, uint32_t id);
 	int (*resend)(struct umsi_system *sys, uint32_t cpu, uint32_t id);
 	void (*eoi)(struct umsi_system *sys, uint32_t id);
+	uint32_t (*max_block)(struct umsi_system *sys);
 	uint32_t spurious_id;
 };
 

@@ -21,6 +21,10 @@
 #ifndef UMSI_INTERNAL_PCI_H
 #define UMSI_INTERNAL_PCI_H
 
+#ifdef UMSI_LAYER_CORE
+#error "the IRQ core, allocator and back ends know no PCI: this header is the PCI layer's"
+#endif
+
 #include <umsi/internal/core.h>
 #include <umsi/pci.h>
 #include <umsi/pci_regs.h>

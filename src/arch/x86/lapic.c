@@ -19,6 +19,7 @@
 #include <umsi/ctl.h>
 #include <umsi/internal/ctl.h>
 #include <umsi/internal/lib.h>
+#include <umsi/x86.h>
 
 #define LAPIC_EOI 0x0b0u
 #define LAPIC_IRR 0x200u
@@ -118,6 +119,16 @@ static void lapic_eoi(struct umsi_system *sys, uint32_t id)
 	env->ops->ctl_write(env->host, LAPIC_EOI, 0);
 }
 
+/*
+ * Under remapping each message has its own entry; a block would need
+ * consecutive entries addressed by subhandle, which remap_compose does
+ * not offer. One message, then.
+ */
+static uint32_t lapic_max_block(struct umsi_system *sys)
+{
+	return (umsi_ctl_env(sys)->plat_flags & UMSI_PLAT_IRQ_REMAP) ? 1 : 32;
+}
+
 const struct umsi_ctl umsi_ctl_x86_lapic = {
 	.name = "x86-lapic",
 	.move = UMSI_CTL_MOVE_MESSAGE,
@@ -128,5 +139,6 @@ const struct umsi_ctl umsi_ctl_x86_lapic = {
 	.pending = lapic_pending,
 	.resend = lapic_resend,
 	.eoi = lapic_eoi,
+	.max_block = lapic_max_block,
 	.spurious_id = 0xff,
 };

@@ -11,6 +11,7 @@
  */
 #include <umsi/host.h>
 #include <umsi/msg.h>
+#include <umsi/x86.h>
 
 void umsi_x86_msg_decode(const struct umsi_msg *msg, bool ext_dest,
 			 struct umsi_x86_msi *out)
