@@ -18,6 +18,13 @@ void cmdline_init(const char *raw)
 		p++;
 	while (*p && *p != ' ')
 		p++;	/* the kernel's own path */
+	cmdline_set(p);
+}
+
+void cmdline_set(const char *args)
+{
+	const char *p = args ? args : "";
+
 	while (*p == ' ')
 		p++;
 	size_t n = strlen(p);

@@ -29,8 +29,6 @@ struct glue_dev gdevs[PCI_MAX_DEVS];
 struct glue_settings glue_cfg;
 static bool failed;
 
-extern void (*irq_dispatch_hook)(uint32_t cpu, uint8_t vector);
-
 struct umsi_system *kernel_umsi_system(void);
 
 struct umsi_system *kernel_umsi_system(void)
@@ -48,9 +46,9 @@ void glue_fail(void)
 	failed = true;
 }
 
-static void glue_dispatch(uint32_t cpu, uint8_t vector)
+static void glue_dispatch(uint32_t cpu, uint32_t id)
 {
-	umsi_dispatch(sys, cpu, vector);
+	umsi_dispatch(sys, cpu, id);
 }
 
 static int probe_handler(uint32_t irq, void *dev_id)
@@ -384,34 +382,22 @@ static void migrate(struct glue_dev *g, uint32_t moves)
 
 /*
  * Steps: with `umsi.steps`, the kernel stops after printing a step line
- * until a key arrives on the PS/2 keyboard (the harness sends one with
- * the monitor's `sendkey ret` after inspecting the machine). The i8042 is
- * polled: its interrupt line stays masked.
+ * until a key arrives (x86: on the PS/2 keyboard, which the harness
+ * presses with the monitor's `sendkey ret` after inspecting the machine;
+ * arch_key_pressed()).
  */
 static bool steps_wait;
-
-static void i8042_drain(uint64_t quiet_us)
-{
-	uint64_t end = clock_ns() + quiet_us * 1000;
-
-	while (clock_ns() < end) {
-		if (inb(0x64) & 1) {
-			(void)inb(0x60);
-			end = clock_ns() + quiet_us * 1000;
-		}
-	}
-}
 
 void glue_step(const char *name)
 {
 	if (steps_wait)
-		i8042_drain(1000);
+		arch_key_drain(1000);
 	kprintf("UMSI {\"event\":\"step\",\"step\":\"%s\"}\n", name);
 	if (!steps_wait)
 		return;
-	while (!(inb(0x64) & 1))
+	while (!arch_key_pressed())
 		cpu_relax();
-	i8042_drain(50000);	/* the rest of the press and the release */
+	arch_key_drain(50000);	/* the rest of the press and the release */
 }
 
 /*
@@ -620,6 +606,7 @@ void umsi_glue_run(void)
 
 	host_set_debug(cmdline_flag("umsi.debug"));
 	read_settings();
+	arch_umsi_config(&cfg);
 	err = umsi_system_create(&kernel_host_ops, NULL, &cfg, &sys);
 	/* MSI policy is the PCI layer's: pci_nomsi, device_nomsi=, ... */
 	if (!err && cmdline_get())

@@ -44,9 +44,9 @@ static void count_irqs(uint32_t cpu, uint32_t *all, uint32_t *managed)
 static void cpu_line(uint32_t cpu, bool online, const char *err,
 		     uint32_t irqs, uint32_t managed)
 {
-	kprintf("UMSI {\"event\":\"cpu\",\"cpu\":%u,\"apic_id\":%u,\"online\":%s,"
+	kprintf("UMSI {\"event\":\"cpu\",\"cpu\":%u,\"" KARCH_HWID_KEY "\":%u,\"online\":%s,"
 		"%s%s%s\"irqs\":%u,\"managed\":%u,\"allocated\":%u}\n", cpu,
-		smp_cpu_apic_id(cpu), online ? "true" : "false",
+		smp_cpu_hwid(cpu), online ? "true" : "false",
 		err ? "\"error\":\"" : "", err ? err : "", err ? "\"," : "",
 		irqs, managed, glue_allocated());
 }

@@ -11,7 +11,6 @@
 #include <umsi/pci.h>
 
 #include "kernel.h"
-#include "apic.h"
 #include "drivers/drivers.h"
 #include "glue.h"
 #include "pci.h"
@@ -25,7 +24,7 @@ void glue_kick(void)
 {
 	__atomic_store_n(&work_flag, 1, __ATOMIC_RELEASE);
 	if (this_cpu_id() != smp_bsp_cpu)
-		apic_send_fixed(smp_cpu_apic_id(smp_bsp_cpu), VECTOR_WAKE);
+		arch_wake_cpu(smp_bsp_cpu);
 }
 
 bool umsi_glue_work_pending(void)

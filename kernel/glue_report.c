@@ -33,8 +33,12 @@ struct rline {
 	bool truncated;
 };
 
-/* (CPU, vector) pairs of messages in this round of reports. */
-static uint64_t pairs[KERNEL_MAX_CPUS][4];
+/*
+ * (CPU, identity) pairs of messages in this round of reports: x86 vectors
+ * are below 256, IMSIC identities below 2048.
+ */
+#define REPORT_MAX_ID 2048
+static uint64_t pairs[KERNEL_MAX_CPUS][REPORT_MAX_ID / 64];
 
 void glue_report_start(void)
 {
@@ -64,11 +68,11 @@ static void report_note_pair(const struct umsi_irq_info *ii)
 {
 	uint64_t *w;
 
-	if (ii->cpu >= KERNEL_MAX_CPUS)
+	if (ii->cpu >= KERNEL_MAX_CPUS || ii->vector >= REPORT_MAX_ID)
 		return;
 	w = &pairs[ii->cpu][ii->vector / 64];
 	if ((*w >> (ii->vector % 64)) & 1) {
-		kprintf("check: apic_id %u vector %u used twice (irq %u)\n",
+		kprintf("check: " KARCH_HWID_KEY " %u vector %u used twice (irq %u)\n",
 			ii->hwid, ii->vector, ii->irq);
 		glue_fail();
 		return;
@@ -190,7 +194,7 @@ void glue_report(struct glue_dev *g, bool check_pairs)
 		if (umsi_irq_get_info(kernel_umsi_system(), report_vec_irq(g, i), &ii))
 			continue;
 		len = (size_t)ksnprintf(item, sizeof(item),
-			"%s{\"index\":%u,\"irq\":%u,\"cpu\":%u,\"apic_id\":%u,"
+			"%s{\"index\":%u,\"irq\":%u,\"cpu\":%u,\"" KARCH_HWID_KEY "\":%u,"
 			"\"vector\":%u", first ? "" : ",",
 			info.mode == UMSI_MODE_INTX ? i : ii.hwirq, ii.irq,
 			ii.cpu, ii.hwid, ii.vector);

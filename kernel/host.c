@@ -7,6 +7,7 @@
  * The context pointer is unused: the kernel hosts one system.
  */
 #include <umsi/host.h>
+#include <umsi/x86.h>
 
 #include "kernel.h"
 #include "acpi.h"
@@ -260,6 +261,12 @@ const struct umsi_host_ops kernel_host_ops = {
 	.remap_compose = NULL,
 	.remap_free = NULL,
 };
+
+/* The x86 local APIC back end is uMSI's default: nothing to set. */
+void arch_umsi_config(struct umsi_config *cfg)
+{
+	(void)cfg;
+}
 
 void host_set_debug(bool on)
 {

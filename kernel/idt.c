@@ -155,7 +155,7 @@ void isr_dispatch(struct trap_frame *f)
 }
 
 /* Hook for the vectors uMSI owns; set by kernel/host.c once it exists. */
-void (*irq_dispatch_hook)(uint32_t cpu, uint8_t vector);
+void (*irq_dispatch_hook)(uint32_t cpu, uint32_t id);
 
 /**
  * kernel_irq_entry - a device or IPI vector (32-255) arrived

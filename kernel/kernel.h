@@ -2,6 +2,13 @@
 /*
  * kernel.h - core services of the reference kernel: console, panic and
  * exit, spinlocks, per-CPU data, memory, time and the command line.
+ *
+ * One kernel tree: the glue (glue*.c), the drivers (drivers/), PCI
+ * (pci.c, pcihot.c, pcireset.c, pciehp.c), the heap (heap.c), the command
+ * line and kernel/lib are shared by every architecture; what they need
+ * from one is declared here ("the architecture interface" below) and in
+ * smp.h, and comes from kernel/arch.h and the x86 files in kernel/ on
+ * x86-64, from kernel/arch/riscv64/ (karch.h and its .c files) on riscv64.
  */
 #ifndef KERNEL_KERNEL_H
 #define KERNEL_KERNEL_H
@@ -10,19 +17,33 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#if defined(__x86_64__)
 #include "arch.h"
+#elif defined(__riscv) && __riscv_xlen == 64
+#include "arch/riscv64/karch.h"
+#else
+#error "kernel/: no architecture for this target"
+#endif
 #include "lib/klib.h"
 
 #define KERNEL_MAX_CPUS 64	/* also in boot.S (GDT size) */
 
 /*
- * Exit status through isa-debug-exit (port 0xf4): QEMU exits with
- * (value << 1) | 1, so PASS is 33 and FAIL is 35 as seen by the shell.
- * A triple fault under -no-reboot exits with 0, a timeout with 124.
+ * kernel_exit() codes. QEMU exits with (code << 1) | 1, so PASS is 33 and
+ * FAIL is 35 as seen by the shell (x86: isa-debug-exit at port 0xf4;
+ * riscv64: the sifive,test0 finisher given that status). On x86 a triple
+ * fault under -no-reboot exits with 0; a timeout is 124 everywhere.
  */
-#define DEBUG_EXIT_PORT   0xf4
 #define KERNEL_EXIT_PASS  0x10
 #define KERNEL_EXIT_FAIL  0x11
+
+#if defined(__x86_64__)
+#define DEBUG_EXIT_PORT   0xf4
+
+/* The architecture's name in the ready line, its CPU name in UMSI lines. */
+#define KARCH_NAME        "x86_64"
+#define KARCH_HWID_KEY    "apic_id"
+#endif
 
 #define ALIGN_UP(x, a)   (((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
 #define ALIGN_DOWN(x, a) ((x) & ~((uint64_t)(a) - 1))
@@ -71,6 +92,29 @@ static inline void spin_unlock_irqrestore(struct spinlock *l,
 	irq_restore(flags);
 }
 
+/* ---- the architecture interface ------------------------------------------
+ * Besides the console, heap, time and smp.h: what shared code asks of the
+ * architecture it runs on (x86: kernel/arch_x86.c; riscv64:
+ * kernel/arch/riscv64/). this_cpu_id(), cpu_relax(), irq_save() and
+ * irq_restore(), irq_disable()/irq_enable(), mfence() (a full fence, device
+ * accesses included) and mmio_read/write8/16/32 are inline in the
+ * architecture's header.
+ */
+struct umsi_config;
+
+/* The interrupt-controller back end and its settings (host.c). */
+void arch_umsi_config(struct umsi_config *cfg);
+/* Interrupt CPU @cpu so that it leaves its idle wait (any context). */
+void arch_wake_cpu(uint32_t cpu);
+/* Make identity @id arrive at the CPU named @hwid once, as a device would. */
+void arch_send_irq(uint32_t hwid, uint32_t id);
+/* umsi.steps: drain input until @quiet_us pass without any; a key waiting? */
+void arch_key_drain(uint64_t quiet_us);
+bool arch_key_pressed(void);
+/* The uMSI identity dispatcher, set by the glue; the trap path calls it. */
+extern void (*irq_dispatch_hook)(uint32_t cpu, uint32_t id);
+
+#if defined(__x86_64__)
 /* ---- per-CPU data (GS base points at the CPU's struct percpu) ---------- */
 struct tss {
 	uint32_t reserved0;
@@ -117,6 +161,7 @@ static inline struct percpu *this_cpu(void)
 }
 
 void cpu_setup(struct percpu *pc);	/* GDT/TSS/IDT/GS/SSE on this CPU */
+#endif /* __x86_64__ */
 
 /* ---- memory (kernel/mm.c) ------------------------------------------------- */
 void mm_init(uint64_t heap_start, uint64_t heap_end, uint64_t ram_top);
@@ -133,7 +178,8 @@ void udelay(uint64_t us);
 uint64_t clock_ns(void);
 
 /* ---- command line (kernel/cmdline.c) -------------------------------------- */
-void cmdline_init(const char *raw);
+void cmdline_init(const char *raw);	/* multiboot: skips the first word */
+void cmdline_set(const char *args);	/* the parameters alone (device tree) */
 const char *cmdline_get(void);
 /* Value of key=value, or "" for a bare flag, or NULL when absent. */
 const char *cmdline_value(const char *key, char *buf, size_t size);
@@ -141,6 +187,7 @@ bool cmdline_flag(const char *key);
 /* @item is one of the comma-separated words of @list, or @list is "all". */
 bool cmdline_list_has(const char *list, const char *item);
 
+#if defined(__x86_64__)
 /* ---- interrupts (kernel/idt.c) -------------------------------------------- */
 #define VECTOR_XCALL     0xfd	/* cross-call IPI */
 #define VECTOR_WAKE      0xfc	/* wake the boot CPU's work loop */
@@ -156,5 +203,6 @@ struct trap_frame {
 void idt_init(void);
 void idt_load(void);
 void kernel_irq_entry(uint8_t vector);
+#endif /* __x86_64__ */
 
 #endif /* KERNEL_KERNEL_H */

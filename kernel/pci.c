@@ -13,27 +13,82 @@
  * the firmware's.
  */
 #include "kernel.h"
-#include "acpi.h"
 #include "pci.h"
+#if defined(__x86_64__)
+#include "acpi.h"
+#endif
 
 struct pci_dev pci_devs[PCI_MAX_DEVS];
 uint32_t pci_ndevs;
 
 static uint64_t ecam;
 static uint8_t bus_start, bus_end = 255;	/* 0xcf8 reaches 256 buses */
-static struct spinlock cf8_lock;
 /* Buses scanned; buses in some bridge's secondary..subordinate range. */
 static uint64_t bus_scanned[4], bus_bridged[4];
 
+void pci_set_ecam(uint64_t base, uint8_t start, uint8_t end)
+{
+	bus_start = start;
+	bus_end = end;
+	ecam = (uint64_t)mm_map_mmio(base, ((uint64_t)(end - start) + 1) << 20);
+}
+
+#if defined(__x86_64__)
+static struct spinlock cf8_lock;
+
 void pci_init(void)
 {
-	if (acpi.have_mcfg) {
-		bus_start = acpi.ecam_bus_start;
-		bus_end = acpi.ecam_bus_end;
-		ecam = (uint64_t)mm_map_mmio(acpi.ecam_base,
-					     ((uint64_t)(bus_end - bus_start) + 1) << 20);
-	}
+	if (acpi.have_mcfg)
+		pci_set_ecam(acpi.ecam_base, acpi.ecam_bus_start,
+			     acpi.ecam_bus_end);
 }
+
+/* Legacy mechanism #1 (0xcf8/0xcfc): the first 256 bytes only. */
+static uint32_t cf8_read(uint32_t bdf, uint16_t off, uint32_t ones)
+{
+	uint32_t v;
+	unsigned long flags;
+
+	if (ecam || bdf >> 16 || off >= 256)
+		return ones;
+	flags = spin_lock_irqsave(&cf8_lock);
+	outl(0xcf8, 0x80000000u | ((bdf & 0xffff) << 8) | (off & 0xfc));
+	v = inl(0xcfc) >> (8 * (off & 3));
+	spin_unlock_irqrestore(&cf8_lock, flags);
+	return v & ones;
+}
+
+static void cf8_write(uint32_t bdf, uint16_t off, uint8_t width, uint32_t v)
+{
+	unsigned long flags;
+	uint32_t shift = 8 * (off & 3), mask, old;
+
+	if (ecam || bdf >> 16 || off >= 256)
+		return;
+	mask = width == 4 ? 0xffffffffu : ((1u << (8 * width)) - 1) << shift;
+	flags = spin_lock_irqsave(&cf8_lock);
+	outl(0xcf8, 0x80000000u | ((bdf & 0xffff) << 8) | (off & 0xfc));
+	old = width == 4 ? 0 : inl(0xcfc);
+	outl(0xcfc, (old & ~mask) | ((v << shift) & mask));
+	spin_unlock_irqrestore(&cf8_lock, flags);
+}
+#else
+/* Only ECAM: without it, nothing answers. */
+static uint32_t cf8_read(uint32_t bdf, uint16_t off, uint32_t ones)
+{
+	(void)bdf;
+	(void)off;
+	return ones;
+}
+
+static void cf8_write(uint32_t bdf, uint16_t off, uint8_t width, uint32_t v)
+{
+	(void)bdf;
+	(void)off;
+	(void)width;
+	(void)v;
+}
+#endif
 
 static uint64_t ecam_addr(uint32_t bdf, uint16_t off)
 {
@@ -52,19 +107,8 @@ uint32_t pci_cfg_read(uint32_t bdf, uint16_t off, uint8_t width)
 
 	if (off >= 4096 || (off & (width - 1)))
 		return ones;
-	if (!a) {
-		uint32_t v;
-		unsigned long flags;
-
-		/* Legacy mechanism #1: the first 256 bytes only. */
-		if (ecam || bdf >> 16 || off >= 256)
-			return ones;
-		flags = spin_lock_irqsave(&cf8_lock);
-		outl(0xcf8, 0x80000000u | ((bdf & 0xffff) << 8) | (off & 0xfc));
-		v = inl(0xcfc) >> (8 * (off & 3));
-		spin_unlock_irqrestore(&cf8_lock, flags);
-		return v & ones;
-	}
+	if (!a)
+		return cf8_read(bdf, off, ones);
 	switch (width) {
 	case 1:
 		return mmio_read8(a);
@@ -82,17 +126,7 @@ void pci_cfg_write(uint32_t bdf, uint16_t off, uint8_t width, uint32_t v)
 	if (off >= 4096 || (off & (width - 1)))
 		return;
 	if (!a) {
-		unsigned long flags;
-		uint32_t shift = 8 * (off & 3), mask, old;
-
-		if (ecam || bdf >> 16 || off >= 256)
-			return;
-		mask = width == 4 ? 0xffffffffu : ((1u << (8 * width)) - 1) << shift;
-		flags = spin_lock_irqsave(&cf8_lock);
-		outl(0xcf8, 0x80000000u | ((bdf & 0xffff) << 8) | (off & 0xfc));
-		old = width == 4 ? 0 : inl(0xcfc);
-		outl(0xcfc, (old & ~mask) | ((v << shift) & mask));
-		spin_unlock_irqrestore(&cf8_lock, flags);
+		cf8_write(bdf, off, width, v);
 		return;
 	}
 	switch (width) {
@@ -322,6 +356,7 @@ void pci_enumerate(void)
 	}
 }
 
+#if defined(__x86_64__)
 /*
  * q35 INTx routing, as QEMU 7.2 implements the ICH9 (hw/isa/lpc_ich9.c)
  * and describes it in its DSDT _PRT:
@@ -395,6 +430,15 @@ int pci_intx_gsi(uint32_t bdf, uint8_t pin)
 	flat = (uint32_t)pxb * 3 + p;
 	return (int)(16 + q35_root_pirq(flat / 4, flat % 4));
 }
+#else
+/* riscv64: the APLIC's wired inputs are not used; no INTx routes. */
+int pci_intx_gsi(uint32_t bdf, uint8_t pin)
+{
+	(void)bdf;
+	(void)pin;
+	return -1;
+}
+#endif
 
 static const char *pci_bar_kind_name(enum pci_bar_kind k)
 {

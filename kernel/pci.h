@@ -69,7 +69,9 @@ struct pci_dev {
 extern struct pci_dev pci_devs[PCI_MAX_DEVS];
 extern uint32_t pci_ndevs;
 
-void pci_init(void);		/* ECAM from MCFG, or 0xcf8 without it */
+void pci_init(void);		/* x86: ECAM from MCFG, or 0xcf8 without it */
+/* Configuration space through the ECAM window at @base for buses @start-@end. */
+void pci_set_ecam(uint64_t base, uint8_t start, uint8_t end);
 void pci_enumerate(void);	/* fills pci_devs, sizes BARs */
 struct pci_dev *pci_find(uint32_t bdf);	/* a present function, or NULL */
 

@@ -49,7 +49,6 @@
 #include <umsi/pci_regs.h>
 
 #include "kernel.h"
-#include "apic.h"
 #include "drivers/drivers.h"
 #include "glue.h"
 #include "pci.h"
@@ -511,7 +510,7 @@ void pciehp_storm_aid(void)
 
 		if (umsi_irq_get_info(kernel_umsi_system(), v->irq, &ii) || ii.disabled)
 			break;
-		apic_send_fixed(ii.hwid, ii.vector);
+		arch_send_irq(ii.hwid, ii.vector);
 		while (v->none == before && clock_ns() < end)
 			cpu_relax();
 	}

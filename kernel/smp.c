@@ -96,6 +96,11 @@ uint32_t smp_cpu_apic_id(uint32_t cpu)
 	return acpi.cpu_apic_id[cpu];
 }
 
+uint32_t smp_cpu_hwid(uint32_t cpu)
+{
+	return smp_cpu_apic_id(cpu);
+}
+
 void ap_main(void);
 
 /* First C code of an AP; ap_entry64 put us on percpu->stack. */

@@ -18,6 +18,8 @@ void smp_bsp_init(struct percpu *pc);	/* its CPU number, from the MADT */
 void smp_boot_aps(void);		/* start every AP; report failures */
 bool smp_cpu_online(uint32_t cpu);
 uint32_t smp_cpu_apic_id(uint32_t cpu);
+/* The interrupt controller's name for @cpu (x86 APIC ID, RISC-V hart ID). */
+uint32_t smp_cpu_hwid(uint32_t cpu);
 int smp_cpu_by_apic_id(uint32_t apic_id);
 
 /*
