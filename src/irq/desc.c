@@ -577,7 +577,6 @@ void umsi_irq_publish(struct umsi_system *sys, struct umsi_irq_desc **descs,
 int umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
 		      uint32_t n)
 {
-	umsi_irqflags_t fl;
 	uint32_t i;
 	int ret = 0;
 
@@ -593,9 +592,8 @@ int umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
 		/* A block member moves with its leader. */
 		if (d->block_leader && d->block_leader != d)
 			continue;
-		fl = umsi_lock(sys);
-		gone = !sys->cpus[d->cpu].online;
-		umsi_unlock(sys, fl);
+		/* online is an atomic: an offline that began now sees d busy. */
+		gone = !atomic_load(&sys->cpus[d->cpu].online);
 		if (!gone)
 			continue;
 		ret = umsi_irq_evacuate(sys, d, d->cpu);

@@ -30,34 +30,52 @@ static void storm_disable(struct umsi_system *sys, struct umsi_irq_desc *d)
 		 atomic_load(&d->storm_unhandled), STORM_WINDOW);
 }
 
-static void note_interrupt(struct umsi_system *sys, struct umsi_irq_desc *d,
-			   int handled)
+/*
+ * The rare parts of the accounting are out of line: inlined, they would
+ * cost the common path (a handled interrupt) registers saved on entry.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define DISPATCH_COLD __attribute__((noinline, cold))
+#define DISPATCH_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define DISPATCH_COLD
+#define DISPATCH_UNLIKELY(x) (x)
+#endif
+
+static DISPATCH_COLD void note_unhandled(struct umsi_system *sys,
+					 struct umsi_irq_desc *d)
 {
-	unsigned n;
+	uint64_t now = sys->env.ops->clock_ns(sys->env.host);
+	uint64_t last = atomic_load_explicit(&d->last_unhandled_ns,
+					     memory_order_relaxed);
 
-	if (!handled) {
-		uint64_t now = sys->env.ops->clock_ns(sys->env.host);
-		uint64_t last = atomic_load_explicit(&d->last_unhandled_ns,
-						     memory_order_relaxed);
+	atomic_fetch_add_explicit(&d->unhandled_total, 1, memory_order_relaxed);
+	/* The clock is monotonic: now >= last. */
+	if (atomic_load(&d->storm_unhandled) && now - last > sys->storm_quiet_ns)
+		atomic_store(&d->storm_unhandled, 1);
+	else
+		atomic_fetch_add(&d->storm_unhandled, 1);
+	atomic_store_explicit(&d->last_unhandled_ns, now, memory_order_relaxed);
+}
 
-		atomic_fetch_add_explicit(&d->unhandled_total, 1,
-					  memory_order_relaxed);
-		/* The clock is monotonic: now >= last. */
-		if (atomic_load(&d->storm_unhandled) &&
-		    now - last > sys->storm_quiet_ns)
-			atomic_store(&d->storm_unhandled, 1);
-		else
-			atomic_fetch_add(&d->storm_unhandled, 1);
-		atomic_store_explicit(&d->last_unhandled_ns, now,
-				      memory_order_relaxed);
-	}
-	n = atomic_fetch_add(&d->storm_count, 1) + 1;
-	if (n < STORM_WINDOW)
-		return;
+/* A window of STORM_WINDOW interrupts ended: judge it. */
+static DISPATCH_COLD void storm_window(struct umsi_system *sys,
+				       struct umsi_irq_desc *d)
+{
 	atomic_store(&d->storm_count, 0);
 	if (atomic_load(&d->storm_unhandled) > sys->storm_threshold)
 		storm_disable(sys, d);
 	atomic_store(&d->storm_unhandled, 0);
+}
+
+static inline void note_interrupt(struct umsi_system *sys,
+				  struct umsi_irq_desc *d, int handled)
+{
+	if (DISPATCH_UNLIKELY(!handled))
+		note_unhandled(sys, d);
+	if (DISPATCH_UNLIKELY(atomic_fetch_add(&d->storm_count, 1) + 1 >=
+			      STORM_WINDOW))
+		storm_window(sys, d);
 }
 
 static int run_handlers(struct umsi_irq_desc *d)
@@ -71,9 +89,14 @@ static int run_handlers(struct umsi_irq_desc *d)
 	return handled;
 }
 
+/* End the interrupt: the back end's one register write (or nothing). */
+static inline void end_irq(struct umsi_system *sys, uint32_t id)
+{
+	sys->eoi_write(sys->env.host, sys->eoi_reg, id & sys->eoi_id_mask);
+}
+
 int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 {
-	const struct umsi_ctl *ctl = sys->env.ctl;
 	struct umsi_cpu *c;
 	struct umsi_vslot *slot;
 	struct umsi_irq_desc *d;
@@ -94,8 +117,8 @@ int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 		if (!d)
 			atomic_fetch_add_explicit(&c->spurious, 1,
 						  memory_order_relaxed);
-		if (id != ctl->spurious_id)
-			ctl->eoi(sys, id);
+		if (id != sys->env.ctl->spurious_id)
+			end_irq(sys, id);
 		atomic_fetch_add(&c->dispatch_seq, 1);
 		return 0;
 	}
@@ -106,7 +129,7 @@ int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 	} else {
 		note_interrupt(sys, d, run_handlers(d));
 	}
-	ctl->eoi(sys, id);
+	end_irq(sys, id);
 	atomic_fetch_add(&c->dispatch_seq, 1);
 	return 1;
 }

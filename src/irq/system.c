@@ -7,6 +7,14 @@
 #include <umsi/ctl.h>
 #include <umsi/internal/core.h>
 
+/* The end of interrupt of a controller that needs none. */
+static void no_eoi(void *host, uint32_t reg, uint64_t val)
+{
+	(void)host;
+	(void)reg;
+	(void)val;
+}
+
 /* Name the first missing required operation, or NULL. */
 static const char *missing_op(const struct umsi_host_ops *o)
 {
@@ -159,6 +167,9 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 		mcfg.ncpus = sys->ncpus;
 	}
 	sys->nids = mcfg.nvec ? mcfg.nvec : UMSI_MATRIX_VECTORS;
+	sys->eoi_write = sys->env.ctl->eoi_reg ? ops->ctl_write : no_eoi;
+	sys->eoi_reg = sys->env.ctl->eoi_reg;
+	sys->eoi_id_mask = sys->env.ctl->eoi_writes_id ? 0xffffffffu : 0;
 	ret = -UMSI_ENOMEM;
 	sys->lock = ops->lock_create(host);
 	if (!sys->lock)

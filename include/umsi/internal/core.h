@@ -180,6 +180,14 @@ struct umsi_system {
 	uint32_t mask_words;
 	uint32_t nids;              /* identities a CPU has (slot entries) */
 	struct umsi_cpu *cpus;
+	/*
+	 * The end of interrupt as one register write (umsi_ctl.eoi_reg):
+	 * eoi_write(host, eoi_reg, id & eoi_id_mask); a no-op for a back end
+	 * that needs none.
+	 */
+	void (*eoi_write)(void *host, uint32_t reg, uint64_t val);
+	uint32_t eoi_reg;
+	uint32_t eoi_id_mask;
 	size_t cpus_size;
 	struct umsi_vslot *slots;   /* every CPU's table, ncpus * nids */
 	void *lock;                 /* protects matrix, irq table, targets */

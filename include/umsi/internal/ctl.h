@@ -28,8 +28,7 @@
  * later failure of umsi_system_create()); compose and
  * release in process context without the system lock (they may call the
  * host's remapping operations); pending runs on the CPU being asked,
- * inside run_on_cpu(), interrupts off; resend and eoi in any context,
- * eoi from umsi_dispatch().
+ * inside run_on_cpu(), interrupts off; resend in any context.
  */
 #ifndef UMSI_INTERNAL_CTL_H
 #define UMSI_INTERNAL_CTL_H
@@ -115,8 +114,13 @@ struct umsi_ctl_cpu {
  *        current CPU. Runs inside run_on_cpu().
  * @resend: make @id arrive on @cpu once (an IPI), for a copy that was
  *        pending on the CPU the IRQ left. Return 0 or a host error.
- * @eoi: end the interrupt @id on the current CPU. Called once for each
- *        interrupt umsi_dispatch() takes, except @spurious_id.
+ * @eoi_reg: how umsi_dispatch() ends each interrupt it takes (except
+ *        @spurious_id) on the current CPU: ctl_write(@eoi_reg,
+ *        @eoi_writes_id ? id : 0) (x86: EOI register 0xb0, value 0; a
+ *        GICv3 EOIR takes the INTID). 0: the controller needs no end of
+ *        interrupt (an IMSIC's claim through stopei ended it). A register
+ *        write, not a function, keeps dispatch one indirect call short.
+ * @eoi_writes_id: see @eoi_reg.
  * @max_block: the most messages one multi-message MSI function may get
  *        (a power of two, 1..32); optional, NULL means 32. x86 under
  *        interrupt remapping says 1: each message needs its own remapping
@@ -140,7 +144,8 @@ struct umsi_ctl {
 			uint32_t id);
 	bool (*pending)(struct umsi_system *sys, uint32_t id);
 	int (*resend)(struct umsi_system *sys, uint32_t cpu, uint32_t id);
-	void (*eoi)(struct umsi_system *sys, uint32_t id);
+	uint32_t eoi_reg;
+	bool eoi_writes_id;
 	uint32_t (*max_block)(struct umsi_system *sys);
 	uint32_t spurious_id;
 };

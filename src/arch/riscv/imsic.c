@@ -301,13 +301,6 @@ static int imsic_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 	return 0;
 }
 
-/* The kernel claimed the identity through stopei: nothing is left. */
-static void imsic_eoi(struct umsi_system *sys, uint32_t id)
-{
-	(void)sys;
-	(void)id;
-}
-
 const struct umsi_ctl umsi_ctl_riscv_imsic = {
 	.name = "riscv-imsic",
 	.move = UMSI_CTL_MOVE_MESSAGE,
@@ -317,7 +310,7 @@ const struct umsi_ctl umsi_ctl_riscv_imsic = {
 	.compose = imsic_compose,
 	.pending = imsic_pending,
 	.resend = imsic_resend,
-	.eoi = imsic_eoi,
+	/* No end of interrupt: the kernel claimed it through stopei. */
 	/* Identity 0 is "nothing pending": the kernel never dispatches it. */
 	.spurious_id = 0,
 };

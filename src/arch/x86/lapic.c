@@ -111,14 +111,6 @@ static int lapic_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 	return 0;
 }
 
-static void lapic_eoi(struct umsi_system *sys, uint32_t id)
-{
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-
-	(void)id;
-	env->ops->ctl_write(env->host, LAPIC_EOI, 0);
-}
-
 /*
  * Under remapping each message has its own entry; a block would need
  * consecutive entries addressed by subhandle, which remap_compose does
@@ -138,7 +130,8 @@ const struct umsi_ctl umsi_ctl_x86_lapic = {
 	.release = lapic_release,
 	.pending = lapic_pending,
 	.resend = lapic_resend,
-	.eoi = lapic_eoi,
+	/* EOI: a write of 0 to the EOI register, done by the core. */
+	.eoi_reg = LAPIC_EOI,
 	.max_block = lapic_max_block,
 	.spurious_id = 0xff,
 };
