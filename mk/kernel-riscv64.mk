@@ -1,20 +1,24 @@
 # SPDX-License-Identifier: MIT
 #
-# The riscv64 reference kernel (kernel/arch/riscv64/) and its QEMU test
-# (tests/qemu/riscv64-boot.t).
+# The riscv64 reference kernel: kernel/arch/riscv64/ (boot, device tree,
+# harts, IMSIC, ECAM enumeration, host.c) plus the kernel's shared code
+# (kernel/glue*.c, kernel/drivers/, kernel/pci*.c, heap, command line,
+# kernel/lib/), linking the library compiled for riscv64 with the same
+# flags (build/riscv64/libumsi.a: src/*/*.c and src/arch/*/*.c). Tests:
+# tests/qemu/riscv64-*.t.
 #
 #   make kernel-riscv64   build/riscv64/umsi-kernel (ELF linked at
 #                         0x80200000: qemu-system-riscv64 -machine
 #                         virt,aia=aplic-imsic -bios default -kernel ...)
+#   make libumsi-riscv64  build/riscv64/libumsi.a alone
 #
 # Built with clang and ld.lld only (no riscv64 gcc needed): freestanding
 # S-mode code, medany code model (the kernel runs at its physical address
-# above 2 GiB), no linker relaxation (ld.lld before 15 cannot relax). The
-# kernel shares kernel/lib/ (strings, ksnprintf) with x86-64; of the
-# library it links only what it takes from src/lib/ today (umsi_vsnprintf,
-# which kernel/lib/printf.c wraps, and its helpers), through an archive of
-# src/lib/*.c, so work in progress elsewhere in src/ does not stop it. `make libumsi-riscv64` compiles all of src/ for riscv64
-# into build/riscv64/libumsi.a, for the IMSIC back end to link later.
+# above 2 GiB), no linker relaxation (ld.lld before 15 cannot relax), no
+# floating point (rv64imac: the trap path saves integer registers only).
+# As on x86, until the archive has every function the glue calls (the
+# IMSIC back end included), kernel/glue_stub.c stands in for the glue,
+# host.c and the drivers, so the kernel still boots (umsi.msiprobe works).
 #
 # clang before 15 does not take "zicsr" in -march (it was part of "i" in
 # the ISA spec it follows); the probe below drops it there.
@@ -33,15 +37,30 @@ RV64_CFLAGS := $(WARN) -O2 -g $(RV64_TARGET) -march=$(RV64_MARCH) -mabi=lp64 \
 	-fno-strict-aliasing -fno-common -fno-pic -fno-pie \
 	-fno-stack-protector -fno-asynchronous-unwind-tables \
 	-fno-omit-frame-pointer $(EXTRA_RV64_CFLAGS)
-RV64_KCFLAGS := $(RV64_CFLAGS) -Ikernel/arch/riscv64 -Ikernel/lib -Iinclude
+RV64_KCFLAGS := $(RV64_CFLAGS) -Ikernel/arch/riscv64 -Ikernel -Ikernel/lib \
+	-Iinclude
 
-RV64_SRCS := $(sort $(wildcard kernel/arch/riscv64/*.c)) \
-	kernel/lib/string.c kernel/lib/printf.c
+# Always linked: the architecture's files and the shared ones that do not
+# call uMSI. Linked when the archive has what they call: the glue, the
+# host interface, the drivers and the hot-plug port service.
+RV64_ARCH_SRCS := $(filter-out kernel/arch/riscv64/host.c, \
+	$(sort $(wildcard kernel/arch/riscv64/*.c)))
+RV64_SHARED_SRCS := kernel/cmdline.c kernel/heap.c kernel/pci.c \
+	kernel/pcihot.c kernel/pcireset.c $(sort $(wildcard kernel/lib/*.c))
+RV64_GLUE_SRCS := kernel/arch/riscv64/host.c kernel/pciehp.c \
+	$(filter-out kernel/glue_stub.c,$(sort $(wildcard kernel/glue*.c))) \
+	$(sort $(wildcard kernel/drivers/*.c))
+RV64_SRCS := $(RV64_ARCH_SRCS) $(RV64_SHARED_SRCS) $(RV64_GLUE_SRCS) \
+	kernel/glue_stub.c
 RV64_ASMS := $(sort $(wildcard kernel/arch/riscv64/*.S))
+RV64_BASE_OBJS := $(RV64_ARCH_SRCS:%.c=$(RV64_OUT)/%.o) \
+	$(RV64_SHARED_SRCS:%.c=$(RV64_OUT)/%.o) $(RV64_ASMS:%.S=$(RV64_OUT)/%.o)
+RV64_GLUE_OBJS := $(RV64_GLUE_SRCS:%.c=$(RV64_OUT)/%.o)
+RV64_STUB_OBJS := $(RV64_OUT)/kernel/glue_stub.o
 RV64_OBJS := $(RV64_SRCS:%.c=$(RV64_OUT)/%.o) $(RV64_ASMS:%.S=$(RV64_OUT)/%.o)
 RV64_CORE_OBJS := $(CORE_SRCS:%.c=$(RV64_OUT)/core/%.o)
 RV64_LIB := $(RV64_OUT)/libumsi.a
-RV64_KLIB := $(RV64_OUT)/libumsi-lib.a
+RV64_NEEDS = $(KERNEL_NEEDS) umsi_ctl_riscv_imsic
 
 .PHONY: kernel-riscv64 libumsi-riscv64
 kernel-riscv64: $(RV64_KERNEL)
@@ -56,11 +75,6 @@ $(RV64_LIB): $(RV64_CORE_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(RV64_KLIB): $(filter $(RV64_OUT)/core/src/lib/%,$(RV64_CORE_OBJS))
-	@mkdir -p $(dir $@)
-	rm -f $@
-	$(AR) rcs $@ $^
-
 $(filter %.o,$(RV64_SRCS:%.c=$(RV64_OUT)/%.o)): $(RV64_OUT)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(RV64_CC) $(RV64_KCFLAGS) -MMD -MP -c $< -o $@
@@ -69,10 +83,19 @@ $(RV64_ASMS:%.S=$(RV64_OUT)/%.o): $(RV64_OUT)/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(RV64_CC) $(RV64_KCFLAGS) -MMD -MP -c $< -o $@
 
-$(RV64_KERNEL): $(RV64_OBJS) $(RV64_KLIB) kernel/arch/riscv64/kernel.ld
+$(RV64_KERNEL): $(RV64_OBJS) $(RV64_LIB) kernel/arch/riscv64/kernel.ld
+	@defined=$$(llvm-nm -g --defined-only $(RV64_LIB) 2>/dev/null || \
+		nm -g --defined-only $(RV64_LIB) 2>/dev/null); \
+	defined=$$(echo "$$defined" | awk '{print $$3}'); \
+	glue="$(RV64_GLUE_OBJS)"; \
+	for s in $(RV64_NEEDS); do \
+		echo "$$defined" | grep -qx "$$s" || { glue="$(RV64_STUB_OBJS)"; \
+		echo "kernel-riscv64: $(RV64_LIB) lacks $$s; linking the uMSI stub"; break; }; \
+	done; \
+	echo "$(RV64_LD) ... -o $@ ($$glue)"; \
 	$(RV64_LD) -m elf64lriscv -nostdlib -static -z max-page-size=4096 \
-		-T kernel/arch/riscv64/kernel.ld -o $@ $(RV64_OBJS) \
-		$(RV64_KLIB)
+		-T kernel/arch/riscv64/kernel.ld -o $@ $(RV64_BASE_OBJS) \
+		$$glue $(RV64_LIB)
 
 # Part of `make` only where the toolchain can build it, so a machine
 # without clang's RISC-V back end or ld.lld still builds everything else

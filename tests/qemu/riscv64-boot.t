@@ -14,6 +14,9 @@
 # message's address (the file) and data (the identity) are seen as the
 # device model sent them, not as the kernel reports them.
 #
+# The kernel runs its raw probe (umsi.msiprobe) and leaves the library
+# out (umsi.nolib); tests/qemu/riscv64-umsi.t runs it with uMSI.
+#
 # Boots -smp 1, 4 and 5 with edu behind a pcie-root-port, -smp 2 with edu
 # on the root bus and another behind a root port and a pcie-pci-bridge
 # (two bridge levels), -smp 4 with the secondaries entering at _start
@@ -56,7 +59,7 @@ sub boot {
 		   '-machine', $o{machine} // 'virt,aia=aplic-imsic',
 		   '-m', '256', '-smp', $o{smp}, '-nographic', '-no-reboot',
 		   '-bios', 'default', '-kernel', $KERNEL,
-		   '-append', $o{append} // 'umsi.test',
+		   '-append', 'umsi.msiprobe umsi.nolib ' . ($o{append} // ''),
 		   '-trace', 'memory_region_ops_write', '-D', "$dir/trace.log",
 		   @{$o{devices} // []});
 	my $out = "$dir/serial.log";

@@ -13,8 +13,10 @@
 #include "sbi.h"
 
 /* 16550 registers (index << reg-shift) and LSR bits. */
+#define UART_RBR	0
 #define UART_THR	0
 #define UART_LSR	5
+#define UART_LSR_DR	0x01
 #define UART_LSR_THRE	0x20
 
 /* sifive,test0 finisher (QEMU hw/misc/sifive_test.c). */
@@ -46,7 +48,7 @@ static void console_putc(char c)
 	mmio_write8(uart_base + (UART_THR << uart_shift), (uint8_t)c);
 }
 
-static void console_write(const char *s, size_t n)
+static void console_write_n(const char *s, size_t n)
 {
 	for (; n; n--, s++) {
 		if (*s == '\n')
@@ -57,7 +59,7 @@ static void console_write(const char *s, size_t n)
 
 void kputs_raw(const char *s)
 {
-	console_write(s, strlen(s));
+	console_write_n(s, strlen(s));
 }
 
 void kprintf(const char *fmt, ...)
@@ -74,7 +76,18 @@ void kprintf(const char *fmt, ...)
 		n = sizeof(buf) - 1;
 	flags = local_irq_save();
 	spin_lock(&console_lock);
-	console_write(buf, (size_t)n);
+	console_write_n(buf, (size_t)n);
+	spin_unlock(&console_lock);
+	local_irq_restore(flags);
+}
+
+/* Write a whole string, however long, without interleaving. */
+void console_write(const char *s)
+{
+	unsigned long flags = local_irq_save();
+
+	spin_lock(&console_lock);
+	console_write_n(s, strlen(s));
 	spin_unlock(&console_lock);
 	local_irq_restore(flags);
 }
@@ -92,6 +105,12 @@ void rv_exit(int code)
 	sbi_shutdown(code != RV_EXIT_PASS);
 	for (;;)
 		wfi();
+}
+
+/* kernel.h's verdicts: QEMU exits with (code << 1) | 1, as on x86. */
+void kernel_exit(uint8_t code)
+{
+	rv_exit(((int)code << 1) | 1);
 }
 
 void panic(const char *fmt, ...)
@@ -123,4 +142,35 @@ void udelay(uint64_t us)
 
 	while (rv_time_us() < end)
 		cpu_relax();
+}
+
+/* Nanoseconds on the time CSR, without overflow for centuries. */
+uint64_t clock_ns(void)
+{
+	uint64_t hz = rv_plat.timebase_hz ? rv_plat.timebase_hz : 10000000;
+	uint64_t t = rdtime();
+
+	return t / hz * 1000000000ull + t % hz * 1000000000ull / hz;
+}
+
+/*
+ * umsi.steps (kernel.h): the key is a byte on the console's input (the
+ * harness writes one to QEMU's serial), polled.
+ */
+bool arch_key_pressed(void)
+{
+	return uart_base &&
+	       (mmio_read8(uart_base + (UART_LSR << uart_shift)) & UART_LSR_DR);
+}
+
+void arch_key_drain(uint64_t quiet_us)
+{
+	uint64_t end = rv_time_us() + quiet_us;
+
+	while (rv_time_us() < end) {
+		if (arch_key_pressed()) {
+			(void)mmio_read8(uart_base + (UART_RBR << uart_shift));
+			end = rv_time_us() + quiet_us;
+		}
+	}
 }

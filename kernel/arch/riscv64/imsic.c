@@ -74,6 +74,50 @@ bool imsic_local_init(uint32_t num_ids)
 	return ok;
 }
 
+/*
+ * Every identity 1..@num_ids of this hart's file enabled (eie bits; bit 0
+ * of eie0, identity 0, is read-only zero): uMSI hands identities out and
+ * takes them back without touching eie, so all of them stay enabled and
+ * a message arrives as soon as a source sends it.
+ */
+void imsic_local_enable_all(uint32_t num_ids)
+{
+	unsigned long flags = local_irq_save();
+	uint32_t i;
+
+	if (num_ids > IMSIC_MAX_IDS)
+		num_ids = IMSIC_MAX_IDS;
+	for (i = 0; i <= num_ids; i += 64) {
+		uint32_t last = num_ids - i < 63 ? num_ids - i : 63;
+		unsigned long bits = last == 63 ? ~0ul : (2ul << last) - 1;
+
+		imsic_write(imsic_reg(IMSIC_EIE0, i), bits);
+	}
+	local_irq_restore(flags);
+}
+
+/*
+ * The host's ctl_read/ctl_write (umsi/host.h): indirect register @reg of
+ * this hart's file, the select and the access one step with interrupts
+ * off (siselect is shared with the trap path).
+ */
+unsigned long imsic_reg_read(unsigned long reg)
+{
+	unsigned long flags = local_irq_save();
+	unsigned long v = imsic_read(reg);
+
+	local_irq_restore(flags);
+	return v;
+}
+
+void imsic_reg_write(unsigned long reg, unsigned long v)
+{
+	unsigned long flags = local_irq_save();
+
+	imsic_write(reg, v);
+	local_irq_restore(flags);
+}
+
 void imsic_local_enable(uint32_t identity)
 {
 	unsigned long flags = local_irq_save();
@@ -100,10 +144,15 @@ uint32_t imsic_claim(void)
 	return (uint32_t)(v >> IMSIC_TOPEI_ID_SHIFT) & IMSIC_TOPEI_ID_MASK;
 }
 
+volatile bool rv_probe_active;
+
 /*
- * The supervisor external interrupt: claim until nothing is left. The
- * handler only records (the MSI probe on another hart reads the record
- * and prints), so it takes no lock.
+ * The supervisor external interrupt: claim through stopei until nothing
+ * is left, and give each identity to uMSI (umsi_dispatch through the
+ * glue's hook: the IMSIC back end has no end of interrupt, the claim was
+ * it). Before uMSI is set up, and while the MSI probe runs, the handler
+ * only records (the probe on another hart reads the record and prints),
+ * so it takes no lock.
  */
 void imsic_handle(void)
 {
@@ -114,6 +163,8 @@ void imsic_handle(void)
 		c->last_identity = id;
 		__atomic_fetch_add(&c->claims, 1, __ATOMIC_RELEASE);
 		n++;
+		if (irq_dispatch_hook && !rv_probe_active)
+			irq_dispatch_hook(c->cpu, id);
 	}
 	if (!n)
 		c->spurious++;

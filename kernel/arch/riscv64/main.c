@@ -1,14 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * main.c - the riscv64 kernel's boot sequence: device tree, console,
- * harts, PCI, the MSI probe, the verdict.
+ * command line, heap, harts, PCI (bus numbers and BARs assigned by
+ * ecam.c, then the shared kernel/pci.c reads the result), the raw MSI
+ * probe (umsi.msiprobe), uMSI (the shared glue and drivers), the ready
+ * line, the verdict.
  *
- * Output is for people and for tests/qemu/riscv64-boot.t: plain lines,
- * and UMSI {...} JSON lines for what the test checks (kernel/README.md,
- * Output).
+ * Output is for people and for tests/qemu/riscv64-*.t: plain lines, and
+ * UMSI {...} JSON lines for what the tests check (kernel/README.md,
+ * Output; kernel/arch/riscv64/README.md).
  */
 #include "ecam.h"
 #include "rv.h"
+#include "pci.h"
+#include "smp.h"
+#include "umsi_glue.h"
+
+extern char __kernel_end[];
 
 /* QEMU's device tree is at most 1 MiB (hw/riscv/virt.c FDT_MAX_SIZE). */
 #define RV_FDT_MAX		(2u << 20)
@@ -88,7 +96,7 @@ static void main_report_platform(void)
 		"true" : "false");
 }
 
-static void main_report_ready(uint32_t boot_hartid)
+static void main_report_ready(uint32_t boot_hartid, bool umsi)
 {
 	char cpus[1536];
 	size_t n = 0;
@@ -99,18 +107,59 @@ static void main_report_ready(uint32_t boot_hartid)
 		n += (size_t)ksnprintf(cpus + n, sizeof(cpus) - n,
 			"%s{\"cpu\":%u,\"hart\":%u,\"online\":%s,\"file\":\"0x%lx\","
 			"\"imsic\":%s}", i ? "," : "", i, rv_cpus[i].hartid,
-			rv_cpus[i].up ? "true" : "false",
+			smp_cpu_online(i) ? "true" : "false",
 			(unsigned long)rv_cpus[i].imsic_file,
 			rv_cpus[i].imsic_ok ? "true" : "false");
-	kprintf("UMSI {\"event\":\"ready\",\"arch\":\"riscv64\",\"boot_hart\":%u,"
-		"\"cpus\":[%s]}\n", boot_hartid, cpus);
+	kprintf("UMSI {\"event\":\"ready\",\"arch\":\"" KARCH_NAME "\","
+		"\"boot_hart\":%u,\"cpus\":[%s],\"imsic\":\"0x%lx\","
+		"\"num_ids\":%u,\"umsi\":%s,\"allocated\":%u}\n", boot_hartid,
+		cpus, (unsigned long)rv_plat.imsic.base, rv_plat.imsic.num_ids,
+		umsi ? "true" : "false", umsi_glue_allocated());
+}
+
+/*
+ * The kernel heap: the RAM after the image up to the device tree (QEMU
+ * puts it near the top of RAM; the kernel keeps reading it), or up to the
+ * end of RAM when it lies elsewhere.
+ */
+static void main_heap(const void *dtb)
+{
+	uint64_t start = (uint64_t)(uintptr_t)__kernel_end;
+	uint64_t end = rv_plat.mem_base + rv_plat.mem_size;
+	uint64_t fdt = (uint64_t)(uintptr_t)dtb;
+
+	if (fdt > start && fdt < end)
+		end = fdt & ~0xfffull;
+	mm_init(start, end, end);
+	kprintf("heap: 0x%lx-0x%lx\n", (unsigned long)start,
+		(unsigned long)end);
+}
+
+/*
+ * The boot CPU after set-up with umsi.hold: wait for interrupts and serve
+ * the live events queued by handlers (hot plug, surprise removal) in
+ * process context. The check and the wait are one step: wfi wakes on a
+ * pending interrupt with sstatus.SIE off, which is then taken.
+ */
+static __attribute__((noreturn)) void main_work_loop(void)
+{
+	for (;;) {
+		local_irq_disable();
+		if (!umsi_glue_work_pending()) {
+			wfi();
+			local_irq_enable();
+			continue;
+		}
+		local_irq_enable();
+		umsi_glue_work();
+	}
 }
 
 void rv_main(unsigned long hartid, const void *dtb)
 {
 	unsigned int i, up = 0;
 	int err, failed;
-	bool ok;
+	bool ok, have_pci = false, ran_umsi = false;
 
 	/* Until the UART is known, the SBI console prints. */
 	err = fdt_init(&rv_fdt, dtb, RV_FDT_MAX);
@@ -124,19 +173,46 @@ void rv_main(unsigned long hartid, const void *dtb)
 		"(%u bytes)\n", hartid, dtb, rv_fdt.size);
 	main_report_platform();
 
+	cmdline_set(rv_plat.bootargs);
+	main_heap(dtb);
+
 	smp_boot((uint32_t)hartid, main_has_arg(rv_plat.bootargs,
 						"umsi.riscv_stray"), dtb);
 	for (i = 0; i < rv_ncpus; i++)
 		up += rv_cpus[i].up ? 1 : 0;
-	main_report_ready((uint32_t)hartid);
 
 	ok = up == rv_ncpus;
 	if (ecam_enumerate(&rv_ecam, &rv_plat) == 0) {
-		failed = rv_msi_probe(&rv_ecam);
-		if (failed > 0)
-			ok = false;
+		if (cmdline_flag("umsi.msiprobe")) {
+			rv_probe_active = true;
+			failed = rv_msi_probe(&rv_ecam);
+			rv_probe_active = false;
+			if (failed > 0)
+				ok = false;
+		}
+		/* The shared PCI code reads what ecam.c assigned. */
+		pci_set_ecam(rv_plat.pci.ecam_base, (uint8_t)rv_plat.pci.bus_start,
+			     (uint8_t)rv_plat.pci.bus_end);
+		pci_enumerate();
+		pci_judge_fresh();
+		pci_resources_init();
+		for (i = 0; i < pci_ndevs; i++)
+			if (pci_devs[i].present)
+				pci_print(&pci_devs[i]);
+		have_pci = true;
 	} else {
 		kprintf("pci: no pci-host-ecam-generic node\n");
+	}
+	if (have_pci && !cmdline_flag("umsi.nolib")) {
+		umsi_glue_run();
+		ran_umsi = true;
+		if (umsi_glue_failed())
+			ok = false;
+	}
+	main_report_ready((uint32_t)hartid, ran_umsi);
+	if (cmdline_flag("umsi.hold")) {
+		kprintf("umsi-kernel: holding (umsi.hold)\n");
+		main_work_loop();
 	}
 	for (i = 0; i < rv_ncpus; i++)
 		if (rv_cpus[i].spurious)

@@ -178,30 +178,4 @@ static inline void mmio_write32(uint64_t addr, uint32_t v)
 	*(volatile uint32_t *)(uintptr_t)addr = v;
 }
 
-/* A test-and-set lock (the A extension's amoswap with acquire/release). */
-struct spinlock {
-	volatile uint32_t locked;
-};
-
-static inline void spin_lock(struct spinlock *l)
-{
-	uint32_t old;
-
-	for (;;) {
-		__asm__ volatile("amoswap.w.aq %0, %1, (%2)"
-				 : "=r"(old) : "r"(1u), "r"(&l->locked)
-				 : "memory");
-		if (!old)
-			return;
-		while (l->locked)
-			cpu_relax();
-	}
-}
-
-static inline void spin_unlock(struct spinlock *l)
-{
-	__asm__ volatile("amoswap.w.rl zero, zero, (%0)"
-			 : : "r"(&l->locked) : "memory");
-}
-
 #endif /* RISCV64_RISCV_H */

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klib.h"
+#include "kernel.h"
 #include "platform.h"
 #include "riscv.h"
 
@@ -27,7 +27,7 @@
 
 struct rv_cpu {
 	uint64_t stack_top;		/* first: start.S loads it */
-	uint32_t cpu;
+	uint32_t cpu;			/* at RV_CPU_NUMBER_OFFSET (karch.h) */
 	uint32_t hartid;
 	uint64_t imsic_file;
 	volatile uint32_t up;		/* set by the CPU once it runs */
@@ -35,6 +35,12 @@ struct rv_cpu {
 	volatile uint32_t claims;	/* identities claimed through stopei */
 	volatile uint32_t last_identity;
 	volatile uint32_t spurious;	/* traps with nothing to claim */
+	volatile uint32_t park;		/* smp_cpu_park() asks it to stop */
+	/* Cross-call mailbox (smp.c: smp_cross_call). */
+	void (*volatile xcall_fn)(void *);
+	void *volatile xcall_arg;
+	volatile uint32_t xcall_done;
+	volatile uint64_t soft_irqs;	/* supervisor software interrupts */
 };
 
 extern struct rv_platform rv_plat;
@@ -64,6 +70,11 @@ void rv_trap_init(void);
 
 /* imsic.c */
 bool imsic_local_init(uint32_t num_ids);
+void imsic_local_enable_all(uint32_t num_ids);
+unsigned long imsic_reg_read(unsigned long reg);
+void imsic_reg_write(unsigned long reg, unsigned long v);
+/* The MSI probe (msiprobe.c) owns the claims while this is set. */
+extern volatile bool rv_probe_active;
 void imsic_local_enable(uint32_t identity);
 void imsic_local_disable(uint32_t identity);
 uint32_t imsic_claim(void);
@@ -72,6 +83,7 @@ void imsic_handle(void);
 /* smp.c */
 void smp_boot(uint32_t boot_hartid, bool via_start, const void *dtb);
 void rv_cpu_irq_setup(void);
+void smp_soft_interrupt(void);	/* trap.c: cross-calls and wake-ups */
 
 /* msiprobe.c */
 struct ecam;

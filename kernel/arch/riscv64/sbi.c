@@ -46,6 +46,17 @@ long sbi_hart_status(unsigned long hartid)
 	return r.error ? r.error : r.value;
 }
 
+long sbi_hart_stop(void)
+{
+	return sbi_call(SBI_EXT_HSM, SBI_HSM_HART_STOP, 0, 0, 0).error;
+}
+
+/* hart_mask bit 0 with hart_mask_base = the hart: just that one. */
+long sbi_send_ipi_hart(unsigned long hartid)
+{
+	return sbi_call(SBI_EXT_IPI, 0, 1, hartid, 0).error;
+}
+
 void sbi_legacy_putchar(char c)
 {
 	/* Legacy extensions take no function ID (SBI spec 5). */

@@ -12,10 +12,12 @@
 #define SBI_EXT_LEGACY_PUTCHAR	0x01
 #define SBI_EXT_BASE		0x10
 #define SBI_EXT_HSM		0x48534d	/* "HSM" */
+#define SBI_EXT_IPI		0x735049	/* "sPI" */
 #define SBI_EXT_SRST		0x53525354	/* "SRST" */
 
 #define SBI_BASE_PROBE_EXT	3
 #define SBI_HSM_HART_START	0
+#define SBI_HSM_HART_STOP	1
 #define SBI_HSM_HART_STATUS	2
 #define SBI_SRST_RESET		0
 
@@ -52,6 +54,10 @@ long sbi_probe_extension(unsigned long ext);
 long sbi_hart_start(unsigned long hartid, unsigned long start,
 		    unsigned long opaque);
 long sbi_hart_status(unsigned long hartid);
+/* Stop the calling hart (returns only on failure, with the error). */
+long sbi_hart_stop(void);
+/* A supervisor software interrupt (sip.SSIP) on hart @hartid (SBI 6.1). */
+long sbi_send_ipi_hart(unsigned long hartid);
 void sbi_legacy_putchar(char c);
 void sbi_shutdown(int failure);
 

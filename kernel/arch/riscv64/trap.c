@@ -6,6 +6,9 @@
  */
 #include "rv.h"
 
+/* The uMSI dispatcher, set by the glue (kernel.h). */
+void (*irq_dispatch_hook)(uint32_t cpu, uint32_t id);
+
 struct rv_frame {
 	uint64_t x[32];			/* x[2] is the interrupted sp */
 	uint64_t sepc;
@@ -56,6 +59,10 @@ void rv_trap(struct rv_frame *f)
 	}
 	if (code == IRQ_S_EXT) {
 		imsic_handle();
+		return;
+	}
+	if (code == IRQ_S_SOFT) {
+		smp_soft_interrupt();
 		return;
 	}
 	/*

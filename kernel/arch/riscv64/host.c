@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host.c - the uMSI host interface (include/umsi/host.h) on the riscv64
+ * kernel, with the RISC-V IMSIC back end (umsi_ctl_riscv_imsic).
+ *
+ *  - configuration space: ECAM, through the shared kernel/pci.c;
+ *  - MMIO: the kernel runs with satp = 0, so physical addresses are the
+ *    virtual ones (the machine's PMAs make device ranges uncached); the
+ *    accessors fence as Linux's readl/writel do;
+ *  - locks: test-and-set spinlocks that save and clear sstatus.SIE;
+ *  - memory: the kernel heap (kernel/heap.c: bump pointer and free lists
+ *    over the RAM after the image, below the device tree);
+ *  - clock: the time CSR at the device tree's timebase-frequency;
+ *  - CPUs: device-tree order, hwid = hart ID; cross-calls by SBI IPI
+ *    (smp.c);
+ *  - ctl_read/ctl_write(reg): the current hart's S-level interrupt file,
+ *    csrw siselect, reg; csrr/csrw sireg (imsic.c).
+ * No INTx (the APLIC's wired inputs are not used) and no remapping.
+ */
+#include <umsi/ctl.h>
+#include <umsi/host.h>
+#include <umsi/irq.h>
+
+#include "rv.h"
+#include "host.h"
+#include "pci.h"
+#include "smp.h"
+
+static bool log_debug;
+
+static int h_cfg_read(void *host, umsi_bdf_t bdf, uint16_t off, uint8_t width,
+		      uint32_t *val)
+{
+	(void)host;
+	*val = pci_cfg_read(bdf, off, width);
+	return 0;
+}
+
+static int h_cfg_write(void *host, umsi_bdf_t bdf, uint16_t off,
+		       uint8_t width, uint32_t val)
+{
+	(void)host;
+	pci_cfg_write(bdf, off, width, val);
+	return 0;
+}
+
+static int h_mmio_map(void *host, uint64_t phys, uint64_t len, void **virt)
+{
+	(void)host;
+	*virt = mm_map_mmio(phys, len);
+	return 0;
+}
+
+static void h_mmio_unmap(void *host, void *virt, uint64_t len)
+{
+	(void)host;
+	(void)virt;
+	(void)len;
+}
+
+static uint32_t h_mmio_read32(void *host, volatile void *addr)
+{
+	(void)host;
+	return mmio_read32((uint64_t)(uintptr_t)addr);
+}
+
+static void h_mmio_write32(void *host, volatile void *addr, uint32_t val)
+{
+	(void)host;
+	mmio_write32((uint64_t)(uintptr_t)addr, val);
+}
+
+static void *h_lock_create(void *host)
+{
+	(void)host;
+	return kalloc(sizeof(struct spinlock));
+}
+
+static void h_lock_destroy(void *host, void *lock)
+{
+	(void)host;
+	kfree(lock, sizeof(struct spinlock));
+}
+
+static umsi_irqflags_t h_lock_acquire(void *host, void *lock)
+{
+	(void)host;
+	return spin_lock_irqsave(lock);
+}
+
+static void h_lock_release(void *host, void *lock, umsi_irqflags_t flags)
+{
+	(void)host;
+	spin_unlock_irqrestore(lock, flags);
+}
+
+static void *h_alloc(void *host, size_t size)
+{
+	(void)host;
+	return kalloc(size);
+}
+
+static void h_free(void *host, void *ptr, size_t size)
+{
+	(void)host;
+	kfree(ptr, size);
+}
+
+static void h_log(void *host, enum umsi_log_level level, const char *msg)
+{
+	static const char *const names[] = { "error", "warn", "info", "debug" };
+
+	(void)host;
+	if (level == UMSI_LOG_DEBUG && !log_debug)
+		return;
+	kprintf("umsi %s: %s\n", names[level & 3], msg);
+}
+
+static uint64_t h_clock_ns(void *host)
+{
+	(void)host;
+	return clock_ns();
+}
+
+static uint32_t h_current_cpu(void *host)
+{
+	(void)host;
+	return this_cpu_id();
+}
+
+static uint32_t h_cpu_count(void *host)
+{
+	(void)host;
+	return smp_ncpus;
+}
+
+static int h_cpu_hwid(void *host, uint32_t cpu, uint32_t *hartid)
+{
+	(void)host;
+	if (cpu >= smp_ncpus)
+		return -UMSI_EINVAL;
+	*hartid = smp_cpu_hwid(cpu);
+	return 0;
+}
+
+static bool h_cpu_is_online(void *host, uint32_t cpu)
+{
+	(void)host;
+	return smp_cpu_online(cpu);
+}
+
+/* MSI needs the S-level IMSIC as the host bridge's msi-parent. */
+static uint32_t h_platform_flags(void *host)
+{
+	(void)host;
+	if (!rv_plat.imsic.present || rv_plat.pci.msi_parent != rv_plat.imsic.phandle)
+		return UMSI_PLAT_NO_MSI;
+	return 0;
+}
+
+static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
+			void *arg)
+{
+	(void)host;
+	return smp_cross_call(cpu, fn, arg) ? -UMSI_EINVAL : 0;
+}
+
+static uint64_t h_ctl_read(void *host, uint32_t reg)
+{
+	(void)host;
+	return imsic_reg_read(reg);
+}
+
+static void h_ctl_write(void *host, uint32_t reg, uint64_t val)
+{
+	(void)host;
+	imsic_reg_write(reg, val);
+}
+
+const struct umsi_host_ops kernel_host_ops = {
+	.cfg_read = h_cfg_read,
+	.cfg_write = h_cfg_write,
+	.mmio_map = h_mmio_map,
+	.mmio_unmap = h_mmio_unmap,
+	.mmio_read32 = h_mmio_read32,
+	.mmio_write32 = h_mmio_write32,
+	.lock_create = h_lock_create,
+	.lock_destroy = h_lock_destroy,
+	.lock_acquire = h_lock_acquire,
+	.lock_release = h_lock_release,
+	.alloc = h_alloc,
+	.free = h_free,
+	.log = h_log,
+	.clock_ns = h_clock_ns,
+	.current_cpu = h_current_cpu,
+	.cpu_count = h_cpu_count,
+	.cpu_hwid = h_cpu_hwid,
+	.cpu_is_online = h_cpu_is_online,
+	.platform_flags = h_platform_flags,
+	.run_on_cpu = h_run_on_cpu,
+	.ctl_read = h_ctl_read,
+	.ctl_write = h_ctl_write,
+};
+
+/*
+ * The IMSIC back end: riscv,num-ids, and for each CPU number the
+ * physical address of its hart's S-level file (0 for a hart without).
+ * Every identity is uMSI's: cross-calls go by SBI IPI.
+ */
+static uint64_t imsic_files[RV_MAX_HARTS];
+static struct umsi_imsic_config imsic_cfg;
+
+void arch_umsi_config(struct umsi_config *cfg)
+{
+	for (unsigned int i = 0; i < rv_ncpus; i++)
+		imsic_files[i] = rv_cpus[i].imsic_file;
+	imsic_cfg.num_ids = rv_plat.imsic.num_ids;
+	imsic_cfg.first_id = 0;
+	imsic_cfg.nr_files = rv_ncpus;
+	imsic_cfg.file_addr = imsic_files;
+	cfg->ctl = &umsi_ctl_riscv_imsic;
+	cfg->ctl_config = &imsic_cfg;
+}
+
+void host_set_debug(bool on)
+{
+	log_debug = on;
+}
