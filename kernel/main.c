@@ -64,7 +64,8 @@ static void print_ready(void)
 	size_t len = 0;
 
 	len += (size_t)ksnprintf(line + len, sizeof(line) - len,
-				 "UMSI {\"event\":\"ready\",\"cpus\":[");
+				 "UMSI {\"event\":\"ready\",\"arch\":\"" KARCH_NAME
+				 "\",\"cpus\":[");
 	for (uint32_t cpu = 0; cpu < smp_ncpus && len < sizeof(line); cpu++)
 		len += (size_t)ksnprintf(line + len, sizeof(line) - len,
 					 "%s{\"cpu\":%u,\"apic_id\":%u,\"online\":%s}",

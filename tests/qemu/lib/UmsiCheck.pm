@@ -9,6 +9,15 @@
 #   - the MSI-X table with `xp` over the BAR the capability names;
 #   - IO-APIC redirection entries from `info pic` (for INTx lines).
 #
+# Messages are decoded by architecture, told by the kernel's ready line:
+#   - x86-64: address 0xfeeXXXXX with the destination APIC ID in bits
+#     19:12 (and 11:5, extended), vector in data bits 7:0; the line names
+#     the CPU by "apic_id";
+#   - riscv64 (AIA IMSIC): the address is a hart's S-level interrupt file,
+#     one of the "file" addresses of the ready line, and the data the
+#     identity; the line names the CPU by "hart". The ECAM window is the
+#     `pcie-ecam` alias of QEMU virt.
+#
 #   my $hw = UmsiCheck::snapshot($mon, $serial_text);   # in the callback
 #   my @results = UmsiCheck::check($hw, $run_result);   # [ok, name, diag]
 package UmsiCheck;
@@ -29,8 +38,27 @@ sub parse_bdf {
 sub ecam_base {
 	my ($mon) = @_;
 	my $mt = $mon->cmd('info mtree');
-	my ($a) = $mt =~ /([0-9a-f]+)-[0-9a-f]+ \(prio [-\d]+, i\/o\): pcie-mmcfg-mmio/;
+	# QEMU virt (riscv64, arm64) maps the window through an alias.
+	my ($a) = $mt =~ /([0-9a-f]+)-[0-9a-f]+ \(prio [-\d]+, i\/o\): alias pcie-ecam \@pcie-mmcfg-mmio/;
+	($a) = $mt =~ /([0-9a-f]+)-[0-9a-f]+ \(prio [-\d]+, i\/o\): pcie-mmcfg-mmio/
+		unless defined $a;
 	return defined $a ? hex($a) : undef;
+}
+
+# The architecture and, on riscv64, each hart's interrupt file, from the
+# kernel's ready line in @text.
+sub arch_of {
+	my ($text) = @_;
+	my ($line) = $text =~ /^UMSI (\{"event":"ready".*\})\s*$/m;
+	my $ready = $line ? eval { decode_json($line) } : undef;
+	my $arch = ($ready && $ready->{arch}) // 'x86_64';
+	my %files;
+	if ($arch eq 'riscv64') {
+		for my $c (@{$ready->{cpus} // []}) {
+			$files{hex($c->{file})} = $c->{hart} if $c->{file} && hex($c->{file});
+		}
+	}
+	return ($arch, \%files);
 }
 
 sub b8 { my ($w, $o) = @_; return ($w->[$o >> 2] >> (8 * ($o & 3))) & 0xff; }
@@ -118,7 +146,9 @@ sub snapshot {
 		next unless @w == 64;
 		$fn{$bdf} = decode_function($mon, \@w);
 	}
-	return { ecam => $ecam, functions => \%fn, ioapic => ioapic_entries($mon) };
+	my ($arch, $files) = arch_of($text);
+	return { ecam => $ecam, functions => \%fn, arch => $arch, files => $files,
+		 ioapic => $arch eq 'x86_64' ? ioapic_entries($mon) : {} };
 }
 
 # IO-APIC redirection entries from `info pic` ("pin N 0x<64-bit entry>"),
@@ -136,15 +166,36 @@ sub ioapic_entries {
 	return \%e;
 }
 
+# The architecture the messages are decoded for (set by check()).
+our $HW = {};
+
+sub riscv { return ($HW->{arch} // '') eq 'riscv64'; }
+
 sub msg_dest {
 	my ($addr) = @_;
+	return $HW->{files}{$addr} // -1 if riscv();
 	return (($addr >> 12) & 0xff) | ((($addr >> 5) & 0x7f) << 8);
 }
 
 sub msg_ok {
 	my ($addr) = @_;
+	return defined $HW->{files}{$addr} if riscv();
 	return ($addr & 0xfff00000) == 0xfee00000 && $addr < 2**32;
 }
+
+# The vector (x86) or identity (IMSIC) a message's data delivers.
+sub msg_vector {
+	my ($data) = @_;
+	return riscv() ? $data : $data & 0xff;
+}
+
+# The line's name for the CPU a vector targets.
+sub line_hwid {
+	my ($v) = @_;
+	return riscv() ? ($v->{hart} // -1) : ($v->{apic_id} // -1);
+}
+
+sub hwid_key { return riscv() ? 'hart' : 'apic_id'; }
 
 # Check one UMSI device line against the hardware. Returns a list of
 # problems (empty when all agree) and adds the pairs it sees to $pairs.
@@ -182,12 +233,12 @@ sub check_device {
 			$listed{$v->{index}} = 1;
 			push @bad, sprintf('entry %d address 0x%x not an interrupt message',
 					   $v->{index}, $e->{addr}) unless msg_ok($e->{addr});
-			push @bad, sprintf('entry %d dest %d, line says apic_id %d',
-					   $v->{index}, msg_dest($e->{addr}), $v->{apic_id})
-				if msg_dest($e->{addr}) != $v->{apic_id};
+			push @bad, sprintf('entry %d dest %d, line says %s %d',
+					   $v->{index}, msg_dest($e->{addr}), hwid_key(), line_hwid($v))
+				if msg_dest($e->{addr}) != line_hwid($v);
 			push @bad, sprintf('entry %d vector %d, line says %d',
-					   $v->{index}, $e->{data} & 0xff, $v->{vector})
-				if ($e->{data} & 0xff) != $v->{vector};
+					   $v->{index}, msg_vector($e->{data}), $v->{vector})
+				if msg_vector($e->{data}) != $v->{vector};
 			# A managed IRQ shut down (its CPUs offline) must be masked
 			# and its old vector is free for others; one disabled by
 			# storm detection must be masked too.
@@ -200,7 +251,7 @@ sub check_device {
 			} else {
 				push @bad, "entry $v->{index} masked" if $e->{masked};
 			}
-			push @{$pairs->{msg_dest($e->{addr}) . '/' . ($e->{data} & 0xff)}},
+			push @{$pairs->{msg_dest($e->{addr}) . '/' . msg_vector($e->{data})}},
 				"$d->{bdf}#$v->{index}";
 		}
 		for my $i (0 .. $#{$x->{entries}}) {
@@ -217,7 +268,7 @@ sub check_device {
 		push @bad, "multiple message enable $block, line says reserved $d->{reserved}"
 			if ($d->{reserved} // -1) != $block;
 		push @bad, "MME $m->{mme} above MMC $m->{mmc}" if $m->{mme} > $m->{mmc};
-		my $base = $m->{data} & 0xff;
+		my $base = msg_vector($m->{data});
 		push @bad, sprintf('data vector 0x%x not aligned to %d', $base, $block)
 			if $base % $block;
 		push @bad, sprintf('address 0x%x not an interrupt message', $m->{addr})
@@ -225,9 +276,9 @@ sub check_device {
 		push @bad, sprintf('%d vectors listed, block holds %d', scalar @vecs, $block)
 			if @vecs > $block;
 		for my $v (@vecs) {
-			push @bad, sprintf('message %d dest %d, line says apic_id %d',
-					   $v->{index}, msg_dest($m->{addr}), $v->{apic_id})
-				if msg_dest($m->{addr}) != $v->{apic_id};
+			push @bad, sprintf('message %d dest %d, line says %s %d',
+					   $v->{index}, msg_dest($m->{addr}), hwid_key(), line_hwid($v))
+				if msg_dest($m->{addr}) != line_hwid($v);
 			push @bad, sprintf('message %d vector %d, line says %d',
 					   $v->{index}, $base + $v->{index}, $v->{vector})
 				if $base + $v->{index} != $v->{vector};
@@ -279,6 +330,7 @@ sub check {
 		return ([0, 'monitor snapshot', $hw ? $hw->{error} : 'none taken']);
 	}
 	my %pairs;
+	local $HW = $hw;
 	for my $d (@{$r->{devices}}) {
 		my $f = $hw->{functions}{lc $d->{bdf}};
 		if (!$f) {
@@ -294,7 +346,8 @@ sub check {
 			    'IO-APIC entries read through info pic', 'none parsed'];
 	}
 	my @dups = grep { @{$pairs{$_}} > 1 } sort keys %pairs;
-	push @res, [!@dups, 'no (APIC ID, vector) pair used twice',
+	push @res, [!@dups, riscv() ? 'no (hart, identity) pair used twice' :
+			    'no (APIC ID, vector) pair used twice',
 		    join('; ', map { "$_: @{$pairs{$_}}" } @dups)];
 	# BARs the kernel printed against configuration space.
 	my @barbad;

@@ -23,6 +23,11 @@
 # runs the callback (results in $r->{steps}, [name, result] pairs) and
 # then presses a key through the monitor (sendkey ret).
 #
+# With arch => 'riscv64' the machine is QEMU virt with the AIA
+# (virt,aia=aplic-imsic), OpenSBI (-bios default) and
+# build/riscv64/umsi-kernel; the kernel ends the run through the
+# sifive,test0 finisher with the same exit statuses.
+#
 # The result: { rc, exit (kernel verdict: 'pass', 'fail', or a reason),
 # serial (text), lines (array), umsi (decoded UMSI JSON objects), ready,
 # accel, cmd }.
@@ -44,13 +49,17 @@ our $BUILD = $ENV{BUILD} // "$ROOT/build";
 $BUILD = "$ROOT/$BUILD" unless $BUILD =~ m{^/};
 our $KERNEL = $ENV{UMSI_KERNEL} // "$BUILD/umsi-kernel";
 our $QEMU = $ENV{QEMU} // 'qemu-system-x86_64';
+our $RV_KERNEL = $ENV{UMSI_RV_KERNEL} // "$BUILD/riscv64/umsi-kernel";
+our $RV_QEMU = $ENV{RV_QEMU} // 'qemu-system-riscv64';
 
 # QEMU's exit status for the kernel's isa-debug-exit values.
 our $EXIT_PASS = (0x10 << 1) | 1;	# 33
 our $EXIT_FAIL = (0x11 << 1) | 1;	# 35
 
 sub have_qemu {
-	return system("command -v $QEMU >/dev/null 2>&1") == 0;
+	my ($arch) = @_;
+	my $q = ($arch // '') eq 'riscv64' ? $RV_QEMU : $QEMU;
+	return system("command -v $q >/dev/null 2>&1") == 0;
 }
 
 sub verdict {
@@ -64,6 +73,13 @@ sub verdict {
 
 sub qemu_cmd {
 	my (%o) = @_;
+	if (($o{arch} // '') eq 'riscv64') {
+		return ($RV_QEMU, '-machine', $o{machine} // 'virt,aia=aplic-imsic',
+			'-m', $o{mem} // '256M', '-smp', $o{smp} // '1',
+			'-nic', 'none', '-display', 'none', '-no-reboot',
+			'-bios', 'default', '-kernel', $o{kernel} // $RV_KERNEL,
+			@{$o{devices} // []});
+	}
 	my $accel = $o{accel} // 'tcg';
 	my @cmd = ($QEMU, '-machine', $o{machine} // 'q35', '-accel', $accel,
 		   '-m', $o{mem} // '256M', '-smp', $o{smp} // '1',
