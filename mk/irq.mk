@@ -33,3 +33,10 @@ TEST_BINS += $(BUILD)/tests/test_cap
 $(BUILD)/tests/test_cap: tests/unit/test_cap.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(CFLAGS_HOST) -o $@ $< $(LIB) $(LDFLAGS_HOST) -lcmocka
+
+# A back end with a global identity space (as a GICv3 ITS), on a toy host.
+TEST_BINS += $(BUILD)/tests/test_ctl_global
+
+$(BUILD)/tests/test_ctl_global: tests/unit/test_ctl_global.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude $(CFLAGS_HOST) -o $@ $< $(LIB) $(LDFLAGS_HOST) -lcmocka

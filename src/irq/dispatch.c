@@ -101,11 +101,11 @@ int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 	struct umsi_vslot *slot;
 	struct umsi_irq_desc *d;
 
-	if (cpu >= sys->ncpus || id >= sys->nids)
+	if (cpu >= sys->ncpus || id >= sys->id_limit)
 		return 0;
 	c = &sys->cpus[cpu];
 	atomic_fetch_add(&c->dispatch_seq, 1);
-	slot = &c->slot[id];
+	slot = &c->dslot[id];
 	d = atomic_load(&slot->d);
 	if (!d || d == &sys->moved) {
 		/*

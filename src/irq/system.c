@@ -79,6 +79,7 @@ static int system_cpus(struct umsi_system *sys)
 		struct umsi_ctl_cpu cc = { 0 };
 
 		c->slot = sys->slots + (size_t)cpu * sys->nids;
+		c->dslot = ctl->global_space ? sys->slots : c->slot;
 		ret = ctl->cpu_init(sys, cpu, &cc);
 		if (ret)
 			return ret;
@@ -167,6 +168,14 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 		mcfg.ncpus = sys->ncpus;
 	}
 	sys->nids = mcfg.nvec ? mcfg.nvec : UMSI_MATRIX_VECTORS;
+	sys->id_limit = sys->env.ctl->global_space ? sys->ncpus * sys->nids :
+			sys->nids;
+	if (sys->env.ctl->global_space && !sys->env.ctl->retarget) {
+		umsi_log(sys, UMSI_LOG_ERROR, "%s: a global identity space "
+			 "needs a retarget operation", sys->env.ctl->name);
+		ret = -UMSI_EINVAL;
+		goto fail;
+	}
 	sys->eoi_write = sys->env.ctl->eoi_reg ? ops->ctl_write : no_eoi;
 	sys->eoi_reg = sys->env.ctl->eoi_reg;
 	sys->eoi_id_mask = sys->env.ctl->eoi_writes_id ? 0xffffffffu : 0;

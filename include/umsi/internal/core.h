@@ -165,6 +165,12 @@ struct umsi_cpu {
 	 * entries.
 	 */
 	struct umsi_vslot *slot;
+	/*
+	 * What umsi_dispatch() indexes by the identity taken: @slot, or for
+	 * a back end with a global space (umsi_ctl.global_space) the whole
+	 * table, by cpu * nids + local identity.
+	 */
+	struct umsi_vslot *dslot;
 	uint32_t hwid;
 	atomic_bool online;         /* written under the lock */
 	bool reachable;             /* an MSI message can name this CPU */
@@ -179,6 +185,7 @@ struct umsi_system {
 	uint32_t ncpus;
 	uint32_t mask_words;
 	uint32_t nids;              /* identities a CPU has (slot entries) */
+	uint32_t id_limit;          /* identities dispatch accepts */
 	struct umsi_cpu *cpus;
 	/*
 	 * The end of interrupt as one register write (umsi_ctl.eoi_reg):

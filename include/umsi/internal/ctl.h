@@ -121,6 +121,13 @@ struct umsi_ctl_cpu {
  *        interrupt (an IMSIC's claim through stopei ended it). A register
  *        write, not a function, keeps dispatch one indirect call short.
  * @eoi_writes_id: see @eoi_reg.
+ * @global_space: identities are unique across CPUs, not per CPU (a GICv3
+ *        ITS's LPIs): the core still allocates a local identity 0..nvec-1
+ *        of the chosen CPU from @init's space (so CPUs stay balanced) and
+ *        hands the back end (cpu, local); the identity the CPU takes, and
+ *        umsi_dispatch() receives, is cpu * nvec + local, the back end
+ *        adding its own base (LPI 8192 ...) where the hardware needs it.
+ *        Such a controller moves interrupts with @retarget.
  * @max_block: the most messages one multi-message MSI function may get
  *        (a power of two, 1..32); optional, NULL means 32. x86 under
  *        interrupt remapping says 1: each message needs its own remapping
@@ -146,6 +153,7 @@ struct umsi_ctl {
 	int (*resend)(struct umsi_system *sys, uint32_t cpu, uint32_t id);
 	uint32_t eoi_reg;
 	bool eoi_writes_id;
+	bool global_space;
 	uint32_t (*max_block)(struct umsi_system *sys);
 	uint32_t spurious_id;
 };

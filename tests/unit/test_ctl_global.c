@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A controller back end with a global identity space (as a GICv3 ITS's
+ * LPIs are): identities unique across CPUs, interrupts moved by a command
+ * to the controller while the device's message stays. A toy back end on a
+ * minimal host shows the core serves it without knowing it: allocation
+ * balanced over CPUs, global identities unique, dispatch by the global
+ * identity from any CPU, moves through retarget (the chip never rewrites
+ * the message), old identities spurious after a move, and a global space
+ * without a retarget operation refused at creation.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <umsi/internal/core.h>
+
+#define NCPU 4
+#define NVEC 64
+
+/* ---- a minimal host --------------------------------------------------- */
+
+static uint32_t cur_cpu;
+static unsigned eois;
+
+static int h_cfg_read(void *h, umsi_bdf_t b, uint16_t o, uint8_t w, uint32_t *v)
+{
+	(void)h; (void)b; (void)o; (void)w;
+	*v = 0xffffffffu;
+	return 0;
+}
+static int h_cfg_write(void *h, umsi_bdf_t b, uint16_t o, uint8_t w, uint32_t v)
+{
+	(void)h; (void)b; (void)o; (void)w; (void)v;
+	return 0;
+}
+static int h_map(void *h, uint64_t p, uint64_t l, void **v)
+{
+	(void)h; (void)p; (void)l; (void)v;
+	return -UMSI_ENOMEM;
+}
+static void h_unmap(void *h, void *v, uint64_t l) { (void)h; (void)v; (void)l; }
+static void *h_lock_create(void *h) { (void)h; return malloc(1); }
+static void h_lock_destroy(void *h, void *l) { (void)h; free(l); }
+static umsi_irqflags_t h_lock(void *h, void *l) { (void)h; (void)l; return 0; }
+static void h_unlock(void *h, void *l, umsi_irqflags_t f) { (void)h; (void)l; (void)f; }
+static void *h_alloc(void *h, size_t s) { (void)h; return malloc(s); }
+static void h_free(void *h, void *p, size_t s) { (void)h; (void)s; free(p); }
+static uint64_t h_clock(void *h) { (void)h; return 1; }
+static uint32_t h_cur(void *h) { (void)h; return cur_cpu; }
+static uint32_t h_count(void *h) { (void)h; return NCPU; }
+static int h_hwid(void *h, uint32_t c, uint32_t *id) { (void)h; *id = 0x100 + c; return 0; }
+static bool h_online(void *h, uint32_t c) { (void)h; (void)c; return true; }
+static uint32_t h_plat(void *h) { (void)h; return 0; }
+static uint64_t h_ctl_read(void *h, uint32_t r) { (void)h; (void)r; return 0; }
+static void h_ctl_write(void *h, uint32_t r, uint64_t v)
+{
+	(void)h; (void)v;
+	eois += r == 0x10;
+}
+static int h_run(void *h, uint32_t c, void (*fn)(void *), void *a)
+{
+	uint32_t was = cur_cpu;
+
+	(void)h;
+	cur_cpu = c;
+	fn(a);
+	cur_cpu = was;
+	return 0;
+}
+
+static const struct umsi_host_ops ops = {
+	.cfg_read = h_cfg_read, .cfg_write = h_cfg_write,
+	.mmio_map = h_map, .mmio_unmap = h_unmap,
+	.lock_create = h_lock_create, .lock_destroy = h_lock_destroy,
+	.lock_acquire = h_lock, .lock_release = h_unlock,
+	.alloc = h_alloc, .free = h_free, .clock_ns = h_clock,
+	.current_cpu = h_cur, .cpu_count = h_count, .cpu_hwid = h_hwid,
+	.cpu_is_online = h_online, .platform_flags = h_plat,
+	.run_on_cpu = h_run, .ctl_read = h_ctl_read, .ctl_write = h_ctl_write,
+};
+
+/* ---- a back end with a global space ------------------------------------ */
+
+#define LPI_BASE 8192u
+
+/* The controller's table: IRQ -> (CPU, LPI), as an ITS's ITT would be. */
+static uint32_t map_cpu[64], map_lpi[64];
+static unsigned retargets, composes;
+
+static int g_init(struct umsi_system *sys, uint32_t ncpus,
+		  struct umsi_matrix_config *space)
+{
+	(void)sys;
+	umsi_matrix_space_config(space, ncpus, NVEC, 0, NVEC - 1);
+	return 0;
+}
+
+static int g_cpu_init(struct umsi_system *sys, uint32_t cpu,
+		      struct umsi_ctl_cpu *out)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	out->reachable = out->wired_reachable = true;
+	return env->ops->cpu_hwid(env->host, cpu, &out->hwid);
+}
+
+/* The message names the device's event, not a CPU: it never changes. */
+static int g_compose(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
+		     uint32_t id, bool wired, struct umsi_msg *msg)
+{
+	(void)sys; (void)wired;
+	composes++;
+	map_cpu[irq % 64] = cpu;
+	map_lpi[irq % 64] = LPI_BASE + cpu * NVEC + id;
+	msg->address = 0x08090040;      /* a translation register */
+	msg->data = irq;                /* the event */
+	return 0;
+}
+
+static int g_retarget(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
+		      uint32_t id)
+{
+	(void)sys;
+	retargets++;
+	map_cpu[irq % 64] = cpu;
+	map_lpi[irq % 64] = LPI_BASE + cpu * NVEC + id;
+	return 0;
+}
+
+static bool g_pending(struct umsi_system *sys, uint32_t id)
+{
+	(void)sys; (void)id;
+	return false;
+}
+
+static int g_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
+{
+	(void)sys; (void)cpu; (void)id;
+	return 0;
+}
+
+static const struct umsi_ctl global_ctl = {
+	.name = "toy-global", .move = UMSI_CTL_MOVE_COMMAND,
+	.init = g_init, .cpu_init = g_cpu_init, .compose = g_compose,
+	.retarget = g_retarget, .pending = g_pending, .resend = g_resend,
+	.eoi_reg = 0x10, .eoi_writes_id = true, .global_space = true,
+	.spurious_id = 1023,
+};
+
+static const struct umsi_ctl global_ctl_no_retarget = {
+	.name = "toy-global-broken", .move = UMSI_CTL_MOVE_COMMAND,
+	.init = g_init, .cpu_init = g_cpu_init, .compose = g_compose,
+	.pending = g_pending, .resend = g_resend, .global_space = true,
+	.spurious_id = 1023,
+};
+
+/* ---- a source ---------------------------------------------------------- */
+
+static unsigned writes, handled[64];
+
+static int t_write(struct umsi_system *s, struct umsi_irq_desc *d,
+		   const struct umsi_msg *m)
+{
+	(void)s; (void)d; (void)m;
+	writes++;
+	return 0;
+}
+
+static int t_mask(struct umsi_system *s, struct umsi_irq_desc *d)
+{
+	(void)s; (void)d;
+	return 0;
+}
+
+static const struct umsi_irq_chip chip = {
+	.name = "TOY", .mask = t_mask, .unmask = t_mask, .write_msg = t_write,
+};
+
+static int handler(uint32_t irq, void *arg)
+{
+	(void)arg;
+	handled[irq % 64]++;
+	return UMSI_IRQ_HANDLED;
+}
+
+/* The identity the CPU takes: what the kernel passes to dispatch. */
+static uint32_t taken(uint32_t irq)
+{
+	return map_lpi[irq % 64] - LPI_BASE;
+}
+
+static void global_space_serves_an_its_like_controller(void **state)
+{
+	struct umsi_config cfg = { .ctl = &global_ctl };
+	struct umsi_irq_desc *d[8];
+	struct umsi_system *sys;
+	uint64_t w = 1u << 3;
+	struct umsi_cpumask to3 = { &w, NCPU };
+	unsigned per_cpu[NCPU] = { 0 }, i, j;
+	uint32_t old;
+
+	(void)state;
+	assert_int_equal(umsi_system_create(&ops, NULL, &cfg, &sys), 0);
+	assert_int_equal(umsi_irq_alloc(sys, &chip, 8, false, NULL, false, d), 0);
+	for (i = 0; i < 8; i++)
+		d[i]->chip_data = &handled[0];
+	umsi_irq_publish(sys, d, 8);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(umsi_irq_program(sys, d[i]), 0);
+	assert_int_equal(umsi_irq_activate(sys, d, 8), 0);
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(umsi_request_irq(sys, d[i]->irq, handler, 0,
+						  "toy", NULL), 0);
+		per_cpu[d[i]->cpu]++;
+		/* Unique across CPUs. */
+		for (j = 0; j < i; j++)
+			assert_int_not_equal(taken(d[i]->irq), taken(d[j]->irq));
+	}
+	/* Balanced: 8 IRQs over 4 CPUs. */
+	for (i = 0; i < NCPU; i++)
+		assert_int_equal(per_cpu[i], 2);
+	/* The CPU the controller chose takes the global identity. */
+	for (i = 0; i < 8; i++) {
+		cur_cpu = map_cpu[d[i]->irq % 64];
+		assert_int_equal(umsi_dispatch(sys, cur_cpu, taken(d[i]->irq)), 1);
+		assert_int_equal(handled[d[i]->irq % 64], 1);
+	}
+	assert_int_equal(eois, 8);
+	/* Moving is a command to the controller; the message stays. */
+	writes = 0;
+	old = taken(d[0]->irq);
+	if (d[0]->cpu == 3)
+		w = 1u << 2;
+	assert_int_equal(umsi_irq_set_affinity(sys, d[0]->irq, &to3), 0);
+	assert_int_equal(retargets, 1);
+	assert_int_equal(writes, 0);
+	assert_int_equal(map_cpu[d[0]->irq % 64], d[0]->cpu);
+	cur_cpu = d[0]->cpu;
+	assert_int_equal(umsi_dispatch(sys, cur_cpu, taken(d[0]->irq)), 1);
+	assert_int_equal(handled[d[0]->irq % 64], 2);
+	/* The identity it left reaches nobody. */
+	assert_int_not_equal(old, taken(d[0]->irq));
+	assert_int_equal(umsi_dispatch(sys, cur_cpu, old), 0);
+	assert_int_equal(handled[d[0]->irq % 64], 2);
+	/* Beyond the space: refused, nothing counted. */
+	assert_int_equal(umsi_dispatch(sys, 0, NCPU * NVEC), 0);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(umsi_free_irq(sys, d[i]->irq, NULL), 0);
+	umsi_irq_release(sys, d, 8);
+	umsi_system_destroy(sys);
+}
+
+static void global_space_without_retarget_is_refused(void **state)
+{
+	struct umsi_config cfg = { .ctl = &global_ctl_no_retarget };
+	struct umsi_system *sys = NULL;
+
+	(void)state;
+	assert_int_equal(umsi_system_create(&ops, NULL, &cfg, &sys),
+			 -UMSI_EINVAL);
+	assert_null(sys);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(global_space_serves_an_its_like_controller),
+		cmocka_unit_test(global_space_without_retarget_is_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
