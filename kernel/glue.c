@@ -84,7 +84,7 @@ void glue_probe_one(struct glue_dev *g)
 	umsi_pci_get_info(g->udev, &info);
 	g->probed = true;
 	n = umsi_pci_alloc_irq_vectors(g->udev, 1, g->granted ? g->granted : 1,
-				       UMSI_IRQ_ALL_TYPES);
+				       UMSI_PCI_IRQ_ALL_TYPES);
 	if (n < 0) {
 		g->probe_err = n;
 		return;

@@ -238,10 +238,10 @@ static int pcieport_probe(struct kdev *d)
 
 	/* Stale events from before us: clear them. */
 	hp_write(p, PCIE_SLTSTA, HP_EVENTS | PCIE_SLTSTA_CC);
-	n = kdrv_setup_vectors(d, msg + 1, msg + 1, UMSI_IRQ_MSIX | UMSI_IRQ_MSI,
+	n = kdrv_setup_vectors(d, msg + 1, msg + 1, UMSI_PCI_IRQ_MSIX | UMSI_PCI_IRQ_MSI,
 			       hp_irq);
 	if (n < 0)
-		n = kdrv_setup_vectors(d, 1, 1, UMSI_IRQ_INTX, hp_irq);
+		n = kdrv_setup_vectors(d, 1, 1, UMSI_PCI_IRQ_INTX, hp_irq);
 	if (n < 0)
 		return n;
 	/* The message number may change with the vectors enabled. */

@@ -89,12 +89,17 @@ void umsi_pci_remove(struct umsi_system *sys, struct umsi_pci_dev *dev);
  */
 struct umsi_pci_dev *umsi_pci_find(struct umsi_system *sys, umsi_bdf_t bdf);
 
-/* Flags of umsi_pci_alloc_irq_vectors(). */
-#define UMSI_IRQ_INTX      (1u << 0)  /* INTx through the IO-APIC allowed */
-#define UMSI_IRQ_MSI       (1u << 1)
-#define UMSI_IRQ_MSIX      (1u << 2)
-#define UMSI_IRQ_AFFINITY  (1u << 3)  /* spread vectors over CPUs, managed */
-#define UMSI_IRQ_ALL_TYPES (UMSI_IRQ_INTX | UMSI_IRQ_MSI | UMSI_IRQ_MSIX)
+/*
+ * Flags of umsi_pci_alloc_irq_vectors(): which kinds of interrupt a driver
+ * accepts (Linux's PCI_IRQ_*). Not handler results (UMSI_IRQ_NONE and
+ * UMSI_IRQ_HANDLED, umsi/irq.h).
+ */
+#define UMSI_PCI_IRQ_INTX      (1u << 0)  /* INTx through the IO-APIC allowed */
+#define UMSI_PCI_IRQ_MSI       (1u << 1)
+#define UMSI_PCI_IRQ_MSIX      (1u << 2)
+#define UMSI_PCI_IRQ_AFFINITY  (1u << 3)  /* spread over CPUs, managed */
+#define UMSI_PCI_IRQ_ALL_TYPES (UMSI_PCI_IRQ_INTX | UMSI_PCI_IRQ_MSI | \
+				UMSI_PCI_IRQ_MSIX)
 
 /* Interrupt mode of a function. */
 enum umsi_pci_mode {
@@ -117,7 +122,7 @@ enum umsi_pci_mode {
  * the other IRQs of the block exist, masked, without handlers. Under
  * interrupt remapping MSI gets one message. INTx is tried only when @min
  * is 1; its IRQ number is the GSI, shared with other functions on the
- * same line. UMSI_IRQ_AFFINITY spreads MSI-X vectors over the CPUs as
+ * same line. UMSI_PCI_IRQ_AFFINITY spreads MSI-X vectors over the CPUs as
  * managed vectors (ignored for MSI, whose block sits on one CPU).
  *
  * Enabling MSI or MSI-X also sets Bus Master Enable in the Command

@@ -103,12 +103,12 @@ static int e1000e_probe(struct kdev *d)
 	n = -UMSI_EPERM;
 	d->cap = NVEC;
 	if (mode_is("dynamic"))		/* two now, the rest later */
-		n = kdrv_setup_vectors(d, 2, 2, UMSI_IRQ_MSIX, e1000e_irq_msix);
+		n = kdrv_setup_vectors(d, 2, 2, UMSI_PCI_IRQ_MSIX, e1000e_irq_msix);
 	else if (!mode_is("msi"))
-		n = kdrv_setup_vectors(d, NVEC, NVEC, UMSI_IRQ_MSIX,
+		n = kdrv_setup_vectors(d, NVEC, NVEC, UMSI_PCI_IRQ_MSIX,
 				       e1000e_irq_msix);
 	if (n < 0)
-		n = kdrv_setup_vectors(d, 1, 1, UMSI_IRQ_MSI | UMSI_IRQ_INTX,
+		n = kdrv_setup_vectors(d, 1, 1, UMSI_PCI_IRQ_MSI | UMSI_PCI_IRQ_INTX,
 				       e1000e_irq_single);
 	if (n < 0)
 		return n;

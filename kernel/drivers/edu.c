@@ -60,7 +60,7 @@ static int edu_probe(struct kdev *d)
 	d->bar0 = (uint64_t)mm_map_mmio(d->pci->bar[0].addr, d->pci->bar[0].size);
 	if (cmdline_value("edu.mode", mode, sizeof(mode)) && !strcmp(mode, "seed"))
 		return edu_probe_seed(d);
-	return kdrv_setup_vectors(d, 1, 1, UMSI_IRQ_MSI | UMSI_IRQ_INTX, edu_irq);
+	return kdrv_setup_vectors(d, 1, 1, UMSI_PCI_IRQ_MSI | UMSI_PCI_IRQ_INTX, edu_irq);
 }
 
 static void edu_raise(struct kdev *d, uint32_t n)

@@ -11,7 +11,7 @@
  * (sector s starts with "UMSI" and s as a little-endian 32-bit number).
  *
  * `nvme.managed`: the vectors are managed IRQs spread over the CPUs
- * (UMSI_IRQ_AFFINITY), as Linux's nvme driver has its queues' vectors:
+ * (UMSI_PCI_IRQ_AFFINITY), as Linux's nvme driver has its queues' vectors:
  * each stays on the CPUs it was spread to, is shut down when they all go
  * offline and restarted when one comes back. uMSI has no "pre-vectors",
  * so the admin queue's vector is spread with the others.
@@ -205,8 +205,8 @@ static int nvme_probe(struct kdev *d)
 	 * probe policy trims that to one per CPU (kdrv_budget). */
 	umsi_pci_get_info(d->udev, &info);
 	max = info.msix_max < 1 + MAX_IOQ ? info.msix_max : 1 + MAX_IOQ;
-	n = kdrv_setup_vectors(d, 2, max < 2 ? 2 : max, UMSI_IRQ_MSIX |
-			       (cmdline_flag("nvme.managed") ? UMSI_IRQ_AFFINITY : 0),
+	n = kdrv_setup_vectors(d, 2, max < 2 ? 2 : max, UMSI_PCI_IRQ_MSIX |
+			       (cmdline_flag("nvme.managed") ? UMSI_PCI_IRQ_AFFINITY : 0),
 			       nvme_irq);
 	if (n < 0)
 		return n;

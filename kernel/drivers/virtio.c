@@ -218,9 +218,9 @@ static int virtio_probe(struct kdev *d)
 		return -UMSI_ENODEV;
 
 	/* Vectors: the fired queue, the configuration, net's receive queue. */
-	n = kdrv_setup_vectors(d, 1, vi->net ? 3 : 2, UMSI_IRQ_MSIX, virtio_irq);
+	n = kdrv_setup_vectors(d, 1, vi->net ? 3 : 2, UMSI_PCI_IRQ_MSIX, virtio_irq);
 	if (n < 0)
-		n = kdrv_setup_vectors(d, 1, 1, UMSI_IRQ_INTX, virtio_irq);
+		n = kdrv_setup_vectors(d, 1, 1, UMSI_PCI_IRQ_INTX, virtio_irq);
 	if (n < 0)
 		return n;
 	d->nfire = 1;

@@ -238,7 +238,7 @@ static int xhci_probe(struct kdev *d)
 	x->rt = base + (mmio_read32(base + 0x18) & ~0x1fu);
 
 	/* Up to 16 messages as one block (Multiple Message Enable <= 4). */
-	n = kdrv_setup_vectors(d, 1, NINTR, UMSI_IRQ_MSI, xhci_irq);
+	n = kdrv_setup_vectors(d, 1, NINTR, UMSI_PCI_IRQ_MSI, xhci_irq);
 	if (n < 0)
 		return n;
 

@@ -20,20 +20,20 @@ int umsi_pci_alloc_irq_vectors(struct umsi_pci_dev *dev, uint32_t min,
 	int ret, err = 0;
 	bool denied = false;
 
-	if (!dev || !min || min > max || !(flags & UMSI_IRQ_ALL_TYPES))
+	if (!dev || !min || min > max || !(flags & UMSI_PCI_IRQ_ALL_TYPES))
 		return -UMSI_EINVAL;
 	if (dev->mode != UMSI_MODE_NONE)
 		return -UMSI_EBUSY;
-	if (flags & UMSI_IRQ_MSIX) {
+	if (flags & UMSI_PCI_IRQ_MSIX) {
 		ret = umsi_msix_enable(dev, NULL, min, max,
-				       flags & UMSI_IRQ_AFFINITY, -1);
+				       flags & UMSI_PCI_IRQ_AFFINITY, -1);
 		if (ret > 0 || fatal(ret))
 			return ret;
 		denied |= ret == -UMSI_EPERM;
 		if (ret != -UMSI_ENOENT && ret != -UMSI_EPERM)
 			err = ret;
 	}
-	if (flags & UMSI_IRQ_MSI) {
+	if (flags & UMSI_PCI_IRQ_MSI) {
 		ret = umsi_msi_enable(dev, min, max, -1);
 		if (ret > 0 || fatal(ret))
 			return ret;
@@ -41,7 +41,7 @@ int umsi_pci_alloc_irq_vectors(struct umsi_pci_dev *dev, uint32_t min,
 		if (ret != -UMSI_ENOENT && ret != -UMSI_EPERM)
 			err = ret;
 	}
-	if ((flags & UMSI_IRQ_INTX) && min == 1) {
+	if ((flags & UMSI_PCI_IRQ_INTX) && min == 1) {
 		ret = umsi_intx_enable(dev);
 		if (ret > 0 || fatal(ret))
 			return ret;

@@ -299,9 +299,9 @@ static void run_op(struct fuzz *fz, uint8_t op, uint8_t a, uint8_t b)
 			uint32_t types = (a >> 2) & 7;
 
 			if (!types)
-				types = UMSI_IRQ_ALL_TYPES;
+				types = UMSI_PCI_IRQ_ALL_TYPES;
 			if (a & 0x20)
-				types |= UMSI_IRQ_AFFINITY;
+				types |= UMSI_PCI_IRQ_AFFINITY;
 			if (max < min)
 				max = min;
 			d->nvec = umsi_pci_alloc_irq_vectors(d->dev, min, max,

@@ -488,14 +488,14 @@ static void seeds(const char *dir)
 	b[304] = 8 | 16;
 	b[306] = 1;
 	b[307] = 8;
-	b[308] = UMSI_IRQ_ALL_TYPES;
+	b[308] = UMSI_PCI_IRQ_ALL_TYPES;
 	b[309] = 16;
 	write_seed(dir, "msix-msi", b, HDR);
-	b[308] = UMSI_IRQ_MSI | UMSI_IRQ_INTX;
+	b[308] = UMSI_PCI_IRQ_MSI | UMSI_PCI_IRQ_INTX;
 	b[307] = 5;
 	write_seed(dir, "msi-block", b, HDR);
 	b[304] = 1 | 2 | 8;
-	b[308] = UMSI_IRQ_ALL_TYPES | UMSI_IRQ_AFFINITY;
+	b[308] = UMSI_PCI_IRQ_ALL_TYPES | UMSI_PCI_IRQ_AFFINITY;
 	write_seed(dir, "remap-fresh", b, HDR);
 	b[305] = 20;
 	write_seed(dir, "fail20", b, HDR);

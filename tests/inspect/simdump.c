@@ -320,10 +320,10 @@ static void sd_large(struct sd_machine *m)
 	f->desc.class_code = 0x020000;
 	sd_msi(f, 1, false, false);
 	sd_create(m);
-	sd_driver(m, &m->fn[0], UMSI_IRQ_MSIX | UMSI_IRQ_AFFINITY, 2048, NULL, 0, 2048);
-	sd_driver(m, &m->fn[1], UMSI_IRQ_MSIX, 0, sparse, 4, 4);
-	sd_driver(m, &m->fn[2], UMSI_IRQ_MSI, 20, NULL, 0, 20);
-	sd_driver(m, &m->fn[3], UMSI_IRQ_MSI, 1, NULL, 0, 1);
+	sd_driver(m, &m->fn[0], UMSI_PCI_IRQ_MSIX | UMSI_PCI_IRQ_AFFINITY, 2048, NULL, 0, 2048);
+	sd_driver(m, &m->fn[1], UMSI_PCI_IRQ_MSIX, 0, sparse, 4, 4);
+	sd_driver(m, &m->fn[2], UMSI_PCI_IRQ_MSI, 20, NULL, 0, 20);
+	sd_driver(m, &m->fn[3], UMSI_PCI_IRQ_MSI, 1, NULL, 0, 1);
 }
 
 /*
@@ -342,8 +342,8 @@ static void sd_remap(struct sd_machine *m)
 	f = sd_add(m, UMSI_BDF(0, 3, 0, 0), "MSI behind interrupt remapping", 0x0021);
 	sd_msi(f, 4, true, true);
 	sd_create(m);
-	sd_driver(m, &m->fn[0], UMSI_IRQ_MSIX, 16, NULL, 0, 16);
-	sd_driver(m, &m->fn[1], UMSI_IRQ_MSI, 1, NULL, 0, 1);
+	sd_driver(m, &m->fn[0], UMSI_PCI_IRQ_MSIX, 16, NULL, 0, 16);
+	sd_driver(m, &m->fn[1], UMSI_PCI_IRQ_MSI, 1, NULL, 0, 1);
 }
 
 /*
@@ -364,9 +364,9 @@ static void sd_extdest(struct sd_machine *m)
 	f = sd_add(m, UMSI_BDF(1, 0x3b, 0, 0), "8-message MSI to an APIC ID above 255", 0x0031);
 	sd_msi(f, 8, true, true);
 	sd_create(m);
-	sd_driver(m, &m->fn[0], UMSI_IRQ_MSIX | UMSI_IRQ_AFFINITY, 64, NULL, 0, 64);
+	sd_driver(m, &m->fn[0], UMSI_PCI_IRQ_MSIX | UMSI_PCI_IRQ_AFFINITY, 64, NULL, 0, 64);
 	/* The MSI block on a CPU above 255: the last CPUs are emptiest. */
-	sd_driver(m, &m->fn[1], UMSI_IRQ_MSI, 8, NULL, 0, 8);
+	sd_driver(m, &m->fn[1], UMSI_PCI_IRQ_MSI, 8, NULL, 0, 8);
 }
 
 /*
@@ -398,7 +398,7 @@ static void sd_faults(struct sd_machine *m)
 	m->fn[5].what = "MSI whose message 00:14.0 copies";
 	sd_create(m);
 	for (size_t i = 0; i < m->nfn; i++)
-		sd_driver(m, &m->fn[i], i == 1 ? UMSI_IRQ_MSIX : UMSI_IRQ_MSI,
+		sd_driver(m, &m->fn[i], i == 1 ? UMSI_PCI_IRQ_MSIX : UMSI_PCI_IRQ_MSI,
 			  i == 1 ? 8 : 2, NULL, 0, i == 1 ? 8 : 2);
 	sd_fire(m);
 	sd_cfg_or(m, m->fn[0].bdf, UMSI_PCI_COMMAND, 0, UMSI_PCI_CMD_MASTER);

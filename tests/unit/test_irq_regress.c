@@ -168,7 +168,7 @@ static void a_new_handler_after_a_storm_gets_its_interrupts(void **s)
  * the use-after-free itself.)
  */
 /*
- * UMSI_IRQ_AFFINITY on a machine with a CPU no message can name (APIC ID
+ * UMSI_PCI_IRQ_AFFINITY on a machine with a CPU no message can name (APIC ID
  * 300 without extended destination IDs): spread_mask() gives vector 3
  * the mask {CPU 3}, umsi_irq_alloc() limits it to reachable CPUs, the
  * empty mask makes umsi_matrix_reserve_managed() return -UMSI_EINVAL, and
@@ -213,8 +213,8 @@ static void managed_msix_spread_survives_an_unreachable_cpu(void **s)
 	umsi_sim_set_dispatch(sim, fx_dispatch2, sys);
 	assert_int_equal(umsi_sim_add_device(sim, bdf, &d), 0);
 	assert_int_equal(umsi_pci_add(sys, bdf, NULL, 0, &dev), 0);
-	n = umsi_pci_alloc_irq_vectors(dev, 1, 4, UMSI_IRQ_MSIX |
-				       UMSI_IRQ_AFFINITY);
+	n = umsi_pci_alloc_irq_vectors(dev, 1, 4, UMSI_PCI_IRQ_MSIX |
+				       UMSI_PCI_IRQ_AFFINITY);
 	print_message("    umsi_pci_alloc_irq_vectors: %d\n", n);
 	assert_true(n >= 1);
 	umsi_pci_remove(sys, dev);

@@ -48,7 +48,7 @@ static void test_msix_fresh_bringup_counts(void **state)
 
 	(void)state;
 	umsi_sim_stats_reset(m->sim);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_PCI_IRQ_MSIX),
 			 3);
 	s = dstats(m, NVME);
 	assert_int_equal(s.mmio_writes, 9);     /* minimum 3N */
@@ -90,7 +90,7 @@ static void test_msix_unknown_state_bringup_counts(void **state)
 
 	(void)state;
 	umsi_sim_stats_reset(m->sim);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_PCI_IRQ_MSIX),
 			 3);
 	s = dstats(m, NVME);
 	assert_int_equal(s.mmio_writes, 3 * 3 + 65);
@@ -111,7 +111,7 @@ static void test_msix_unknown_state_bringup_counts(void **state)
 	free_all(m, dev, 3);
 	umsi_pci_free_irq_vectors(dev);
 	umsi_sim_stats_reset(m->sim);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_PCI_IRQ_MSIX),
 			 3);
 	s = dstats(m, NVME);
 	assert_int_equal(s.mmio_writes, 9);
@@ -130,7 +130,7 @@ static void test_msix_each_entry_reaches_its_handler(void **state)
 	int i, irq;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 8, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 8, UMSI_PCI_IRQ_MSIX),
 			 8);
 	request_all(m, dev, 8);
 	for (i = 0; i < 8; i++) {
@@ -204,7 +204,7 @@ static void junk_case(bool left_on)
 	umsi_sim_set_hook(m->sim, fire_junk, &j);
 	if (!left_on)
 		assert_int_equal(umsi_pci_add(m->sys, NVME, NULL, 0, &dev), 0);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_PCI_IRQ_MSIX),
 			 3);
 	request_all(m, dev, 3);
 	umsi_sim_set_hook(m->sim, NULL, NULL);
@@ -262,7 +262,7 @@ static void test_counts_of_other_operations(void **state)
 	assert_int_equal(s.cfg_writes, 6);
 	assert_int_equal(s.mmio_reads + s.mmio_writes, 0);
 
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_PCI_IRQ_MSIX),
 			 2);
 	irq = (uint32_t)umsi_pci_irq_vector(dev, 1);
 	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
@@ -294,7 +294,7 @@ static void test_counts_of_other_operations(void **state)
 		     UMSI_PCI_CMD_INTX_DISABLE);
 
 	umsi_sim_stats_reset(m->sim);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_IRQ_INTX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_PCI_IRQ_INTX),
 			 1);
 	s = dstats(m, NVME);
 	assert_int_equal(s.cfg_reads, 1);
@@ -310,26 +310,26 @@ typedef int (*op_fn)(struct machine *m, struct umsi_pci_dev *dev);
 static int op_msix3(struct machine *m, struct umsi_pci_dev *dev)
 {
 	(void)m;
-	return umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_IRQ_MSIX);
+	return umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_PCI_IRQ_MSIX);
 }
 
 static int op_msix_spread(struct machine *m, struct umsi_pci_dev *dev)
 {
 	(void)m;
-	return umsi_pci_alloc_irq_vectors(dev, 4, 4, UMSI_IRQ_MSIX |
-					  UMSI_IRQ_AFFINITY);
+	return umsi_pci_alloc_irq_vectors(dev, 4, 4, UMSI_PCI_IRQ_MSIX |
+					  UMSI_PCI_IRQ_AFFINITY);
 }
 
 static int op_msi5(struct machine *m, struct umsi_pci_dev *dev)
 {
 	(void)m;
-	return umsi_pci_alloc_irq_vectors(dev, 5, 5, UMSI_IRQ_MSI);
+	return umsi_pci_alloc_irq_vectors(dev, 5, 5, UMSI_PCI_IRQ_MSI);
 }
 
 static int op_intx(struct machine *m, struct umsi_pci_dev *dev)
 {
 	(void)m;
-	return umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_IRQ_INTX);
+	return umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_PCI_IRQ_INTX);
 }
 
 static int op_compat(struct machine *m, struct umsi_pci_dev *dev)
@@ -453,7 +453,7 @@ static void test_restore_failure_of_every_host_call(void **state)
 	uint64_t n, k;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_PCI_IRQ_MSIX),
 			 2);
 	irq = (uint32_t)umsi_pci_irq_vector(dev, 1);
 	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),

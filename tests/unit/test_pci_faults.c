@@ -74,7 +74,7 @@ static void test_free_with_failed_write_quarantines_msi(void **state)
 	int irq_b;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_IRQ_MSI), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_PCI_IRQ_MSI), 1);
 	assert_int_equal(umsi_pci_request_irq(a, 0, fx_handler, 0, "a", m), 0);
 	where(m, a, 0, &cpu_a, &vec_a);
 	/* Free: 1 Command read, then the Message Control write fails. */
@@ -91,7 +91,7 @@ static void test_free_with_failed_write_quarantines_msi(void **state)
 
 	/* The next device gets a different vector. */
 	b = plug(m, DEVB, &d, 0);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_IRQ_MSI), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_PCI_IRQ_MSI), 1);
 	irq_b = umsi_pci_irq_vector(b, 0);
 	assert_int_equal(umsi_pci_request_irq(b, 0, fx_handler, 0, "b", m), 0);
 	where(m, b, 0, &cpu_b, &vec_b);
@@ -131,7 +131,7 @@ static void test_free_msix_failed_config_still_masks(void **state)
 	uint32_t i;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 3, 3, UMSI_IRQ_MSIX), 3);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 3, 3, UMSI_PCI_IRQ_MSIX), 3);
 	for (i = 0; i < 3; i++)
 		assert_int_equal(umsi_pci_request_irq(a, i, fx_handler, 0, "a",
 						      m), 0);
@@ -167,7 +167,7 @@ static void test_free_msix_unprovable_quarantines(void **state)
 	uint16_t cmd;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 2, 2, UMSI_IRQ_MSIX), 2);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 2, 2, UMSI_PCI_IRQ_MSIX), 2);
 	assert_int_equal(umsi_pci_request_irq(a, 0, fx_handler, 0, "a", m), 0);
 	assert_int_equal(umsi_pci_request_irq(a, 1, fx_handler, 0, "a", m), 0);
 	/* Someone turned Memory Space off behind uMSI's back. */
@@ -225,8 +225,8 @@ static void test_removal_drops_its_handler_from_shared_line(void **state)
 	assert_int_equal(umsi_sim_set_intx_route(m->sim, DEVB, 20), 0);
 	assert_int_equal(umsi_pci_add(m->sys, DEVA, NULL, 0, &a), 0);
 	assert_int_equal(umsi_pci_add(m->sys, DEVB, NULL, 0, &b), 0);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_IRQ_INTX), 1);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_IRQ_INTX), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_PCI_IRQ_INTX), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_PCI_IRQ_INTX), 1);
 	assert_int_equal(umsi_pci_request_irq(a, 0, owner_handler,
 					      UMSI_IRQF_SHARED, "a", &oa), 0);
 	assert_int_equal(umsi_pci_request_irq(b, 0, owner_handler,
@@ -260,7 +260,7 @@ static void test_failed_mask_leaves_irq_unmasked(void **state)
 	int irq;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_IRQ_INTX), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_PCI_IRQ_INTX), 1);
 	assert_int_equal(umsi_pci_request_irq(a, 0, owner_handler,
 					      UMSI_IRQF_SHARED, "a", &o), 0);
 	irq = umsi_pci_irq_vector(a, 0);
@@ -323,9 +323,9 @@ static void test_moves_during_setup_wait_for_binding(void **state)
 	race_m = m;
 	race_moves = 0;
 	umsi_sim_set_hook(m->sim, race_hook, NULL);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 4, 4, UMSI_IRQ_MSIX), 4);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 4, 4, UMSI_PCI_IRQ_MSIX), 4);
 	assert_int_equal(umsi_pci_msix_alloc_entry(a, -1) > 0, true);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_IRQ_MSI), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_PCI_IRQ_MSI), 1);
 	for (i = 0; i < 5; i++)
 		assert_int_equal(umsi_pci_request_irq(a, i, fx_handler, 0, "a",
 						      m), 0);
@@ -379,7 +379,7 @@ static void test_intx_under_remapping_avoids_high_apic_ids(void **state)
 
 		dev[i] = plug(m, bdf, &d, 0);
 		assert_int_equal(umsi_pci_alloc_irq_vectors(dev[i], 1, 1,
-							    UMSI_IRQ_INTX), 1);
+							    UMSI_PCI_IRQ_INTX), 1);
 		assert_int_equal(umsi_irq_get_info(m->sys,
 				 (uint32_t)umsi_pci_irq_vector(dev[i], 0),
 				 &info), 0);
@@ -422,7 +422,7 @@ static void test_intx_after_compat_msi_took_the_gsi(void **state)
 	assert_int_equal(umsi_sim_add_device(m->sim, DEVB, &db), 0);
 	assert_int_equal(umsi_sim_set_intx_route(m->sim, DEVB, 21), 0);
 	assert_int_equal(umsi_pci_add(m->sys, DEVB, NULL, 0, &b), 0);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_IRQ_INTX), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_PCI_IRQ_INTX), 1);
 	assert_true(umsi_pci_irq_vector(b, 0) != 21);
 	/* A third on the line joins B's line. */
 	assert_int_equal(umsi_sim_add_device(m->sim, UMSI_BDF(0, 0, 7, 0),
@@ -431,7 +431,7 @@ static void test_intx_after_compat_msi_took_the_gsi(void **state)
 						 21), 0);
 	assert_int_equal(umsi_pci_add(m->sys, UMSI_BDF(0, 0, 7, 0), NULL, 0,
 				      &c), 0);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(c, 1, 1, UMSI_IRQ_INTX), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(c, 1, 1, UMSI_PCI_IRQ_INTX), 1);
 	assert_int_equal(umsi_pci_irq_vector(c, 0), umsi_pci_irq_vector(b, 0));
 	umsi_pci_remove(m->sys, c);
 	umsi_pci_remove(m->sys, b);
@@ -461,7 +461,7 @@ static void test_reserved_mmc_gets_one_message(void **state)
 		umsi_pci_get_info(dev, &info);
 		assert_int_equal(info.msi_max, 1);
 		assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 32,
-							    UMSI_IRQ_MSI), 1);
+							    UMSI_PCI_IRQ_MSI), 1);
 		umsi_pci_get_info(dev, &info);
 		assert_int_equal(info.msi_reserved, 1);
 		assert_non_null(strstr(umsi_sim_log_text(m->sim),
@@ -479,7 +479,7 @@ static void test_request_on_gone_device_is_enodev(void **state)
 	struct umsi_pci_dev *a = plug(m, DEVA, &d, 0);
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_IRQ_MSIX), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_PCI_IRQ_MSIX), 1);
 	umsi_sim_remove_device(m->sim, DEVA);
 	assert_int_equal(umsi_pci_request_irq(a, 0, fx_handler, 0, "a", m),
 			 -UMSI_ENODEV);
@@ -573,7 +573,7 @@ static void sweep_step(struct sweep *s, enum phase p)
 	switch (p) {
 	case P_ALLOC:
 		s->nvec = umsi_pci_alloc_irq_vectors(s->dev, 1, 4,
-						     UMSI_IRQ_ALL_TYPES);
+						     UMSI_PCI_IRQ_ALL_TYPES);
 		if (s->nvec < 0)
 			s->nvec = 0;
 		break;

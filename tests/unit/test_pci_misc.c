@@ -44,10 +44,10 @@ static void test_intx_fallback_irq_is_the_gsi(void **state)
 	(void)state;
 	/* INTx is one IRQ: not when at least 2 are needed. */
 	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 4,
-						    UMSI_IRQ_ALL_TYPES),
+						    UMSI_PCI_IRQ_ALL_TYPES),
 			 -UMSI_ENOENT);
 	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 4,
-						    UMSI_IRQ_ALL_TYPES), 1);
+						    UMSI_PCI_IRQ_ALL_TYPES), 1);
 	assert_int_equal(umsi_pci_mode(dev), UMSI_MODE_INTX);
 	assert_int_equal(umsi_pci_irq_vector(dev, 0), (int)gsi);
 	assert_int_equal(umsi_sim_ioapic_get(m->sim, gsi, &rte), 0);
@@ -90,8 +90,8 @@ static void test_intx_shared_line(void **state)
 	assert_int_equal(umsi_sim_set_intx_route(m->sim, DEV6, 20), 0);
 	assert_int_equal(umsi_pci_add(m->sys, DEV5, NULL, 0, &a), 0);
 	assert_int_equal(umsi_pci_add(m->sys, DEV6, NULL, 0, &b), 0);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_IRQ_INTX), 1);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_IRQ_INTX), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_PCI_IRQ_INTX), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_PCI_IRQ_INTX), 1);
 	assert_int_equal(umsi_pci_irq_vector(a, 0), 20);
 	assert_int_equal(umsi_pci_irq_vector(b, 0), 20);
 	intx_m = m;
@@ -282,7 +282,7 @@ static void test_msix_table_validation(void **state)
 			assert_null(pi.msix_reason);
 		assert_null(pi.reason);
 		assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1,
-				UMSI_IRQ_MSIX | UMSI_IRQ_MSI), 1);
+				UMSI_PCI_IRQ_MSIX | UMSI_PCI_IRQ_MSI), 1);
 		assert_int_equal(umsi_pci_mode(dev), cases[i].reason ?
 				 UMSI_MODE_MSI : UMSI_MODE_MSIX);
 		/* BARs and Command as firmware left them after sizing. */
@@ -307,10 +307,10 @@ static void test_msix_unassigned_bar(void **state)
 	umsi_pci_get_info(dev, &pi);
 	assert_string_equal(pi.msix_reason, "bar_unassigned");
 	assert_string_equal(pi.reason, "bar_unassigned");
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_PCI_IRQ_MSIX),
 			 -UMSI_ENOENT);
 	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1,
-						    UMSI_IRQ_ALL_TYPES), 1);
+						    UMSI_PCI_IRQ_ALL_TYPES), 1);
 	assert_int_equal(umsi_pci_mode(dev), UMSI_MODE_INTX);
 	umsi_pci_remove(m->sys, dev);
 	machine_free(m);
@@ -334,7 +334,7 @@ static void test_capability_list_loop(void **state)
 	assert_int_equal(umsi_pci_add(m->sys, NVME, NULL, 0, &dev), 0);
 	umsi_pci_get_info(dev, &pi);
 	assert_int_equal(pi.msix_cap, cap);    /* found before the loop */
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 2, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 2, UMSI_PCI_IRQ_MSIX),
 			 2);
 	umsi_pci_remove(m->sys, dev);
 	machine_free(m);
@@ -354,7 +354,7 @@ static void test_msix_dynamic_entries(void **state)
 
 	(void)state;
 	assert_int_equal(umsi_pci_msix_alloc_entry(dev, -1), -UMSI_EINVAL);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_PCI_IRQ_MSIX),
 			 2);
 	s0 = snap(m);
 	umsi_sim_stats_reset(m->sim);
@@ -431,7 +431,7 @@ static void test_msix_sparse_entries(void **state)
 	machine_free(m);
 }
 
-/* UMSI_IRQ_AFFINITY: one managed vector per CPU. */
+/* UMSI_PCI_IRQ_AFFINITY: one managed vector per CPU. */
 static void test_msix_affinity_spread(void **state)
 {
 	struct machine *m = machine_new(4, 0, NULL);
@@ -442,8 +442,8 @@ static void test_msix_affinity_spread(void **state)
 	uint32_t i;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 4, 4, UMSI_IRQ_MSIX |
-						    UMSI_IRQ_AFFINITY), 4);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 4, 4, UMSI_PCI_IRQ_MSIX |
+						    UMSI_PCI_IRQ_AFFINITY), 4);
 	for (i = 0; i < 4; i++) {
 		assert_int_equal(umsi_irq_get_info(m->sys, (uint32_t)
 				 umsi_pci_irq_vector(dev, i), &info), 0);
@@ -466,7 +466,7 @@ static void test_bus_master_cleared_refuses_handler(void **state)
 	uint32_t irq;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_PCI_IRQ_MSIX),
 			 1);
 	irq = (uint32_t)umsi_pci_irq_vector(dev, 0);
 	assert_true(cfg16(m, NVME, UMSI_PCI_COMMAND) & UMSI_PCI_CMD_MASTER);
@@ -493,7 +493,7 @@ static void test_remapping_composes_through_host(void **state)
 	uint32_t data, ctrl, k;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_PCI_IRQ_MSIX),
 			 3);
 	assert_int_equal(umsi_sim_irte_used(m->sim), 3);
 	for (k = 0; k < 3; k++) {
@@ -508,7 +508,7 @@ static void test_remapping_composes_through_host(void **state)
 		assert_int_equal(m->handled[irq], 1);
 	}
 	/* Multi-message MSI needs consecutive entries: one message. */
-	assert_int_equal(umsi_pci_alloc_irq_vectors(msi, 1, 8, UMSI_IRQ_MSI),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(msi, 1, 8, UMSI_PCI_IRQ_MSI),
 			 1);
 	assert_int_equal(umsi_sim_irte_used(m->sim), 4);
 	umsi_pci_remove(m->sys, dev);
@@ -539,8 +539,8 @@ static void test_removal_restores_allocator(void **state)
 
 			dev = plug(m, NVME, &d, 0);
 			n = umsi_pci_alloc_irq_vectors(dev, 1, 8,
-				mode == 2 ? UMSI_IRQ_MSIX | UMSI_IRQ_AFFINITY :
-				UMSI_IRQ_ALL_TYPES);
+				mode == 2 ? UMSI_PCI_IRQ_MSIX | UMSI_PCI_IRQ_AFFINITY :
+				UMSI_PCI_IRQ_ALL_TYPES);
 			assert_true(n >= 1);
 			for (i = 0; i < n; i++)
 				assert_int_equal(umsi_request_irq(m->sys,
@@ -581,7 +581,7 @@ static void test_surprise_removal_is_recognised(void **state)
 	s0 = snap(m);
 	umsi_sim_remove_device(m->sim, NVME);
 	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 4,
-						    UMSI_IRQ_ALL_TYPES),
+						    UMSI_PCI_IRQ_ALL_TYPES),
 			 -UMSI_ENODEV);
 	assert_int_equal(umsi_msi_get_pci_irq_vector(dev), -UMSI_ENODEV);
 	s1 = snap(m);

@@ -33,7 +33,7 @@ static void test_msi_block_of_eight_for_five(void **state)
 
 	(void)state;
 	umsi_sim_stats_reset(m->sim);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 5, UMSI_IRQ_MSI),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 5, UMSI_PCI_IRQ_MSI),
 			 5);
 	s = dstats(m, DEV);
 	assert_int_equal(s.cfg_reads, 1);
@@ -133,7 +133,7 @@ static void test_msi_setup_order(void **state)
 	(void)state;
 	s.cap = msi_off(m);
 	umsi_sim_set_hook(m->sim, record, &s);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 4, 4, UMSI_IRQ_MSI),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 4, 4, UMSI_PCI_IRQ_MSI),
 			 4);
 	umsi_sim_set_hook(m->sim, NULL, NULL);
 	a = first(&s, has_addr);
@@ -166,7 +166,7 @@ static void test_msi_mask_and_pending_bits(void **state)
 	uint32_t irq;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_IRQ_MSI),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_PCI_IRQ_MSI),
 			 2);
 	irq = (uint32_t)umsi_pci_irq_vector(dev, 1);
 	umsi_sim_stats_reset(m->sim);
@@ -206,7 +206,7 @@ static void test_msi_without_mask_bits(void **state)
 
 	(void)state;
 	umsi_sim_stats_reset(m->sim);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_IRQ_MSI),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_PCI_IRQ_MSI),
 			 1);
 	s = dstats(m, DEV);
 	assert_int_equal(s.cfg_reads, 1);
@@ -287,7 +287,7 @@ static void test_msi_retarget_under_fire(void **state)
 		uint32_t irq;
 
 		assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1,
-						UMSI_IRQ_MSI), 1);
+						UMSI_PCI_IRQ_MSI), 1);
 		irq = (uint32_t)umsi_pci_irq_vector(dev, 0);
 		assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0,
 						  "t", m), 0);
@@ -327,7 +327,7 @@ static void test_msix_retarget_live_entry(void **state)
 	uint32_t irq;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_PCI_IRQ_MSIX),
 			 2);
 	irq = (uint32_t)umsi_pci_irq_vector(dev, 1);
 	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
@@ -398,10 +398,10 @@ static void test_vectors_shrink_to_what_fits(void **state)
 	(void)state;
 	n = fill(m, 6, ds);
 	s0 = snap(m);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(msi, 8, 32, UMSI_IRQ_MSI),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(msi, 8, 32, UMSI_PCI_IRQ_MSI),
 			 -UMSI_ENOSPC);
 	assert_int_equal(umsi_pci_alloc_irq_vectors(msix, 7, 65,
-						    UMSI_IRQ_MSIX),
+						    UMSI_PCI_IRQ_MSIX),
 			 -UMSI_ENOSPC);
 	{
 		struct snapshot s1 = snap(m);
@@ -410,13 +410,13 @@ static void test_vectors_shrink_to_what_fits(void **state)
 	}
 	assert_false(msi_enabled(m, DEV));
 	assert_false(msix_enabled(m, NVME));
-	got = umsi_pci_alloc_irq_vectors(msi, 1, 32, UMSI_IRQ_MSI);
+	got = umsi_pci_alloc_irq_vectors(msi, 1, 32, UMSI_PCI_IRQ_MSI);
 	assert_true(got == 4 || got == 2 || got == 1);
 	umsi_pci_get_info(msi, &pi);
 	assert_int_equal(pi.msi_reserved, (uint32_t)got);
 	umsi_pci_free_irq_vectors(msi);
 	assert_int_equal(umsi_pci_alloc_irq_vectors(msix, 1, 65,
-						    UMSI_IRQ_MSIX), 6);
+						    UMSI_PCI_IRQ_MSIX), 6);
 	umsi_pci_free_irq_vectors(msix);
 	umsi_irq_release(m->sys, ds, (uint32_t)n);
 	umsi_pci_remove(m->sys, msi);
@@ -435,7 +435,7 @@ static void test_msi_restore_after_reset(void **state)
 	uint32_t irq;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_IRQ_MSI),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_PCI_IRQ_MSI),
 			 2);
 	irq = (uint32_t)umsi_pci_irq_vector(dev, 1);
 	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
@@ -478,7 +478,7 @@ static void test_msix_restore_after_reset(void **state)
 	unsigned k;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 3, 3, UMSI_PCI_IRQ_MSIX),
 			 3);
 	irq = (uint32_t)umsi_pci_irq_vector(dev, 2);
 	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),

@@ -162,14 +162,14 @@ static void test_policy_from_system_config(void **state)
 	struct umsi_pci_dev *dev = plug(m, DEV, &d, 0);
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 4, UMSI_IRQ_MSI |
-						    UMSI_IRQ_MSIX),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 4, UMSI_PCI_IRQ_MSI |
+						    UMSI_PCI_IRQ_MSIX),
 			 -UMSI_EPERM);
 	assert_false(msi_enabled(m, DEV));
 	assert_int_equal(umsi_msi_get_pci_irq_vector(dev), -UMSI_EPERM);
 	/* INTx is still there. */
 	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 4,
-						    UMSI_IRQ_ALL_TYPES), 1);
+						    UMSI_PCI_IRQ_ALL_TYPES), 1);
 	assert_int_equal(umsi_pci_mode(dev), UMSI_MODE_INTX);
 	umsi_pci_remove(m->sys, dev);
 	machine_free(m);
@@ -205,7 +205,7 @@ static void test_quirk_table_and_matching(void **state)
 	dev = plug(m, DEV, &d, 0);
 	umsi_pci_get_info(dev, &pi);
 	assert_string_equal(pi.reason, "quirk:intel_any");
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_IRQ_MSI),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_PCI_IRQ_MSI),
 			 -UMSI_EPERM);
 	umsi_pci_remove(m->sys, dev);
 	machine_free(m);
@@ -236,7 +236,7 @@ static void test_quirk_no_msi_below_bridge(void **state)
 	assert_null(pi.reason);
 	umsi_pci_remove(m->sys, br);            /* child keeps the rule */
 	assert_int_equal(umsi_pci_alloc_irq_vectors(child, 1, 1,
-						    UMSI_IRQ_MSI), -UMSI_EPERM);
+						    UMSI_PCI_IRQ_MSI), -UMSI_EPERM);
 	umsi_pci_remove(m->sys, child);
 	umsi_pci_remove(m->sys, peer);
 	machine_free(m);
@@ -254,7 +254,7 @@ static void test_quirk_intx_disable_bug(void **state)
 	d.vendor = 0x14e4;
 	d.device = 0x1668;                      /* Tigon3 5714, built in */
 	dev = plug(m, DEV, &d, 0);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_IRQ_MSI),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_PCI_IRQ_MSI),
 			 1);
 	cmd = cfg16(m, DEV, UMSI_PCI_COMMAND);
 	assert_true(cmd & UMSI_PCI_CMD_MASTER);
@@ -277,7 +277,7 @@ static void test_quirk_broken_mask_bits(void **state)
 	assert_int_equal(umsi_quirk_add(m->sys, &q), 0);
 	dev = plug(m, DEV, &d, 0);
 	umsi_sim_stats_reset(m->sim);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_IRQ_MSI),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_PCI_IRQ_MSI),
 			 2);
 	/* Address low/high, data, Command, Message Control: no mask write. */
 	assert_int_equal(dstats(m, DEV).cfg_writes, 5);
@@ -306,7 +306,7 @@ static void test_quirk_no_64bit_msi(void **state)
 	assert_int_equal(umsi_quirk_lookup(m->sys, 0x1002, 0xaa00) &
 			 UMSI_QUIRK_NO_64BIT_MSI, UMSI_QUIRK_NO_64BIT_MSI);
 	dev = plug(m, DEV, &d, 0);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_IRQ_MSI),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_PCI_IRQ_MSI),
 			 1);
 	cap = find_cap(m, DEV, UMSI_PCI_CAP_ID_MSI);
 	assert_int_equal(umsi_sim_cfg_read(m->sim, DEV, cap + 8, 4), 0);

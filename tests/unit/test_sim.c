@@ -2128,15 +2128,15 @@ static void soak_setup(struct soak *k, unsigned msix_vectors)
 		if (i < nmsix) {
 			d->want = i + 1 < nmsix ? 2048 :
 				  msix_vectors - 2048 * (nmsix - 1);
-			d->flags = UMSI_IRQ_MSIX;
+			d->flags = UMSI_PCI_IRQ_MSIX;
 			soak_add_sim_dev(k, d->bdf, 2048, 0);
 		} else if (i < nmsix + 8) {
 			d->want = 64;
-			d->flags = UMSI_IRQ_MSIX | UMSI_IRQ_AFFINITY;
+			d->flags = UMSI_PCI_IRQ_MSIX | UMSI_PCI_IRQ_AFFINITY;
 			soak_add_sim_dev(k, d->bdf, 64, 0);
 		} else {
 			d->want = 32;
-			d->flags = UMSI_IRQ_MSI;
+			d->flags = UMSI_PCI_IRQ_MSI;
 			soak_add_sim_dev(k, d->bdf, 0, 32);
 		}
 	}

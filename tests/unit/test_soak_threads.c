@@ -379,7 +379,7 @@ static void slot_up(struct soak *k, struct slot *sl, uint64_t *s)
 	count(k, &k->ops_devices, 1);
 	CHECK(k, ret == 0, "umsi_pci_add(%x) = %d", sl->bdf, ret);
 	n = umsi_pci_alloc_irq_vectors(sl->dev, 1, want,
-				       sl->msix ? UMSI_IRQ_MSIX : UMSI_IRQ_MSI);
+				       sl->msix ? UMSI_PCI_IRQ_MSIX : UMSI_PCI_IRQ_MSI);
 	count(k, &k->ops_devices, 1);
 	CHECK(k, n >= 1 && (uint32_t)n <= want,
 	      "umsi_pci_alloc_irq_vectors(%x, 1, %u) = %d", sl->bdf, want, n);
@@ -546,7 +546,7 @@ static void repro_hook(void *arg, enum umsi_sim_op op)
 	if (!r->armed || op != UMSI_SIM_OP_ALLOC)
 		return;
 	r->armed = false;
-	r->nvec = umsi_pci_alloc_irq_vectors(r->dev, 4, 4, UMSI_IRQ_MSI);
+	r->nvec = umsi_pci_alloc_irq_vectors(r->dev, 4, 4, UMSI_PCI_IRQ_MSI);
 	for (i = 0; i < r->nvec; i++)
 		umsi_pci_request_irq(r->dev, (uint32_t)i, fx_handler, 0,
 				     "repro", r->m);
@@ -564,7 +564,7 @@ static void offline_during_block_alloc_keeps_block_whole(void **state)
 	r.m = machine_new(2, 0, NULL);
 	r.dev = plug(r.m, REPRO_BDF, &desc, 0);
 	/* Where the block goes (the allocator is deterministic). */
-	assert_int_equal(umsi_pci_alloc_irq_vectors(r.dev, 4, 4, UMSI_IRQ_MSI),
+	assert_int_equal(umsi_pci_alloc_irq_vectors(r.dev, 4, 4, UMSI_PCI_IRQ_MSI),
 			 4);
 	assert_int_equal(umsi_irq_get_info(r.m->sys, (uint32_t)
 					   umsi_pci_irq_vector(r.dev, 0),
@@ -697,7 +697,7 @@ static void free_vectors_during_cpu_offline(void **state)
 			avail0 = st.available;
 		}
 		assert_int_equal(umsi_pci_alloc_irq_vectors(r.dev, 1, 1,
-							    UMSI_IRQ_MSIX), 1);
+							    UMSI_PCI_IRQ_MSIX), 1);
 		irq = umsi_pci_irq_vector(r.dev, 0);
 		assert_int_equal(umsi_pci_request_irq(r.dev, 0, fx_handler, 0,
 						      "repro2", r.m), 0);

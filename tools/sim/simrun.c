@@ -363,7 +363,7 @@ static int sim_probe(const struct sim_machine *m, struct sim_inst *in,
 		     const struct umsi_pci_info *info, uint32_t flags, int got)
 {
 	const struct sim_devspec *ds = in->ds;
-	uint32_t msi_flags = flags & ~UMSI_IRQ_INTX;
+	uint32_t msi_flags = flags & ~UMSI_PCI_IRQ_INTX;
 	unsigned offer = sim_offer(m, ds);
 	bool other_spread = false;
 	int k, again;
@@ -384,7 +384,7 @@ static int sim_probe(const struct sim_machine *m, struct sim_inst *in,
 		umsi_pci_free_irq_vectors(in->dev);
 	in->could = k > 0 ? k : 0;
 	if (ds->msix && umsi_pci_alloc_irq_vectors(in->dev, ds->want, ds->want,
-					msi_flags ^ UMSI_IRQ_AFFINITY) > 0) {
+					msi_flags ^ UMSI_PCI_IRQ_AFFINITY) > 0) {
 		other_spread = true;
 		umsi_pci_free_irq_vectors(in->dev);
 	}
@@ -409,7 +409,7 @@ static int sim_probe(const struct sim_machine *m, struct sim_inst *in,
 				sim_pow2_up(ds->want));
 		else
 			sim_fix(in, "a device with MSI-X");
-	} else if (!(flags & UMSI_IRQ_AFFINITY) || !ds->msix) {
+	} else if (!(flags & UMSI_PCI_IRQ_AFFINITY) || !ds->msix) {
 		/*
 		 * More CPUs help only where any CPU will do: MSI-X without
 		 * spreading, or an MSI block (a new CPU has a free one).
@@ -422,7 +422,7 @@ static int sim_probe(const struct sim_machine *m, struct sim_inst *in,
 		sim_fix_cpus(m, in, ds->msix ? (short_by + cap - 1) / cap : 1);
 	}
 	if (other_spread)
-		sim_fix(in, "%s", flags & UMSI_IRQ_AFFINITY ?
+		sim_fix(in, "%s", flags & UMSI_PCI_IRQ_AFFINITY ?
 			"no spread (managed vectors reserve one on every CPU "
 			"of their mask)" : "spread");
 	return again < 0 ? 0 : again;
@@ -433,7 +433,7 @@ static void sim_bring_up(const struct sim_machine *m, struct sim_inst *in)
 {
 	const struct sim_devspec *ds = in->ds;
 	struct umsi_pci_info info;
-	uint32_t flags = UMSI_IRQ_ALL_TYPES;
+	uint32_t flags = UMSI_PCI_IRQ_ALL_TYPES;
 	int ret;
 
 	ret = umsi_pci_add(in->sys, in->bdf, NULL, UMSI_PCI_ADD_FRESH,
@@ -444,7 +444,7 @@ static void sim_bring_up(const struct sim_machine *m, struct sim_inst *in)
 		return;
 	}
 	if (ds->spread)
-		flags |= UMSI_IRQ_AFFINITY;
+		flags |= UMSI_PCI_IRQ_AFFINITY;
 	ret = umsi_pci_alloc_irq_vectors(in->dev, ds->min, ds->want, flags);
 	umsi_pci_get_info(in->dev, &info);
 	in->mode = info.mode;
