@@ -10,6 +10,8 @@
  * priority class (vector >> 4) is above that of the highest ISR vector,
  * moving it from IRR to ISR; EOI clears the highest ISR bit and, when the
  * vector was accepted level-triggered (TMR), is broadcast to the IO-APIC.
+ * The RISC-V IMSIC model (sim_imsic.c) plugs into the same CPU machinery
+ * through struct sim_ctl_model.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,16 +30,34 @@ bool sim_in_irq(void)
 	return tls_irq_depth > 0;
 }
 
+/* The interrupt entry as it was when a CPU took an interrupt. */
+struct sim_entry {
+	int (*fn)(void *arg, uint32_t cpu, uint8_t vector);
+	int (*fn_id)(void *arg, uint32_t cpu, uint32_t id);
+	void *arg;
+};
+
+static struct sim_entry entry_locked(const struct umsi_sim *sim)
+{
+	return (struct sim_entry){ sim->dispatch, sim->dispatch_id,
+				   sim->dispatch_arg };
+}
+
+static bool entry_set(const struct sim_entry *e)
+{
+	return e->fn || e->fn_id;
+}
+
 /* Call the dispatch function as the CPU's interrupt entry would. */
-static int call_dispatch(int (*fn)(void *, uint32_t, uint8_t), void *arg,
-			 uint32_t cpu, int v)
+static int call_dispatch(const struct sim_entry *e, uint32_t cpu, int v)
 {
 	int ret;
 
-	if (!fn)
+	if (!entry_set(e))
 		return 0;
 	tls_irq_depth++;
-	ret = fn(arg, cpu, (uint8_t)v);
+	ret = e->fn_id ? e->fn_id(e->arg, cpu, (uint32_t)v)
+		       : e->fn(e->arg, cpu, (uint8_t)v);
 	tls_irq_depth--;
 	return ret;
 }
@@ -170,6 +190,21 @@ void sim_irq_enable_locked(struct umsi_sim *sim, uint32_t cpu)
 		sim_cpu_kick_locked(sim, cpu);
 }
 
+/* CPU @cpu has one more pending bit (IRR, eip). */
+void sim_pending_set_locked(struct umsi_sim *sim, uint32_t cpu)
+{
+	bit_set(sim->irr_cpus, cpu);
+	sim->irr_bits++;
+}
+
+/* CPU @cpu has one fewer; @empty: none is left. */
+void sim_pending_clear_locked(struct umsi_sim *sim, uint32_t cpu, bool empty)
+{
+	sim->irr_bits--;
+	if (empty)
+		bit_clear(sim->irr_cpus, cpu);
+}
+
 /*
  * The vector CPU @c would take now, or -1. In non-threaded mode nothing is
  * taken while any CPU holds a uMSI lock (see umsi_sim.h: a real CPU would
@@ -177,13 +212,19 @@ void sim_irq_enable_locked(struct umsi_sim *sim, uint32_t cpu)
  */
 static int cpu_next_vector_locked(struct umsi_sim *sim, struct sim_cpu *c)
 {
-	int v, s;
-
 	if (!c->online || c->irq_off > 0)
 		return -1;
 	if (!sim->threaded && sim->locks_held && !sim->through_locks)
 		return -1;
-	v = bit_highest(c->irr);
+	return sim->ctl->next(sim, (uint32_t)(c - sim->cpus));
+}
+
+/* x86: the highest IRR vector whose class is above the highest in service. */
+static int x86_next_locked(struct umsi_sim *sim, uint32_t cpu)
+{
+	struct sim_cpu *c = &sim->cpus[cpu];
+	int v = bit_highest(c->irr), s;
+
 	if (v < 0)
 		return -1;
 	s = bit_highest(c->isr);
@@ -192,16 +233,23 @@ static int cpu_next_vector_locked(struct umsi_sim *sim, struct sim_cpu *c)
 	return v;
 }
 
-/* IRR -> ISR: the CPU takes @v; its interrupts are off while it runs. */
+/* x86: IRR -> ISR. */
+static void x86_take_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t v)
+{
+	struct sim_cpu *c = &sim->cpus[cpu];
+
+	bit_clear(c->irr, v);
+	sim_pending_clear_locked(sim, cpu,
+				 !(c->irr[0] | c->irr[1] | c->irr[2] | c->irr[3]));
+	bit_set(c->isr, v);
+}
+
+/* The CPU takes @v; its interrupts are off while it runs. */
 static void cpu_take_locked(struct umsi_sim *sim, uint32_t cpu, int v)
 {
 	struct sim_cpu *c = &sim->cpus[cpu];
 
-	bit_clear(c->irr, (unsigned int)v);
-	sim->irr_bits--;
-	if (!(c->irr[0] | c->irr[1] | c->irr[2] | c->irr[3]))
-		bit_clear(sim->irr_cpus, cpu);
-	bit_set(c->isr, (unsigned int)v);
+	sim->ctl->take(sim, cpu, (uint32_t)v);
 	c->irq_off++;
 	c->vs_used = true;
 	c->vs[v].dispatched++;
@@ -232,20 +280,27 @@ void sim_eoi_locked(struct umsi_sim *sim, uint8_t vector)
 	eoi_cpu_locked(sim, sim_current_cpu_locked(sim), vector);
 }
 
+/* x86: without a dispatch function the sim ends it; else it must have. */
+static void x86_finish_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t v,
+			      bool had_fn)
+{
+	if (!had_fn)
+		eoi_cpu_locked(sim, cpu, (uint8_t)v);
+	else if (bit_test(sim->cpus[cpu].isr, v))
+		sim->st.eoi_missing++;
+}
+
 static void cpu_finish_locked(struct umsi_sim *sim, uint32_t cpu, int v,
 			      bool had_fn, int ret)
 {
 	struct sim_cpu *c = &sim->cpus[cpu];
 
 	c->irq_off--;
-	if (!had_fn)
-		eoi_cpu_locked(sim, cpu, (uint8_t)v);
+	sim->ctl->finish(sim, cpu, (uint32_t)v, had_fn);
 	if (ret == 0) {
 		c->vs[v].unassigned++;
 		sim->st.unassigned++;
 	}
-	if (had_fn && bit_test(c->isr, (unsigned int)v))
-		sim->st.eoi_missing++;
 }
 
 /*
@@ -284,8 +339,7 @@ void sim_drain(struct umsi_sim *sim)
 	if (sim->threaded)
 		return;
 	for (;;) {
-		int (*fn)(void *, uint32_t, uint8_t);
-		void *arg;
+		struct sim_entry e;
 		uint32_t cpu = 0, prev;
 		int v, ret;
 
@@ -296,17 +350,16 @@ void sim_drain(struct umsi_sim *sim)
 			return;
 		}
 		cpu_take_locked(sim, cpu, v);
-		fn = sim->dispatch;
-		arg = sim->dispatch_arg;
+		e = entry_locked(sim);
 		prev = sim->cur_cpu;
 		sim->cur_cpu = cpu;
 		sim_unlock(sim);
 
-		ret = call_dispatch(fn, arg, cpu, v);
+		ret = call_dispatch(&e, cpu, v);
 
 		sim_lock(sim);
 		sim->cur_cpu = prev;
-		cpu_finish_locked(sim, cpu, v, fn != NULL, ret);
+		cpu_finish_locked(sim, cpu, v, entry_set(&e), ret);
 		sim_unlock(sim);
 	}
 }
@@ -343,17 +396,16 @@ static void *cpu_thread(void *p)
 		}
 		v = cpu_next_vector_locked(sim, &sim->cpus[cpu]);
 		if (v >= 0) {
-			int (*fn)(void *, uint32_t, uint8_t) = sim->dispatch;
-			void *arg = sim->dispatch_arg;
+			struct sim_entry e = entry_locked(sim);
 			int ret;
 
 			cpu_take_locked(sim, cpu, v);
 			sim->cpus[cpu].busy = true;
 			sim_unlock(sim);
-			ret = call_dispatch(fn, arg, cpu, v);
+			ret = call_dispatch(&e, cpu, v);
 			sim_lock(sim);
 			sim->cpus[cpu].busy = false;
-			cpu_finish_locked(sim, cpu, v, fn != NULL, ret);
+			cpu_finish_locked(sim, cpu, v, entry_set(&e), ret);
 			continue;
 		}
 		pthread_cond_broadcast(&sim->idle_cond);
@@ -421,8 +473,8 @@ int sim_run_on_cpu(struct umsi_sim *sim, uint32_t cpu,
 
 /* ---- Delivery ------------------------------------------------------------- */
 
-static int undeliverable_locked(struct umsi_sim *sim, enum umsi_sim_undeliv why,
-				uint64_t address, uint32_t data)
+int sim_undeliverable_locked(struct umsi_sim *sim, enum umsi_sim_undeliv why,
+			     uint64_t address, uint32_t data)
 {
 	sim->st.undeliverable++;
 	sim->st.undeliverable_by[why]++;
@@ -447,8 +499,7 @@ int sim_lapic_accept_locked(struct umsi_sim *sim, uint32_t cpu,
 		sim->st.irr_coalesced++;
 	} else {
 		bit_set(c->irr, vector);
-		bit_set(sim->irr_cpus, cpu);
-		sim->irr_bits++;
+		sim_pending_set_locked(sim, cpu);
 		c->vs[vector].delivered++;
 		sim->st.delivered++;
 	}
@@ -470,7 +521,7 @@ int sim_deliver_phys_locked(struct umsi_sim *sim, uint32_t apic_id,
 	int n = 0;
 
 	if (vector < 16)
-		return undeliverable_locked(sim, UMSI_SIM_UNDELIV_VECTOR,
+		return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_VECTOR,
 					    address, data);
 	if (apic_id == bcast) {
 		for (uint32_t i = 0; i < sim->ncpus; i++)
@@ -478,17 +529,17 @@ int sim_deliver_phys_locked(struct umsi_sim *sim, uint32_t apic_id,
 				n += sim_lapic_accept_locked(sim, i, vector,
 							     level);
 		if (!n)
-			return undeliverable_locked(sim,
+			return sim_undeliverable_locked(sim,
 						    UMSI_SIM_UNDELIV_OFFLINE,
 						    address, data);
 		return n;
 	}
 	cpu = sim_cpu_of_apic_locked(sim, apic_id);
 	if (cpu == UINT32_MAX)
-		return undeliverable_locked(sim, UMSI_SIM_UNDELIV_NO_CPU,
+		return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_NO_CPU,
 					    address, data);
 	if (!sim->cpus[cpu].online)
-		return undeliverable_locked(sim, UMSI_SIM_UNDELIV_OFFLINE,
+		return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_OFFLINE,
 					    address, data);
 	return sim_lapic_accept_locked(sim, cpu, vector, level);
 }
@@ -512,7 +563,7 @@ static int deliver_logical_locked(struct umsi_sim *sim,
 			break;	/* one CPU of the set: the lowest numbered */
 	}
 	if (!n)
-		return undeliverable_locked(sim, matched ?
+		return sim_undeliverable_locked(sim, matched ?
 					    UMSI_SIM_UNDELIV_OFFLINE :
 					    UMSI_SIM_UNDELIV_NO_CPU,
 					    address, data);
@@ -535,7 +586,7 @@ static int x86_deliver_locked(struct umsi_sim *sim, uint64_t address,
 	umsi_x86_msg_decode(&m, (sim->plat_flags & UMSI_PLAT_EXT_DEST_ID) != 0,
 			    &d);
 	if (!d.valid)
-		return undeliverable_locked(sim, UMSI_SIM_UNDELIV_STRAY,
+		return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_STRAY,
 					    address, data);
 	if (d.remapped) {
 		uint32_t apic_id;
@@ -544,16 +595,16 @@ static int x86_deliver_locked(struct umsi_sim *sim, uint64_t address,
 
 		if (!(sim->plat_flags & UMSI_PLAT_IRQ_REMAP) ||
 		    sim_remap_lookup_locked(sim, index, &apic_id, &vector))
-			return undeliverable_locked(sim, UMSI_SIM_UNDELIV_REMAP,
+			return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_REMAP,
 						    address, data);
 		return sim_deliver_phys_locked(sim, apic_id, vector, false,
 					       address, data);
 	}
 	if (d.delivery != UMSI_X86_DM_FIXED && d.delivery != UMSI_X86_DM_LOWPRI)
-		return undeliverable_locked(sim, UMSI_SIM_UNDELIV_MODE,
+		return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_MODE,
 					    address, data);
 	if (d.vector < 16)
-		return undeliverable_locked(sim, UMSI_SIM_UNDELIV_VECTOR,
+		return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_VECTOR,
 					    address, data);
 	if (d.logical)
 		return deliver_logical_locked(sim, &d, address, data);
@@ -604,25 +655,19 @@ static void x86_write_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t reg,
 			      "0x%llx", reg, (unsigned long long)val);
 }
 
-const struct sim_ctl_model sim_x86_lapic_model = {
-	.name = "x86-lapic",
-	.read = x86_read_locked,
-	.write = x86_write_locked,
-	.deliver = x86_deliver_locked,
-};
-
 /*
  * Where a message would land, without sending it: the CPU and vector of a
  * physical, fixed (or lowest-priority) message, through the remapping
  * table when remapped. Logical and broadcast messages name no single CPU
  * and are reported with cpu UINT32_MAX.
  */
-bool sim_msg_target_locked(struct umsi_sim *sim, uint64_t address,
-			   uint32_t data, uint32_t *cpu, uint8_t *vector)
+static bool x86_target_locked(struct umsi_sim *sim, uint64_t address,
+			      uint32_t data, uint32_t *cpu, uint32_t *id)
 {
 	struct umsi_msg m = { address, data };
 	struct umsi_x86_msi d;
 	uint32_t apic_id;
+	uint8_t v = 0, *vector = &v;
 
 	umsi_x86_msg_decode(&m, (sim->plat_flags & UMSI_PLAT_EXT_DEST_ID) != 0,
 			    &d);
@@ -642,11 +687,40 @@ bool sim_msg_target_locked(struct umsi_sim *sim, uint64_t address,
 		*vector = d.vector;
 		if (d.logical) {
 			*cpu = UINT32_MAX;
+			*id = v;
 			return true;
 		}
 	}
 	*cpu = sim_cpu_of_apic_locked(sim, apic_id);
+	*id = v;
 	return true;
+}
+
+/* A fixed IPI of @id (16..255) to an online CPU. */
+static int x86_raise_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	if (id < 16 || id > 0xff || !sim->cpus[cpu].online)
+		return -UMSI_EINVAL;
+	sim_lapic_accept_locked(sim, cpu, (uint8_t)id, false);
+	return 0;
+}
+
+const struct sim_ctl_model sim_x86_lapic_model = {
+	.name = "x86-lapic",
+	.read = x86_read_locked,
+	.write = x86_write_locked,
+	.deliver = x86_deliver_locked,
+	.target = x86_target_locked,
+	.next = x86_next_locked,
+	.take = x86_take_locked,
+	.finish = x86_finish_locked,
+	.raise = x86_raise_locked,
+};
+
+bool sim_msg_target_locked(struct umsi_sim *sim, uint64_t address,
+			   uint32_t data, uint32_t *cpu, uint32_t *id)
+{
+	return sim->ctl->target(sim, address, data, cpu, id);
 }
 
 int umsi_sim_msg_write(struct umsi_sim *sim, uint64_t address, uint32_t data)
@@ -662,13 +736,16 @@ int umsi_sim_msg_write(struct umsi_sim *sim, uint64_t address, uint32_t data)
 
 int umsi_sim_retrigger(struct umsi_sim *sim, uint32_t cpu, uint8_t vector)
 {
-	int err = 0;
+	return umsi_sim_raise(sim, cpu, vector);
+}
+
+int umsi_sim_raise(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	int err = -UMSI_EINVAL;
 
 	sim_lock(sim);
-	if (cpu >= sim->ncpus || vector < 16 || !sim->cpus[cpu].online)
-		err = -UMSI_EINVAL;
-	else
-		sim_lapic_accept_locked(sim, cpu, vector, false);
+	if (cpu < sim->ncpus)
+		err = sim->ctl->raise(sim, cpu, id);
 	sim_unlock(sim);
 	sim_drain(sim);
 	return err;
@@ -685,6 +762,7 @@ static void sim_free(struct umsi_sim *sim)
 	sim_host_fini(sim);
 	sim_ioapic_fini(sim);
 	sim_remap_fini(sim);
+	sim_imsic_fini(sim);
 	free(sim->log);
 	sim_index_fini(sim);
 	free(sim->vec_stats);
@@ -712,6 +790,9 @@ static bool config_valid(const struct umsi_sim_config *cfg)
 		return false;
 	if (cfg->ioapic_pins > 240)
 		return false;
+	if (cfg->controller != UMSI_SIM_CTL_X86_LAPIC &&
+	    cfg->controller != UMSI_SIM_CTL_IMSIC)
+		return false;
 	return true;	/* duplicate APIC IDs: sim_apic_index_init() */
 }
 
@@ -731,6 +812,7 @@ struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg)
 	sim->threaded = cfg->threaded;
 	sim->plat_flags = cfg->plat_flags;
 	sim->ctl = &sim_x86_lapic_model;
+	sim->nids = 256;
 	sim->ncpus = cfg->ncpus;
 	sim->next_mem32 = 0xe0000000u;
 	sim->next_mem64 = 0x800000000ull;
@@ -739,7 +821,13 @@ struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg)
 	sim->through_locks = getenv("UMSI_SIM_DISPATCH_THROUGH_LOCKS") != NULL;
 	sim->cpus = calloc(cfg->ncpus, sizeof(*sim->cpus));
 	sim->irr_cpus = calloc((cfg->ncpus + 63) / 64, sizeof(uint64_t));
-	sim->vec_stats = calloc((size_t)cfg->ncpus * 256,
+	/* An IMSIC machine: its model, identities and files (sim_imsic.c). */
+	if (sim->cpus && cfg->controller == UMSI_SIM_CTL_IMSIC &&
+	    sim_imsic_init(sim, cfg)) {
+		sim_free(sim);
+		return NULL;
+	}
+	sim->vec_stats = calloc((size_t)cfg->ncpus * sim->nids,
 				sizeof(*sim->vec_stats));
 	if (!sim->cpus || !sim->irr_cpus || !sim->vec_stats ||
 	    sim_ioapic_init(sim, cfg->ioapic_pins ? cfg->ioapic_pins : 24)) {
@@ -748,7 +836,7 @@ struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg)
 	}
 	for (uint32_t i = 0; i < cfg->ncpus; i++) {
 		sim->cpus[i].apic_id = cfg->apic_ids ? cfg->apic_ids[i] : i;
-		sim->cpus[i].vs = &sim->vec_stats[(size_t)i * 256];
+		sim->cpus[i].vs = &sim->vec_stats[(size_t)i * sim->nids];
 	}
 	if (sim_apic_index_init(sim)) {
 		sim_free(sim);	/* duplicate APIC IDs, or out of memory */
@@ -800,6 +888,18 @@ void umsi_sim_set_dispatch(struct umsi_sim *sim,
 {
 	sim_lock(sim);
 	sim->dispatch = fn;
+	sim->dispatch_id = NULL;
+	sim->dispatch_arg = arg;
+	sim_unlock(sim);
+}
+
+void umsi_sim_set_dispatch_id(struct umsi_sim *sim,
+			      int (*fn)(void *arg, uint32_t cpu, uint32_t id),
+			      void *arg)
+{
+	sim_lock(sim);
+	sim->dispatch = NULL;
+	sim->dispatch_id = fn;
 	sim->dispatch_arg = arg;
 	sim_unlock(sim);
 }
@@ -896,12 +996,20 @@ bool umsi_sim_cpu_irq_enabled(struct umsi_sim *sim, uint32_t cpu)
 
 bool umsi_sim_irr_test(struct umsi_sim *sim, uint32_t cpu, uint8_t vector)
 {
+	return umsi_sim_id_pending(sim, cpu, vector);
+}
+
+bool umsi_sim_id_pending(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
 	bool b;
 
-	if (cpu >= sim->ncpus)
+	if (cpu >= sim->ncpus || id >= sim->nids)
 		return false;
 	sim_lock(sim);
-	b = bit_test(sim->cpus[cpu].irr, vector);
+	if (sim->ctl == &sim_imsic_model)
+		b = bit_test(sim->cpus[cpu].eip, id);
+	else
+		b = bit_test(sim->cpus[cpu].irr, id);
 	sim_unlock(sim);
 	return b;
 }
@@ -969,7 +1077,8 @@ void umsi_sim_stats_reset(struct umsi_sim *sim)
 	memset(&sim->st, 0, sizeof(sim->st));
 	for (uint32_t i = 0; i < sim->ncpus; i++) {
 		if (sim->cpus[i].vs_used)
-			memset(sim->cpus[i].vs, 0, 256 * sizeof(*sim->cpus[i].vs));
+			memset(sim->cpus[i].vs, 0,
+			       sim->nids * sizeof(*sim->cpus[i].vs));
 		sim->cpus[i].vs_used = false;
 	}
 	for (size_t i = 0; i < sim->ndevs; i++)
@@ -992,10 +1101,16 @@ uint64_t umsi_sim_host_calls(struct umsi_sim *sim)
 int umsi_sim_vec_stats(struct umsi_sim *sim, uint32_t cpu, uint8_t vector,
 		       struct umsi_sim_vec_stats *out)
 {
-	if (cpu >= sim->ncpus)
+	return umsi_sim_id_stats(sim, cpu, vector, out);
+}
+
+int umsi_sim_id_stats(struct umsi_sim *sim, uint32_t cpu, uint32_t id,
+		      struct umsi_sim_vec_stats *out)
+{
+	if (cpu >= sim->ncpus || id >= sim->nids)
 		return -UMSI_EINVAL;
 	sim_lock(sim);
-	*out = sim->cpus[cpu].vs[vector];
+	*out = sim->cpus[cpu].vs[id];
 	sim_unlock(sim);
 	return 0;
 }

@@ -137,6 +137,53 @@ static void rte_send_locked(struct umsi_sim *sim, uint32_t gsi)
 		e->r.remote_irr = true;
 }
 
+/*
+ * An IMSIC machine's wired inputs: an APLIC in MSI mode (AIA 1.0, 4.9).
+ * The input sends its message once each time it becomes asserted while
+ * programmed and unmasked; nothing ends it (Linux's APLIC MSI driver
+ * retriggers a level input that is still asserted, which unmask and
+ * reprogramming do here).
+ */
+static void aplic_eval_locked(struct umsi_sim *sim, uint32_t gsi)
+{
+	struct sim_rte *e = &sim->rtes[gsi];
+	bool on = e->active && e->r.programmed && !e->r.masked;
+
+	if (!on) {
+		e->sent = false;
+		return;
+	}
+	if (e->sent)
+		return;
+	e->sent = true;
+	e->r.deliveries++;
+	sim->ctl->deliver(sim, e->msg_addr, e->msg_data);
+}
+
+/* gsi_program on an IMSIC machine: the message is kept as it is. */
+static int aplic_program_locked(struct umsi_sim *sim, uint32_t gsi,
+				const struct umsi_gsi_entry *in)
+{
+	struct sim_rte *e = &sim->rtes[gsi];
+	uint32_t cpu, id;
+
+	if (!sim_msg_target_locked(sim, in->msg.address, in->msg.data, &cpu,
+				   &id))
+		return -UMSI_EINVAL;
+	e->r.programmed = true;
+	e->r.apic_id = sim->cpus[cpu].apic_id;
+	e->r.vector = (uint8_t)id;
+	e->r.trigger = in->trigger;
+	e->r.polarity = in->polarity;
+	e->r.masked = in->masked;
+	e->msg_addr = in->msg.address;
+	e->msg_data = in->msg.data;
+	/* A new message for an asserted input is sent again. */
+	e->sent = false;
+	sim_ioapic_eval_locked(sim, gsi);
+	return 0;
+}
+
 void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi)
 {
 	struct sim_rte *e = &sim->rtes[gsi];
@@ -149,6 +196,10 @@ void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi)
 
 	e->active = active;
 	e->r.line = active;
+	if (sim->ctl == &sim_imsic_model) {
+		aplic_eval_locked(sim, gsi);
+		return;
+	}
 	if (e->r.masked || !e->r.programmed)
 		return;
 	if (e->r.trigger == UMSI_INTX_EDGE) {
@@ -194,6 +245,8 @@ int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
 		sim_ioapic_eval_locked(sim, gsi);
 		return 0;
 	}
+	if (sim->ctl == &sim_imsic_model)
+		return aplic_program_locked(sim, gsi, in);
 	/* The entry takes destination and vector from the x86 message. */
 	umsi_x86_msg_decode(&in->msg, sim->plat_flags & UMSI_PLAT_EXT_DEST_ID,
 			    &m);

@@ -484,10 +484,14 @@ void sim_phys_write32_locked(struct umsi_sim *sim, uint64_t phys, uint32_t val,
 {
 	unsigned int bar, k, w;
 	uint64_t off, r;
-	struct sim_dev *d = sim_decode_locked(sim, phys, &bar, &off);
+	struct sim_dev *d;
 	const struct umsi_sim_msix_desc *mx;
 	uint32_t old;
 
+	/* A CPU's write to an interrupt file (the IMSIC back end's resend). */
+	if (sim_imsic_mmio_write_locked(sim, phys, val))
+		return;
+	d = sim_decode_locked(sim, phys, &bar, &off);
 	if (!d) {
 		if (counted)
 			sim_bad_access_locked(sim, "MMIO write of unclaimed "
@@ -1220,7 +1224,8 @@ static void live_target(struct umsi_sim *sim, umsi_bdf_t bdf, int gsi,
 	struct umsi_sim_target t = { .bdf = bdf, .gsi = gsi, .address = addr,
 				     .data = data };
 
-	t.resolved = sim_msg_target_locked(sim, addr, data, &t.cpu, &t.vector);
+	t.resolved = sim_msg_target_locked(sim, addr, data, &t.cpu, &t.id);
+	t.vector = (uint8_t)t.id;
 	(*n)++;
 	fn(arg, &t);
 }
@@ -1272,7 +1277,16 @@ unsigned umsi_sim_live_targets(struct umsi_sim *sim,
 		if (!e->r.programmed || e->r.masked)
 			continue;
 		t.vector = e->r.vector;
+		t.id = e->r.vector;
 		t.cpu = sim_cpu_of_apic_locked(sim, e->r.apic_id);
+		if (sim->ctl == &sim_imsic_model) {
+			t.address = e->msg_addr;
+			t.data = e->msg_data;
+			t.resolved = sim_msg_target_locked(sim, t.address,
+							   t.data, &t.cpu,
+							   &t.id);
+			t.vector = (uint8_t)t.id;
+		}
 		n++;
 		fn(arg, &t);
 	}

@@ -37,7 +37,14 @@ struct sim_cpu {
 	bool busy;
 	uint64_t irr[4], isr[4], tmr[4];
 	/*
-	 * Per-vector counters: 256 entries in sim->vec_stats, a block of its
+	 * IMSIC model: this hart's S-level interrupt file, eip and eie of
+	 * sim->nids bits each (into sim->imsic_bits), eidelivery and
+	 * eithreshold.
+	 */
+	uint64_t *eip, *eie;
+	uint32_t eidelivery, eithreshold;
+	/*
+	 * Per-vector counters: sim->nids entries in sim->vec_stats, a block of its
 	 * own so a CPU that never saw an interrupt costs no memory (the
 	 * pages stay untouched); @vs_used says whether they were written.
 	 */
@@ -108,6 +115,10 @@ struct sim_lock {
 struct sim_rte {
 	struct umsi_sim_rte r;
 	bool active;                  /* input state seen by the last evaluation */
+	/* IMSIC machines (an APLIC in MSI mode): the message as programmed. */
+	uint64_t msg_addr;
+	uint32_t msg_data;
+	bool sent;                    /* sent since the input last rose */
 };
 
 struct sim_irte {
@@ -131,7 +142,9 @@ struct sim_bar_ent {
 /*
  * The interrupt controller a machine has, behind the same two register
  * primitives the library's back ends use (umsi/host.h ctl_read/ctl_write)
- * and the bus side: what a message write does. All under the sim lock.
+ * and the bus side: what a message write does; and the CPU side: which
+ * identity a CPU takes next, taking it, and what is left when its
+ * handler returns. All under the sim lock.
  */
 struct sim_ctl_model {
 	const char *name;
@@ -140,9 +153,22 @@ struct sim_ctl_model {
 		      uint64_t val);
 	/* A message write reaching the controller. Return: CPUs reached. */
 	int (*deliver)(struct umsi_sim *sim, uint64_t address, uint32_t data);
+	/* Where a message would land: CPU (UINT32_MAX: several) and identity. */
+	bool (*target)(struct umsi_sim *sim, uint64_t address, uint32_t data,
+		       uint32_t *cpu, uint32_t *id);
+	/* The identity @cpu would take if it took interrupts now, or -1. */
+	int (*next)(struct umsi_sim *sim, uint32_t cpu);
+	/* @cpu takes @id (x86: IRR -> ISR; IMSIC: the kernel's stopei claim). */
+	void (*take)(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
+	/* The dispatch of @id returned; @had_fn: a dispatch function ran. */
+	void (*finish)(struct umsi_sim *sim, uint32_t cpu, uint32_t id,
+		       bool had_fn);
+	/* Make @id pending on @cpu once (an IPI; retrigger): 0 or -EINVAL. */
+	int (*raise)(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
 };
 
 extern const struct sim_ctl_model sim_x86_lapic_model;
+extern const struct sim_ctl_model sim_imsic_model;
 
 struct umsi_sim {
 	pthread_mutex_t mtx;
@@ -151,17 +177,24 @@ struct umsi_sim {
 	bool threaded, stopping;
 	uint32_t plat_flags;
 	const struct sim_ctl_model *ctl;  /* the controller model */
+	uint32_t nids;                /* identities a CPU has: 256 on x86 */
+	/* IMSIC model (sim_imsic.c). */
+	uint64_t imsic_base;          /* file of CPU k: base + 0x1000 * k */
+	uint32_t imsic_num_ids;
+	uint64_t *imsic_bits;         /* every CPU's eip and eie */
 
 	uint32_t ncpus;
 	struct sim_cpu *cpus;
-	struct umsi_sim_vec_stats *vec_stats;  /* ncpus x 256 */
+	struct umsi_sim_vec_stats *vec_stats;  /* ncpus x nids */
 	struct sim_apic_ent *apic_index;  /* ncpus entries, by APIC ID */
-	uint64_t *irr_cpus;           /* bit per CPU whose IRR is not empty */
+	/* bit per CPU whose IRR (IMSIC: eip) is not empty */
+	uint64_t *irr_cpus;
 	uint32_t cur_cpu;             /* non-threaded; threaded default */
 	uint32_t locks_held;          /* over all CPUs */
 	bool through_locks;           /* non-threaded: see umsi_sim.h */
-	uint64_t irr_bits;            /* IRR bits set over all CPUs */
+	uint64_t irr_bits;            /* IRR (eip) bits set over all CPUs */
 	int (*dispatch)(void *arg, uint32_t cpu, uint8_t vector);
+	int (*dispatch_id)(void *arg, uint32_t cpu, uint32_t id);
 	void *dispatch_arg;
 
 	struct sim_dev **devs;
@@ -231,7 +264,11 @@ void sim_bad_access_locked(struct umsi_sim *sim, const char *fmt, ...)
 int sim_msg_write_locked(struct umsi_sim *sim, uint64_t address,
 			 uint32_t data);
 bool sim_msg_target_locked(struct umsi_sim *sim, uint64_t address,
-			   uint32_t data, uint32_t *cpu, uint8_t *vector);
+			   uint32_t data, uint32_t *cpu, uint32_t *id);
+int sim_undeliverable_locked(struct umsi_sim *sim, enum umsi_sim_undeliv why,
+			     uint64_t address, uint32_t data);
+void sim_pending_set_locked(struct umsi_sim *sim, uint32_t cpu);
+void sim_pending_clear_locked(struct umsi_sim *sim, uint32_t cpu, bool empty);
 int sim_lapic_accept_locked(struct umsi_sim *sim, uint32_t cpu,
 			    uint8_t vector, bool level);
 int sim_deliver_phys_locked(struct umsi_sim *sim, uint32_t apic_id,
@@ -278,6 +315,12 @@ int sim_remap_lookup_locked(struct umsi_sim *sim, uint32_t index,
 			    uint32_t *apic_id, uint8_t *vector);
 
 bool sim_irr_test_current_locked(struct umsi_sim *sim, uint8_t vector);
+
+/* sim_imsic.c */
+int sim_imsic_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg);
+bool sim_imsic_mmio_write_locked(struct umsi_sim *sim, uint64_t phys,
+				 uint32_t val);
+void sim_imsic_fini(struct umsi_sim *sim);
 
 /* sim_index.c */
 int sim_apic_index_init(struct umsi_sim *sim);

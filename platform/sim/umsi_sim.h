@@ -3,7 +3,9 @@
  * umsi_sim.h - the hosted simulator: a uMSI host that behaves like hardware.
  *
  * A struct umsi_sim is one simulated x86 machine: CPUs with local APICs
- * (IRR, ISR, TMR, EOI, interrupt enable), one PCI segment of functions with
+ * (IRR, ISR, TMR, EOI, interrupt enable) - or, with UMSI_SIM_CTL_IMSIC, a
+ * RISC-V machine whose harts have AIA IMSIC interrupt files - one PCI
+ * segment of functions with
  * 4 KiB configuration spaces and BARs, devices that raise MSI, MSI-X or INTx
  * as the PCI specification says, an IO-APIC, an optional interrupt-remapping
  * table and a virtual clock. umsi_sim_host_ops() is the host interface
@@ -70,11 +72,45 @@ struct umsi_sim;
  */
 #define UMSI_SIM_MAX_CPUS 8192
 
+/* The interrupt controller of a machine (umsi_sim_config.controller). */
+enum umsi_sim_ctl {
+	/* x86 local APICs (IRR/ISR/TMR), an IO-APIC: the default. */
+	UMSI_SIM_CTL_X86_LAPIC = 0,
+	/*
+	 * RISC-V AIA: an S-level IMSIC interrupt file per hart (AIA 1.0,
+	 * chapter 3). File k (CPU k) is the 4 KiB page at imsic_base +
+	 * 0x1000 * k; a 32-bit write of identity i to its offset 0
+	 * (seteipnum_le; offset 4, seteipnum_be, takes it byte-swapped)
+	 * sets eip bit i, as a write of 0 or above num-ids does nothing
+	 * (counted undeliverable, reason VECTOR); any other address in the
+	 * window, or outside every file, is stray. The file latches whether
+	 * or not its hart is online. The hart takes topei: the lowest
+	 * identity pending and enabled (eie) and, with eithreshold P != 0,
+	 * below P; only while eidelivery is 1. Taking it is the kernel's
+	 * claim (csrrw stopei, zero: the eip bit clears) before its dispatch
+	 * is called with the identity; there is no EOI. ctl_read/ctl_write
+	 * reach the current hart's indirect registers by siselect number:
+	 * eidelivery 0x70, eithreshold 0x72, eip 0x80 + 2k, eie 0xc0 + 2k
+	 * (RV64: odd numbers do not exist and are bad accesses). Files start
+	 * as the kernel leaves them after boot (docs/PORTING.md): eidelivery
+	 * 1, eithreshold 0, every identity enabled. IO-APIC inputs become an
+	 * APLIC in MSI mode: gsi_program takes the message (file address,
+	 * identity) as is, and an input sends it once each time it becomes
+	 * asserted and unmasked (a level input still asserted when unmasked
+	 * or reprogrammed sends again).
+	 */
+	UMSI_SIM_CTL_IMSIC,
+};
+
+/* The IMSIC window of QEMU virt's S-level files. */
+#define UMSI_SIM_IMSIC_BASE 0x28000000ull
+
 /**
  * struct umsi_sim_config - the machine to build
  * @ncpus: number of CPUs, 1..UMSI_SIM_MAX_CPUS; all start online
  * @apic_ids: APIC ID of each CPU (@ncpus entries, distinct; gaps and IDs
- *            above 255 allowed), or NULL for 0..ncpus-1
+ *            above 255 allowed), or NULL for 0..ncpus-1. On an IMSIC
+ *            machine: the hart IDs (cpu_hwid)
  * @plat_flags: UMSI_PLAT_* flags the platform reports; they also decide
  *              how the delivery model decodes messages (extended
  *              destination ID only with UMSI_PLAT_EXT_DEST_ID, the
@@ -84,6 +120,11 @@ struct umsi_sim;
  *            for a few CPUs (8192 threads is more than most hosts allow,
  *            and creation then fails)
  * @ioapic_pins: IO-APIC inputs (GSIs 0..n-1), 0 for 24
+ * @controller: enum umsi_sim_ctl (0: x86 local APICs)
+ * @imsic_num_ids: IMSIC machines: identities of a file, 64k-1 from 63
+ *                 to 2047 (0: 255, as QEMU virt)
+ * @imsic_base: IMSIC machines: CPU 0's file, 4 KiB aligned (0:
+ *              UMSI_SIM_IMSIC_BASE)
  */
 struct umsi_sim_config {
 	uint32_t ncpus;
@@ -91,6 +132,9 @@ struct umsi_sim_config {
 	uint32_t plat_flags;
 	bool threaded;
 	uint32_t ioapic_pins;
+	enum umsi_sim_ctl controller;
+	uint32_t imsic_num_ids;
+	uint64_t imsic_base;
 };
 
 /**
@@ -98,7 +142,9 @@ struct umsi_sim_config {
  * @cfg: the configuration
  *
  * Return: the machine, or NULL for an invalid configuration (no CPUs, more
- * than UMSI_SIM_MAX_CPUS, duplicate APIC IDs) or when out of memory.
+ * than UMSI_SIM_MAX_CPUS, duplicate APIC IDs, an unknown controller, an
+ * IMSIC num-ids not of the form 64k-1 in 63..2047 or a misaligned base)
+ * or when out of memory.
  */
 struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg);
 
@@ -137,6 +183,16 @@ const struct umsi_host_ops *umsi_sim_host_ops(void);
 void umsi_sim_set_dispatch(struct umsi_sim *sim,
 			   int (*fn)(void *arg, uint32_t cpu, uint8_t vector),
 			   void *arg);
+
+/**
+ * umsi_sim_set_dispatch_id - umsi_sim_set_dispatch() with the identity
+ * as 32 bits, for controllers with more than 256 (an IMSIC file has up
+ * to 2047). Replaces the other's function, and the other replaces this.
+ * On an IMSIC machine nothing is left to end when @fn returns.
+ */
+void umsi_sim_set_dispatch_id(struct umsi_sim *sim,
+			      int (*fn)(void *arg, uint32_t cpu, uint32_t id),
+			      void *arg);
 
 /**
  * umsi_sim_set_current_cpu - the CPU the calling code runs on
@@ -197,6 +253,36 @@ bool umsi_sim_cpu_irq_enabled(struct umsi_sim *sim, uint32_t cpu);
 
 /** umsi_sim_irr_test - is @vector set in @cpu's Interrupt Request Register? */
 bool umsi_sim_irr_test(struct umsi_sim *sim, uint32_t cpu, uint8_t vector);
+
+/**
+ * umsi_sim_id_pending - is identity @id pending on @cpu (x86: its IRR bit;
+ * IMSIC: its eip bit), uncounted
+ */
+bool umsi_sim_id_pending(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
+
+/**
+ * umsi_sim_imsic_file_addr - the physical address of CPU @cpu's S-level
+ * interrupt file (what struct umsi_imsic_config.file_addr lists); 0 when
+ * the machine has no IMSIC or @cpu is out of range
+ */
+uint64_t umsi_sim_imsic_file_addr(struct umsi_sim *sim, uint32_t cpu);
+
+/**
+ * umsi_sim_imsic_reg - read indirect register @reg (siselect number, as
+ * ctl_read) of @cpu's file, uncounted; umsi_sim_imsic_reg_write - write
+ * it (as ctl_write). An IMSIC machine only. Return (write): 0 or
+ * -UMSI_EINVAL (no IMSIC, bad CPU, a register that does not exist).
+ */
+uint64_t umsi_sim_imsic_reg(struct umsi_sim *sim, uint32_t cpu, uint32_t reg);
+int umsi_sim_imsic_reg_write(struct umsi_sim *sim, uint32_t cpu, uint32_t reg,
+			     uint64_t val);
+
+/**
+ * umsi_sim_imsic_topei - what @cpu's stopei reads now: identity << 16 |
+ * identity of the interrupt it would take (whether or not it takes
+ * interrupts now), 0 when none. Claims nothing.
+ */
+uint32_t umsi_sim_imsic_topei(struct umsi_sim *sim, uint32_t cpu);
 
 /** umsi_sim_isr_test - is @vector set in @cpu's In-Service Register? */
 bool umsi_sim_isr_test(struct umsi_sim *sim, uint32_t cpu, uint8_t vector);
@@ -259,8 +345,11 @@ int umsi_sim_msg_write(struct umsi_sim *sim, uint64_t address, uint32_t data);
 /**
  * umsi_sim_retrigger - send a fixed IPI of @vector to @cpu, uncounted
  * (what the host retrigger operation does). Return: 0 or -UMSI_EINVAL.
+ * umsi_sim_raise - the same for any controller: make identity @id
+ * pending on @cpu once (IMSIC: set its eip bit, online or not).
  */
 int umsi_sim_retrigger(struct umsi_sim *sim, uint32_t cpu, uint8_t vector);
+int umsi_sim_raise(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
 
 /* ---- Statistics ---------------------------------------------------------- */
 
@@ -381,6 +470,14 @@ struct umsi_sim_vec_stats {
 /** umsi_sim_vec_stats - counters of (@cpu, @vector). Return: 0 or -UMSI_EINVAL. */
 int umsi_sim_vec_stats(struct umsi_sim *sim, uint32_t cpu, uint8_t vector,
 		       struct umsi_sim_vec_stats *out);
+
+/**
+ * umsi_sim_id_stats - counters of (@cpu, @id) for any identity of the
+ * machine's controller (an IMSIC file's go up to num-ids).
+ * Return: 0 or -UMSI_EINVAL.
+ */
+int umsi_sim_id_stats(struct umsi_sim *sim, uint32_t cpu, uint32_t id,
+		      struct umsi_sim_vec_stats *out);
 
 /**
  * struct umsi_sim_leaks - what the library holds right now
@@ -806,7 +903,8 @@ struct umsi_sim_rte {
  * @resolved: the message names a CPU and vector (else it is junk: it
  *            would be undeliverable)
  * @cpu: the CPU it lands on (UINT32_MAX: no CPU has that APIC ID, or a
- *       logical destination); @vector: the vector
+ *       logical destination); @vector: the vector (its low 8 bits on an
+ *       IMSIC machine); @id: the identity, whole
  */
 struct umsi_sim_target {
 	umsi_bdf_t bdf;
@@ -816,6 +914,7 @@ struct umsi_sim_target {
 	bool resolved;
 	uint32_t cpu;
 	uint8_t vector;
+	uint32_t id;
 };
 
 /**
