@@ -19,6 +19,26 @@ void *umsi_zalloc(struct umsi_system *sys, size_t size)
 	return p;
 }
 
+uint32_t umsi_mmio_read32(struct umsi_system *sys, volatile void *addr)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	if (env->ops->mmio_read32)
+		return env->ops->mmio_read32(env->host, addr);
+	return *(volatile uint32_t *)addr;
+}
+
+void umsi_mmio_write32(struct umsi_system *sys, volatile void *addr,
+		       uint32_t val)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	if (env->ops->mmio_write32)
+		env->ops->mmio_write32(env->host, addr, val);
+	else
+		*(volatile uint32_t *)addr = val;
+}
+
 void umsi_free(struct umsi_system *sys, void *p, size_t size)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);

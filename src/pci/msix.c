@@ -27,14 +27,12 @@ static volatile void *entry_reg(struct umsi_pci_dev *dev, uint32_t idx,
 static void twrite(struct umsi_pci_dev *dev, uint32_t idx, uint32_t reg,
 		   uint32_t val)
 {
-	dev->sys->env.ops->mmio_write32(dev->sys->env.host, entry_reg(dev, idx, reg),
-				    val);
+	umsi_mmio_write32(dev->sys, entry_reg(dev, idx, reg), val);
 }
 
 static uint32_t tread(struct umsi_pci_dev *dev, uint32_t idx, uint32_t reg)
 {
-	return dev->sys->env.ops->mmio_read32(dev->sys->env.host,
-					  entry_reg(dev, idx, reg));
+	return umsi_mmio_read32(dev->sys, entry_reg(dev, idx, reg));
 }
 
 static uint64_t pba_len(const struct umsi_pci_dev *dev)
@@ -601,8 +599,7 @@ int umsi_msix_pending(struct umsi_pci_dev *dev, uint32_t n)
 	if (n >= dev->nvec)
 		return -UMSI_EINVAL;
 	v = dev->descs[n]->chip_data;
-	w = dev->sys->env.ops->mmio_read32(dev->sys->env.host,
-				       dev->pba + v->index / 32);
+	w = umsi_mmio_read32(dev->sys, dev->pba + v->index / 32);
 	return (w >> (v->index % 32)) & 1;
 }
 

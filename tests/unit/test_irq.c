@@ -502,6 +502,69 @@ static void system_create_fails_cleanly_at_every_host_call(void **s)
 	}
 }
 
+/*
+ * umsi/host.h's contract, as umsi_system_create() checks it: a missing
+ * required operation, half of a pair, and contradictory platform facts
+ * are refused with a log line naming them, before anything is allocated;
+ * the MMIO accessors may be left out (uMSI then uses volatile accesses).
+ */
+static int contract_create(const struct umsi_host_ops *o, uint32_t plat,
+			   char *log, size_t len)
+{
+	struct umsi_sim_config cfg = { .ncpus = 2, .plat_flags = plat };
+	struct umsi_sim *sim = umsi_sim_create(&cfg);
+	struct umsi_sim_leaks l0, l1;
+	struct umsi_system *sys = NULL;
+	int ret;
+
+	umsi_sim_leaks(sim, &l0);
+	ret = umsi_system_create(o, sim, NULL, &sys);
+	snprintf(log, len, "%s", umsi_sim_log_text(sim));
+	if (!ret)
+		umsi_system_destroy(sys);
+	umsi_sim_leaks(sim, &l1);
+	assert_int_equal(l1.allocs, l0.allocs);
+	umsi_sim_destroy(sim);
+	return ret;
+}
+
+static void system_create_checks_the_host_contract(void **s)
+{
+	struct umsi_host_ops o;
+	char log[4096];
+
+	(void)s;
+	o = *umsi_sim_host_ops();
+	o.ctl_read = NULL;
+	assert_int_equal(contract_create(&o, 0, log, sizeof(log)), -UMSI_EINVAL);
+	assert_non_null(strstr(log, "ctl_read"));
+	o = *umsi_sim_host_ops();
+	o.remap_compose = NULL;
+	o.remap_free = NULL;
+	assert_int_equal(contract_create(&o, UMSI_PLAT_IRQ_REMAP, log,
+					 sizeof(log)), -UMSI_EINVAL);
+	assert_non_null(strstr(log, "UMSI_PLAT_IRQ_REMAP"));
+	assert_non_null(strstr(log, "remap_compose"));
+	o = *umsi_sim_host_ops();
+	o.mmio_write32 = NULL;
+	assert_int_equal(contract_create(&o, 0, log, sizeof(log)), -UMSI_EINVAL);
+	assert_non_null(strstr(log, "mmio_read32/mmio_write32"));
+	o = *umsi_sim_host_ops();
+	o.gsi_program = NULL;
+	assert_int_equal(contract_create(&o, 0, log, sizeof(log)), -UMSI_EINVAL);
+	assert_non_null(strstr(log, "intx_route/gsi_program"));
+	o = *umsi_sim_host_ops();
+	o.cpu_hwid = NULL;
+	assert_int_equal(contract_create(&o, 0, log, sizeof(log)), -UMSI_EINVAL);
+	assert_non_null(strstr(log, "cpu_hwid"));
+	/* Optional: both MMIO accessors, and log. */
+	o = *umsi_sim_host_ops();
+	o.mmio_read32 = NULL;
+	o.mmio_write32 = NULL;
+	o.log = NULL;
+	assert_int_equal(contract_create(&o, 0, log, sizeof(log)), 0);
+}
+
 static void tables_read_like_proc_interrupts(void **s)
 {
 	struct machine m;
@@ -543,6 +606,7 @@ int main(void)
 		cmocka_unit_test(offline_is_refused_when_the_other_cpus_have_no_room),
 		cmocka_unit_test(a_failed_host_call_during_a_move_leaves_the_irq_working),
 		cmocka_unit_test(system_create_fails_cleanly_at_every_host_call),
+		cmocka_unit_test(system_create_checks_the_host_contract),
 		cmocka_unit_test(tables_read_like_proc_interrupts),
 	};
 

@@ -16,6 +16,14 @@ struct umsi_system;
 void *umsi_zalloc(struct umsi_system *sys, size_t size);
 void umsi_free(struct umsi_system *sys, void *p, size_t size);
 
+/*
+ * 32-bit device-memory access inside a host mmio_map() mapping: the
+ * host's accessors, or a volatile load/store when it gave none.
+ */
+uint32_t umsi_mmio_read32(struct umsi_system *sys, volatile void *addr);
+void umsi_mmio_write32(struct umsi_system *sys, volatile void *addr,
+		       uint32_t val);
+
 /* One log line through the host's log op, printf-style (umsi_snprintf). */
 void umsi_log(struct umsi_system *sys, enum umsi_log_level lvl,
 	      const char *fmt, ...);

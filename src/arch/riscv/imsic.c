@@ -294,10 +294,7 @@ static int imsic_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 		return -UMSI_EINVAL;
 	reg = (volatile uint8_t *)p->file[cpu] + IMSIC_SETEIPNUM_LE;
 	/* The same write a device makes: the identity, little-endian. */
-	if (env->ops->mmio_write32)
-		env->ops->mmio_write32(env->host, reg, id);
-	else
-		*(volatile uint32_t *)reg = id;
+	umsi_mmio_write32(sys, reg, id);
 	return 0;
 }
 
