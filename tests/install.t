@@ -13,6 +13,7 @@ else
 fi
 cat >"$tmp/prog.c" <<'C'
 #include <umsi/umsi.h>
+#include <umsi/x86.h>
 int main(void) { return umsi_x86_dest_reachable(1, 0) && umsi_strerror(-UMSI_ENOSPC)[0] == 'E' ? 0 : 1; }
 C
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"

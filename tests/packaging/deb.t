@@ -120,6 +120,7 @@ check "dpkg -x unpacks both packages into a scratch root" \
 	sh -c "dpkg -x '$umsi_deb' '$root' && dpkg -x '$dev_deb' '$root'"
 cat >"$work/prog.c" <<'C'
 #include <umsi/umsi.h>
+#include <umsi/x86.h>
 int main(void)
 {
 	return umsi_x86_dest_reachable(1, 0) &&

@@ -83,6 +83,7 @@ cp -r umsi.mk meson.build CMakeLists.txt LICENSE include src "$v/"
 cat >"$k/prog.c" <<'C'
 /* SPDX-License-Identifier: MIT */
 #include <umsi/umsi.h>
+#include <umsi/x86.h>
 int main(void)
 {
 	return umsi_x86_dest_reachable(1, 0) &&
