@@ -307,8 +307,15 @@ struct umsi_host_ops {
 	 *                    then the low half to 0x300, and wait for the
 	 *                    delivery-status bit (12) to clear.
 	 * An x2APIC host maps @reg to MSR 0x800 + @reg / 16; an xAPIC host to
-	 * the LAPIC page. Context: any (dispatch ends every interrupt with a
-	 * ctl_write); must not sleep.
+	 * the LAPIC page. For the RISC-V IMSIC (umsi_ctl_riscv_imsic) @reg is
+	 * an indirect register of the current hart's S-level interrupt file:
+	 * write @reg to siselect (CSR 0x150), then read or write sireg (CSR
+	 * 0x151), interrupts off in between. The back end reads only
+	 *   0x80 + 2 * k    eip word k (identities 64k..64k+63; RV64 has
+	 *                   even numbers only), read
+	 * and writes nothing (no EOI: the kernel claims through stopei).
+	 * Context: any (dispatch ends every interrupt with a ctl_write on
+	 * x86); must not sleep.
 	 */
 	uint64_t (*ctl_read)(void *host, uint32_t reg);
 	void (*ctl_write)(void *host, uint32_t reg, uint64_t val);

@@ -168,6 +168,18 @@ rejects(machine("cpus 2\ndevice a msi\n"),
 	qr/:2: 'msi' needs a value \(msi=...\)\n/, 'a setting without its value');
 rejects(machine("cpus 2\nplatform\n"), qr/:2: 'platform' needs a feature/,
 	'platform without a feature');
+rejects(machine("cpus 2\nplatform imsic num-ids=100\n"),
+	qr/:2: num-ids=100: an IMSIC file has 64k-1 identities, 63 to 2047/,
+	'an IMSIC num-ids not of the form 64k-1');
+rejects(machine("cpus 2\nplatform imsic num-ids=2111\n"),
+	qr/:2: num-ids=2111: an IMSIC file has/, 'an IMSIC num-ids above 2047');
+rejects(machine("cpus 2\nplatform num-ids=127\nplatform num-ids=127\n"),
+	qr/:3: 'num-ids' given twice \(lines 2 and 3\)\n/, 'num-ids twice');
+rejects(machine("cpus 2\n\nplatform num-ids=127\n"),
+	qr/:3: num-ids= is for 'platform imsic'\n/, 'num-ids without an IMSIC');
+rejects(machine("cpus 2\nplatform remap\nplatform imsic\n"),
+	qr/:3: platform imsic has RISC-V harts: x2apic, ext-dest-id and remap are x86 features\n/,
+	'an IMSIC machine with x86 message formats');
 
 # The file as a whole.
 rejects(machine(""), qr/: no 'cpus' line\n/, 'an empty file');

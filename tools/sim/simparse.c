@@ -219,6 +219,28 @@ static int sim_parse_cpus(struct sim_parser *p)
 	return ret;
 }
 
+/*
+ * `num-ids=N` of `platform`: identities of an IMSIC file, 64k-1 from 63
+ * to 2047 (AIA 1.0, 3.1).
+ */
+static int sim_parse_num_ids(struct sim_parser *p, const char *val)
+{
+	struct sim_spec *sp = p->sp;
+	char q[SIM_QUOTE_LEN];
+	unsigned long long v;
+
+	if (sp->num_ids_line)
+		return sim_fail(p, "'num-ids' given twice (lines %u and %u)",
+				sp->num_ids_line, p->line);
+	if (!sim_uint(val, 2047, &v) || v < 63 || (v + 1) % 64)
+		return sim_fail(p, "num-ids=%s: an IMSIC file has 64k-1 "
+				"identities, 63 to 2047 (63, 127, 191, ..., "
+				"255, ..., 2047)", sim_quote(val, q));
+	sp->num_ids = (uint32_t)v;
+	sp->num_ids_line = p->line;
+	return 0;
+}
+
 /* `platform FEATURE ...` */
 static int sim_parse_platform(struct sim_parser *p)
 {
@@ -235,18 +257,52 @@ static int sim_parse_platform(struct sim_parser *p)
 
 	if (p->n < 2)
 		return sim_fail(p, "'platform' needs a feature (ext-dest-id, "
-				"remap, x2apic, no-msi)");
+				"remap, x2apic, no-msi, imsic, num-ids=N)");
 	for (unsigned i = 1; i < p->n; i++) {
 		size_t k;
 
+		if (!strcmp(p->tok[i], "imsic")) {
+			p->sp->imsic = true;
+			if (!p->sp->imsic_line)
+				p->sp->imsic_line = p->line;
+			continue;
+		}
+		if (!strncmp(p->tok[i], "num-ids=", 8)) {
+			if (sim_parse_num_ids(p, p->tok[i] + 8))
+				return -1;
+			continue;
+		}
 		for (k = 0; k < sizeof(feats) / sizeof(feats[0]); k++)
 			if (!strcmp(p->tok[i], feats[k].name))
 				break;
 		if (k == sizeof(feats) / sizeof(feats[0]))
 			return sim_fail(p, "unknown platform feature '%s' "
-					"(ext-dest-id, remap, x2apic, no-msi)",
+					"(ext-dest-id, remap, x2apic, no-msi, "
+					"imsic, num-ids=N)",
 					sim_quote(p->tok[i], q));
 		p->sp->plat |= feats[k].flag;
+	}
+	return 0;
+}
+
+/*
+ * After the last line: an IMSIC machine has no x86 message formats, and
+ * num-ids means nothing without one.
+ */
+static int sim_check_imsic(struct sim_parser *p)
+{
+	const struct sim_spec *sp = p->sp;
+	uint32_t x86 = UMSI_PLAT_X2APIC | UMSI_PLAT_EXT_DEST_ID |
+		       UMSI_PLAT_IRQ_REMAP;
+
+	if (!sp->imsic && sp->num_ids_line) {
+		p->line = sp->num_ids_line;
+		return sim_fail(p, "num-ids= is for 'platform imsic'");
+	}
+	if (sp->imsic && (sp->plat & x86)) {
+		p->line = sp->imsic_line;
+		return sim_fail(p, "platform imsic has RISC-V harts: x2apic, "
+				"ext-dest-id and remap are x86 features");
 	}
 	return 0;
 }
@@ -513,6 +569,8 @@ int sim_parse(struct sim_spec *sp, const char *text, size_t len,
 		sim_fail(&p, "no 'cpus' line");
 		goto out;
 	}
+	if (sim_check_imsic(&p))
+		goto out;
 	ret = 0;
 out:
 	free(copy);

@@ -59,6 +59,10 @@ struct sim_spec {
 	uint32_t *apic_ids;     /* ncpus of them, all different */
 	unsigned cpus_line;
 	uint32_t plat;          /* UMSI_PLAT_* */
+	bool imsic;             /* platform imsic: RISC-V harts, IMSIC files */
+	unsigned imsic_line;
+	uint32_t num_ids;       /* platform num-ids=N (imsic); 0: 255 */
+	unsigned num_ids_line;
 	char cmdline[SIM_CMDLINE_MAX];
 	unsigned cmdline_line;  /* 0: no cmdline line */
 	struct sim_devspec *devs;

@@ -151,7 +151,9 @@ static int sim_spread_get(const struct sim_machine *m, struct sim_spread *s)
 		umsi_matrix_cpu_stats(mx, i, &cs);
 		s->used[i] = cs.allocated + cs.managed_allocated;
 		s->reach[i] = cs.online &&
-			      umsi_x86_dest_reachable(sp->apic_ids[i], sp->plat);
+			      (sp->imsic ||
+			       umsi_x86_dest_reachable(sp->apic_ids[i],
+						       sp->plat));
 		s->total += s->used[i];
 		s->reserved += cs.managed - cs.managed_allocated;
 		if (cs.capacity > s->capacity)
@@ -631,6 +633,16 @@ static void sim_print_machine_line(const struct sim_machine *m)
 	char ids[SIM_LIST_LEN + 48];
 
 	sim_apic_list(sp, ids, sizeof(ids));
+	if (sp->imsic) {
+		printf("machine: %u RISC-V hart%s (hart IDs %s), IMSIC files "
+		       "of %u identities%s, %u device%s asking for %llu "
+		       "vectors\n\n", sp->ncpus, sp->ncpus == 1 ? "" : "s",
+		       ids, sp->num_ids ? sp->num_ids : 255,
+		       sp->plat & UMSI_PLAT_NO_MSI ? ", no-msi" : "",
+		       m->ninst, m->ninst == 1 ? "" : "s",
+		       (unsigned long long)sp->nvec);
+		return;
+	}
 	printf("machine: %u CPU%s (APIC IDs %s)%s%s%s%s, %u device%s asking "
 	       "for %llu vectors\n\n", sp->ncpus, sp->ncpus == 1 ? "" : "s",
 	       ids, sp->plat & UMSI_PLAT_X2APIC ? ", x2apic" : "",

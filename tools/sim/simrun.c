@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <umsi/ctl.h>
 #include <umsi/msg.h>
 #include <umsi/x86.h>
 #include <umsi/pci_regs.h>
@@ -65,9 +66,18 @@ static int sim_handler(uint32_t irq, void *arg)
 	return UMSI_IRQ_HANDLED;
 }
 
-static int sim_dispatch(void *arg, uint32_t cpu, uint8_t vector)
+/* The interrupt entry; an IMSIC identity may be above 255. */
+static int sim_dispatch(void *arg, uint32_t cpu, uint32_t id)
 {
-	return umsi_dispatch(arg, cpu, vector);
+	return umsi_dispatch(arg, cpu, id);
+}
+
+/* Identities a CPU has: 256 x86 vectors, or an IMSIC file's num-ids + 1. */
+static uint32_t sim_cpu_ids(const struct sim_spec *sp)
+{
+	if (!sp->imsic)
+		return 256;
+	return (sp->num_ids ? sp->num_ids : 255) + 1;
 }
 
 /* The simulator's description of a device line. */
@@ -177,8 +187,8 @@ static uint32_t sim_irq_numbers(const struct sim_spec *sp)
 		}
 		need += one * ds->count;
 	}
-	if (need > (uint64_t)sp->ncpus * 256)
-		need = (uint64_t)sp->ncpus * 256;
+	if (need > (uint64_t)sp->ncpus * sim_cpu_ids(sp))
+		need = (uint64_t)sp->ncpus * sim_cpu_ids(sp);
 	need += 4096;
 	return need > UMSI_MAX_IRQS ? UMSI_MAX_IRQS : (uint32_t)need;
 }
@@ -204,6 +214,8 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 {
 	struct umsi_sim_config scfg = { 0 };
 	struct umsi_config ucfg = { 0 };
+	struct umsi_imsic_config icfg = { 0 };
+	uint64_t *files = NULL;
 	int ret;
 
 	memset(m, 0, sizeof(*m));
@@ -217,14 +229,33 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	scfg.apic_ids = sp->apic_ids;
 	scfg.plat_flags = sp->plat;
 	scfg.ioapic_pins = 24;
+	if (sp->imsic) {
+		scfg.controller = UMSI_SIM_CTL_IMSIC;
+		scfg.imsic_num_ids = sim_cpu_ids(sp) - 1;
+	}
 	m->sim = umsi_sim_create(&scfg);
-	if (!m->sim) {
+	if (sp->imsic && m->sim)
+		files = calloc(sp->ncpus, sizeof(*files));
+	if (!m->sim || (sp->imsic && !files)) {
 		snprintf(err, errlen, "the simulator cannot create the "
 			 "machine (out of memory?)");
+		umsi_sim_destroy(m->sim);
+		m->sim = NULL;
 		return -1;
 	}
 	ucfg.max_irqs = sim_irq_numbers(sp);
+	if (sp->imsic) {
+		/* The back end learns each hart's file, as from the DT. */
+		for (uint32_t i = 0; i < sp->ncpus; i++)
+			files[i] = umsi_sim_imsic_file_addr(m->sim, i);
+		icfg.num_ids = scfg.imsic_num_ids;
+		icfg.nr_files = sp->ncpus;
+		icfg.file_addr = files;
+		ucfg.ctl = &umsi_ctl_riscv_imsic;
+		ucfg.ctl_config = &icfg;
+	}
 	ret = umsi_system_create(umsi_sim_host_ops(), m->sim, &ucfg, &m->sys);
+	free(files);
 	/* MSI policy is the PCI layer's. */
 	if (!ret && sp->cmdline_line)
 		(void)umsi_policy_parse(m->sys, sp->cmdline);
@@ -235,7 +266,7 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		m->sim = NULL;
 		return -1;
 	}
-	umsi_sim_set_dispatch(m->sim, sim_dispatch, m->sys);
+	umsi_sim_set_dispatch_id(m->sim, sim_dispatch, m->sys);
 	sim_measure(m);
 	m->insts = calloc(sp->ninst ? sp->ninst : 1, sizeof(*m->insts));
 	if (!m->insts) {
@@ -322,8 +353,10 @@ static void sim_fix_cpus(const struct sim_machine *m, struct sim_inst *in,
 	uint64_t last = (uint64_t)m->max_apic_id + more;
 	const char *need = "";
 
-	if (last > UINT32_MAX - 1 || !umsi_x86_dest_reachable((uint32_t)last,
-							      m->spec->plat))
+	/* Any hart with a file can be named; x86 IDs by the format. */
+	if (!m->spec->imsic &&
+	    (last > UINT32_MAX - 1 ||
+	     !umsi_x86_dest_reachable((uint32_t)last, m->spec->plat)))
 		need = last <= 32767 ? " (APIC IDs above 254: needs platform "
 				       "ext-dest-id)" : " (APIC IDs above "
 				       "32767: needs platform remap)";
