@@ -178,7 +178,7 @@ rejects(machine("cpus 2\nplatform num-ids=127\nplatform num-ids=127\n"),
 rejects(machine("cpus 2\n\nplatform num-ids=127\n"),
 	qr/:3: num-ids= is for 'platform imsic'\n/, 'num-ids without an IMSIC');
 rejects(machine("cpus 2\nplatform remap\nplatform imsic\n"),
-	qr/:3: platform imsic has RISC-V harts: x2apic, ext-dest-id and remap are x86 features\n/,
+	qr/:3: platform imsic has RISC-V harts: x2apic, ext-dest-id, remap and isa-pic are x86 features\n/,
 	'an IMSIC machine with x86 message formats');
 
 # The file as a whole.

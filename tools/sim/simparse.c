@@ -252,12 +252,14 @@ static int sim_parse_platform(struct sim_parser *p)
 		{ "remap", UMSI_PLAT_IRQ_REMAP },
 		{ "x2apic", UMSI_PLAT_X2APIC },
 		{ "no-msi", UMSI_PLAT_NO_MSI },
+		{ "isa-pic", UMSI_PLAT_ISA_PIC },
 	};
 	char q[SIM_QUOTE_LEN];
 
 	if (p->n < 2)
 		return sim_fail(p, "'platform' needs a feature (ext-dest-id, "
-				"remap, x2apic, no-msi, imsic, num-ids=N)");
+				"remap, x2apic, no-msi, isa-pic, imsic, "
+				"num-ids=N)");
 	for (unsigned i = 1; i < p->n; i++) {
 		size_t k;
 
@@ -278,7 +280,7 @@ static int sim_parse_platform(struct sim_parser *p)
 		if (k == sizeof(feats) / sizeof(feats[0]))
 			return sim_fail(p, "unknown platform feature '%s' "
 					"(ext-dest-id, remap, x2apic, no-msi, "
-					"imsic, num-ids=N)",
+					"isa-pic, imsic, num-ids=N)",
 					sim_quote(p->tok[i], q));
 		p->sp->plat |= feats[k].flag;
 	}
@@ -293,7 +295,7 @@ static int sim_check_imsic(struct sim_parser *p)
 {
 	const struct sim_spec *sp = p->sp;
 	uint32_t x86 = UMSI_PLAT_X2APIC | UMSI_PLAT_EXT_DEST_ID |
-		       UMSI_PLAT_IRQ_REMAP;
+		       UMSI_PLAT_IRQ_REMAP | UMSI_PLAT_ISA_PIC;
 
 	if (!sp->imsic && sp->num_ids_line) {
 		p->line = sp->num_ids_line;
@@ -302,7 +304,7 @@ static int sim_check_imsic(struct sim_parser *p)
 	if (sp->imsic && (sp->plat & x86)) {
 		p->line = sp->imsic_line;
 		return sim_fail(p, "platform imsic has RISC-V harts: x2apic, "
-				"ext-dest-id and remap are x86 features");
+				"ext-dest-id, remap and isa-pic are x86 features");
 	}
 	return 0;
 }
