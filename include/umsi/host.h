@@ -229,6 +229,21 @@ struct umsi_host_ops {
 	void *(*alloc)(void *host, size_t size);
 	void (*free)(void *host, void *ptr, size_t size);
 
+	/*
+	 * Memory an interrupt controller reads and writes by itself (a GICv3
+	 * ITS's command queue, device and translation tables): @size bytes
+	 * aligned to @align (a power of two, at most 64 KiB), which the
+	 * controller sees coherently with the CPUs (arm64: normal memory,
+	 * inner shareable, write-back), its physical address in *@phys.
+	 * NULL when there is none. It need not be zeroed. phys_free() gets
+	 * the same size. Optional (both or neither): only a back end that
+	 * says it needs them (umsi/ctl.h) calls them, and refuses creation
+	 * without them. Context: process; may sleep; no uMSI lock held.
+	 */
+	void *(*phys_alloc)(void *host, size_t size, size_t align,
+			    uint64_t *phys);
+	void (*phys_free)(void *host, void *virt, size_t size);
+
 	/* ---- Diagnostics and time ------------------------------------------- */
 
 	/*

@@ -115,6 +115,7 @@ static struct umsi_irq_desc *desc_new(struct umsi_system *sys,
 	if (!d)
 		return NULL;
 	d->chip = chip;
+	d->source_id = UMSI_NO_SOURCE;
 	d->aff_count = sys->ncpus;
 	atomic_init(&d->mask_depth, 1);
 	return d;
@@ -523,6 +524,16 @@ static void free_strays(struct umsi_system *sys, struct umsi_irq_desc *d)
 	d->nstrays = 0;
 }
 
+/* What the back end is told of @d's source. */
+static void ctl_irq(const struct umsi_irq_desc *d, struct umsi_ctl_irq *ci)
+{
+	ci->irq = d->irq;
+	ci->source_id = d->source_id;
+	ci->index = d->hwirq;
+	ci->count = d->block_leader == d ? 1u << d->block_order : 1;
+	ci->wired = d->chip->wired;
+}
+
 void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 		      uint32_t n)
 {
@@ -556,8 +567,12 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 	}
 	umsi_unlock(sys, fl);
 	for (i = 0; i < n; i++) {
-		if (descs[i]->composed && sys->env.ctl->release)
-			sys->env.ctl->release(sys, descs[i]->irq);
+		if (descs[i]->composed && sys->env.ctl->release) {
+			struct umsi_ctl_irq ci;
+
+			ctl_irq(descs[i], &ci);
+			sys->env.ctl->release(sys, &ci);
+		}
 		desc_free_mem(sys, descs[i]);
 	}
 }
@@ -610,8 +625,11 @@ int umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
 static int compose(struct umsi_system *sys, struct umsi_irq_desc *d,
 		   uint32_t cpu, uint32_t id, struct umsi_msg *msg)
 {
-	int ret = sys->env.ctl->compose(sys, d->irq, cpu, id, d->chip->wired,
-					msg);
+	struct umsi_ctl_irq ci;
+	int ret;
+
+	ctl_irq(d, &ci);
+	ret = sys->env.ctl->compose(sys, &ci, cpu, id, msg);
 
 	if (ret > 0) {
 		d->composed = true;
@@ -649,8 +667,12 @@ int umsi_irq_retarget(struct umsi_system *sys, struct umsi_irq_desc *d,
 	int ret;
 
 	/* The controller moves it; the source keeps its message. */
-	if (ctl->move == UMSI_CTL_MOVE_COMMAND && !d->chip->wired)
-		return ctl->retarget(sys, d->irq, cpu, id);
+	if (ctl->move == UMSI_CTL_MOVE_COMMAND && !d->chip->wired) {
+		struct umsi_ctl_irq ci;
+
+		ctl_irq(d, &ci);
+		return ctl->retarget(sys, &ci, cpu, id);
+	}
 	ret = compose(sys, d, cpu, id, &msg);
 	return ret ? ret : d->chip->write_msg(sys, d, &msg);
 }

@@ -39,6 +39,8 @@ static const char *missing_op(const struct umsi_host_ops *o)
 	if (!o->run_on_cpu) return "run_on_cpu";
 	if ((o->intx_route == NULL) != (o->gsi_program == NULL))
 		return "intx_route/gsi_program (both or neither)";
+	if ((o->phys_alloc == NULL) != (o->phys_free == NULL))
+		return "phys_alloc/phys_free (both or neither)";
 	if ((o->remap_compose == NULL) != (o->remap_free == NULL))
 		return "remap_compose/remap_free (both or neither)";
 	return NULL;

@@ -500,6 +500,7 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 		set_used(dev, v->index, true);
 		d->chip_data = v;
 		d->hwirq = v->index;
+		d->source_id = dev->bdf;
 	}
 	/* Bound: published, still ours until set up (entries masked). */
 	if (!ret)
@@ -650,6 +651,7 @@ int umsi_msix_add_entry(struct umsi_pci_dev *dev, int32_t index, bool dynamic)
 	v->ctrl = UMSI_MSIX_CTRL_MASKBIT;
 	d->chip_data = v;
 	d->hwirq = idx;
+	d->source_id = dev->bdf;
 	umsi_irq_publish(sys, &d, 1);
 	ret = umsi_irq_msg(sys, d, &v->msg);
 	if (ret) {

@@ -110,11 +110,16 @@ static int g_cpu_init(struct umsi_system *sys, uint32_t cpu,
 }
 
 /* The message names the device's event, not a CPU: it never changes. */
-static int g_compose(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
-		     uint32_t id, bool wired, struct umsi_msg *msg)
+static int g_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
+		     uint32_t cpu, uint32_t id, struct umsi_msg *msg)
 {
-	(void)sys; (void)wired;
+	uint32_t irq = ci->irq;
+
+	(void)sys;
 	composes++;
+	/* An ITS would map (DeviceID, EventID) = (source_id, index). */
+	assert_int_equal(ci->source_id, 0x0300 + irq % 64);
+	assert_int_equal(ci->count, 1);
 	map_cpu[irq % 64] = cpu;
 	map_lpi[irq % 64] = LPI_BASE + cpu * NVEC + id;
 	msg->address = 0x08090040;      /* a translation register */
@@ -122,9 +127,11 @@ static int g_compose(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
 	return 0;
 }
 
-static int g_retarget(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
-		      uint32_t id)
+static int g_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
+		      uint32_t cpu, uint32_t id)
 {
+	uint32_t irq = ci->irq;
+
 	(void)sys;
 	retargets++;
 	map_cpu[irq % 64] = cpu;
@@ -207,8 +214,10 @@ static void global_space_serves_an_its_like_controller(void **state)
 	(void)state;
 	assert_int_equal(umsi_system_create(&ops, NULL, &cfg, &sys), 0);
 	assert_int_equal(umsi_irq_alloc(sys, &chip, 8, false, NULL, false, d), 0);
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 8; i++) {
 		d[i]->chip_data = &handled[0];
+		d[i]->source_id = 0x0300 + d[i]->irq % 64;
+	}
 	umsi_irq_publish(sys, d, 8);
 	for (i = 0; i < 8; i++)
 		assert_int_equal(umsi_irq_program(sys, d[i]), 0);

@@ -89,6 +89,8 @@ struct umsi_irq_desc {
 	const struct umsi_irq_chip *chip;
 	void *chip_data;            /* the chip's per-IRQ state */
 	uint32_t hwirq;             /* number within its source (chip's) */
+	/* The requester its bus names it by (umsi_ctl_irq.source_id). */
+	uint32_t source_id;
 	/* The back end holds a resource for it (umsi_ctl.release). */
 	bool composed;
 	/* Quarantine: the owner (opaque, the PCI function) and the list. */

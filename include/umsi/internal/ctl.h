@@ -65,6 +65,31 @@ static inline struct umsi_ctl_env *umsi_ctl_env(struct umsi_system *sys)
 	return (struct umsi_ctl_env *)(void *)sys;
 }
 
+/* No requester: a wired input, or a source the bus does not name. */
+#define UMSI_NO_SOURCE 0xffffffffu
+
+/**
+ * struct umsi_ctl_irq - what a back end knows of an IRQ's source
+ * @irq: the IRQ number (of a multi-message block: its leader's)
+ * @source_id: the requester the bus names the source by, which some
+ *             controllers see with the message (a GICv3 ITS's DeviceID, an
+ *             IOMMU's source-id): PCI: segment << 16 | bus << 8 | devfn;
+ *             UMSI_NO_SOURCE when none
+ * @index: the message's number at its source (MSI message, MSI-X entry,
+ *         GSI): an ITS's EventID
+ * @count: messages it stands for: 1, or a multi-message block's 2^k (the
+ *         device sends @index..@index+@count-1 with the identities from
+ *         the one composed onwards)
+ * @wired: a wired input (IO-APIC redirection entry, APLIC), not an MSI
+ */
+struct umsi_ctl_irq {
+	uint32_t irq;
+	uint32_t source_id;
+	uint32_t index;
+	uint32_t count;
+	bool wired;
+};
+
 /* How an interrupt is moved to another CPU (umsi_ctl.move). */
 enum umsi_ctl_move {
 	/* Compose a new message and have the source's chip write it. */
@@ -101,15 +126,17 @@ struct umsi_ctl_cpu {
  *        and before the system's memory is freed. Optional.
  * @cpu_init: fill @out for CPU @cpu (asks the host for its hwid). Return 0
  *        or the host's error.
- * @compose: the message delivering identity @id to CPU @cpu for IRQ @irq;
- *        @wired: for a wired input (IO-APIC) rather than an MSI. May take
- *        a per-IRQ resource (a remapping entry) that @release gives back.
+ * @compose: the message delivering identity @id (and, for a block, the
+ *        @ci->count identities from it) to CPU @cpu for the source @ci.
+ *        May take a per-IRQ resource (a remapping entry, an ITS mapping)
+ *        that @release gives back.
  *        Return 0; 1 when it holds such a resource for @irq; -UMSI_ERANGE
  *        (the CPU cannot be named), or the host's error (nothing held).
- * @release: give back what @compose took for @irq (called once, when the
+ * @release: give back what @compose took for @ci (called once, when the
  *        IRQ goes, if any compose of it succeeded). Optional.
- * @retarget: UMSI_CTL_MOVE_COMMAND only: point IRQ @irq at (@cpu, @id)
- *        inside the controller. NULL otherwise.
+ * @retarget: UMSI_CTL_MOVE_COMMAND only: point @ci at (@cpu, @id) inside
+ *        the controller (a block: @ci->count identities from @id). NULL
+ *        otherwise.
  * @pending: whether @id is pending (accepted, not yet taken) on the
  *        current CPU. Runs inside run_on_cpu().
  * @resend: make @id arrive on @cpu once (an IPI), for a copy that was
@@ -144,11 +171,11 @@ struct umsi_ctl {
 	void (*fini)(struct umsi_system *sys);
 	int (*cpu_init)(struct umsi_system *sys, uint32_t cpu,
 			struct umsi_ctl_cpu *out);
-	int (*compose)(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
-		       uint32_t id, bool wired, struct umsi_msg *msg);
-	void (*release)(struct umsi_system *sys, uint32_t irq);
-	int (*retarget)(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
-			uint32_t id);
+	int (*compose)(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
+		       uint32_t cpu, uint32_t id, struct umsi_msg *msg);
+	void (*release)(struct umsi_system *sys, const struct umsi_ctl_irq *ci);
+	int (*retarget)(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
+			uint32_t cpu, uint32_t id);
 	bool (*pending)(struct umsi_system *sys, uint32_t id);
 	int (*resend)(struct umsi_system *sys, uint32_t cpu, uint32_t id);
 	uint32_t eoi_reg;

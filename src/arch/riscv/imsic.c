@@ -256,13 +256,13 @@ static int imsic_cpu_init(struct umsi_system *sys, uint32_t cpu,
 }
 
 /* Every source writes the identity to the hart's seteipnum_le. */
-static int imsic_compose(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
-			 uint32_t id, bool wired, struct umsi_msg *msg)
+static int imsic_compose(struct umsi_system *sys,
+			 const struct umsi_ctl_irq *ci, uint32_t cpu, uint32_t id,
+			 struct umsi_msg *msg)
 {
 	struct imsic_priv *p = imsic_priv(sys);
 
-	(void)irq;
-	(void)wired;
+	(void)ci;
 	if (id == 0 || id > p->num_ids)
 		return -UMSI_EINVAL;
 	if (cpu >= p->ncpus || !p->phys[cpu])

@@ -64,8 +64,9 @@ static int lapic_cpu_init(struct umsi_system *sys, uint32_t cpu,
 	return 0;
 }
 
-static int lapic_compose(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
-			 uint32_t id, bool wired, struct umsi_msg *msg)
+static int lapic_compose(struct umsi_system *sys,
+			 const struct umsi_ctl_irq *ci, uint32_t cpu, uint32_t id,
+			 struct umsi_msg *msg)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 	uint32_t apic = umsi_cpu_hwid(sys, cpu);
@@ -73,8 +74,8 @@ static int lapic_compose(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
 
 	if (id > 0xff)
 		return -UMSI_EINVAL;
-	if (!wired && (env->plat_flags & UMSI_PLAT_IRQ_REMAP)) {
-		ret = env->ops->remap_compose(env->host, irq, apic,
+	if (!ci->wired && (env->plat_flags & UMSI_PLAT_IRQ_REMAP)) {
+		ret = env->ops->remap_compose(env->host, ci->irq, apic,
 					      (uint8_t)id, msg);
 		/* Only an IRQ that got an entry gives one back. */
 		return ret ? ret : 1;
@@ -82,12 +83,13 @@ static int lapic_compose(struct umsi_system *sys, uint32_t irq, uint32_t cpu,
 	return umsi_x86_msg_compose(apic, (uint8_t)id, env->plat_flags, msg);
 }
 
-static void lapic_release(struct umsi_system *sys, uint32_t irq)
+static void lapic_release(struct umsi_system *sys,
+			  const struct umsi_ctl_irq *ci)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 
 	if (env->ops->remap_free)
-		env->ops->remap_free(env->host, irq);
+		env->ops->remap_free(env->host, ci->irq);
 }
 
 static bool lapic_pending(struct umsi_system *sys, uint32_t id)
