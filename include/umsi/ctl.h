@@ -18,6 +18,12 @@
  *    through sireg: eip words), mmio_map/mmio_write32 of every file at
  *    creation (resending a pending interrupt to another hart). The kernel
  *    claims through stopei and enables its harts' files itself.
+ *  - umsi_ctl_arm64_its: Arm GICv3 ITS (LPIs). Configuration struct
+ *    umsi_its_config. Host ops phys_alloc/phys_free (the ITS's tables
+ *    and command queue), mmio_map of the ITS, lock_create, ctl_read
+ *    (UMSI_ITS_REG_LPI_PENDING below). The kernel owns the
+ *    redistributors (property and pending tables, EnableLPIs) and takes
+ *    interrupts through ICC_IAR1_EL1 / ICC_EOIR1_EL1 itself.
  */
 #ifndef UMSI_CTL_H
 #define UMSI_CTL_H
@@ -62,5 +68,94 @@ struct umsi_imsic_config {
 
 /* The RISC-V AIA IMSIC back end (src/arch/riscv). */
 extern const struct umsi_ctl umsi_ctl_riscv_imsic;
+
+/*
+ * GICv3 ITS: a CPU without a redistributor the ITS can target
+ * (umsi_its_config.rd_target); no interrupt will go there.
+ */
+#define UMSI_ITS_NO_RD           0xffffffffffffffffull
+/* The first LPI INTID (GICv3, 1.2.1: LPIs are 8192 and up). */
+#define UMSI_ITS_LPI_BASE        8192u
+/*
+ * ctl_read register of the ITS back end: UMSI_ITS_REG_LPI_PENDING | INTID
+ * reads 1 when LPI INTID is pending in the current CPU's redistributor,
+ * else 0: its bit in that redistributor's LPI pending table (GICR_PENDBASER
+ * + INTID / 8, bit INTID % 8, IHI 0069 5.1.2). Asked on the CPU an IRQ has
+ * just left, so that a copy still pending there is resent on the new
+ * CPU. A host that cannot tell returns 0 (an interrupt pending at the
+ * instant of a move may then be lost).
+ */
+#define UMSI_ITS_REG_LPI_PENDING 0x80000000u
+
+/**
+ * struct umsi_its_config - the GICv3 ITS back end's configuration
+ * @its_base: physical address of the ITS (ITS_base: GITS_CTLR; 64 KiB
+ *            aligned; QEMU virt: 0x08080000). Messages go to its
+ *            GITS_TRANSLATER, @its_base + 0x10040
+ * @first_lpi: the INTID of uMSI's first LPI, at least 8192 (0 means 8192);
+ *            the kernel keeps the LPIs below it for itself
+ * @nvec: LPIs per CPU (uMSI's per-CPU identities 0..@nvec-1), 1..4096
+ *            (0 means 256). uMSI uses the LPIs @first_lpi ..
+ *            @first_lpi + cpu_count() * @nvec - 1: LPI = @first_lpi +
+ *            cpu * @nvec + local identity
+ * @lpi_id_bits: INTID bits the redistributors' LPI property and pending
+ *            tables cover (GICR_PROPBASER.IDbits + 1), 14..32 (0 means
+ *            16); the LPIs above must fit
+ * @itt_events: events of a device's Interrupt Translation Table, a power
+ *            of two, 1..2^GITS_TYPER.ID_bits (0 means 2048, every MSI-X
+ *            entry, capped at what the ITS supports); a message index
+ *            beyond is refused
+ * @nr_cpus: entries of @rd_target; at least the host's cpu_count()
+ * @rd_target: for each host CPU number, the RDbase that MAPC and SYNC
+ *            take for its redistributor: its processor number
+ *            (GICR_TYPER.Processor_Number) when GITS_TYPER.PTA is 0 (QEMU),
+ *            its physical address (64 KiB aligned) when PTA is 1; or
+ *            UMSI_ITS_NO_RD for a CPU no LPI can reach
+ * @rid_base, @devid_base, @rid_count: the device tree's msi-map entry:
+ *            requester IDs @rid_base .. @rid_base + @rid_count - 1 are
+ *            DeviceIDs @devid_base.. ; @rid_count 0 means DeviceID =
+ *            requester ID (segment << 16 | bus << 8 | devfn)
+ *
+ * What the back end does: at creation it maps the ITS, disables it,
+ * gives it a device table and a collection table (GITS_BASER<n>, flat,
+ * from phys_alloc, DeviceIDs up to 2^16) and a 4 KiB command queue,
+ * enables it and maps collection c to CPU c's redistributor (MAPC) for
+ * every CPU with one. The first message of a device maps it (MAPD with
+ * an ITT of @itt_events events), each message maps its event(s) to the
+ * chosen CPU's LPI and collection (MAPTI, INV, SYNC); a move is a MAPTI
+ * to the new LPI (the device's message stays); freeing an IRQ discards
+ * its events (DISCARD), the last one unmaps the device (MAPD V=0) and
+ * frees its ITT. A copy found pending on the old CPU is resent with INT.
+ *
+ * What the kernel does (docs/PORTING.md): give every redistributor its
+ * LPI property table (GICR_PROPBASER, @lpi_id_bits) with every LPI of
+ * uMSI's range enabled at the priority it wants, and its pending table
+ * (GICR_PENDBASER), then set GICR_CTLR.EnableLPIs; read the INTID from
+ * ICC_IAR1_EL1, call umsi_dispatch() with INTID - @first_lpi for
+ * INTIDs in uMSI's range, then write the INTID to ICC_EOIR1_EL1 (uMSI
+ * ends nothing: umsi_ctl.eoi_reg is 0). Wired inputs (SPIs) are not
+ * uMSI's here.
+ *
+ * Read during umsi_system_create() only; the ITS's GITS_TYPER is read
+ * then too. Contradictions (first_lpi below 8192, LPIs beyond
+ * lpi_id_bits, too few rd_target entries, a misaligned base, an ITT
+ * larger than the ITS allows, an ITS without a device table) make it
+ * fail with -UMSI_EINVAL and a log line naming the problem.
+ */
+struct umsi_its_config {
+	uint64_t its_base;
+	uint32_t first_lpi;
+	uint32_t nvec;
+	uint32_t lpi_id_bits;
+	uint32_t itt_events;
+	uint32_t nr_cpus;
+	const uint64_t *rd_target;
+	uint32_t rid_base;
+	uint32_t devid_base;
+	uint32_t rid_count;
+};
+
+/* The Arm GICv3 ITS back end (src/arch/arm64). */
+extern const struct umsi_ctl umsi_ctl_arm64_its;
 
 #endif /* UMSI_CTL_H */
