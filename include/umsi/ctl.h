@@ -94,15 +94,15 @@ extern const struct umsi_ctl umsi_ctl_riscv_imsic;
  *            GITS_TRANSLATER, @its_base + 0x10040
  * @first_lpi: the INTID of uMSI's first LPI, at least 8192 (0 means 8192);
  *            the kernel keeps the LPIs below it for itself
- * @nvec: LPIs per CPU (uMSI's per-CPU identities 0..@nvec-1), 1..4096
- *            (0 means 256). uMSI uses the LPIs @first_lpi ..
+ * @nvec: LPIs per CPU (uMSI's per-CPU identities 0..@nvec-1), a
+ *            multiple of 64 up to 4096 (0 means 256). uMSI uses the LPIs @first_lpi ..
  *            @first_lpi + cpu_count() * @nvec - 1: LPI = @first_lpi +
  *            cpu * @nvec + local identity
  * @lpi_id_bits: INTID bits the redistributors' LPI property and pending
  *            tables cover (GICR_PROPBASER.IDbits + 1), 14..32 (0 means
  *            16); the LPIs above must fit
  * @itt_events: events of a device's Interrupt Translation Table, a power
- *            of two, 1..2^GITS_TYPER.ID_bits (0 means 2048, every MSI-X
+ *            of two, 2..2^GITS_TYPER.ID_bits (0 means 2048, every MSI-X
  *            entry, capped at what the ITS supports); a message index
  *            beyond is refused
  * @nr_cpus: entries of @rd_target; at least the host's cpu_count()

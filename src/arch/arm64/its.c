@@ -1,0 +1,1102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Arm GICv3 ITS back end (umsi/internal/ctl.h), after the GICv3/v4
+ * architecture specification (IHI 0069): register layout 12.19, command
+ * encodings 6.3, tables 5.3.
+ *
+ * A PCI function sends every message to one register, GITS_TRANSLATER;
+ * the ITS sees who wrote it (the DeviceID, the requester ID through the
+ * platform's msi-map) and what (the EventID, the data), and looks the
+ * pair up in tables it keeps in memory: the device table gives the
+ * device's Interrupt Translation Table (ITT), whose entry for the event
+ * names an LPI and a collection, and the collection table names the
+ * redistributor (CPU) that makes the LPI pending. Software fills those
+ * tables only by commands written into a queue in memory (MAPD, MAPTI,
+ * MAPC...). So a message names no CPU: an interrupt moves by a command,
+ * the device's message stays.
+ *
+ * LPIs are unique across CPUs: the back end declares a global identity
+ * space. The core balances local identities 0..nvec-1 per CPU and hands
+ * (cpu, local) to compose/retarget; the CPU takes LPI first_lpi + cpu *
+ * nvec + local and the kernel dispatches INTID - first_lpi. A move
+ * therefore changes the LPI as well as the collection: it is a MAPTI of
+ * each event to the new LPI and collection, which replaces the mapping.
+ * MOVI would keep the LPI, DISCARD would drop a copy pending on the old
+ * CPU; MAPTI leaves that copy pending there, where the core finds it
+ * (pending: the redistributor's pending table through ctl_read) and has
+ * it sent again on the new CPU (resend: INT of the event, which now
+ * translates to the new LPI).
+ *
+ * Collections: collection c is CPU c's redistributor, mapped at init
+ * (MAPC) for every CPU that has one. Devices are mapped on their first
+ * message (MAPD with an ITT of itt_events events) and unmapped with
+ * their last IRQ. The command queue is written under a host spinlock
+ * (resend runs in any context) and each batch is waited for: GITS_CREADR
+ * reaching GITS_CWRITER means the ITS has done it.
+ */
+#include <umsi/ctl.h>
+#include <umsi/internal/ctl.h>
+#include <umsi/internal/lib.h>
+
+/* IHI 0069 12.19: ITS control frame registers. */
+#define GITS_CTLR               0x0000u
+#define GITS_CTLR_ENABLED       (1u << 0)
+#define GITS_CTLR_QUIESCENT     (1u << 31)
+#define GITS_TYPER              0x0008u
+#define GITS_CBASER             0x0080u
+#define GITS_CWRITER            0x0088u
+#define GITS_CREADR             0x0090u
+#define GITS_CREADR_STALLED     (1u << 0)
+#define GITS_BASER(n)           (0x0100u + 8u * (n))
+#define GITS_NR_BASER           8u
+#define GITS_FRAME_SIZE         0x10000u
+/* The translation frame's GITS_TRANSLATER (12.19.16). */
+#define GITS_TRANSLATER         0x10040u
+
+/* GITS_TYPER fields (12.19.17). */
+#define TYPER_ITT_SIZE(t)       ((uint32_t)(((t) >> 4) & 0xf) + 1)
+#define TYPER_ID_BITS(t)        ((uint32_t)(((t) >> 8) & 0x1f) + 1)
+#define TYPER_DEV_BITS(t)       ((uint32_t)(((t) >> 13) & 0x1f) + 1)
+#define TYPER_PTA               (1ull << 19)
+#define TYPER_CID_BITS(t)       ((uint32_t)(((t) >> 32) & 0xf) + 1)
+#define TYPER_CIL               (1ull << 36)
+
+/* GITS_BASER<n> and GITS_CBASER fields (12.19.1, 12.19.3). */
+#define BASER_VALID             (1ull << 63)
+#define BASER_INNER_WB          (7ull << 59)    /* RaWaWb */
+#define BASER_TYPE(v)           ((uint32_t)((v) >> 56) & 7)
+#define BASER_ESIZE(v)          ((uint32_t)(((v) >> 48) & 0x1f) + 1)
+#define BASER_INNER_SHARE       (1ull << 10)
+#define BASER_PSZ(v)            ((uint32_t)((v) >> 8) & 3)
+#define BASER_TYPE_DEVICE       1u
+#define BASER_TYPE_COLLECTION   4u
+#define BASER_MAX_PAGES         256u
+
+/* Commands (6.3), 32 bytes each. */
+#define CMD_MOVI                0x01u
+#define CMD_INT                 0x03u
+#define CMD_SYNC                0x05u
+#define CMD_MAPD                0x08u
+#define CMD_MAPC                0x09u
+#define CMD_MAPTI               0x0au
+#define CMD_INV                 0x0cu
+#define CMD_DISCARD             0x0fu
+#define CMD_SIZE                32u
+#define CMDQ_SIZE               4096u   /* one 4 KiB page: 127 in flight */
+#define CMDQ_ALIGN              65536u
+
+/* DeviceIDs a flat device table covers at most (2^16 as on QEMU virt). */
+#define ITS_MAX_DEV_BITS        16u
+#define ITS_ITT_ALIGN           256u
+#define ITS_DEFAULT_NVEC        256u
+#define ITS_DEFAULT_ITT         2048u
+#define ITS_DEFAULT_ID_BITS     16u
+/* How long a command batch may take before the ITS is declared stuck. */
+#define ITS_TIMEOUT_NS          10000000ull
+#define ITS_MAX_POLLS           10000000u
+
+/* A table the ITS was given (GITS_BASER<n>): NULL virt when none. */
+struct its_table {
+	void *virt;
+	uint64_t phys;
+	size_t size;
+};
+
+/* A mapped device: its DeviceID, its ITT and how many IRQs use it. */
+struct its_dev {
+	struct its_dev *next;
+	uint32_t devid;
+	void *itt;
+	uint64_t itt_phys;
+	uint32_t nirqs;
+};
+
+/*
+ * A composed IRQ: events @event..@event+@count-1 of @dev mapped to the
+ * global identities @g.. on @cpu (LPI = first_lpi + g).
+ */
+struct its_irq {
+	struct its_irq *next;
+	struct its_dev *dev;
+	uint32_t irq, event, count;
+	uint32_t cpu, g;
+};
+
+/*
+ * The back end's state (umsi_ctl_env.priv). Lists and the command queue
+ * are under @lock.
+ */
+struct its_priv {
+	size_t size;
+	volatile uint8_t *regs;          /* the control frame, mapped */
+	void *lock;
+	uint64_t typer;
+	uint64_t translater;
+	uint32_t ncpus, nvec, first_lpi;
+	uint32_t itt_bits;               /* log2 of itt_events */
+	size_t itt_size;
+	uint32_t dev_limit;              /* DeviceIDs below it are covered */
+	uint32_t rid_base, devid_base, rid_count;
+	uint64_t *rdbase;                /* ncpus: MAPC's RDbase field */
+	struct its_table tables[GITS_NR_BASER];
+	struct its_table cmdq;
+	uint32_t cwriter;                /* next command's offset */
+	uint32_t queued;                 /* commands not yet waited for */
+	bool broken;                     /* the ITS stopped taking commands */
+	struct its_dev *devs;
+	struct its_irq *irqs;
+};
+
+static struct its_priv *its_priv(struct umsi_system *sys)
+{
+	return umsi_ctl_env(sys)->priv;
+}
+
+/* ---- Registers ------------------------------------------------------------ */
+
+static uint32_t its_read32(struct umsi_system *sys, uint32_t off)
+{
+	return umsi_mmio_read32(sys, its_priv(sys)->regs + off);
+}
+
+static void its_write32(struct umsi_system *sys, uint32_t off, uint32_t v)
+{
+	umsi_mmio_write32(sys, its_priv(sys)->regs + off, v);
+}
+
+/* 64-bit registers in two 32-bit halves, low first (12.1.3 allows it). */
+static uint64_t its_read64(struct umsi_system *sys, uint32_t off)
+{
+	return its_read32(sys, off) | (uint64_t)its_read32(sys, off + 4) << 32;
+}
+
+static void its_write64(struct umsi_system *sys, uint32_t off, uint64_t v)
+{
+	its_write32(sys, off, (uint32_t)v);
+	its_write32(sys, off + 4, (uint32_t)(v >> 32));
+}
+
+/*
+ * Memory the ITS reads (tables, commands) written before the register
+ * write that tells it to look: on arm64 a DSB, as Linux's writel() has.
+ */
+static void its_wmb(void)
+{
+#if defined(__aarch64__)
+	__asm__ volatile("dsb st" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* A polling loop says so to the CPU. */
+static void its_relax(void)
+{
+#if defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#elif defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("pause" ::: "memory");
+#else
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* Poll until (GITS_CTLR & @mask) == @want or time runs out. */
+static bool its_wait_ctlr(struct umsi_system *sys, uint32_t mask,
+			  uint32_t want)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	uint64_t end = env->ops->clock_ns(env->host) + ITS_TIMEOUT_NS;
+	uint32_t n;
+
+	for (n = 0; n < ITS_MAX_POLLS; n++) {
+		if ((its_read32(sys, GITS_CTLR) & mask) == want)
+			return true;
+		if (env->ops->clock_ns(env->host) > end)
+			break;
+		its_relax();
+	}
+	return false;
+}
+
+/* ---- Command queue (under the lock) --------------------------------------- */
+
+/*
+ * Have the ITS run what was queued: publish GITS_CWRITER, wait until
+ * GITS_CREADR reaches it. A stalled or silent ITS is not retried: every
+ * later command fails too. Return 0, -UMSI_EIO (stalled) or
+ * -UMSI_ETIMEDOUT.
+ */
+static int its_flush(struct umsi_system *sys)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	struct its_priv *p = env->priv;
+	uint64_t end;
+	uint32_t n, rd;
+
+	if (p->broken)
+		return -UMSI_EIO;
+	if (!p->queued)
+		return 0;
+	/* The commands in memory before the ITS is told where they end. */
+	its_wmb();
+	its_write32(sys, GITS_CWRITER, p->cwriter);
+	end = env->ops->clock_ns(env->host) + ITS_TIMEOUT_NS;
+	for (n = 0; n < ITS_MAX_POLLS; n++) {
+		rd = its_read32(sys, GITS_CREADR);
+		if (rd & GITS_CREADR_STALLED) {
+			p->broken = true;
+			umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: command queue "
+				 "stalled at 0x%x: the ITS refused a command",
+				 rd & ~GITS_CREADR_STALLED);
+			return -UMSI_EIO;
+		}
+		if ((rd & 0xfffe0u) == p->cwriter) {
+			p->queued = 0;
+			return 0;
+		}
+		if (env->ops->clock_ns(env->host) > end)
+			break;
+		its_relax();
+	}
+	p->broken = true;
+	umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: commands not done (CREADR "
+		 "0x%x, CWRITER 0x%x)", rd, p->cwriter);
+	return -UMSI_ETIMEDOUT;
+}
+
+/* Queue one command; a full queue is run first. */
+static int its_cmd(struct umsi_system *sys, uint64_t d0, uint64_t d1,
+		   uint64_t d2)
+{
+	struct its_priv *p = its_priv(sys);
+	uint64_t *slot;
+	int ret;
+
+	if (p->queued == CMDQ_SIZE / CMD_SIZE - 1) {
+		ret = its_flush(sys);
+		if (ret)
+			return ret;
+	}
+	if (p->broken)
+		return -UMSI_EIO;
+	slot = (uint64_t *)((uint8_t *)p->cmdq.virt + p->cwriter);
+	slot[0] = d0;
+	slot[1] = d1;
+	slot[2] = d2;
+	slot[3] = 0;
+	p->cwriter = (p->cwriter + CMD_SIZE) % CMDQ_SIZE;
+	p->queued++;
+	return 0;
+}
+
+static int its_mapc(struct umsi_system *sys, uint32_t icid, uint64_t rdbase)
+{
+	return its_cmd(sys, CMD_MAPC, 0, BASER_VALID | rdbase << 16 | icid);
+}
+
+static int its_mapd(struct umsi_system *sys, const struct its_dev *dev,
+		    bool valid)
+{
+	struct its_priv *p = its_priv(sys);
+
+	return its_cmd(sys, CMD_MAPD | (uint64_t)dev->devid << 32,
+		       valid ? p->itt_bits - 1 : 0,
+		       valid ? BASER_VALID | (dev->itt_phys &
+					      0xfffffffffff00ull) : 0);
+}
+
+static int its_mapti(struct umsi_system *sys, uint32_t devid, uint32_t event,
+		     uint32_t lpi, uint32_t icid)
+{
+	return its_cmd(sys, CMD_MAPTI | (uint64_t)devid << 32,
+		       event | (uint64_t)lpi << 32, icid);
+}
+
+/* INV, DISCARD, INT: DeviceID and EventID only. */
+static int its_event_cmd(struct umsi_system *sys, uint32_t cmd, uint32_t devid,
+			 uint32_t event)
+{
+	return its_cmd(sys, cmd | (uint64_t)devid << 32, event, 0);
+}
+
+static int its_sync(struct umsi_system *sys, uint32_t cpu)
+{
+	return its_cmd(sys, CMD_SYNC, 0, its_priv(sys)->rdbase[cpu] << 16);
+}
+
+/*
+ * Map @ir's events to its CPU's LPIs and collection, have the
+ * redistributor read their configuration again, and wait. A mapping that
+ * exists is replaced. @old_cpu: the CPU they were on, synchronised too
+ * (UINT32_MAX: none).
+ */
+static int its_map_events(struct umsi_system *sys, const struct its_irq *ir,
+			  uint32_t old_cpu)
+{
+	struct its_priv *p = its_priv(sys);
+	uint32_t devid = ir->dev->devid, k;
+	int ret = 0;
+
+	for (k = 0; k < ir->count && !ret; k++)
+		ret = its_mapti(sys, devid, ir->event + k,
+				p->first_lpi + ir->g + k, ir->cpu);
+	for (k = 0; k < ir->count && !ret; k++)
+		ret = its_event_cmd(sys, CMD_INV, devid, ir->event + k);
+	if (!ret)
+		ret = its_sync(sys, ir->cpu);
+	if (!ret && old_cpu != UINT32_MAX && old_cpu != ir->cpu)
+		ret = its_sync(sys, old_cpu);
+	return ret ? ret : its_flush(sys);
+}
+
+/* ---- Lists (under the lock) ------------------------------------------------ */
+
+static struct its_irq *its_find_irq(struct its_priv *p, uint32_t irq)
+{
+	struct its_irq *ir;
+
+	for (ir = p->irqs; ir; ir = ir->next)
+		if (ir->irq == irq)
+			return ir;
+	return NULL;
+}
+
+static struct its_dev *its_find_dev(struct its_priv *p, uint32_t devid)
+{
+	struct its_dev *d;
+
+	for (d = p->devs; d; d = d->next)
+		if (d->devid == devid)
+			return d;
+	return NULL;
+}
+
+static void its_unlink_irq(struct its_priv *p, struct its_irq *ir)
+{
+	struct its_irq **pp;
+
+	for (pp = &p->irqs; *pp; pp = &(*pp)->next) {
+		if (*pp == ir) {
+			*pp = ir->next;
+			return;
+		}
+	}
+}
+
+static void its_unlink_dev(struct its_priv *p, struct its_dev *dev)
+{
+	struct its_dev **pp;
+
+	for (pp = &p->devs; *pp; pp = &(*pp)->next) {
+		if (*pp == dev) {
+			*pp = dev->next;
+			return;
+		}
+	}
+}
+
+static umsi_irqflags_t its_lock(struct umsi_system *sys)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	return env->ops->lock_acquire(env->host, its_priv(sys)->lock);
+}
+
+static void its_unlock(struct umsi_system *sys, umsi_irqflags_t fl)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	env->ops->lock_release(env->host, its_priv(sys)->lock, fl);
+}
+
+/* ---- Creation ---------------------------------------------------------------- */
+
+static uint32_t its_log2(uint32_t v)
+{
+	uint32_t b = 0;
+
+	while ((1u << b) < v)
+		b++;
+	return b;
+}
+
+/*
+ * Check the configuration against the host and the architecture (the
+ * parts that need no register). Return 0 or -UMSI_EINVAL after a log line
+ * naming the problem.
+ */
+static int its_check(struct umsi_system *sys, uint32_t ncpus,
+		     const struct umsi_its_config *c)
+{
+	const struct umsi_host_ops *o = umsi_ctl_env(sys)->ops;
+	uint32_t first, nvec, bits, itt;
+	uint64_t top;
+
+	if (!o->phys_alloc || !o->ctl_read) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: host operation %s "
+			 "missing", !o->phys_alloc ? "phys_alloc" : "ctl_read");
+		return -UMSI_EINVAL;
+	}
+	if (!c) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: no configuration "
+			 "(umsi_config.ctl_config must point to a struct "
+			 "umsi_its_config)");
+		return -UMSI_EINVAL;
+	}
+	if (!c->its_base || c->its_base % GITS_FRAME_SIZE) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: its_base 0x%llx is "
+			 "not a 64 KiB aligned address",
+			 (unsigned long long)c->its_base);
+		return -UMSI_EINVAL;
+	}
+	first = c->first_lpi ? c->first_lpi : UMSI_ITS_LPI_BASE;
+	nvec = c->nvec ? c->nvec : ITS_DEFAULT_NVEC;
+	bits = c->lpi_id_bits ? c->lpi_id_bits : ITS_DEFAULT_ID_BITS;
+	if (first < UMSI_ITS_LPI_BASE || nvec % 64 ||
+	    nvec > UMSI_MATRIX_MAX_VECTORS || bits < 14 || bits > 32) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: first_lpi %u, nvec %u, "
+			 "lpi_id_bits %u: LPIs start at 8192, nvec is a "
+			 "multiple of 64 up to 4096, 14 to 32 ID bits", first,
+			 nvec, bits);
+		return -UMSI_EINVAL;
+	}
+	top = first + (uint64_t)ncpus * nvec;
+	if (top > (1ull << bits)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: LPIs %u..%llu for %u "
+			 "CPUs exceed %u ID bits", first,
+			 (unsigned long long)top - 1, ncpus, bits);
+		return -UMSI_EINVAL;
+	}
+	itt = c->itt_events ? c->itt_events : ITS_DEFAULT_ITT;
+	if (itt < 2 || (itt & (itt - 1))) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: itt_events %u is not "
+			 "a power of two of at least 2", itt);
+		return -UMSI_EINVAL;
+	}
+	if (!c->rd_target || c->nr_cpus < ncpus) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: rd_target has %u "
+			 "entries for %u CPUs", c->rd_target ? c->nr_cpus : 0,
+			 ncpus);
+		return -UMSI_EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * What GITS_TYPER says against the configuration: ITT size, PTA targets,
+ * collections. Fills the derived fields of @p.
+ */
+static int its_check_typer(struct umsi_system *sys, struct its_priv *p,
+			   const struct umsi_its_config *c)
+{
+	uint64_t t = p->typer;
+	uint32_t itt = c->itt_events ? c->itt_events : ITS_DEFAULT_ITT;
+	uint32_t cid_bits = t & TYPER_CIL ? TYPER_CID_BITS(t) : 16;
+	uint32_t cpu;
+
+	if (!(t & 1)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: GITS_TYPER 0x%llx: "
+			 "no physical LPIs", (unsigned long long)t);
+		return -UMSI_EINVAL;
+	}
+	/* The default follows the ITS; an explicit size must fit. */
+	if (!c->itt_events && itt > (1u << TYPER_ID_BITS(t)))
+		itt = 1u << TYPER_ID_BITS(t);
+	p->itt_bits = its_log2(itt);
+	if (p->itt_bits > TYPER_ID_BITS(t)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: itt_events %u: the "
+			 "ITS has %u EventID bits", itt, TYPER_ID_BITS(t));
+		return -UMSI_EINVAL;
+	}
+	p->itt_size = (size_t)itt * TYPER_ITT_SIZE(t);
+	if (p->itt_size < ITS_ITT_ALIGN)
+		p->itt_size = ITS_ITT_ALIGN;
+	if (p->ncpus > (1ull << cid_bits)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: %u CPUs, %u collection "
+			 "ID bits", p->ncpus, cid_bits);
+		return -UMSI_EINVAL;
+	}
+	for (cpu = 0; cpu < p->ncpus; cpu++) {
+		uint64_t rd = c->rd_target[cpu];
+
+		if (rd == UMSI_ITS_NO_RD) {
+			p->rdbase[cpu] = rd;
+			continue;
+		}
+		/* PTA: a 64 KiB aligned address; else a processor number. */
+		if ((t & TYPER_PTA) ? rd % GITS_FRAME_SIZE || rd >> 52 :
+		    rd >> 16) {
+			umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: cpu %u: "
+				 "rd_target 0x%llx is not a %s", cpu,
+				 (unsigned long long)rd, (t & TYPER_PTA) ?
+				 "64 KiB aligned redistributor address" :
+				 "processor number (GITS_TYPER.PTA is 0)");
+			return -UMSI_EINVAL;
+		}
+		p->rdbase[cpu] = (t & TYPER_PTA) ? rd >> 16 : rd;
+	}
+	return 0;
+}
+
+static void its_table_free(struct umsi_system *sys, struct its_table *tb)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	if (tb->virt)
+		env->ops->phys_free(env->host, tb->virt, tb->size);
+	tb->virt = NULL;
+}
+
+/* Zeroed memory the ITS may read, aligned to @align. */
+static int its_table_alloc(struct umsi_system *sys, struct its_table *tb,
+			   size_t size, size_t align)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	tb->virt = env->ops->phys_alloc(env->host, size, align, &tb->phys);
+	if (!tb->virt)
+		return -UMSI_ENOMEM;
+	tb->size = size;
+	umsi_memset(tb->virt, 0, size);
+	return 0;
+}
+
+/*
+ * Give GITS_BASER<n> a flat table if it is a device or collection table:
+ * every DeviceID up to 2^16 (fewer when 256 pages hold fewer), one
+ * collection per CPU. Other types (vPEs) are left alone.
+ */
+static int its_setup_baser(struct umsi_system *sys, uint32_t n)
+{
+	static const uint32_t page_sizes[4] = { 4096, 16384, 65536, 65536 };
+	struct its_priv *p = its_priv(sys);
+	uint64_t v = its_read64(sys, GITS_BASER(n)), want;
+	uint32_t type = BASER_TYPE(v), esz = BASER_ESIZE(v);
+	uint32_t page = page_sizes[BASER_PSZ(v)], bits;
+	uint64_t entries;
+	size_t size;
+	int ret;
+
+	if (type == BASER_TYPE_DEVICE) {
+		bits = TYPER_DEV_BITS(p->typer);
+		if (bits > ITS_MAX_DEV_BITS)
+			bits = ITS_MAX_DEV_BITS;
+		while (bits > 1 && ((1ull << bits) * esz + page - 1) / page >
+		       BASER_MAX_PAGES)
+			bits--;
+		entries = 1ull << bits;
+		p->dev_limit = (uint32_t)entries;
+	} else if (type == BASER_TYPE_COLLECTION) {
+		entries = p->ncpus;
+	} else {
+		return 0;
+	}
+	size = (size_t)((entries * esz + page - 1) / page * page);
+	if (size / page > BASER_MAX_PAGES) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: GITS_BASER%u needs "
+			 "%zu pages of %u bytes", n, size / page, page);
+		return -UMSI_EINVAL;
+	}
+	ret = its_table_alloc(sys, &p->tables[n], size, page);
+	if (ret)
+		return ret;
+	its_wmb();
+	/* A 64 KiB page puts address bits 51:48 in 15:12: ours are below. */
+	want = BASER_VALID | BASER_INNER_WB | (v & (0x7ull << 56)) |
+	       (v & (0x1full << 48)) | p->tables[n].phys | BASER_INNER_SHARE |
+	       (uint64_t)BASER_PSZ(v) << 8 | (size / page - 1);
+	its_write64(sys, GITS_BASER(n), want);
+	if (!(its_read64(sys, GITS_BASER(n)) & BASER_VALID)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: GITS_BASER%u does not "
+			 "take a table", n);
+		return -UMSI_EIO;
+	}
+	return 0;
+}
+
+/* Disable the ITS, take its tables back, unmap it; free the state. */
+static void its_fini(struct umsi_system *sys)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	struct its_priv *p = env->priv;
+	uint32_t n;
+
+	if (!p)
+		return;
+	if (p->regs) {
+		/* Disabled and quiescent before its memory goes (12.19.4). */
+		its_write32(sys, GITS_CTLR, its_read32(sys, GITS_CTLR) &
+			    ~GITS_CTLR_ENABLED);
+		if (!its_wait_ctlr(sys, GITS_CTLR_QUIESCENT,
+				   GITS_CTLR_QUIESCENT))
+			umsi_log(sys, UMSI_LOG_WARN, "arm64-its: not quiescent "
+				 "at teardown");
+		for (n = 0; n < GITS_NR_BASER; n++)
+			if (p->tables[n].virt)
+				its_write64(sys, GITS_BASER(n), 0);
+		if (p->cmdq.virt)
+			its_write64(sys, GITS_CBASER, 0);
+	}
+	for (n = 0; n < GITS_NR_BASER; n++)
+		its_table_free(sys, &p->tables[n]);
+	its_table_free(sys, &p->cmdq);
+	if (p->regs)
+		env->ops->mmio_unmap(env->host, (void *)p->regs,
+				     GITS_FRAME_SIZE);
+	if (p->lock)
+		env->ops->lock_destroy(env->host, p->lock);
+	env->priv = NULL;
+	umsi_free(sys, p, p->size);
+}
+
+/*
+ * The ITS from disabled to running: tables, command queue, enable, one
+ * collection per CPU (IHI 0069 5.3: tables are set while disabled).
+ */
+static int its_start(struct umsi_system *sys)
+{
+	struct its_priv *p = its_priv(sys);
+	umsi_irqflags_t fl;
+	uint32_t n, cpu;
+	int ret;
+
+	its_write32(sys, GITS_CTLR, its_read32(sys, GITS_CTLR) &
+		    ~GITS_CTLR_ENABLED);
+	if (!its_wait_ctlr(sys, GITS_CTLR_QUIESCENT, GITS_CTLR_QUIESCENT)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: not quiescent");
+		return -UMSI_EIO;
+	}
+	for (n = 0; n < GITS_NR_BASER; n++) {
+		ret = its_setup_baser(sys, n);
+		if (ret)
+			return ret;
+	}
+	if (!p->dev_limit) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: no device table in "
+			 "GITS_BASER<n>");
+		return -UMSI_EINVAL;
+	}
+	ret = its_table_alloc(sys, &p->cmdq, CMDQ_SIZE, CMDQ_ALIGN);
+	if (ret)
+		return ret;
+	its_wmb();
+	its_write64(sys, GITS_CBASER, BASER_VALID | BASER_INNER_WB |
+		    p->cmdq.phys | BASER_INNER_SHARE | (CMDQ_SIZE / 4096 - 1));
+	its_write32(sys, GITS_CWRITER, 0);
+	p->cwriter = 0;
+	its_write32(sys, GITS_CTLR, its_read32(sys, GITS_CTLR) |
+		    GITS_CTLR_ENABLED);
+	if (!(its_read32(sys, GITS_CTLR) & GITS_CTLR_ENABLED)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: GITS_CTLR.Enabled "
+			 "does not stick");
+		return -UMSI_EIO;
+	}
+	/* Collection c is CPU c's redistributor. */
+	fl = its_lock(sys);
+	ret = 0;
+	for (cpu = 0; cpu < p->ncpus && !ret; cpu++)
+		if (p->rdbase[cpu] != UMSI_ITS_NO_RD)
+			ret = its_mapc(sys, cpu, p->rdbase[cpu]);
+	if (!ret)
+		ret = its_flush(sys);
+	its_unlock(sys, fl);
+	return ret;
+}
+
+static int its_init(struct umsi_system *sys, uint32_t ncpus,
+		    struct umsi_matrix_config *space)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	const struct umsi_its_config *c = env->ctl_config;
+	struct its_priv *p;
+	size_t size;
+	void *v;
+	int ret;
+
+	ret = its_check(sys, ncpus, c);
+	if (ret)
+		return ret;
+	size = sizeof(*p) + (size_t)ncpus * sizeof(*p->rdbase);
+	p = umsi_zalloc(sys, size);
+	if (!p)
+		return -UMSI_ENOMEM;
+	p->size = size;
+	p->ncpus = ncpus;
+	p->rdbase = (uint64_t *)(p + 1);
+	p->nvec = c->nvec ? c->nvec : ITS_DEFAULT_NVEC;
+	p->first_lpi = c->first_lpi ? c->first_lpi : UMSI_ITS_LPI_BASE;
+	p->translater = c->its_base + GITS_TRANSLATER;
+	p->rid_base = c->rid_base;
+	p->devid_base = c->devid_base;
+	p->rid_count = c->rid_count;
+	env->priv = p;
+	p->lock = env->ops->lock_create(env->host);
+	if (!p->lock) {
+		ret = -UMSI_ENOMEM;
+		goto cleanup;
+	}
+	ret = env->ops->mmio_map(env->host, c->its_base, GITS_FRAME_SIZE, &v);
+	if (ret)
+		goto cleanup;
+	p->regs = v;
+	p->typer = its_read64(sys, GITS_TYPER);
+	ret = its_check_typer(sys, p, c);
+	if (!ret)
+		ret = its_start(sys);
+	if (ret)
+		goto cleanup;
+	umsi_log(sys, UMSI_LOG_INFO, "arm64-its: ITS at 0x%llx, LPIs %u..%u "
+		 "(%u a CPU), ITT %u events, DeviceIDs below %u",
+		 (unsigned long long)c->its_base, p->first_lpi,
+		 p->first_lpi + ncpus * p->nvec - 1, p->nvec,
+		 1u << p->itt_bits, p->dev_limit);
+	/* Every local identity of a CPU is an LPI of its own. */
+	umsi_matrix_space_config(space, ncpus, p->nvec, 0, p->nvec - 1);
+	return 0;
+
+cleanup:
+	its_fini(sys);
+	return ret;
+}
+
+static int its_cpu_init(struct umsi_system *sys, uint32_t cpu,
+			struct umsi_ctl_cpu *out)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	int ret = env->ops->cpu_hwid(env->host, cpu, &out->hwid);
+
+	if (ret)
+		return ret;
+	out->reachable = its_priv(sys)->rdbase[cpu] != UMSI_ITS_NO_RD;
+	/* Wired inputs are the distributor's SPIs, not the ITS's. */
+	out->wired_reachable = false;
+	return 0;
+}
+
+/* ---- IRQs ------------------------------------------------------------------ */
+
+/* The DeviceID of requester @rid through the msi-map; false when none. */
+static bool its_devid(const struct its_priv *p, uint32_t rid, uint32_t *devid)
+{
+	if (rid == UMSI_NO_SOURCE)
+		return false;
+	if (!p->rid_count) {
+		*devid = rid;
+	} else {
+		if (rid < p->rid_base || rid - p->rid_base >= p->rid_count)
+			return false;
+		*devid = p->devid_base + (rid - p->rid_base);
+	}
+	return *devid < p->dev_limit;
+}
+
+/*
+ * Whether @ci can be sent through this ITS to (@cpu, @id): a requester
+ * the device table covers, events inside an ITT, a CPU with a collection.
+ */
+static int its_check_irq(struct umsi_system *sys,
+			 const struct umsi_ctl_irq *ci, uint32_t cpu,
+			 uint32_t id, uint32_t *devid)
+{
+	struct its_priv *p = its_priv(sys);
+
+	if (ci->wired || cpu >= p->ncpus || p->rdbase[cpu] == UMSI_ITS_NO_RD)
+		return -UMSI_ERANGE;
+	if (ci->count == 0 || id + ci->count > p->nvec)
+		return -UMSI_EINVAL;
+	if (!its_devid(p, ci->source_id, devid)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: irq %u: requester "
+			 "0x%x has no DeviceID below %u", ci->irq, ci->source_id,
+			 p->dev_limit);
+		return -UMSI_EINVAL;
+	}
+	if ((uint64_t)ci->index + ci->count > (1ull << p->itt_bits)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: irq %u: event %u "
+			 "beyond an ITT of %u", ci->irq,
+			 ci->index + ci->count - 1, 1u << p->itt_bits);
+		return -UMSI_EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * A new device record with a zeroed ITT, outside the lock (phys_alloc may
+ * sleep). NULL when out of memory.
+ */
+static struct its_dev *its_dev_new(struct umsi_system *sys, uint32_t devid)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	struct its_priv *p = env->priv;
+	struct its_dev *dev = umsi_zalloc(sys, sizeof(*dev));
+
+	if (!dev)
+		return NULL;
+	dev->devid = devid;
+	dev->itt = env->ops->phys_alloc(env->host, p->itt_size, ITS_ITT_ALIGN,
+					&dev->itt_phys);
+	if (!dev->itt) {
+		umsi_free(sys, dev, sizeof(*dev));
+		return NULL;
+	}
+	umsi_memset(dev->itt, 0, p->itt_size);
+	return dev;
+}
+
+static void its_dev_free(struct umsi_system *sys, struct its_dev *dev)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	if (!dev)
+		return;
+	env->ops->phys_free(env->host, dev->itt, its_priv(sys)->itt_size);
+	umsi_free(sys, dev, sizeof(*dev));
+}
+
+/*
+ * The first compose of an IRQ: map its device if it is the device's
+ * first (MAPD), then its events (MAPTI, INV, SYNC). Memory is taken
+ * before the lock; what another compose made meanwhile wins.
+ */
+static int its_compose_new(struct umsi_system *sys,
+			   const struct umsi_ctl_irq *ci, uint32_t devid,
+			   uint32_t cpu, uint32_t id)
+{
+	struct its_priv *p = its_priv(sys);
+	struct its_irq *ir = umsi_zalloc(sys, sizeof(*ir));
+	struct its_dev *fresh = NULL, *dev;
+	umsi_irqflags_t fl;
+	bool have_dev;
+	int ret;
+
+	if (!ir)
+		return -UMSI_ENOMEM;
+	fl = its_lock(sys);
+	have_dev = its_find_dev(p, devid) != NULL;
+	its_unlock(sys, fl);
+	if (!have_dev) {
+		fresh = its_dev_new(sys, devid);
+		if (!fresh) {
+			umsi_free(sys, ir, sizeof(*ir));
+			return -UMSI_ENOMEM;
+		}
+	}
+	ir->irq = ci->irq;
+	ir->event = ci->index;
+	ir->count = ci->count;
+	ir->cpu = cpu;
+	ir->g = cpu * p->nvec + id;
+
+	fl = its_lock(sys);
+	dev = its_find_dev(p, devid);
+	ret = 0;
+	if (!dev && fresh) {
+		/* Step 1: the device and its ITT (6.3.8). */
+		dev = fresh;
+		fresh = NULL;
+		dev->next = p->devs;
+		p->devs = dev;
+		ret = its_mapd(sys, dev, true);
+	}
+	if (!dev) {
+		/* It went between the look-ups: ask the caller to retry. */
+		ret = -UMSI_EAGAIN;
+	} else {
+		ir->dev = dev;
+		dev->nirqs++;
+		ir->next = p->irqs;
+		p->irqs = ir;
+		/* Step 2: its events to the CPU's LPIs and collection. */
+		if (!ret)
+			ret = its_map_events(sys, ir, UINT32_MAX);
+		if (ret) {
+			its_unlink_irq(p, ir);
+			if (--dev->nirqs == 0) {
+				its_unlink_dev(p, dev);
+				fresh = dev;
+			}
+		}
+	}
+	its_unlock(sys, fl);
+	its_dev_free(sys, fresh);
+	if (ret)
+		umsi_free(sys, ir, sizeof(*ir));
+	return ret;
+}
+
+/*
+ * Every message goes to GITS_TRANSLATER with the EventID (a block: the
+ * first; the device ORs the message number in). The first compose of an
+ * IRQ maps it; a later one (the message asked for again) re-maps it to
+ * (@cpu, @id) if that changed.
+ */
+static int its_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
+		       uint32_t cpu, uint32_t id, struct umsi_msg *msg)
+{
+	struct its_priv *p = its_priv(sys);
+	struct its_irq *ir;
+	umsi_irqflags_t fl;
+	uint32_t devid, old;
+	int ret, tries;
+
+	ret = its_check_irq(sys, ci, cpu, id, &devid);
+	if (ret)
+		return ret;
+	msg->address = p->translater;
+	msg->data = ci->index;
+	for (tries = 0; tries < 4; tries++) {
+		fl = its_lock(sys);
+		ir = its_find_irq(p, ci->irq);
+		if (ir) {
+			old = ir->cpu;
+			ret = 0;
+			if (ir->cpu != cpu || ir->g != cpu * p->nvec + id) {
+				ir->cpu = cpu;
+				ir->g = cpu * p->nvec + id;
+				ret = its_map_events(sys, ir, old);
+			}
+			its_unlock(sys, fl);
+			return ret ? ret : 1;
+		}
+		its_unlock(sys, fl);
+		ret = its_compose_new(sys, ci, devid, cpu, id);
+		if (ret != -UMSI_EAGAIN)
+			return ret ? ret : 1;
+	}
+	return -UMSI_EBUSY;
+}
+
+/*
+ * A move: each event to the new CPU's LPI and collection by MAPTI, which
+ * replaces its mapping (6.3.10). A copy already pending on the old CPU
+ * stays there under the old LPI for the core to find (its_pending).
+ */
+static int its_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
+			uint32_t cpu, uint32_t id)
+{
+	struct its_priv *p = its_priv(sys);
+	struct its_irq *ir;
+	umsi_irqflags_t fl;
+	uint32_t devid, old;
+	int ret;
+
+	ret = its_check_irq(sys, ci, cpu, id, &devid);
+	if (ret)
+		return ret;
+	fl = its_lock(sys);
+	ir = its_find_irq(p, ci->irq);
+	if (!ir) {
+		ret = -UMSI_ENOENT;
+	} else {
+		old = ir->cpu;
+		ir->cpu = cpu;
+		ir->g = cpu * p->nvec + id;
+		ret = its_map_events(sys, ir, old);
+	}
+	its_unlock(sys, fl);
+	return ret;
+}
+
+/*
+ * The IRQ goes: its events are discarded (their pending state with
+ * them), and the device unmapped with its last IRQ (MAPD V=0, 6.3.8)
+ * before its ITT is freed.
+ */
+static void its_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
+{
+	struct its_priv *p = its_priv(sys);
+	struct its_dev *gone = NULL;
+	struct its_irq *ir;
+	umsi_irqflags_t fl;
+	uint32_t k;
+	int ret = 0;
+
+	fl = its_lock(sys);
+	ir = its_find_irq(p, ci->irq);
+	if (ir) {
+		its_unlink_irq(p, ir);
+		for (k = 0; k < ir->count && !ret; k++)
+			ret = its_event_cmd(sys, CMD_DISCARD, ir->dev->devid,
+					    ir->event + k);
+		if (!ret)
+			ret = its_sync(sys, ir->cpu);
+		if (--ir->dev->nirqs == 0) {
+			gone = ir->dev;
+			its_unlink_dev(p, gone);
+			if (!ret)
+				ret = its_mapd(sys, gone, false);
+		}
+		if (!ret)
+			ret = its_flush(sys);
+	}
+	its_unlock(sys, fl);
+	if (ret)
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: irq %u: unmapping "
+			 "failed (%d); its ITT is kept", ci->irq, ret);
+	if (!ir)
+		return;
+	/* The ITS may still read an ITT it was not told to forget. */
+	if (!ret)
+		its_dev_free(sys, gone);
+	umsi_free(sys, ir, sizeof(*ir));
+}
+
+/* The current CPU's redistributor, asked for LPI of local @id. */
+static bool its_pending(struct umsi_system *sys, uint32_t id)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	struct its_priv *p = env->priv;
+	uint32_t cpu = env->ops->current_cpu(env->host);
+
+	if (id >= p->nvec || cpu >= p->ncpus)
+		return false;
+	return env->ops->ctl_read(env->host, UMSI_ITS_REG_LPI_PENDING |
+				  (p->first_lpi + cpu * p->nvec + id)) & 1;
+}
+
+/*
+ * Make local @id of @cpu pending once: INT of the event mapped to it
+ * (6.3.6), found by a walk of the IRQs (a move with a copy pending is
+ * rare).
+ */
+static int its_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
+{
+	struct its_priv *p = its_priv(sys);
+	struct its_irq *ir;
+	umsi_irqflags_t fl;
+	uint32_t g = cpu * p->nvec + id;
+	int ret = -UMSI_ENOENT;
+
+	if (cpu >= p->ncpus || id >= p->nvec)
+		return -UMSI_EINVAL;
+	fl = its_lock(sys);
+	for (ir = p->irqs; ir; ir = ir->next) {
+		if (ir->cpu != cpu || g < ir->g || g - ir->g >= ir->count)
+			continue;
+		ret = its_event_cmd(sys, CMD_INT, ir->dev->devid,
+				    ir->event + (g - ir->g));
+		if (!ret)
+			ret = its_flush(sys);
+		break;
+	}
+	its_unlock(sys, fl);
+	return ret;
+}
+
+const struct umsi_ctl umsi_ctl_arm64_its = {
+	.name = "arm64-its",
+	.move = UMSI_CTL_MOVE_COMMAND,
+	.init = its_init,
+	.fini = its_fini,
+	.cpu_init = its_cpu_init,
+	.compose = its_compose,
+	.release = its_release,
+	.retarget = its_retarget,
+	.pending = its_pending,
+	.resend = its_resend,
+	/* The kernel acknowledges (ICC_IAR1_EL1) and ends (ICC_EOIR1_EL1). */
+	.eoi_reg = 0,
+	.global_space = true,
+	/* The kernel never dispatches ICC_IAR1_EL1's 1023: nothing is. */
+	.spurious_id = 0xffffffffu,
+};
