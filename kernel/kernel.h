@@ -8,7 +8,8 @@
  * line and kernel/lib are shared by every architecture; what they need
  * from one is declared here ("the architecture interface" below) and in
  * smp.h, and comes from kernel/arch.h and the x86 files in kernel/ on
- * x86-64, from kernel/arch/riscv64/ (karch.h and its .c files) on riscv64.
+ * x86-64, from kernel/arch/riscv64/ (karch.h and its .c files) on riscv64,
+ * from kernel/arch/arm64/ (likewise) on arm64.
  */
 #ifndef KERNEL_KERNEL_H
 #define KERNEL_KERNEL_H
@@ -21,6 +22,8 @@
 #include "arch.h"
 #elif defined(__riscv) && __riscv_xlen == 64
 #include "arch/riscv64/karch.h"
+#elif defined(__aarch64__)
+#include "arch/arm64/karch.h"
 #else
 #error "kernel/: no architecture for this target"
 #endif

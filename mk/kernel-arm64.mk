@@ -1,15 +1,25 @@
 # SPDX-License-Identifier: MIT
 #
-# The arm64 reference kernel (kernel/arch/arm64/), groundwork for uMSI's
-# GICv3 ITS back end, and its QEMU test (tests/qemu/arm64-boot.t).
+# The arm64 reference kernel: kernel/arch/arm64/ (boot, device tree, PSCI,
+# GICv3 and LPIs, ECAM enumeration, host.c, the raw MSI probe) plus the
+# kernel's shared code (kernel/glue*.c, kernel/drivers/, kernel/pci*.c,
+# heap, command line, kernel/lib/), linking the library compiled for
+# aarch64 with the same flags (build/arm64/libumsi.a: src/*/*.c and
+# src/arch/*/*.c). Tests: tests/qemu/arm64-*.t.
 #
 #   make kernel-arm64   build/arm64/umsi-kernel: a flat arm64 Image (QEMU
 #                       then passes the device tree in x0), and
 #                       build/arm64/umsi-kernel.elf (symbols, for gdb)
+#   make libumsi-arm64  build/arm64/libumsi.a alone
 #
 # clang and ld.lld only: no cross gcc needed. The kernel runs with the MMU
 # off, so every data access is to Device memory and must be aligned
-# (-mstrict-align); no FP/SIMD registers (-mgeneral-regs-only).
+# (-mstrict-align, the library too); no FP/SIMD registers
+# (-mgeneral-regs-only: the IRQ path saves integer registers only); no
+# outline atomics (there is no libgcc/compiler-rt to provide them).
+# Until the archive has every function the glue calls (the ITS back end
+# included), kernel/glue_stub.c stands in for the glue, host.c and the
+# drivers, so the kernel still boots (umsi.msiprobe works).
 
 ARM64_CC      ?= clang
 ARM64_LD      ?= ld.lld
@@ -17,41 +27,84 @@ ARM64_OBJCOPY ?= llvm-objcopy
 ARM64_OUT     := $(BUILD)/arm64
 ARM64_BIN     := $(ARM64_OUT)/umsi-kernel
 ARM64_ELF     := $(ARM64_OUT)/umsi-kernel.elf
+ARM64_TARGET  := --target=aarch64-unknown-none-elf
+ARM64_NO_OUTLINE := $(shell $(ARM64_CC) $(ARM64_TARGET) -mno-outline-atomics \
+	-x c -c /dev/null -o /dev/null 2>/dev/null && echo -mno-outline-atomics)
 
-ARM64_CFLAGS := --target=aarch64-unknown-none-elf $(WARN) -O2 -g \
+ARM64_CFLAGS := $(WARN) -O2 -g $(ARM64_TARGET) \
 	-ffreestanding -nostdlib -fno-builtin -fno-strict-aliasing -fno-common \
-	-mgeneral-regs-only -mstrict-align -fno-pic -fno-pie \
+	-mgeneral-regs-only -mstrict-align $(ARM64_NO_OUTLINE) -fno-pic -fno-pie \
 	-fno-stack-protector -fno-asynchronous-unwind-tables \
-	-fno-omit-frame-pointer -mcmodel=small -Ikernel/arch/arm64
+	-fno-omit-frame-pointer -mcmodel=small $(EXTRA_ARM64_CFLAGS)
+ARM64_KCFLAGS := $(ARM64_CFLAGS) -Ikernel/arch/arm64 -Ikernel -Ikernel/lib \
+	-Iinclude
 ARM64_LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack
 
-ARM64_SRCS := $(sort $(wildcard kernel/arch/arm64/*.c))
+# Always linked: the architecture's files and the shared ones that do not
+# call uMSI. Linked when the archive has what they call: the glue, the
+# host interface, the drivers and the hot-plug port service.
+ARM64_ARCH_SRCS := $(filter-out kernel/arch/arm64/host.c, \
+	$(sort $(wildcard kernel/arch/arm64/*.c)))
+ARM64_SHARED_SRCS := kernel/cmdline.c kernel/heap.c kernel/pci.c \
+	kernel/pcihot.c kernel/pcireset.c $(sort $(wildcard kernel/lib/*.c))
+ARM64_GLUE_SRCS := kernel/arch/arm64/host.c kernel/pciehp.c \
+	$(filter-out kernel/glue_stub.c,$(sort $(wildcard kernel/glue*.c))) \
+	$(sort $(wildcard kernel/drivers/*.c))
+ARM64_SRCS := $(ARM64_ARCH_SRCS) $(ARM64_SHARED_SRCS) $(ARM64_GLUE_SRCS) \
+	kernel/glue_stub.c
 ARM64_ASMS := $(sort $(wildcard kernel/arch/arm64/*.S))
+ARM64_BASE_OBJS := $(ARM64_ARCH_SRCS:%.c=$(ARM64_OUT)/%.o) \
+	$(ARM64_SHARED_SRCS:%.c=$(ARM64_OUT)/%.o) $(ARM64_ASMS:%.S=$(ARM64_OUT)/%.o)
+ARM64_GLUE_OBJS := $(ARM64_GLUE_SRCS:%.c=$(ARM64_OUT)/%.o)
+ARM64_STUB_OBJS := $(ARM64_OUT)/kernel/glue_stub.o
 ARM64_OBJS := $(ARM64_SRCS:%.c=$(ARM64_OUT)/%.o) $(ARM64_ASMS:%.S=$(ARM64_OUT)/%.o)
+ARM64_CORE_OBJS := $(CORE_SRCS:%.c=$(ARM64_OUT)/core/%.o)
+ARM64_LIB := $(ARM64_OUT)/libumsi.a
+ARM64_NEEDS = $(KERNEL_NEEDS) umsi_ctl_arm64_its
 
-.PHONY: kernel-arm64
+.PHONY: kernel-arm64 libumsi-arm64
 kernel-arm64: $(ARM64_BIN)
+libumsi-arm64: $(ARM64_LIB)
 
-$(ARM64_OUT)/%.o: %.c
+$(ARM64_CORE_OBJS): $(ARM64_OUT)/core/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(ARM64_CC) $(ARM64_CFLAGS) -MMD -MP -c $< -o $@
+	$(ARM64_CC) $(ARM64_CFLAGS) $(CPPFLAGS_CORE) -MMD -MP -c $< -o $@
 
-$(ARM64_OUT)/%.o: %.S
+$(ARM64_LIB): $(ARM64_CORE_OBJS)
 	@mkdir -p $(dir $@)
-	$(ARM64_CC) $(ARM64_CFLAGS) -MMD -MP -c $< -o $@
+	rm -f $@
+	$(AR) rcs $@ $^
 
-$(ARM64_ELF): $(ARM64_OBJS) kernel/arch/arm64/kernel.ld
-	$(ARM64_LD) $(ARM64_LDFLAGS) -T kernel/arch/arm64/kernel.ld -o $@ $(ARM64_OBJS)
+$(filter %.o,$(ARM64_SRCS:%.c=$(ARM64_OUT)/%.o)): $(ARM64_OUT)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(ARM64_KCFLAGS) -MMD -MP -c $< -o $@
+
+$(ARM64_ASMS:%.S=$(ARM64_OUT)/%.o): $(ARM64_OUT)/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(ARM64_KCFLAGS) -MMD -MP -c $< -o $@
+
+$(ARM64_ELF): $(ARM64_OBJS) $(ARM64_LIB) kernel/arch/arm64/kernel.ld
+	@defined=$$(llvm-nm -g --defined-only $(ARM64_LIB) 2>/dev/null || \
+		nm -g --defined-only $(ARM64_LIB) 2>/dev/null); \
+	defined=$$(echo "$$defined" | awk '{print $$3}'); \
+	glue="$(ARM64_GLUE_OBJS)"; \
+	for s in $(ARM64_NEEDS); do \
+		echo "$$defined" | grep -qx "$$s" || { glue="$(ARM64_STUB_OBJS)"; \
+		echo "kernel-arm64: $(ARM64_LIB) lacks $$s; linking the uMSI stub"; break; }; \
+	done; \
+	echo "$(ARM64_LD) ... -o $@ ($$glue)"; \
+	$(ARM64_LD) $(ARM64_LDFLAGS) -T kernel/arch/arm64/kernel.ld -o $@ \
+		$(ARM64_BASE_OBJS) $$glue $(ARM64_LIB)
 
 $(ARM64_BIN): $(ARM64_ELF)
 	$(ARM64_OBJCOPY) -O binary $< $@
 
 # Part of `make` only where clang can target aarch64 and ld.lld exists;
-# the test skips when the kernel is not built.
-ifneq ($(shell $(ARM64_CC) --target=aarch64-unknown-none-elf -x c -c /dev/null \
+# the tests skip when the kernel is not built.
+ifneq ($(shell $(ARM64_CC) $(ARM64_TARGET) -x c -c /dev/null \
 	-o /dev/null 2>/dev/null && command -v $(ARM64_LD) $(ARM64_OBJCOPY) \
 	>/dev/null 2>&1 && echo yes),)
 ALL_TARGETS += $(ARM64_BIN)
 endif
 
--include $(ARM64_OBJS:.o=.d)
+-include $(ARM64_OBJS:.o=.d) $(ARM64_CORE_OBJS:.o=.d)

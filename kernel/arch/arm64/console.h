@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * console.h - the PL011 UART console and a bounded printf.
+ * console.h - the PL011 UART console. kprintf(), console_write(),
+ * kputs_raw(), panic() and kernel_exit() are kernel/kernel.h's; the
+ * bounded printf and the string functions are kernel/lib's.
  */
 #ifndef ARM64_CONSOLE_H
 #define ARM64_CONSOLE_H
 
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdint.h>
+
+#include "kernel.h"
 
 /* Where the PL011 is before the device tree says (QEMU virt). */
 #define PL011_DEFAULT_BASE	0x09000000ULL
@@ -15,29 +17,7 @@
 void console_set_base(uint64_t base);
 uint64_t console_base(void);
 
-/*
- * printf subset: %d %u %x %s %c %p %%, flags '-' and '0', a width, the
- * length modifiers l and ll (z is l). Always NUL-terminates when @size > 0
- * and returns the length the whole output would have had.
- */
-int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
-int ksnprintf(char *buf, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* One whole line (or lines) at a time, never interleaved with another CPU's. */
-void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-void *memset(void *dst, int c, size_t n);
-void *memcpy(void *dst, const void *src, size_t n);
-size_t strlen(const char *s);
-int strcmp(const char *a, const char *b);
-int strncmp(const char *a, const char *b, size_t n);
-
-struct spinlock {
-	volatile uint32_t locked;
-};
-
-void spin_lock(struct spinlock *l);
-void spin_unlock(struct spinlock *l);
+/* Power off through PSCI SYSTEM_OFF (QEMU exits 0); main.c. */
+void system_off(void) __attribute__((noreturn));
 
 #endif /* ARM64_CONSOLE_H */

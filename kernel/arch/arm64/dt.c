@@ -7,7 +7,7 @@
  * pci/pci-msi).
  */
 #include "console.h"
-#include "kernel.h"
+#include "a64.h"
 
 static void dt_console(const struct fdt *f, struct platform *p)
 {
@@ -128,7 +128,7 @@ static void dt_pci_range(struct platform *p, const uint8_t *e, unsigned pac)
 	uint64_t cpu = fdt_cells(e + 12, pac);
 	uint64_t size = fdt_cells(e + 12 + 4 * pac, 2);
 	unsigned space = hi >> 24 & 3;
-	struct pci_window *w = NULL;
+	struct ecam_window *w = NULL;
 
 	if (space == 2)
 		w = &p->mem32;

@@ -35,6 +35,7 @@
 #define GICR_FRAME		0x10000
 /* SGI_base frame. */
 #define GICR_IGROUPR0		(GICR_FRAME + 0x0080)
+#define GICR_ISENABLER0		(GICR_FRAME + 0x0100)
 
 #define GIC_LPI_PRIO		0xa0
 #define GIC_LPI_ENABLE		0x01
@@ -124,6 +125,18 @@ void gic_lpi_set(struct gic *g, uint32_t intid, bool enable)
 	dsb(sy);
 }
 
+void gic_lpi_enable_range(struct gic *g, uint32_t first, uint32_t count)
+{
+	uint32_t i;
+
+	for (i = 0; i < count; i++)
+		if (first + i >= GIC_LPI_BASE &&
+		    first + i - GIC_LPI_BASE < g->prop_size)
+			g->prop_table[first + i - GIC_LPI_BASE] =
+				GIC_LPI_PRIO | GIC_LPI_ENABLE;
+	dsb(sy);
+}
+
 static int gic_rdist_wake(const struct gic_rdist *rd)
 {
 	uint64_t dl = deadline_us(100000);
@@ -140,8 +153,17 @@ static int gic_rdist_enable_lpis(struct gic *g, struct gic_rdist *rd)
 {
 	/* 2^id_bits bits of pending state, 64 KiB aligned, zeroed (PTZ). */
 	uint64_t pend_size = (1ULL << g->id_bits) / 8;
-	void *pend = g->alloc(pend_size < 65536 ? 65536 : pend_size, 65536);
+	void *pend;
 
+	/*
+	 * A CPU coming back (PSCI CPU_ON after CPU_OFF) finds its
+	 * redistributor as it left it: LPIs stay enabled on the same tables.
+	 */
+	if (rd->pend_table &&
+	    (mmio_read32(rd->base + GICR_CTLR) & GICR_CTLR_ENABLE_LPIS))
+		return 0;
+	pend = rd->pend_table ? (void *)(uintptr_t)rd->pend_table :
+	       g->alloc(pend_size < 65536 ? 65536 : pend_size, 65536);
 	if (!(rd->typer & GICR_TYPER_PLPIS) || !pend)
 		return -1;
 	rd->pend_table = (uintptr_t)pend;
@@ -158,6 +180,22 @@ static int gic_rdist_enable_lpis(struct gic *g, struct gic_rdist *rd)
 		     mmio_read32(rd->base + GICR_CTLR) | GICR_CTLR_ENABLE_LPIS);
 	dsb(sy);
 	return mmio_read32(rd->base + GICR_CTLR) & GICR_CTLR_ENABLE_LPIS ? 0 : -1;
+}
+
+void gic_sgi_enable(const struct gic_rdist *rd, uint32_t mask)
+{
+	mmio_write32(rd->base + GICR_ISENABLER0, mask & 0xffff);
+	dsb(sy);
+}
+
+bool gic_lpi_pending(const struct gic_rdist *rd, uint32_t intid)
+{
+	const volatile uint8_t *pend =
+		(const volatile uint8_t *)(uintptr_t)rd->pend_table;
+
+	if (!pend || intid < GIC_LPI_BASE)
+		return false;
+	return (pend[intid / 8] >> (intid % 8)) & 1;
 }
 
 int gic_cpu_init(struct gic *g, struct gic_rdist *rd)

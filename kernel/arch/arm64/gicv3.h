@@ -65,6 +65,15 @@ int gic_lpi_init(struct gic *g);
  */
 int gic_cpu_init(struct gic *g, struct gic_rdist *rd);
 
+/* Enable LPIs @first..@first+@count-1 (before any INV: at boot). */
+void gic_lpi_enable_range(struct gic *g, uint32_t first, uint32_t count);
+
+/* Enable the SGIs of @mask (bit n: SGI n) at @rd's CPU. */
+void gic_sgi_enable(const struct gic_rdist *rd, uint32_t mask);
+
+/* Whether LPI @intid is pending in @rd's pending table. */
+bool gic_lpi_pending(const struct gic_rdist *rd, uint32_t intid);
+
 /* Enable or disable one LPI in the property table (an ITS INV must follow). */
 void gic_lpi_set(struct gic *g, uint32_t intid, bool enable);
 

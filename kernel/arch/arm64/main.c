@@ -1,36 +1,48 @@
 // SPDX-License-Identifier: MIT
 /*
  * main.c - the arm64 reference kernel: device tree, GICv3 on every CPU
- * (PSCI CPU_ON), LPIs through the ITS, PCI enumeration, and an MSI probe
- * that owes nothing to the uMSI library (msiprobe.c).
+ * (PSCI CPU_ON, smp.c), LPIs, PCI enumeration (bus numbers and BARs
+ * assigned by pci_ecam.c, then the shared kernel/pci.c reads the result),
+ * the raw MSI probe through the kernel's own ITS driver (umsi.msiprobe,
+ * msiprobe.c), uMSI with its GICv3 ITS back end (the shared glue and
+ * drivers, host.c), the ready line, the verdict.
  */
 #include "console.h"
-#include "kernel.h"
+#include "a64.h"
+#include "pci.h"
+#include "smp.h"
+#include "umsi_glue.h"
 
 /* The most of a device tree we are willing to read. */
 #define DTB_MAX_SIZE	(2u << 20)
 /* PSCI 0.2 function IDs (ARM DEN 0022, 5.1). */
 #define PSCI_SYSTEM_OFF	0x84000008u
-#define PSCI_SUCCESS	0
-#define PSCI_ALREADY_ON	-4
+/* What the GIC and ITS tables may take (table_alloc), out of the heap. */
+#define TABLE_REGION	(16u << 20)
 
 struct platform plat;
 struct cpu cpus[ARM64_MAX_CPUS];
 struct gic gic;
 struct its its;
-struct pci_host pci;
+struct ecam_host a64_pci;
 void (*volatile irq_hook)(uint32_t intid);
+/* The uMSI dispatcher, set by the glue (kernel.h). */
+void (*irq_dispatch_hook)(uint32_t cpu, uint32_t id);
+/* The raw MSI probe owns the acknowledgement reports while this is set. */
+static volatile bool probe_active;
 
 /* Stacks for every CPU; boot.S puts CPU n's stack pointer at the end of n. */
 __attribute__((aligned(16))) uint8_t cpu_stacks[ARM64_MAX_CPUS][ARM64_STACK_SIZE];
 
 extern uint8_t _end[];
-extern void secondary_entry(void);
 extern void arm64_halt(void) __attribute__((noreturn));
 
 static struct fdt fdt;
-static struct spinlock heap_lock;
-static uint64_t heap_next, heap_end;
+static struct spinlock table_lock;
+static uint64_t table_next, table_end;
+/* Blocks table_free() gave back, reused for requests of the same size. */
+#define TABLE_FREE_MAX	64
+static struct { uint64_t addr, size; } table_freed[TABLE_FREE_MAX];
 
 void klog(const char *fmt, ...)
 {
@@ -48,31 +60,56 @@ unsigned this_cpu(void)
 	return (unsigned)read_sysreg(tpidr_el1);
 }
 
-/*
- * Zeroed, aligned, physically contiguous memory that is never freed (the
- * GIC and ITS tables). Any CPU may call it.
- */
-void *kalloc(uint64_t size, uint64_t align)
+void *table_alloc(uint64_t size, uint64_t align)
 {
+	unsigned long flags;
 	uint64_t a;
 	void *p = NULL;
+	unsigned i;
 
-	spin_lock(&heap_lock);
-	a = (heap_next + align - 1) & ~(align - 1);
-	if (a >= heap_next && a <= heap_end && size <= heap_end - a) {
-		heap_next = a + size;
-		p = (void *)(uintptr_t)a;
+	flags = spin_lock_irqsave(&table_lock);
+	for (i = 0; i < TABLE_FREE_MAX; i++)
+		if (table_freed[i].size == size &&
+		    !(table_freed[i].addr & (align - 1))) {
+			p = (void *)(uintptr_t)table_freed[i].addr;
+			table_freed[i].size = 0;
+			break;
+		}
+	if (!p) {
+		a = (table_next + align - 1) & ~(align - 1);
+		if (a >= table_next && a <= table_end && size <= table_end - a) {
+			table_next = a + size;
+			p = (void *)(uintptr_t)a;
+		}
 	}
-	spin_unlock(&heap_lock);
+	spin_unlock_irqrestore(&table_lock, flags);
 	if (p)
 		memset(p, 0, size);
 	else
-		kprintf("kalloc: no room for 0x%llx bytes\n",
+		kprintf("table_alloc: no room for 0x%llx bytes\n",
 			(unsigned long long)size);
 	return p;
 }
 
-static int64_t psci_call(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
+void table_free(void *p, uint64_t size)
+{
+	unsigned long flags;
+	unsigned i;
+
+	if (!p || !size)
+		return;
+	flags = spin_lock_irqsave(&table_lock);
+	for (i = 0; i < TABLE_FREE_MAX; i++)
+		if (!table_freed[i].size) {
+			table_freed[i].addr = (uintptr_t)p;
+			table_freed[i].size = size;
+			break;
+		}
+	spin_unlock_irqrestore(&table_lock, flags);
+	/* With no slot left the block is leaked, not reused. */
+}
+
+int64_t psci_call(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
 {
 	register uint64_t x0 __asm__("x0") = fn;
 	register uint64_t x1 __asm__("x1") = a1;
@@ -93,7 +130,7 @@ static int64_t psci_call(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
 	return (int64_t)x0;
 }
 
-static void __attribute__((noreturn)) system_off(void)
+void system_off(void)
 {
 	psci_call(PSCI_SYSTEM_OFF, 0, 0, 0);
 	arm64_halt();
@@ -101,33 +138,47 @@ static void __attribute__((noreturn)) system_off(void)
 
 void arm64_exception(uint64_t kind, uint64_t esr, uint64_t elr, uint64_t far)
 {
-	kprintf("EXCEPTION cpu %u: vector %llu ESR_EL1 0x%llx ELR_EL1 0x%llx FAR_EL1 0x%llx\n",
-		this_cpu(), (unsigned long long)kind, (unsigned long long)esr,
-		(unsigned long long)elr, (unsigned long long)far);
-	kprintf("UMSI {\"event\":\"done\",\"arch\":\"arm64\",\"ok\":false}\n");
-	system_off();
+	char line[160];
+
+	ksnprintf(line, sizeof(line),
+		  "EXCEPTION cpu %u: vector %llu ESR_EL1 0x%llx ELR_EL1 0x%llx FAR_EL1 0x%llx\n",
+		  this_cpu(), (unsigned long long)kind, (unsigned long long)esr,
+		  (unsigned long long)elr, (unsigned long long)far);
+	kputs_raw(line);
+	kernel_exit(KERNEL_EXIT_FAIL);
 }
 
 /*
  * IRQ from the GIC (Group 1, system register interface): acknowledge
- * through ICC_IAR1_EL1 until it says spurious, let the device hook quiet
- * the source, then EOI through ICC_EOIR1_EL1 (EOImode 0: priority drop
- * and deactivation). Nothing is printed here: the CPU prints its
- * acknowledgements outside interrupt context (cpu_report_irqs).
+ * through ICC_IAR1_EL1 until it says spurious; an SGI is a cross-call or
+ * a wake-up (smp.c), an LPI of uMSI's range goes to umsi_dispatch() as
+ * INTID - first_lpi (uMSI ends nothing: umsi_ctl.eoi_reg is 0), any
+ * other INTID to the raw probe's hook; then EOI through ICC_EOIR1_EL1
+ * (EOImode 0: priority drop and deactivation). Nothing is printed here.
  */
 void arm64_irq(void)
 {
-	struct cpu *c = &cpus[this_cpu()];
-	uint32_t intid;
+	unsigned n = this_cpu();
+	struct cpu *c = &cpus[n];
+	uint32_t intid, first = A64_UMSI_FIRST_LPI;
+	uint32_t last = first + a64_ncpus * A64_UMSI_NVEC;
 	void (*hook)(uint32_t);
 
 	for (;;) {
 		intid = (uint32_t)read_sysreg(ICC_IAR1_EL1) & 0xffffff;
 		if (intid >= 1020 && intid <= GIC_INTID_SPURIOUS)
 			break;
-		hook = irq_hook;
-		if (hook)
-			hook(intid);
+		if (intid < 16) {
+			smp_sgi(intid);
+		} else if (intid >= first && intid < last && irq_dispatch_hook) {
+			irq_dispatch_hook(n, intid - first);
+		} else {
+			hook = irq_hook;
+			if (hook)
+				hook(intid);
+			else
+				c->spurious++;
+		}
 		c->last_intid = intid;
 		__atomic_add_fetch(&c->irqs, 1, __ATOMIC_RELEASE);
 		write_sysreg(ICC_EOIR1_EL1, intid);
@@ -140,7 +191,7 @@ void cpu_report_irqs(unsigned cpu)
 	struct cpu *c = &cpus[cpu];
 	uint32_t n = __atomic_load_n(&c->irqs, __ATOMIC_ACQUIRE);
 
-	if (n == c->reported)
+	if (!probe_active || n == c->reported)
 		return;
 	kprintf("cpu %u mpidr 0x%llx: ICC_IAR1_EL1 acknowledged INTID %u (%s), EOIR1 written; %u so far\n",
 		cpu, (unsigned long long)cpu_mpidr(), c->last_intid,
@@ -148,112 +199,33 @@ void cpu_report_irqs(unsigned cpu)
 	__atomic_store_n(&c->reported, n, __ATOMIC_RELEASE);
 }
 
-/* Redistributor, LPIs and CPU interface of the calling CPU. */
-static int cpu_gic_up(unsigned n)
+bool a64_probe_reporting(void)
 {
-	struct cpu *c = &cpus[n];
-
-	write_sysreg(tpidr_el1, n);
-	c->mpidr = cpu_mpidr();
-	if (gic_rdist_find(&gic, c->mpidr, &c->rd)) {
-		kprintf("cpu %u mpidr 0x%llx: no redistributor\n", n,
-			(unsigned long long)c->mpidr);
-		return -1;
-	}
-	if (gic_cpu_init(&gic, &c->rd)) {
-		kprintf("cpu %u: redistributor 0x%llx refuses LPIs\n", n,
-			(unsigned long long)c->rd.base);
-		return -1;
-	}
-	kprintf("cpu %u mpidr 0x%llx up: redistributor 0x%llx processor %u, LPIs on (pending table 0x%llx), ICC_SRE_EL1 0x%llx ICC_PMR_EL1 0x%llx ICC_IGRPEN1_EL1 %llu\n",
-		n, (unsigned long long)c->mpidr, (unsigned long long)c->rd.base,
-		c->rd.procnum, (unsigned long long)c->rd.pend_table,
-		(unsigned long long)read_sysreg(ICC_SRE_EL1),
-		(unsigned long long)read_sysreg(ICC_PMR_EL1),
-		(unsigned long long)read_sysreg(ICC_IGRPEN1_EL1));
-	__atomic_store_n(&c->online, true, __ATOMIC_RELEASE);
-	return 0;
+	return probe_active;
 }
 
-/* A secondary CPU: set up, then sleep and report what it acknowledged. */
-void secondary_main(uint64_t n)
+static void print_ready(bool umsi)
 {
-	if (cpu_gic_up((unsigned)n))
-		return;
-	for (;;) {
-		/* Checked with IRQs masked, so no wake-up is slept through. */
-		irq_disable();
-		if (cpus[n].irqs == cpus[n].reported)
-			__asm__ volatile("wfi" ::: "memory");
-		irq_enable();
-		isb();
-		cpu_report_irqs((unsigned)n);
-	}
-}
-
-static unsigned smp_boot(void)
-{
-	unsigned n, up = 1;
-	int64_t r;
-	uint64_t dl;
-
-	for (n = 1; n < plat.ncpus; n++) {
-		r = psci_call(plat.psci_cpu_on, plat.mpidr[n],
-			      (uintptr_t)secondary_entry, n);
-		if (r != PSCI_SUCCESS && r != PSCI_ALREADY_ON) {
-			kprintf("cpu %u mpidr 0x%llx: PSCI CPU_ON returned %lld\n",
-				n, (unsigned long long)plat.mpidr[n], (long long)r);
-			continue;
-		}
-		dl = deadline_us(2000000);
-		while (!__atomic_load_n(&cpus[n].online, __ATOMIC_ACQUIRE) &&
-		       !deadline_passed(dl))
-			cpu_relax();
-		if (cpus[n].online)
-			up++;
-		else
-			kprintf("cpu %u mpidr 0x%llx: did not come up\n", n,
-				(unsigned long long)plat.mpidr[n]);
-	}
-	return up;
-}
-
-static void print_ready(void)
-{
-	char buf[1024];
-	int len, n;
+	char cpus_buf[1024];
+	size_t len = 0;
 	unsigned i;
-	bool first = true;
 
-	len = ksnprintf(buf, sizeof(buf),
-			"UMSI {\"event\":\"ready\",\"arch\":\"arm64\",\"cpus\":[");
-	for (i = 0; i < plat.ncpus && len < (int)sizeof(buf); i++) {
-		if (!cpus[i].online)
-			continue;
-		n = ksnprintf(buf + len, sizeof(buf) - (size_t)len,
-			      "%s{\"cpu\":%u,\"mpidr\":%llu}",
-			      first ? "" : ",", i,
-			      (unsigned long long)cpus[i].mpidr);
-		len += n;
-		first = false;
-	}
-	kprintf("%s]}\n", buf);
-}
-
-/* Whether the boot arguments hold @word as a whole space-separated word. */
-static bool bootarg_has(const char *args, const char *word)
-{
-	size_t n = strlen(word);
-
-	while (*args) {
-		while (*args == ' ')
-			args++;
-		if (!strncmp(args, word, n) && (args[n] == ' ' || !args[n]))
-			return true;
-		while (*args && *args != ' ')
-			args++;
-	}
-	return false;
+	cpus_buf[0] = 0;
+	for (i = 0; i < plat.ncpus && len < sizeof(cpus_buf); i++)
+		len += (size_t)ksnprintf(cpus_buf + len, sizeof(cpus_buf) - len,
+			"%s{\"cpu\":%u,\"mpidr\":%u,\"online\":%s,"
+			"\"redistributor\":\"0x%llx\",\"rdbase\":%llu}",
+			i ? "," : "", i, smp_cpu_hwid(i),
+			smp_cpu_online(i) ? "true" : "false",
+			(unsigned long long)cpus[i].rd.base,
+			(unsigned long long)cpus[i].rdbase);
+	kprintf("UMSI {\"event\":\"ready\",\"arch\":\"" KARCH_NAME "\","
+		"\"cpus\":[%s],\"its\":\"0x%llx\",\"translater\":\"0x%llx\","
+		"\"first_lpi\":%u,\"nvec\":%u,\"umsi\":%s,\"allocated\":%u}\n",
+		cpus_buf, (unsigned long long)plat.its,
+		(unsigned long long)(plat.its ? plat.its + GITS_TRANSLATER : 0),
+		A64_UMSI_FIRST_LPI, A64_UMSI_NVEC, umsi ? "true" : "false",
+		umsi_glue_allocated());
 }
 
 static const void *find_dtb(uint64_t x0)
@@ -266,26 +238,36 @@ static const void *find_dtb(uint64_t x0)
 	return NULL;
 }
 
+/*
+ * After the image: TABLE_REGION for the GIC and ITS tables (table_alloc,
+ * and uMSI's phys_alloc), then the kernel heap (kernel/heap.c) up to the
+ * device tree when it sits above us, else to the end of RAM.
+ */
 static void heap_init(void)
 {
 	uint64_t start = ((uintptr_t)_end + 0xffff) & ~0xffffULL;
 	uint64_t end = plat.mem_base + plat.mem_size;
 
-	/* Up to the device tree when it sits above us, else to the end of RAM. */
 	if (plat.dtb > start && plat.dtb < end)
 		end = plat.dtb & ~0xfffULL;
-	heap_next = start;
-	heap_end = end;
-	kprintf("heap 0x%llx-0x%llx\n", (unsigned long long)start,
-		(unsigned long long)end);
+	table_next = start;
+	table_end = start + TABLE_REGION;
+	if (table_end > end)
+		panic("no room for the GIC tables below 0x%llx",
+		      (unsigned long long)end);
+	mm_init(table_end, end, end);
+	kprintf("tables 0x%llx-0x%llx, heap 0x%llx-0x%llx\n",
+		(unsigned long long)start, (unsigned long long)table_end,
+		(unsigned long long)table_end, (unsigned long long)end);
 }
 
+/* The kernel's own ITS driver, for the raw probe only. */
 static int its_up(void)
 {
 	unsigned i;
 
 	its.base = plat.its;
-	its.alloc = kalloc;
+	its.alloc = table_alloc;
 	its.log = klog;
 	if (!plat.its || its_init(&its))
 		return -1;
@@ -293,8 +275,6 @@ static int its_up(void)
 	for (i = 0; i < plat.ncpus; i++) {
 		if (!cpus[i].online)
 			continue;
-		cpus[i].rdbase = its_rdbase(&its, cpus[i].rd.base,
-					    cpus[i].rd.procnum);
 		if (its_mapc(&its, (uint16_t)i, cpus[i].rdbase) ||
 		    its_sync(&its, cpus[i].rdbase))
 			return -1;
@@ -306,97 +286,148 @@ static int its_up(void)
 	return 0;
 }
 
-static void pci_up(void)
+static void ecam_up(void)
 {
-	struct pci_func *f;
+	struct ecam_func *f;
 	unsigned i, b;
 
-	pci.ecam = plat.ecam;
-	pci.bus_start = plat.bus_start;
-	pci.bus_end = plat.bus_end;
-	pci.mem32 = plat.mem32;
-	pci.mem64 = plat.mem64;
-	pci.log = klog;
-	pci_enumerate(&pci);
-	for (i = 0; i < pci.nfuncs; i++) {
-		f = &pci.funcs[i];
-		kprintf("pci %02x:%02x.%x %04x:%04x class %06x%s",
-			f->bus, f->dev, f->fn, f->vendor, f->device, f->class,
-			f->hdr_type == 1 ? " bridge" : "");
+	a64_pci.ecam = plat.ecam;
+	a64_pci.bus_start = plat.bus_start;
+	a64_pci.bus_end = plat.bus_end;
+	a64_pci.mem32 = plat.mem32;
+	a64_pci.mem64 = plat.mem64;
+	a64_pci.log = klog;
+	ecam_enumerate(&a64_pci);
+	for (i = 0; i < a64_pci.nfuncs; i++) {
+		char line[320];
+		int n;
+
+		f = &a64_pci.funcs[i];
+		n = ksnprintf(line, sizeof(line), "pci %02x:%02x.%x %04x:%04x class %06x%s",
+			      f->bus, f->dev, f->fn, f->vendor, f->device, f->class,
+			      f->hdr_type == 1 ? " bridge" : "");
 		if (f->hdr_type == 1)
-			kprintf(" buses %02x-%02x", f->secondary, f->subordinate);
+			n += ksnprintf(line + n, sizeof(line) - (size_t)n,
+				       " buses %02x-%02x", f->secondary,
+				       f->subordinate);
 		for (b = 0; b < 6; b++)
-			if (f->bar[b])
-				kprintf(" bar%u 0x%llx+0x%llx", b,
-					(unsigned long long)f->bar[b],
-					(unsigned long long)f->bar_size[b]);
-		kprintf(" command 0x%x\n",
-			pci_read16(&pci, f->bus, f->dev, f->fn, PCI_COMMAND));
+			if (f->bar[b] && n < (int)sizeof(line))
+				n += ksnprintf(line + n, sizeof(line) - (size_t)n,
+					       " bar%u 0x%llx+0x%llx", b,
+					       (unsigned long long)f->bar[b],
+					       (unsigned long long)f->bar_size[b]);
+		kprintf("%s command 0x%x\n", line,
+			ecam_read16(&a64_pci, f->bus, f->dev, f->fn, ECAM_COMMAND));
+	}
+}
+
+/*
+ * The boot CPU after set-up with umsi.hold: wait for interrupts and serve
+ * the live events queued by handlers (hot plug, surprise removal) in
+ * process context. wfi wakes on a pending interrupt with DAIF.I set, so
+ * the check and the wait are one step.
+ */
+static __attribute__((noreturn)) void work_loop(void)
+{
+	for (;;) {
+		irq_disable();
+		if (!umsi_glue_work_pending()) {
+			__asm__ volatile("wfi" ::: "memory");
+			irq_enable();
+			isb();
+			continue;
+		}
+		irq_enable();
+		umsi_glue_work();
 	}
 }
 
 void kmain(uint64_t x0, uint64_t entry_el)
 {
 	const void *dtb;
-	unsigned up;
-	bool ok = true;
+	unsigned i, up;
+	bool ok = true, ran_umsi = false;
 	uint64_t el = read_sysreg(CurrentEL) >> 2 & 3;
 
+	write_sysreg(tpidr_el1, 0);
 	kprintf("umsi arm64 kernel: entered at EL%llu, running at EL%llu, x0 0x%llx\n",
 		(unsigned long long)(entry_el & 3), (unsigned long long)el,
 		(unsigned long long)x0);
 	dtb = find_dtb(x0);
-	if (!dtb || fdt_init(&fdt, dtb, DTB_MAX_SIZE)) {
-		kprintf("PANIC: no valid device tree (x0 0x%llx)\n",
-			(unsigned long long)x0);
-		system_off();
-	}
+	if (!dtb || fdt_init(&fdt, dtb, DTB_MAX_SIZE))
+		panic("no valid device tree (x0 0x%llx)", (unsigned long long)x0);
 	plat.dtb = (uintptr_t)dtb;
 	kprintf("dt: device tree at 0x%llx, %u bytes\n",
 		(unsigned long long)plat.dtb, fdt.size);
-	if (dt_parse(&fdt, &plat)) {
-		kprintf("PANIC: the device tree lacks CPUs or a GICv3\n");
-		system_off();
-	}
+	if (dt_parse(&fdt, &plat))
+		panic("the device tree lacks CPUs or a GICv3");
+	cmdline_set(plat.bootargs);
 	heap_init();
 
 	gic.dist = plat.gicd;
 	gic.nregions = plat.gicr_regions;
-	for (unsigned i = 0; i < plat.gicr_regions; i++) {
+	for (i = 0; i < plat.gicr_regions; i++) {
 		gic.rd_region[i] = plat.gicr[i];
 		gic.rd_region_size[i] = plat.gicr_size[i];
 	}
-	gic.alloc = kalloc;
-	if (gic_dist_init(&gic) || gic_lpi_init(&gic) || cpu_gic_up(0)) {
-		kprintf("PANIC: GICv3 without LPIs\n");
-		system_off();
-	}
-	kprintf("gic: LPI property table 0x%llx, %u INTID bits\n",
-		(unsigned long long)(uintptr_t)gic.prop_table, gic.id_bits);
+	gic.alloc = table_alloc;
+	a64_ncpus = plat.ncpus;
+	if (gic_dist_init(&gic) || gic_lpi_init(&gic))
+		panic("GICv3 without LPIs");
+	/* uMSI's LPIs, enabled once for all in the shared property table. */
+	if (A64_UMSI_FIRST_LPI + plat.ncpus * A64_UMSI_NVEC > (1u << gic.id_bits))
+		panic("%u LPI INTID bits: too few for uMSI's range", gic.id_bits);
+	gic_lpi_enable_range(&gic, A64_UMSI_FIRST_LPI, plat.ncpus * A64_UMSI_NVEC);
+	if (cpu_gic_up(0))
+		panic("cpu 0: no GICv3 redistributor with LPIs");
+	kprintf("gic: LPI property table 0x%llx, %u INTID bits, LPIs %u-%u enabled for uMSI\n",
+		(unsigned long long)(uintptr_t)gic.prop_table, gic.id_bits,
+		A64_UMSI_FIRST_LPI, A64_UMSI_FIRST_LPI + plat.ncpus * A64_UMSI_NVEC - 1);
 	irq_enable();
-	up = smp_boot();
+	smp_boot();
+	for (i = 0, up = 0; i < plat.ncpus; i++)
+		up += smp_cpu_online(i) ? 1 : 0;
 	kprintf("smp: %u of %u CPUs up\n", up, plat.ncpus);
-	print_ready();
-
-	if (its_up()) {
-		kprintf("its: set-up failed\n");
+	if (up != plat.ncpus)
 		ok = false;
-	} else if (plat.have_pci) {
-		pci_up();
-		if (msi_probe_all() < 0)
-			ok = false;
-	}
-	cpu_report_irqs(0);
-	kprintf("UMSI {\"event\":\"done\",\"arch\":\"arm64\",\"ok\":%s}\n",
-		ok && up == plat.ncpus ? "true" : "false");
-	/*
-	 * umsi.hold: stay up (interrupts still served) so that a test can
-	 * read the machine through QEMU's monitor, then quit it.
-	 */
-	if (bootarg_has(plat.bootargs, "umsi.hold"))
-		for (;;) {
-			__asm__ volatile("wfi" ::: "memory");
+
+	if (plat.have_pci) {
+		ecam_up();
+		if (cmdline_flag("umsi.msiprobe")) {
+			probe_active = true;
+			if (its_up()) {
+				kprintf("its: set-up failed\n");
+				ok = false;
+			} else if (msi_probe_all() < 0) {
+				ok = false;
+			}
 			cpu_report_irqs(0);
+			probe_active = false;
 		}
-	system_off();
+		/* The shared PCI code reads what pci_ecam.c assigned. */
+		pci_set_ecam(plat.ecam, (uint8_t)plat.bus_start,
+			     (uint8_t)plat.bus_end);
+		pci_enumerate();
+		pci_judge_fresh();
+		pci_resources_init();
+		for (i = 0; i < pci_ndevs; i++)
+			if (pci_devs[i].present)
+				pci_print(&pci_devs[i]);
+		if (!cmdline_flag("umsi.nolib")) {
+			umsi_glue_run();
+			ran_umsi = true;
+			if (umsi_glue_failed())
+				ok = false;
+		}
+	}
+	print_ready(ran_umsi);
+	if (cmdline_flag("umsi.hold")) {
+		kprintf("umsi-kernel: holding (umsi.hold)\n");
+		work_loop();
+	}
+	for (i = 0; i < plat.ncpus; i++)
+		if (cpus[i].spurious)
+			kprintf("cpu %u: %u interrupts nobody owned\n", i,
+				cpus[i].spurious);
+	kernel_exit(ok ? KERNEL_EXIT_PASS : KERNEL_EXIT_FAIL);
 }

@@ -8,7 +8,7 @@
  * another CPU's collection and the next interrupt must arrive there.
  */
 #include "console.h"
-#include "kernel.h"
+#include "a64.h"
 
 /* QEMU's edu (docs/specs/edu.rst). */
 #define EDU_VENDOR		0x1234
@@ -82,36 +82,36 @@ static bool edu_fire(uint64_t bar, unsigned cpu, uint32_t lpi)
 }
 
 /* Address = GITS_TRANSLATER, data = EventID, one message, MSI on, INTx off. */
-static void msi_program(const struct pci_func *f, unsigned cap,
+static void msi_program(const struct ecam_func *f, unsigned cap,
 			uint64_t addr, uint16_t data)
 {
-	uint16_t ctl = pci_read16(&pci, f->bus, f->dev, f->fn,
-				  cap + PCI_MSI_FLAGS);
-	unsigned data_off = ctl & PCI_MSI_FLAGS_64BIT ? PCI_MSI_DATA_64 :
-			    PCI_MSI_DATA_32;
+	uint16_t ctl = ecam_read16(&a64_pci, f->bus, f->dev, f->fn,
+				  cap + ECAM_MSI_FLAGS);
+	unsigned data_off = ctl & ECAM_MSI_FLAGS_64BIT ? ECAM_MSI_DATA_64 :
+			    ECAM_MSI_DATA_32;
 	uint16_t cmd;
 
-	pci_write16(&pci, f->bus, f->dev, f->fn, cap + PCI_MSI_FLAGS,
-		    ctl & ~(PCI_MSI_FLAGS_ENABLE | PCI_MSI_FLAGS_QSIZE));
-	pci_write32(&pci, f->bus, f->dev, f->fn, cap + PCI_MSI_ADDR_LO,
+	ecam_write16(&a64_pci, f->bus, f->dev, f->fn, cap + ECAM_MSI_FLAGS,
+		    ctl & ~(ECAM_MSI_FLAGS_ENABLE | ECAM_MSI_FLAGS_QSIZE));
+	ecam_write32(&a64_pci, f->bus, f->dev, f->fn, cap + ECAM_MSI_ADDR_LO,
 		    (uint32_t)addr);
-	if (ctl & PCI_MSI_FLAGS_64BIT)
-		pci_write32(&pci, f->bus, f->dev, f->fn, cap + PCI_MSI_ADDR_HI,
+	if (ctl & ECAM_MSI_FLAGS_64BIT)
+		ecam_write32(&a64_pci, f->bus, f->dev, f->fn, cap + ECAM_MSI_ADDR_HI,
 			    (uint32_t)(addr >> 32));
-	pci_write16(&pci, f->bus, f->dev, f->fn, cap + data_off, data);
-	cmd = pci_read16(&pci, f->bus, f->dev, f->fn, PCI_COMMAND);
-	pci_write16(&pci, f->bus, f->dev, f->fn, PCI_COMMAND,
-		    cmd | PCI_COMMAND_INTX_DIS | PCI_COMMAND_MASTER);
-	pci_write16(&pci, f->bus, f->dev, f->fn, cap + PCI_MSI_FLAGS,
-		    (ctl & ~PCI_MSI_FLAGS_QSIZE) | PCI_MSI_FLAGS_ENABLE);
+	ecam_write16(&a64_pci, f->bus, f->dev, f->fn, cap + data_off, data);
+	cmd = ecam_read16(&a64_pci, f->bus, f->dev, f->fn, ECAM_COMMAND);
+	ecam_write16(&a64_pci, f->bus, f->dev, f->fn, ECAM_COMMAND,
+		    cmd | ECAM_COMMAND_INTX_DIS | ECAM_COMMAND_MASTER);
+	ecam_write16(&a64_pci, f->bus, f->dev, f->fn, cap + ECAM_MSI_FLAGS,
+		    (ctl & ~ECAM_MSI_FLAGS_QSIZE) | ECAM_MSI_FLAGS_ENABLE);
 	kprintf("msi: %02x:%02x.%x cap 0x%x control 0x%x address 0x%llx data 0x%x\n",
 		f->bus, f->dev, f->fn, cap,
-		pci_read16(&pci, f->bus, f->dev, f->fn, cap + PCI_MSI_FLAGS),
+		ecam_read16(&a64_pci, f->bus, f->dev, f->fn, cap + ECAM_MSI_FLAGS),
 		(unsigned long long)addr,
-		pci_read16(&pci, f->bus, f->dev, f->fn, cap + data_off));
+		ecam_read16(&a64_pci, f->bus, f->dev, f->fn, cap + data_off));
 }
 
-static void probe_line(const struct pci_func *f, uint32_t devid, unsigned cpu,
+static void probe_line(const struct ecam_func *f, uint32_t devid, unsigned cpu,
 		       uint32_t lpi, uint32_t event, const char *step, int from,
 		       bool ok)
 {
@@ -137,7 +137,7 @@ static unsigned next_online(unsigned cpu)
 	return cpu;
 }
 
-static bool msi_probe_edu(const struct pci_func *f, unsigned idx)
+static bool msi_probe_edu(const struct ecam_func *f, unsigned idx)
 {
 	const uint32_t event = 0;
 	uint32_t lpi = GIC_LPI_BASE + idx, devid;
@@ -145,15 +145,15 @@ static bool msi_probe_edu(const struct pci_func *f, unsigned idx)
 	uint64_t bar = f->bar[0], itt;
 	bool ok;
 
-	cap = pci_find_cap(&pci, f, PCI_CAP_ID_MSI);
-	if (!bar || !cap || !dt_rid_to_devid(&plat, pci_rid(f), &devid)) {
+	cap = ecam_find_cap(&a64_pci, f, ECAM_CAP_ID_MSI);
+	if (!bar || !cap || !dt_rid_to_devid(&plat, ecam_rid(f), &devid)) {
 		kprintf("msi: %02x:%02x.%x: BAR0 0x%llx, MSI cap 0x%x, %s\n",
 			f->bus, f->dev, f->fn, (unsigned long long)bar, cap,
 			"or no DeviceID for its requester ID: not probed");
 		return false;
 	}
 	kprintf("msi: %02x:%02x.%x edu id 0x%x, requester ID 0x%04x -> DeviceID 0x%x\n",
-		f->bus, f->dev, f->fn, mmio_read32(bar + EDU_ID), pci_rid(f),
+		f->bus, f->dev, f->fn, mmio_read32(bar + EDU_ID), ecam_rid(f),
 		devid);
 
 	/* The ITS side: device, event -> LPI on @cpu's collection. */
@@ -197,8 +197,8 @@ int msi_probe_all(void)
 {
 	unsigned i, n = 0, good = 0;
 
-	for (i = 0; i < pci.nfuncs; i++) {
-		const struct pci_func *f = &pci.funcs[i];
+	for (i = 0; i < a64_pci.nfuncs; i++) {
+		const struct ecam_func *f = &a64_pci.funcs[i];
 
 		if (f->vendor != EDU_VENDOR || f->device != EDU_DEVICE)
 			continue;

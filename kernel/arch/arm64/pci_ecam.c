@@ -23,57 +23,57 @@
 #define PCI_IO_BASE_UPPER16	0x30
 #define PCI_BRIDGE_WINDOW_ALIGN	(1ULL << 20)
 
-static uint64_t pci_cfg_addr(const struct pci_host *h, unsigned bus,
+static uint64_t ecam_cfg_addr(const struct ecam_host *h, unsigned bus,
 			     unsigned dev, unsigned fn, unsigned off)
 {
 	return h->ecam + ((uint64_t)(bus - h->bus_start) << 20 |
 			  (uint64_t)dev << 15 | (uint64_t)fn << 12 | off);
 }
 
-uint8_t pci_read8(const struct pci_host *h, unsigned bus, unsigned dev,
+uint8_t ecam_read8(const struct ecam_host *h, unsigned bus, unsigned dev,
 		  unsigned fn, unsigned off)
 {
-	return *(volatile uint8_t *)(uintptr_t)pci_cfg_addr(h, bus, dev, fn, off);
+	return *(volatile uint8_t *)(uintptr_t)ecam_cfg_addr(h, bus, dev, fn, off);
 }
 
-uint16_t pci_read16(const struct pci_host *h, unsigned bus, unsigned dev,
+uint16_t ecam_read16(const struct ecam_host *h, unsigned bus, unsigned dev,
 		    unsigned fn, unsigned off)
 {
-	return *(volatile uint16_t *)(uintptr_t)pci_cfg_addr(h, bus, dev, fn, off);
+	return *(volatile uint16_t *)(uintptr_t)ecam_cfg_addr(h, bus, dev, fn, off);
 }
 
-uint32_t pci_read32(const struct pci_host *h, unsigned bus, unsigned dev,
+uint32_t ecam_read32(const struct ecam_host *h, unsigned bus, unsigned dev,
 		    unsigned fn, unsigned off)
 {
-	return *(volatile uint32_t *)(uintptr_t)pci_cfg_addr(h, bus, dev, fn, off);
+	return *(volatile uint32_t *)(uintptr_t)ecam_cfg_addr(h, bus, dev, fn, off);
 }
 
-void pci_write16(const struct pci_host *h, unsigned bus, unsigned dev,
+void ecam_write16(const struct ecam_host *h, unsigned bus, unsigned dev,
 		 unsigned fn, unsigned off, uint16_t v)
 {
-	*(volatile uint16_t *)(uintptr_t)pci_cfg_addr(h, bus, dev, fn, off) = v;
+	*(volatile uint16_t *)(uintptr_t)ecam_cfg_addr(h, bus, dev, fn, off) = v;
 }
 
-void pci_write32(const struct pci_host *h, unsigned bus, unsigned dev,
+void ecam_write32(const struct ecam_host *h, unsigned bus, unsigned dev,
 		 unsigned fn, unsigned off, uint32_t v)
 {
-	*(volatile uint32_t *)(uintptr_t)pci_cfg_addr(h, bus, dev, fn, off) = v;
+	*(volatile uint32_t *)(uintptr_t)ecam_cfg_addr(h, bus, dev, fn, off) = v;
 }
 
-static uint64_t pci_align(uint64_t v, uint64_t a)
+static uint64_t ecam_align(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) & ~(a - 1);
 }
 
 /* A naturally aligned range of @size from @w, or 0 (PCI address) when full. */
-static uint64_t pci_window_alloc(struct pci_window *w, uint64_t size,
+static uint64_t ecam_window_alloc(struct ecam_window *w, uint64_t size,
 				 uint64_t *pci)
 {
 	uint64_t a;
 
 	if (!w->valid || !size)
 		return 0;
-	a = pci_align(w->next, size);
+	a = ecam_align(w->next, size);
 	if (a < w->next || a - w->pci_base > w->size ||
 	    size > w->size - (a - w->pci_base))
 		return 0;
@@ -86,45 +86,45 @@ static uint64_t pci_window_alloc(struct pci_window *w, uint64_t size,
  * Size and place the memory BARs of one function (@nbars: 6 for an
  * endpoint, 2 for a bridge). Decoding is off while a BAR holds all ones.
  */
-static void pci_assign_bars(struct pci_host *h, struct pci_func *f,
+static void ecam_assign_bars(struct ecam_host *h, struct ecam_func *f,
 			    unsigned nbars)
 {
 	unsigned b = f->bus, d = f->dev, fn = f->fn, i, off;
-	uint16_t cmd = pci_read16(h, b, d, fn, PCI_COMMAND);
+	uint16_t cmd = ecam_read16(h, b, d, fn, ECAM_COMMAND);
 	uint32_t orig, orig_hi, lo, hi = 0;
 	uint64_t size, cpu, pci = 0;
-	struct pci_window *w;
+	struct ecam_window *w;
 	bool is64, pref;
 
-	pci_write16(h, b, d, fn, PCI_COMMAND,
-		    cmd & ~(PCI_COMMAND_MEMORY | 1u));
+	ecam_write16(h, b, d, fn, ECAM_COMMAND,
+		    cmd & ~(ECAM_COMMAND_MEMORY | 1u));
 	for (i = 0; i < nbars; i++) {
 		off = PCI_BAR0 + i * 4;
-		orig = pci_read32(h, b, d, fn, off);
-		pci_write32(h, b, d, fn, off, 0xffffffff);
-		lo = pci_read32(h, b, d, fn, off);
-		pci_write32(h, b, d, fn, off, orig);
+		orig = ecam_read32(h, b, d, fn, off);
+		ecam_write32(h, b, d, fn, off, 0xffffffff);
+		lo = ecam_read32(h, b, d, fn, off);
+		ecam_write32(h, b, d, fn, off, orig);
 		if (!lo || (lo & PCI_BAR_IO))
 			continue;	/* absent, or I/O: left unassigned */
 		is64 = (lo & PCI_BAR_MEM_TYPE) == PCI_BAR_MEM_64 &&
 		       i + 1 < nbars;
 		pref = lo & PCI_BAR_PREFETCH;
 		if (is64) {
-			orig_hi = pci_read32(h, b, d, fn, off + 4);
-			pci_write32(h, b, d, fn, off + 4, 0xffffffff);
-			hi = pci_read32(h, b, d, fn, off + 4);
-			pci_write32(h, b, d, fn, off + 4, orig_hi);
+			orig_hi = ecam_read32(h, b, d, fn, off + 4);
+			ecam_write32(h, b, d, fn, off + 4, 0xffffffff);
+			hi = ecam_read32(h, b, d, fn, off + 4);
+			ecam_write32(h, b, d, fn, off + 4, orig_hi);
 		}
 		size = ~(((uint64_t)(is64 ? hi : 0xffffffff) << 32) |
 			 (lo & ~0xfu)) + 1;
 		w = is64 && pref && h->mem64.valid ? &h->mem64 : &h->mem32;
-		cpu = pci_window_alloc(w, size, &pci);
+		cpu = ecam_window_alloc(w, size, &pci);
 		if (!cpu && w == &h->mem64)
-			cpu = pci_window_alloc(w = &h->mem32, size, &pci);
+			cpu = ecam_window_alloc(w = &h->mem32, size, &pci);
 		if (cpu) {
-			pci_write32(h, b, d, fn, off, (uint32_t)pci);
+			ecam_write32(h, b, d, fn, off, (uint32_t)pci);
 			if (is64)
-				pci_write32(h, b, d, fn, off + 4,
+				ecam_write32(h, b, d, fn, off + 4,
 					    (uint32_t)(pci >> 32));
 			f->bar[i] = cpu;
 			f->bar_size[i] = size;
@@ -135,11 +135,11 @@ static void pci_assign_bars(struct pci_host *h, struct pci_func *f,
 		if (is64)
 			i++;
 	}
-	pci_write16(h, b, d, fn, PCI_COMMAND, cmd);
+	ecam_write16(h, b, d, fn, ECAM_COMMAND, cmd);
 }
 
 /* Program a bridge's memory window to [@lo, @hi) (empty: base > limit). */
-static void pci_bridge_mem_window(struct pci_host *h, struct pci_func *f,
+static void ecam_bridge_mem_window(struct ecam_host *h, struct ecam_func *f,
 				  uint64_t lo, uint64_t hi)
 {
 	uint32_t v = 0x0000fff0;	/* base 0xfff00000 > limit 0 */
@@ -147,10 +147,10 @@ static void pci_bridge_mem_window(struct pci_host *h, struct pci_func *f,
 	if (hi > lo)
 		v = (uint32_t)((lo >> 16) & 0xfff0) |
 		    (uint32_t)(((hi - 1) & 0xfff00000) & 0xffffffff);
-	pci_write32(h, f->bus, f->dev, f->fn, PCI_MEMORY_BASE, v);
+	ecam_write32(h, f->bus, f->dev, f->fn, PCI_MEMORY_BASE, v);
 }
 
-static void pci_bridge_pref_window(struct pci_host *h, struct pci_func *f,
+static void ecam_bridge_pref_window(struct ecam_host *h, struct ecam_func *f,
 				   uint64_t lo, uint64_t hi)
 {
 	uint32_t v = 0x0000fff0;
@@ -158,21 +158,21 @@ static void pci_bridge_pref_window(struct pci_host *h, struct pci_func *f,
 	if (hi > lo) {
 		v = (uint32_t)((lo >> 16) & 0xfff0) |
 		    (uint32_t)(((hi - 1) & 0xfff00000) & 0xffffffff);
-		pci_write32(h, f->bus, f->dev, f->fn, PCI_PREF_BASE_UPPER32,
+		ecam_write32(h, f->bus, f->dev, f->fn, PCI_PREF_BASE_UPPER32,
 			    (uint32_t)(lo >> 32));
-		pci_write32(h, f->bus, f->dev, f->fn, PCI_PREF_LIMIT_UPPER32,
+		ecam_write32(h, f->bus, f->dev, f->fn, PCI_PREF_LIMIT_UPPER32,
 			    (uint32_t)((hi - 1) >> 32));
 	} else {
-		pci_write32(h, f->bus, f->dev, f->fn, PCI_PREF_BASE_UPPER32, 0);
-		pci_write32(h, f->bus, f->dev, f->fn, PCI_PREF_LIMIT_UPPER32, 0);
+		ecam_write32(h, f->bus, f->dev, f->fn, PCI_PREF_BASE_UPPER32, 0);
+		ecam_write32(h, f->bus, f->dev, f->fn, PCI_PREF_LIMIT_UPPER32, 0);
 	}
-	pci_write32(h, f->bus, f->dev, f->fn, PCI_PREF_MEMORY_BASE, v);
+	ecam_write32(h, f->bus, f->dev, f->fn, PCI_PREF_MEMORY_BASE, v);
 }
 
-static unsigned pci_scan_bus(struct pci_host *h, unsigned bus, unsigned depth);
+static unsigned ecam_scan_bus(struct ecam_host *h, unsigned bus, unsigned depth);
 
 /* A bridge: its bus numbers, its subtree, then windows around the subtree. */
-static void pci_setup_bridge(struct pci_host *h, struct pci_func *f,
+static void ecam_setup_bridge(struct ecam_host *h, struct ecam_func *f,
 			     unsigned depth)
 {
 	uint64_t m_lo, m_hi, p_lo, p_hi;
@@ -186,100 +186,100 @@ static void pci_setup_bridge(struct pci_host *h, struct pci_func *f,
 	}
 	sec = ++h->next_bus;
 	/* Primary, secondary, subordinate 0xff while the subtree is scanned. */
-	v = pci_read32(h, f->bus, f->dev, f->fn, PCI_PRIMARY_BUS);
+	v = ecam_read32(h, f->bus, f->dev, f->fn, PCI_PRIMARY_BUS);
 	v = (v & 0xff000000) | 0xff0000u | sec << 8 | f->bus;
-	pci_write32(h, f->bus, f->dev, f->fn, PCI_PRIMARY_BUS, v);
+	ecam_write32(h, f->bus, f->dev, f->fn, PCI_PRIMARY_BUS, v);
 	/* No I/O window (we assign no I/O): base 0xf0 above limit 0. */
-	pci_write32(h, f->bus, f->dev, f->fn, PCI_IO_BASE_UPPER16, 0);
-	pci_write16(h, f->bus, f->dev, f->fn, PCI_IO_BASE, 0x00f0);
+	ecam_write32(h, f->bus, f->dev, f->fn, PCI_IO_BASE_UPPER16, 0);
+	ecam_write16(h, f->bus, f->dev, f->fn, PCI_IO_BASE, 0x00f0);
 
-	h->mem32.next = pci_align(h->mem32.next, PCI_BRIDGE_WINDOW_ALIGN);
-	h->mem64.next = pci_align(h->mem64.next, PCI_BRIDGE_WINDOW_ALIGN);
+	h->mem32.next = ecam_align(h->mem32.next, PCI_BRIDGE_WINDOW_ALIGN);
+	h->mem64.next = ecam_align(h->mem64.next, PCI_BRIDGE_WINDOW_ALIGN);
 	m_lo = h->mem32.next;
 	p_lo = h->mem64.next;
 	f->secondary = (uint8_t)sec;
-	f->subordinate = (uint8_t)pci_scan_bus(h, sec, depth + 1);
+	f->subordinate = (uint8_t)ecam_scan_bus(h, sec, depth + 1);
 	v = (v & 0xff00ffff) | (uint32_t)f->subordinate << 16;
-	pci_write32(h, f->bus, f->dev, f->fn, PCI_PRIMARY_BUS, v);
-	h->mem32.next = pci_align(h->mem32.next, PCI_BRIDGE_WINDOW_ALIGN);
-	h->mem64.next = pci_align(h->mem64.next, PCI_BRIDGE_WINDOW_ALIGN);
+	ecam_write32(h, f->bus, f->dev, f->fn, PCI_PRIMARY_BUS, v);
+	h->mem32.next = ecam_align(h->mem32.next, PCI_BRIDGE_WINDOW_ALIGN);
+	h->mem64.next = ecam_align(h->mem64.next, PCI_BRIDGE_WINDOW_ALIGN);
 	m_hi = h->mem32.next;
 	p_hi = h->mem64.next;
 	/* Windows are PCI addresses, like BARs. */
-	pci_bridge_mem_window(h, f, m_lo, m_hi);
-	pci_bridge_pref_window(h, f, h->mem64.valid ? p_lo : 0,
+	ecam_bridge_mem_window(h, f, m_lo, m_hi);
+	ecam_bridge_pref_window(h, f, h->mem64.valid ? p_lo : 0,
 			       h->mem64.valid ? p_hi : 0);
 }
 
-static void pci_add_func(struct pci_host *h, unsigned bus, unsigned dev,
+static void ecam_add_func(struct ecam_host *h, unsigned bus, unsigned dev,
 			 unsigned fn, unsigned depth)
 {
-	struct pci_func *f;
+	struct ecam_func *f;
 	uint16_t cmd;
 
-	if (h->nfuncs >= PCI_MAX_FUNCS) {
+	if (h->nfuncs >= ECAM_MAX_FUNCS) {
 		h->log("pci %02x:%02x.%x: more than %u functions, ignored\n",
-		       bus, dev, fn, PCI_MAX_FUNCS);
+		       bus, dev, fn, ECAM_MAX_FUNCS);
 		return;
 	}
 	f = &h->funcs[h->nfuncs++];
 	f->bus = (uint8_t)bus;
 	f->dev = (uint8_t)dev;
 	f->fn = (uint8_t)fn;
-	f->vendor = pci_read16(h, bus, dev, fn, PCI_VENDOR_ID);
-	f->device = pci_read16(h, bus, dev, fn, PCI_VENDOR_ID + 2);
-	f->class = pci_read32(h, bus, dev, fn, PCI_CLASS_REVISION) >> 8;
-	f->hdr_type = pci_read8(h, bus, dev, fn, PCI_HEADER_TYPE) & 0x7f;
-	pci_assign_bars(h, f, f->hdr_type == 1 ? 2 : f->hdr_type == 0 ? 6 : 0);
+	f->vendor = ecam_read16(h, bus, dev, fn, PCI_VENDOR_ID);
+	f->device = ecam_read16(h, bus, dev, fn, PCI_VENDOR_ID + 2);
+	f->class = ecam_read32(h, bus, dev, fn, PCI_CLASS_REVISION) >> 8;
+	f->hdr_type = ecam_read8(h, bus, dev, fn, PCI_HEADER_TYPE) & 0x7f;
+	ecam_assign_bars(h, f, f->hdr_type == 1 ? 2 : f->hdr_type == 0 ? 6 : 0);
 	if (f->hdr_type == 1)
-		pci_setup_bridge(h, f, depth);
+		ecam_setup_bridge(h, f, depth);
 	/* Memory decoding and bus mastering; I/O decoding stays off. */
-	cmd = pci_read16(h, bus, dev, fn, PCI_COMMAND);
-	cmd = (uint16_t)((cmd & ~1u) | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
-	pci_write16(h, bus, dev, fn, PCI_COMMAND, cmd);
+	cmd = ecam_read16(h, bus, dev, fn, ECAM_COMMAND);
+	cmd = (uint16_t)((cmd & ~1u) | ECAM_COMMAND_MEMORY | ECAM_COMMAND_MASTER);
+	ecam_write16(h, bus, dev, fn, ECAM_COMMAND, cmd);
 }
 
 /* Scan one bus; return the highest bus number below it. */
-static unsigned pci_scan_bus(struct pci_host *h, unsigned bus, unsigned depth)
+static unsigned ecam_scan_bus(struct ecam_host *h, unsigned bus, unsigned depth)
 {
 	unsigned dev, fn, nfn;
 
 	for (dev = 0; dev < 32; dev++) {
-		if (pci_read16(h, bus, dev, 0, PCI_VENDOR_ID) == 0xffff)
+		if (ecam_read16(h, bus, dev, 0, PCI_VENDOR_ID) == 0xffff)
 			continue;
-		nfn = pci_read8(h, bus, dev, 0, PCI_HEADER_TYPE) &
+		nfn = ecam_read8(h, bus, dev, 0, PCI_HEADER_TYPE) &
 		      PCI_HEADER_MULTI ? 8 : 1;
 		for (fn = 0; fn < nfn; fn++)
-			if (pci_read16(h, bus, dev, fn, PCI_VENDOR_ID) != 0xffff)
-				pci_add_func(h, bus, dev, fn, depth);
+			if (ecam_read16(h, bus, dev, fn, PCI_VENDOR_ID) != 0xffff)
+				ecam_add_func(h, bus, dev, fn, depth);
 	}
 	return h->next_bus;
 }
 
-unsigned pci_enumerate(struct pci_host *h)
+unsigned ecam_enumerate(struct ecam_host *h)
 {
 	h->nfuncs = 0;
 	h->next_bus = h->bus_start;
 	h->mem32.next = h->mem32.pci_base;
 	h->mem64.next = h->mem64.pci_base;
-	pci_scan_bus(h, h->bus_start, 0);
+	ecam_scan_bus(h, h->bus_start, 0);
 	return h->nfuncs;
 }
 
-unsigned pci_find_cap(const struct pci_host *h, const struct pci_func *f,
+unsigned ecam_find_cap(const struct ecam_host *h, const struct ecam_func *f,
 		      unsigned id)
 {
 	unsigned off, n;
 
-	if (!(pci_read16(h, f->bus, f->dev, f->fn, PCI_STATUS) &
-	      PCI_STATUS_CAP_LIST))
+	if (!(ecam_read16(h, f->bus, f->dev, f->fn, ECAM_STATUS) &
+	      ECAM_STATUS_CAP_LIST))
 		return 0;
-	off = pci_read8(h, f->bus, f->dev, f->fn, PCI_CAP_PTR) & 0xfc;
+	off = ecam_read8(h, f->bus, f->dev, f->fn, ECAM_CAP_PTR) & 0xfc;
 	/* At most 48 capabilities fit in 256 bytes: a loop cannot last. */
 	for (n = 0; off >= 0x40 && n < 48; n++) {
-		if (pci_read8(h, f->bus, f->dev, f->fn, off) == id)
+		if (ecam_read8(h, f->bus, f->dev, f->fn, off) == id)
 			return off;
-		off = pci_read8(h, f->bus, f->dev, f->fn, off + 1) & 0xfc;
+		off = ecam_read8(h, f->bus, f->dev, f->fn, off + 1) & 0xfc;
 	}
 	return 0;
 }

@@ -14,10 +14,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define PCI_MAX_FUNCS	64
+#define ECAM_MAX_FUNCS	64
 
 /* A window of the host bridge's "ranges": CPU address = PCI address + offset. */
-struct pci_window {
+struct ecam_window {
 	uint64_t cpu_base;
 	uint64_t pci_base;
 	uint64_t size;
@@ -25,7 +25,7 @@ struct pci_window {
 	bool valid;
 };
 
-struct pci_func {
+struct ecam_func {
 	uint8_t bus, dev, fn;
 	uint8_t hdr_type;	/* 0 endpoint, 1 PCI-PCI bridge */
 	uint16_t vendor, device;
@@ -35,49 +35,49 @@ struct pci_func {
 	uint64_t bar_size[6];
 };
 
-struct pci_host {
+struct ecam_host {
 	uint64_t ecam;		/* CPU address of bus @bus_start's config space */
 	unsigned bus_start, bus_end;
-	struct pci_window mem32, mem64;
-	struct pci_func funcs[PCI_MAX_FUNCS];
+	struct ecam_window mem32, mem64;
+	struct ecam_func funcs[ECAM_MAX_FUNCS];
 	unsigned nfuncs;
 	unsigned next_bus;
 	void (*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 };
 
 /* PCI configuration header and capability offsets (PCI 3.0 6.1, 6.7). */
-#define PCI_COMMAND		0x04
-#define PCI_COMMAND_MEMORY	(1u << 1)
-#define PCI_COMMAND_MASTER	(1u << 2)
-#define PCI_COMMAND_INTX_DIS	(1u << 10)
-#define PCI_STATUS		0x06
-#define PCI_STATUS_CAP_LIST	(1u << 4)
-#define PCI_CAP_PTR		0x34
-#define PCI_CAP_ID_MSI		0x05
+#define ECAM_COMMAND		0x04
+#define ECAM_COMMAND_MEMORY	(1u << 1)
+#define ECAM_COMMAND_MASTER	(1u << 2)
+#define ECAM_COMMAND_INTX_DIS	(1u << 10)
+#define ECAM_STATUS		0x06
+#define ECAM_STATUS_CAP_LIST	(1u << 4)
+#define ECAM_CAP_PTR		0x34
+#define ECAM_CAP_ID_MSI		0x05
 
 /* MSI capability (PCI 3.0 6.8.1). */
-#define PCI_MSI_FLAGS		0x02
-#define PCI_MSI_FLAGS_ENABLE	(1u << 0)
-#define PCI_MSI_FLAGS_QSIZE	(7u << 4)
-#define PCI_MSI_FLAGS_64BIT	(1u << 7)
-#define PCI_MSI_ADDR_LO		0x04
-#define PCI_MSI_ADDR_HI		0x08
-#define PCI_MSI_DATA_32		0x08
-#define PCI_MSI_DATA_64		0x0c
+#define ECAM_MSI_FLAGS		0x02
+#define ECAM_MSI_FLAGS_ENABLE	(1u << 0)
+#define ECAM_MSI_FLAGS_QSIZE	(7u << 4)
+#define ECAM_MSI_FLAGS_64BIT	(1u << 7)
+#define ECAM_MSI_ADDR_LO		0x04
+#define ECAM_MSI_ADDR_HI		0x08
+#define ECAM_MSI_DATA_32		0x08
+#define ECAM_MSI_DATA_64		0x0c
 
-uint8_t pci_read8(const struct pci_host *h, unsigned bus, unsigned dev,
+uint8_t ecam_read8(const struct ecam_host *h, unsigned bus, unsigned dev,
 		  unsigned fn, unsigned off);
-uint16_t pci_read16(const struct pci_host *h, unsigned bus, unsigned dev,
+uint16_t ecam_read16(const struct ecam_host *h, unsigned bus, unsigned dev,
 		    unsigned fn, unsigned off);
-uint32_t pci_read32(const struct pci_host *h, unsigned bus, unsigned dev,
+uint32_t ecam_read32(const struct ecam_host *h, unsigned bus, unsigned dev,
 		    unsigned fn, unsigned off);
-void pci_write16(const struct pci_host *h, unsigned bus, unsigned dev,
+void ecam_write16(const struct ecam_host *h, unsigned bus, unsigned dev,
 		 unsigned fn, unsigned off, uint16_t v);
-void pci_write32(const struct pci_host *h, unsigned bus, unsigned dev,
+void ecam_write32(const struct ecam_host *h, unsigned bus, unsigned dev,
 		 unsigned fn, unsigned off, uint32_t v);
 
 /**
- * pci_enumerate - Number the buses, assign BARs, enable the functions
+ * ecam_enumerate - Number the buses, assign BARs, enable the functions
  * @h: ecam, bus_start, bus_end, the windows and log filled in
  *
  * Depth first from @h->bus_start: each bridge gets the next bus number
@@ -88,16 +88,16 @@ void pci_write32(const struct pci_host *h, unsigned bus, unsigned dev,
  * window) covering its subtree; I/O BARs stay unassigned and I/O
  * decoding off. Memory decoding and bus mastering end up on.
  *
- * Return: the number of functions found (at most PCI_MAX_FUNCS).
+ * Return: the number of functions found (at most ECAM_MAX_FUNCS).
  */
-unsigned pci_enumerate(struct pci_host *h);
+unsigned ecam_enumerate(struct ecam_host *h);
 
 /* The offset of capability @id in a function's list, 0 when absent. */
-unsigned pci_find_cap(const struct pci_host *h, const struct pci_func *f,
+unsigned ecam_find_cap(const struct ecam_host *h, const struct ecam_func *f,
 		      unsigned id);
 
 /* The requester ID (bus << 8 | dev << 3 | fn). */
-static inline uint16_t pci_rid(const struct pci_func *f)
+static inline uint16_t ecam_rid(const struct ecam_func *f)
 {
 	return (uint16_t)(f->bus << 8 | f->dev << 3 | f->fn);
 }

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kernel.h - the arm64 reference kernel's own state: the platform as the
+ * a64.h - the arm64 reference kernel's own state: the platform as the
  * device tree describes it, the CPUs, and the services main.c offers the
  * other files.
  */
-#ifndef ARM64_KERNEL_H
-#define ARM64_KERNEL_H
+#ifndef ARM64_A64_H
+#define ARM64_A64_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernel.h"
 #include "arm64.h"
 #include "fdt.h"
 #include "gicv3.h"
@@ -34,7 +35,7 @@ struct platform {
 	bool have_pci;
 	uint64_t ecam, ecam_size;
 	unsigned bus_start, bus_end;
-	struct pci_window mem32, mem64;
+	struct ecam_window mem32, mem64;
 	/* msi-map: one entry (rid-base, msi-controller, msi-base, length). */
 	bool have_msi_map;
 	uint32_t msi_map_rid, msi_map_phandle, msi_map_base, msi_map_len;
@@ -62,17 +63,55 @@ struct cpu {
 	volatile uint32_t irqs;		/* interrupts acknowledged */
 	volatile uint32_t last_intid;
 	volatile uint32_t reported;	/* irqs printed so far */
+	volatile uint32_t park;		/* smp_cpu_park() asks it to stop */
+	volatile uint32_t spurious;	/* INTIDs nobody owns */
+	volatile uint64_t sgis;		/* cross-call and wake-up SGIs */
+	/* Cross-call mailbox (smp.c: smp_cross_call). */
+	void (*volatile xcall_fn)(void *);
+	void *volatile xcall_arg;
+	volatile uint32_t xcall_done;
 };
+
+/*
+ * SGIs the kernel uses (Group 1, enabled on every CPU): a cross-call,
+ * and a wake-up of the boot CPU's work loop.
+ */
+#define SGI_XCALL	1
+#define SGI_WAKE	2
+
+/*
+ * LPIs: 8192.. for the kernel's own MSI probe (umsi.msiprobe), uMSI's
+ * from A64_UMSI_FIRST_LPI, A64_UMSI_NVEC per CPU (umsi_its_config):
+ * LPI = A64_UMSI_FIRST_LPI + cpu * A64_UMSI_NVEC + local identity.
+ */
+#define A64_UMSI_FIRST_LPI	(GIC_LPI_BASE + 256)
+#define A64_UMSI_NVEC		256
 
 extern struct platform plat;
 extern struct cpu cpus[ARM64_MAX_CPUS];
 extern struct gic gic;
 extern struct its its;
-extern struct pci_host pci;
+extern struct ecam_host a64_pci;
+
+extern unsigned a64_ncpus;	/* CPUs of the device tree */
 
 unsigned this_cpu(void);
-void *kalloc(uint64_t size, uint64_t align);
+/*
+ * Memory the GIC and the ITS read and write by themselves, from a region
+ * the kernel keeps apart from the heap (main.c): zeroed, aligned,
+ * physically contiguous; table_free() puts a block back for a request
+ * of the same size (ITTs come and go with devices).
+ */
+void *table_alloc(uint64_t size, uint64_t align);
+void table_free(void *p, uint64_t size);
 void klog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* smp.c */
+void smp_boot(void);
+int cpu_gic_up(unsigned n);
+void smp_sgi(uint32_t intid);	/* main.c's IRQ path: an SGI arrived */
+void smp_send_sgi(unsigned cpu, uint32_t intid);
+int64_t psci_call(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3);
 
 /* Print the acknowledgements the calling CPU has not printed yet. */
 void cpu_report_irqs(unsigned cpu);
@@ -86,4 +125,4 @@ extern void (*volatile irq_hook)(uint32_t intid);
 /* msiprobe.c: every edu gets an LPI through the ITS, fires, moves. */
 int msi_probe_all(void);
 
-#endif /* ARM64_KERNEL_H */
+#endif /* ARM64_A64_H */

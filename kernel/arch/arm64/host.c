@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: MIT
+/*
+ * host.c - the uMSI host interface (include/umsi/host.h) on the arm64
+ * kernel, with the GICv3 ITS back end (umsi_ctl_arm64_its).
+ *
+ *  - configuration space: ECAM, through the shared kernel/pci.c;
+ *  - MMIO: the MMU is off, so physical addresses are the virtual ones and
+ *    every access is Device-nGnRnE; volatile 32-bit accesses;
+ *  - locks: test-and-set spinlocks that save DAIF and mask IRQs;
+ *  - memory: the kernel heap (kernel/heap.c);
+ *  - phys_alloc/phys_free (the ITS's device and collection tables, its
+ *    command queue, each device's ITT): the table region main.c keeps
+ *    apart from the heap, shared with the redistributors' tables. With
+ *    the MMU off the CPU's accesses are non-cacheable, so whatever
+ *    cacheability the ITS is told (GITS_BASER, GITS_CBASER) it sees what
+ *    the CPU wrote; with the MMU on this memory would have to be Normal
+ *    inner-shareable write-back, as host.h asks;
+ *  - clock: CNTVCT_EL0 at CNTFRQ_EL0;
+ *  - CPUs: device-tree order, hwid = MPIDR affinity (Aff2.Aff1.Aff0);
+ *    cross-calls by SGI 1 (smp.c);
+ *  - ctl_read(UMSI_ITS_REG_LPI_PENDING | INTID): the bit of the current
+ *    CPU's LPI pending table (GICR_PENDBASER); ctl_write is not used.
+ * No INTx (the distributor's SPIs are not uMSI's here) and no remapping.
+ */
+#include <umsi/ctl.h>
+#include <umsi/host.h>
+#include <umsi/irq.h>
+
+#include "a64.h"
+#include "host.h"
+#include "pci.h"
+#include "smp.h"
+
+static bool log_debug;
+
+static int h_cfg_read(void *host, umsi_bdf_t bdf, uint16_t off, uint8_t width,
+		      uint32_t *val)
+{
+	(void)host;
+	*val = pci_cfg_read(bdf, off, width);
+	return 0;
+}
+
+static int h_cfg_write(void *host, umsi_bdf_t bdf, uint16_t off,
+		       uint8_t width, uint32_t val)
+{
+	(void)host;
+	pci_cfg_write(bdf, off, width, val);
+	return 0;
+}
+
+static int h_mmio_map(void *host, uint64_t phys, uint64_t len, void **virt)
+{
+	(void)host;
+	*virt = mm_map_mmio(phys, len);
+	return 0;
+}
+
+static void h_mmio_unmap(void *host, void *virt, uint64_t len)
+{
+	(void)host;
+	(void)virt;
+	(void)len;
+}
+
+static uint32_t h_mmio_read32(void *host, volatile void *addr)
+{
+	(void)host;
+	return mmio_read32((uint64_t)(uintptr_t)addr);
+}
+
+static void h_mmio_write32(void *host, volatile void *addr, uint32_t val)
+{
+	(void)host;
+	mmio_write32((uint64_t)(uintptr_t)addr, val);
+}
+
+static void *h_lock_create(void *host)
+{
+	(void)host;
+	return kalloc(sizeof(struct spinlock));
+}
+
+static void h_lock_destroy(void *host, void *lock)
+{
+	(void)host;
+	kfree(lock, sizeof(struct spinlock));
+}
+
+static umsi_irqflags_t h_lock_acquire(void *host, void *lock)
+{
+	(void)host;
+	return spin_lock_irqsave(lock);
+}
+
+static void h_lock_release(void *host, void *lock, umsi_irqflags_t flags)
+{
+	(void)host;
+	spin_unlock_irqrestore(lock, flags);
+}
+
+static void *h_alloc(void *host, size_t size)
+{
+	(void)host;
+	return kalloc(size);
+}
+
+static void h_free(void *host, void *ptr, size_t size)
+{
+	(void)host;
+	kfree(ptr, size);
+}
+
+static void *h_phys_alloc(void *host, size_t size, size_t align,
+			  uint64_t *phys)
+{
+	void *p;
+
+	(void)host;
+	p = table_alloc(size, align < 16 ? 16 : align);
+	if (p)
+		*phys = (uint64_t)(uintptr_t)p;
+	return p;
+}
+
+static void h_phys_free(void *host, void *virt, size_t size)
+{
+	(void)host;
+	table_free(virt, size);
+}
+
+static void h_log(void *host, enum umsi_log_level level, const char *msg)
+{
+	static const char *const names[] = { "error", "warn", "info", "debug" };
+
+	(void)host;
+	if (level == UMSI_LOG_DEBUG && !log_debug)
+		return;
+	kprintf("umsi %s: %s\n", names[level & 3], msg);
+}
+
+static uint64_t h_clock_ns(void *host)
+{
+	(void)host;
+	return clock_ns();
+}
+
+static uint32_t h_current_cpu(void *host)
+{
+	(void)host;
+	return this_cpu_id();
+}
+
+static uint32_t h_cpu_count(void *host)
+{
+	(void)host;
+	return smp_ncpus;
+}
+
+static int h_cpu_hwid(void *host, uint32_t cpu, uint32_t *hwid)
+{
+	(void)host;
+	if (cpu >= smp_ncpus)
+		return -UMSI_EINVAL;
+	*hwid = smp_cpu_hwid(cpu);
+	return 0;
+}
+
+static bool h_cpu_is_online(void *host, uint32_t cpu)
+{
+	(void)host;
+	return smp_cpu_online(cpu);
+}
+
+/* MSI needs the ITS as the host bridge's msi-map or msi-parent target. */
+static uint32_t h_platform_flags(void *host)
+{
+	(void)host;
+	if (!plat.its)
+		return UMSI_PLAT_NO_MSI;
+	if (plat.have_msi_map ? plat.msi_map_phandle != plat.its_phandle :
+	    plat.msi_parent != plat.its_phandle)
+		return UMSI_PLAT_NO_MSI;
+	return 0;
+}
+
+static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
+			void *arg)
+{
+	(void)host;
+	return smp_cross_call(cpu, fn, arg) ? -UMSI_EINVAL : 0;
+}
+
+/* The back end's one register: an LPI pending here (umsi/ctl.h). */
+static uint64_t h_ctl_read(void *host, uint32_t reg)
+{
+	(void)host;
+	if (!(reg & UMSI_ITS_REG_LPI_PENDING))
+		return 0;
+	return gic_lpi_pending(&cpus[this_cpu_id()].rd,
+			       reg & ~UMSI_ITS_REG_LPI_PENDING);
+}
+
+static void h_ctl_write(void *host, uint32_t reg, uint64_t val)
+{
+	(void)host;
+	(void)reg;
+	(void)val;
+}
+
+const struct umsi_host_ops kernel_host_ops = {
+	.cfg_read = h_cfg_read,
+	.cfg_write = h_cfg_write,
+	.mmio_map = h_mmio_map,
+	.mmio_unmap = h_mmio_unmap,
+	.mmio_read32 = h_mmio_read32,
+	.mmio_write32 = h_mmio_write32,
+	.lock_create = h_lock_create,
+	.lock_destroy = h_lock_destroy,
+	.lock_acquire = h_lock_acquire,
+	.lock_release = h_lock_release,
+	.alloc = h_alloc,
+	.free = h_free,
+	.phys_alloc = h_phys_alloc,
+	.phys_free = h_phys_free,
+	.log = h_log,
+	.clock_ns = h_clock_ns,
+	.current_cpu = h_current_cpu,
+	.cpu_count = h_cpu_count,
+	.cpu_hwid = h_cpu_hwid,
+	.cpu_is_online = h_cpu_is_online,
+	.platform_flags = h_platform_flags,
+	.run_on_cpu = h_run_on_cpu,
+	.ctl_read = h_ctl_read,
+	.ctl_write = h_ctl_write,
+};
+
+/*
+ * The ITS back end: uMSI's LPIs from A64_UMSI_FIRST_LPI, A64_UMSI_NVEC a
+ * CPU (all enabled in the property table at boot, main.c); for each CPU
+ * the RDbase MAPC takes (processor number when GITS_TYPER.PTA is 0, as on
+ * QEMU, else the redistributor's address); the msi-map entry.
+ */
+static uint64_t its_targets[ARM64_MAX_CPUS];
+static struct umsi_its_config its_cfg;
+
+void arch_umsi_config(struct umsi_config *cfg)
+{
+	bool pta = plat.its && (mmio_read64(plat.its + 0x8) & (1ull << 19));
+	unsigned i;
+
+	for (i = 0; i < plat.ncpus; i++)
+		its_targets[i] = !cpus[i].rd.base ? UMSI_ITS_NO_RD :
+				 pta ? cpus[i].rd.base : cpus[i].rd.procnum;
+	its_cfg.its_base = plat.its;
+	its_cfg.first_lpi = A64_UMSI_FIRST_LPI;
+	its_cfg.nvec = A64_UMSI_NVEC;
+	its_cfg.lpi_id_bits = gic.id_bits;
+	its_cfg.itt_events = 0;
+	its_cfg.nr_cpus = plat.ncpus;
+	its_cfg.rd_target = its_targets;
+	if (plat.have_msi_map) {
+		its_cfg.rid_base = plat.msi_map_rid;
+		its_cfg.devid_base = plat.msi_map_base;
+		its_cfg.rid_count = plat.msi_map_len;
+	}
+	cfg->ctl = &umsi_ctl_arm64_its;
+	cfg->ctl_config = &its_cfg;
+}
+
+void host_set_debug(bool on)
+{
+	log_debug = on;
+}
