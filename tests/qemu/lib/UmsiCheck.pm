@@ -17,6 +17,15 @@
 #     one of the "file" addresses of the ready line, and the data the
 #     identity; the line names the CPU by "hart". The ECAM window is the
 #     `pcie-ecam` alias of QEMU virt.
+#   - arm64 (GICv3 ITS): every message goes to GITS_TRANSLATER (the ready
+#     line's "translater") with data = the EventID, which uMSI's ITS back
+#     end makes the message index (MSI-X table index, or message i of an
+#     MSI block: data base 0). The message names no CPU and no LPI: the
+#     (DeviceID, EventID) -> (LPI, collection) mapping lives in the ITS's
+#     tables, not in config space, so it is not checked here (tests read
+#     QEMU's MAPTI trace for it); what is checked is the address, the
+#     EventID, no (function, EventID) twice, and from the device lines no
+#     LPI (first_lpi + cpu * nvec + vector) twice or outside uMSI's range.
 #
 #   my $hw = UmsiCheck::snapshot($mon, $serial_text);   # in the callback
 #   my @results = UmsiCheck::check($hw, $run_result);   # [ok, name, diag]
@@ -53,6 +62,12 @@ sub arch_of {
 	my $ready = $line ? eval { decode_json($line) } : undef;
 	my $arch = ($ready && $ready->{arch}) // 'x86_64';
 	my %files;
+	if ($arch eq 'arm64') {
+		return ($arch, {}, { translater => hex($ready->{translater} // '0'),
+				     first_lpi => $ready->{first_lpi} // 0,
+				     nvec => $ready->{nvec} // 0,
+				     ncpus => scalar @{$ready->{cpus} // []} });
+	}
 	if ($arch eq 'riscv64') {
 		for my $c (@{$ready->{cpus} // []}) {
 			$files{hex($c->{file})} = $c->{hart} if $c->{file} && hex($c->{file});
@@ -146,8 +161,9 @@ sub snapshot {
 		next unless @w == 64;
 		$fn{$bdf} = decode_function($mon, \@w);
 	}
-	my ($arch, $files) = arch_of($text);
+	my ($arch, $files, $its) = arch_of($text);
 	return { ecam => $ecam, functions => \%fn, arch => $arch, files => $files,
+		 its => $its,
 		 ioapic => $arch eq 'x86_64' ? ioapic_entries($mon) : {} };
 }
 
@@ -170,32 +186,40 @@ sub ioapic_entries {
 our $HW = {};
 
 sub riscv { return ($HW->{arch} // '') eq 'riscv64'; }
+sub arm64 { return ($HW->{arch} // '') eq 'arm64'; }
 
 sub msg_dest {
 	my ($addr) = @_;
 	return $HW->{files}{$addr} // -1 if riscv();
+	return -1 if arm64();	# an ITS message names no CPU
 	return (($addr >> 12) & 0xff) | ((($addr >> 5) & 0x7f) << 8);
 }
 
 sub msg_ok {
 	my ($addr) = @_;
 	return defined $HW->{files}{$addr} if riscv();
+	return $addr == $HW->{its}{translater} && $addr != 0 if arm64();
 	return ($addr & 0xfff00000) == 0xfee00000 && $addr < 2**32;
 }
 
 # The vector (x86) or identity (IMSIC) a message's data delivers.
 sub msg_vector {
 	my ($data) = @_;
-	return riscv() ? $data : $data & 0xff;
+	return riscv() || arm64() ? $data : $data & 0xff;
 }
 
 # The line's name for the CPU a vector targets.
 sub line_hwid {
 	my ($v) = @_;
-	return riscv() ? ($v->{hart} // -1) : ($v->{apic_id} // -1);
+	return riscv() ? ($v->{hart} // -1) : arm64() ? -1 :
+		($v->{apic_id} // -1);
 }
 
-sub hwid_key { return riscv() ? 'hart' : 'apic_id'; }
+sub hwid_key { return riscv() ? 'hart' : arm64() ? 'mpidr' : 'apic_id'; }
+
+# What a message's data must be for the line's vector @v: the identity,
+# or on arm64 the EventID, the message index.
+sub want_data { my ($v) = @_; return arm64() ? $v->{index} : $v->{vector}; }
 
 # Check one UMSI device line against the hardware. Returns a list of
 # problems (empty when all agree) and adds the pairs it sees to $pairs.
@@ -236,9 +260,10 @@ sub check_device {
 			push @bad, sprintf('entry %d dest %d, line says %s %d',
 					   $v->{index}, msg_dest($e->{addr}), hwid_key(), line_hwid($v))
 				if msg_dest($e->{addr}) != line_hwid($v);
-			push @bad, sprintf('entry %d vector %d, line says %d',
-					   $v->{index}, msg_vector($e->{data}), $v->{vector})
-				if msg_vector($e->{data}) != $v->{vector};
+			push @bad, sprintf('entry %d %s %d, line says %d',
+					   $v->{index}, arm64() ? 'EventID' : 'vector',
+					   msg_vector($e->{data}), want_data($v))
+				if msg_vector($e->{data}) != want_data($v);
 			# A managed IRQ shut down (its CPUs offline) must be masked
 			# and its old vector is free for others; one disabled by
 			# storm detection must be masked too.
@@ -251,8 +276,8 @@ sub check_device {
 			} else {
 				push @bad, "entry $v->{index} masked" if $e->{masked};
 			}
-			push @{$pairs->{msg_dest($e->{addr}) . '/' . msg_vector($e->{data})}},
-				"$d->{bdf}#$v->{index}";
+			push @{$pairs->{(arm64() ? $d->{bdf} : msg_dest($e->{addr})) . '/' .
+					msg_vector($e->{data})}}, "$d->{bdf}#$v->{index}";
 		}
 		for my $i (0 .. $#{$x->{entries}}) {
 			push @bad, "unlisted entry $i unmasked"
@@ -279,15 +304,16 @@ sub check_device {
 			push @bad, sprintf('message %d dest %d, line says %s %d',
 					   $v->{index}, msg_dest($m->{addr}), hwid_key(), line_hwid($v))
 				if msg_dest($m->{addr}) != line_hwid($v);
-			push @bad, sprintf('message %d vector %d, line says %d',
-					   $v->{index}, $base + $v->{index}, $v->{vector})
-				if $base + $v->{index} != $v->{vector};
+			push @bad, sprintf('message %d %s %d, line says %d',
+					   $v->{index}, arm64() ? 'EventID' : 'vector',
+					   $base + $v->{index}, want_data($v))
+				if $base + $v->{index} != want_data($v);
 			push @bad, "message $v->{index} masked"
 				if $m->{pvm} && (($m->{mask} >> $v->{index}) & 1);
 		}
 		for my $i (0 .. $block - 1) {
-			push @{$pairs->{msg_dest($m->{addr}) . '/' . ($base + $i)}},
-				"$d->{bdf}#$i";
+			push @{$pairs->{(arm64() ? $d->{bdf} : msg_dest($m->{addr})) .
+					'/' . ($base + $i)}}, "$d->{bdf}#$i";
 		}
 	} elsif ($mode eq 'intx') {
 		push @bad, 'MSI enabled' if $msi_en;
@@ -322,6 +348,30 @@ sub check_device {
 	return @bad;
 }
 
+# arm64: the LPIs the device lines imply, LPI = first_lpi + cpu * nvec +
+# vector, each inside uMSI's range and used once.
+sub lpi_check {
+	my ($hw, $r) = @_;
+	my $its = $hw->{its} // {};
+	my ($first, $nvec, $ncpus) = @{$its}{qw(first_lpi nvec ncpus)};
+	my (%lpi, @bad);
+	for my $d (@{$r->{devices}}) {
+		next unless ($d->{mode} // '') =~ /^msix?$/;
+		for my $v (@{$d->{vectors} // []}) {
+			next if $v->{shutdown};
+			if (!defined $v->{cpu} || !defined $v->{vector} ||
+			    $v->{vector} >= ($nvec // 0) || $v->{cpu} >= ($ncpus // 0)) {
+				push @bad, "$d->{bdf}#$v->{index}: cpu/vector outside uMSI's LPIs";
+				next;
+			}
+			push @{$lpi{$first + $v->{cpu} * $nvec + $v->{vector}}},
+				"$d->{bdf}#$v->{index}";
+		}
+	}
+	push @bad, map { "LPI $_: @{$lpi{$_}}" } grep { @{$lpi{$_}} > 1 } sort keys %lpi;
+	return [!@bad, 'no LPI (first_lpi + cpu * nvec + vector) used twice', join('; ', @bad)];
+}
+
 # All checks of one held run. Returns [ok, name, diagnostics] triples.
 sub check {
 	my ($hw, $r) = @_;
@@ -347,8 +397,10 @@ sub check {
 	}
 	my @dups = grep { @{$pairs{$_}} > 1 } sort keys %pairs;
 	push @res, [!@dups, riscv() ? 'no (hart, identity) pair used twice' :
+			    arm64() ? 'no (function, EventID) pair used twice' :
 			    'no (APIC ID, vector) pair used twice',
 		    join('; ', map { "$_: @{$pairs{$_}}" } @dups)];
+	push @res, lpi_check($hw, $r) if arm64();
 	# BARs the kernel printed against configuration space.
 	my @barbad;
 	for my $l (@{$r->{lines}}) {

@@ -28,6 +28,11 @@
 # build/riscv64/umsi-kernel; the kernel ends the run through the
 # sifive,test0 finisher with the same exit statuses.
 #
+# With arch => 'arm64' the machine is QEMU virt with GICv3 and an ITS
+# (virt,gic-version=3,its=on, cortex-a57) and build/arm64/umsi-kernel;
+# the kernel powers off through PSCI (QEMU exits 0) after its done line,
+# whose "ok" is the verdict.
+#
 # The result: { rc, exit (kernel verdict: 'pass', 'fail', or a reason),
 # serial (text), lines (array), umsi (decoded UMSI JSON objects), ready,
 # accel, cmd }.
@@ -51,6 +56,8 @@ our $KERNEL = $ENV{UMSI_KERNEL} // "$BUILD/umsi-kernel";
 our $QEMU = $ENV{QEMU} // 'qemu-system-x86_64';
 our $RV_KERNEL = $ENV{UMSI_RV_KERNEL} // "$BUILD/riscv64/umsi-kernel";
 our $RV_QEMU = $ENV{RV_QEMU} // 'qemu-system-riscv64';
+our $ARM64_KERNEL = $ENV{UMSI_ARM64_KERNEL} // "$BUILD/arm64/umsi-kernel";
+our $ARM64_QEMU = $ENV{QEMU_AARCH64} // 'qemu-system-aarch64';
 
 # QEMU's exit status for the kernel's isa-debug-exit values.
 our $EXIT_PASS = (0x10 << 1) | 1;	# 33
@@ -58,7 +65,8 @@ our $EXIT_FAIL = (0x11 << 1) | 1;	# 35
 
 sub have_qemu {
 	my ($arch) = @_;
-	my $q = ($arch // '') eq 'riscv64' ? $RV_QEMU : $QEMU;
+	my $q = ($arch // '') eq 'riscv64' ? $RV_QEMU :
+		($arch // '') eq 'arm64' ? $ARM64_QEMU : $QEMU;
 	return system("command -v $q >/dev/null 2>&1") == 0;
 }
 
@@ -78,6 +86,14 @@ sub qemu_cmd {
 			'-m', $o{mem} // '256M', '-smp', $o{smp} // '1',
 			'-nic', 'none', '-display', 'none', '-no-reboot',
 			'-bios', 'default', '-kernel', $o{kernel} // $RV_KERNEL,
+			@{$o{devices} // []});
+	}
+	if (($o{arch} // '') eq 'arm64') {
+		return ($ARM64_QEMU, '-machine', $o{machine} // 'virt,gic-version=3,its=on',
+			'-cpu', $o{cpu} // 'cortex-a57',
+			'-m', $o{mem} // '256M', '-smp', $o{smp} // '1',
+			'-nic', 'none', '-display', 'none', '-no-reboot',
+			'-kernel', $o{kernel} // $ARM64_KERNEL,
 			@{$o{devices} // []});
 	}
 	my $accel = $o{accel} // 'tcg';
@@ -174,9 +190,16 @@ sub run {
 		push @umsi, $obj // { event => 'unparsable', text => $1 };
 	}
 	my ($ready) = grep { ($_->{event} // '') eq 'ready' } @umsi;
+	my $verdict = verdict($rc);
+	# arm64: PSCI SYSTEM_OFF makes QEMU exit 0; the done line has the verdict.
+	if (($o{arch} // '') eq 'arm64' && $rc == 0) {
+		my ($done) = grep { ($_->{event} // '') eq 'done' } @umsi;
+		$verdict = !$done ? 'powered off without a verdict' :
+			$done->{ok} ? 'pass' : 'fail';
+	}
 	return {
 		rc => $rc,
-		exit => $o{hold} && $held ? 'held' : verdict($rc),
+		exit => $o{hold} && $held ? 'held' : $verdict,
 		serial => $text,
 		lines => \@lines,
 		umsi => \@umsi,
