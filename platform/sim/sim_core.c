@@ -576,6 +576,19 @@ int sim_msg_write_locked(struct umsi_sim *sim, uint64_t address, uint32_t data)
 	return sim->ctl->deliver(sim, address, data);
 }
 
+/* A message write by requester @rid (an ITS sees it as the DeviceID). */
+int sim_msg_write_from_locked(struct umsi_sim *sim, uint32_t rid,
+			      uint64_t address, uint32_t data)
+{
+	uint32_t was = sim->msg_requester;
+	int n;
+
+	sim->msg_requester = rid;
+	n = sim_msg_write_locked(sim, address, data);
+	sim->msg_requester = was;
+	return n;
+}
+
 /* The x86 model: a message write to the 0xfee window. */
 static int x86_deliver_locked(struct umsi_sim *sim, uint64_t address,
 			      uint32_t data)
@@ -734,6 +747,18 @@ int umsi_sim_msg_write(struct umsi_sim *sim, uint64_t address, uint32_t data)
 	return n;
 }
 
+int umsi_sim_msg_write_from(struct umsi_sim *sim, uint32_t rid,
+			    uint64_t address, uint32_t data)
+{
+	int n;
+
+	sim_lock(sim);
+	n = sim_msg_write_from_locked(sim, rid, address, data);
+	sim_unlock(sim);
+	sim_drain(sim);
+	return n;
+}
+
 int umsi_sim_retrigger(struct umsi_sim *sim, uint32_t cpu, uint8_t vector)
 {
 	return umsi_sim_raise(sim, cpu, vector);
@@ -763,6 +788,7 @@ static void sim_free(struct umsi_sim *sim)
 	sim_ioapic_fini(sim);
 	sim_remap_fini(sim);
 	sim_imsic_fini(sim);
+	sim_its_fini(sim);
 	free(sim->log);
 	sim_index_fini(sim);
 	free(sim->vec_stats);
@@ -791,7 +817,8 @@ static bool config_valid(const struct umsi_sim_config *cfg)
 	if (cfg->ioapic_pins > 240)
 		return false;
 	if (cfg->controller != UMSI_SIM_CTL_X86_LAPIC &&
-	    cfg->controller != UMSI_SIM_CTL_IMSIC)
+	    cfg->controller != UMSI_SIM_CTL_IMSIC &&
+	    cfg->controller != UMSI_SIM_CTL_ITS)
 		return false;
 	return true;	/* duplicate APIC IDs: sim_apic_index_init() */
 }
@@ -814,6 +841,8 @@ struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg)
 	sim->ctl = &sim_x86_lapic_model;
 	sim->nids = 256;
 	sim->ncpus = cfg->ncpus;
+	sim->msg_requester = UMSI_SIM_NO_REQUESTER;
+	sim->next_phys = 0x100000000ull;
 	sim->next_mem32 = 0xe0000000u;
 	sim->next_mem64 = 0x800000000ull;
 	sim->next_io = 0xc000;
@@ -824,6 +853,12 @@ struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg)
 	/* An IMSIC machine: its model, identities and files (sim_imsic.c). */
 	if (sim->cpus && cfg->controller == UMSI_SIM_CTL_IMSIC &&
 	    sim_imsic_init(sim, cfg)) {
+		sim_free(sim);
+		return NULL;
+	}
+	/* An ITS machine: its model and redistributors (sim_its.c). */
+	if (sim->cpus && cfg->controller == UMSI_SIM_CTL_ITS &&
+	    sim_its_init(sim, cfg)) {
 		sim_free(sim);
 		return NULL;
 	}
@@ -1006,7 +1041,7 @@ bool umsi_sim_id_pending(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
 	if (cpu >= sim->ncpus || id >= sim->nids)
 		return false;
 	sim_lock(sim);
-	if (sim->ctl == &sim_imsic_model)
+	if (sim->ctl == &sim_imsic_model || sim->ctl == &sim_its_model)
 		b = bit_test(sim->cpus[cpu].eip, id);
 	else
 		b = bit_test(sim->cpus[cpu].irr, id);
@@ -1126,7 +1161,8 @@ bool umsi_sim_leaks_equal(const struct umsi_sim_leaks *a,
 			  const struct umsi_sim_leaks *b)
 {
 	return a->allocs == b->allocs && a->alloc_bytes == b->alloc_bytes &&
-	       a->maps == b->maps && a->locks == b->locks &&
+	       a->phys_allocs == b->phys_allocs &&
+	       a->phys_bytes == b->phys_bytes && a->maps == b->maps && a->locks == b->locks &&
 	       a->locks_held == b->locks_held;
 }
 

@@ -31,6 +31,7 @@ static const char *const op_names[UMSI_SIM_OP_NR] = {
 	"current_cpu", "cpu_count", "cpu_hwid", "cpu_is_online",
 	"platform_flags", "run_on_cpu", "ctl_read", "ctl_write",
 	"intx_route", "gsi_program", "remap_compose", "remap_free",
+	"phys_alloc", "phys_free",
 };
 
 const char *umsi_sim_op_name(enum umsi_sim_op op)
@@ -354,7 +355,27 @@ void sim_host_fini(struct umsi_sim *sim)
 
 		sim->locks = l->next;
 		free(l);
+	}	while (sim->phys) {
+		struct sim_phys *b = sim->phys;
+
+		sim->phys = b->next;
+		free(b->virt);
+		free(b);
 	}
+}
+
+/*
+ * The memory behind physical [@phys, @phys + @len) when one phys_alloc()
+ * block holds all of it, else NULL: what a controller reading memory
+ * nobody gave it would get.
+ */
+void *sim_phys_ptr_locked(struct umsi_sim *sim, uint64_t phys, size_t len)
+{
+	for (struct sim_phys *b = sim->phys; b; b = b->next)
+		if (phys >= b->phys && phys - b->phys <= b->size &&
+		    len <= b->size - (phys - b->phys))
+			return (char *)b->virt + (phys - b->phys);
+	return NULL;
 }
 
 /* ---- Locks -------------------------------------------------------------------- */
@@ -557,6 +578,81 @@ static void h_free(void *host, void *ptr, size_t size)
 	}
 	sim_unlock(sim);
 	leave(sim, UMSI_SIM_OP_FREE);
+}
+
+/*
+ * Memory a controller reads by physical address: a block at the next
+ * free address of the sim's own physical range (from 4 GiB), aligned as
+ * asked, poisoned as alloc() is (it need not be zeroed).
+ */
+static void *h_phys_alloc(void *host, size_t size, size_t align,
+			  uint64_t *phys)
+{
+	struct umsi_sim *sim = host;
+	struct sim_phys *b = NULL;
+
+	sim_lock(sim);
+	if (!enter_locked(sim, UMSI_SIM_OP_PHYS_ALLOC, true)) {
+		if (!size || !align || (align & (align - 1)) || align > 65536) {
+			sim_bad_access_locked(sim, "phys_alloc of %zu bytes "
+					      "aligned to %zu", size, align);
+		} else if ((b = calloc(1, sizeof(*b))) != NULL) {
+			size_t a = align < 16 ? 16 : align;
+
+			b->virt = aligned_alloc(a, (size + a - 1) & ~(a - 1));
+			if (!b->virt) {
+				free(b);
+				b = NULL;
+			}
+		}
+	}
+	if (b) {
+		memset(b->virt, 0xa5, size);
+		b->size = size;
+		b->phys = (sim->next_phys + align - 1) & ~(uint64_t)(align - 1);
+		sim->next_phys = b->phys + ((size + 4095) & ~(size_t)4095);
+		b->next = sim->phys;
+		sim->phys = b;
+		sim->lk.phys_allocs++;
+		sim->lk.phys_bytes += size;
+		*phys = b->phys;
+	}
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_PHYS_ALLOC);
+	return b ? b->virt : NULL;
+}
+
+static void h_phys_free(void *host, void *virt, size_t size)
+{
+	struct umsi_sim *sim = host;
+	struct sim_phys **pp, *b = NULL;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_PHYS_FREE, false);
+	for (pp = &sim->phys; *pp; pp = &(*pp)->next) {
+		if ((*pp)->virt == virt) {
+			b = *pp;
+			break;
+		}
+	}
+	if (!b) {
+		sim_bad_access_locked(sim, "phys_free of %p: not from "
+				      "phys_alloc() or already freed", virt);
+	} else {
+		if (b->size != size)
+			sim_bad_access_locked(sim, "phys_free of %p with size "
+					      "%zu, allocated %zu", virt, size,
+					      b->size);
+		*pp = b->next;
+		sim->lk.phys_allocs--;
+		sim->lk.phys_bytes -= b->size;
+		/* A controller still reading it would read junk. */
+		memset(b->virt, 0x5a, b->size);
+		free(b->virt);
+		free(b);
+	}
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_PHYS_FREE);
 }
 
 /* ---- Diagnostics and time ---------------------------------------------------------- */
@@ -784,6 +880,8 @@ static const struct umsi_host_ops sim_ops = {
 	.gsi_program = h_gsi_program,
 	.remap_compose = h_remap_compose,
 	.remap_free = h_remap_free,
+	.phys_alloc = h_phys_alloc,
+	.phys_free = h_phys_free,
 };
 
 const struct umsi_host_ops *umsi_sim_host_ops(void)

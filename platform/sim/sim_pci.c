@@ -136,7 +136,7 @@ static int dev_dma_msg_locked(struct umsi_sim *sim, struct sim_dev *d,
 		return UMSI_SIM_FIRE_BLOCKED;
 	}
 	d->st.msgs++;
-	sim_msg_write_locked(sim, addr, data);
+	sim_msg_write_from_locked(sim, d->bdf, addr, data);
 	return UMSI_SIM_FIRE_SENT;
 }
 
@@ -451,9 +451,14 @@ uint32_t sim_phys_read32_locked(struct umsi_sim *sim, uint64_t phys,
 {
 	unsigned int bar;
 	uint64_t off;
-	struct sim_dev *d = sim_decode_locked(sim, phys, &bar, &off);
+	struct sim_dev *d;
 	const struct umsi_sim_msix_desc *mx;
+	uint32_t v;
 
+	/* The ITS's registers (the ITS back end's MMIO). */
+	if (sim_its_mmio_locked(sim, phys, false, &v))
+		return v;
+	d = sim_decode_locked(sim, phys, &bar, &off);
 	if (!d) {
 		if (counted)
 			sim_bad_access_locked(sim, "MMIO read of unclaimed "
@@ -489,7 +494,8 @@ void sim_phys_write32_locked(struct umsi_sim *sim, uint64_t phys, uint32_t val,
 	uint32_t old;
 
 	/* A CPU's write to an interrupt file (the IMSIC back end's resend). */
-	if (sim_imsic_mmio_write_locked(sim, phys, val))
+	if (sim_imsic_mmio_write_locked(sim, phys, val) ||
+	    sim_its_mmio_locked(sim, phys, true, &val))
 		return;
 	d = sim_decode_locked(sim, phys, &bar, &off);
 	if (!d) {
@@ -1224,7 +1230,9 @@ static void live_target(struct umsi_sim *sim, umsi_bdf_t bdf, int gsi,
 	struct umsi_sim_target t = { .bdf = bdf, .gsi = gsi, .address = addr,
 				     .data = data };
 
+	sim->msg_requester = bdf;
 	t.resolved = sim_msg_target_locked(sim, addr, data, &t.cpu, &t.id);
+	sim->msg_requester = UMSI_SIM_NO_REQUESTER;
 	t.vector = (uint8_t)t.id;
 	(*n)++;
 	fn(arg, &t);

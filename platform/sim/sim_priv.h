@@ -39,7 +39,8 @@ struct sim_cpu {
 	/*
 	 * IMSIC model: this hart's S-level interrupt file, eip and eie of
 	 * sim->nids bits each (into sim->imsic_bits), eidelivery and
-	 * eithreshold.
+	 * eithreshold. ITS model: eip is the redistributor's LPI pending
+	 * bits (sim->nids INTIDs), eie unused.
 	 */
 	uint64_t *eip, *eie;
 	uint32_t eidelivery, eithreshold;
@@ -94,6 +95,28 @@ struct sim_map {
 	uint64_t phys_page;
 	void *virt;                   /* what mmio_map returned */
 	uint64_t len;                 /* what mmio_map was asked for */
+};
+
+/*
+ * A phys_alloc() block: memory an interrupt controller model reads by
+ * physical address (the ITS's tables and command queue).
+ */
+struct sim_phys {
+	struct sim_phys *next;
+	void *virt;
+	uint64_t phys;
+	size_t size;
+};
+
+/* The ITS model's registers (sim_its.c); its tables live in memory. */
+struct sim_its {
+	uint64_t base;
+	uint32_t ctlr;                /* Enabled */
+	uint64_t cbaser;
+	uint64_t baser[8];
+	uint32_t cwriter, creadr;     /* byte offsets */
+	bool stalled;
+	struct umsi_sim_its_stats st;
 };
 
 /* Header in front of every alloc() block (32 bytes: 16-byte alignment). */
@@ -169,6 +192,7 @@ struct sim_ctl_model {
 
 extern const struct sim_ctl_model sim_x86_lapic_model;
 extern const struct sim_ctl_model sim_imsic_model;
+extern const struct sim_ctl_model sim_its_model;
 
 struct umsi_sim {
 	pthread_mutex_t mtx;
@@ -182,6 +206,13 @@ struct umsi_sim {
 	uint64_t imsic_base;          /* file of CPU k: base + 0x1000 * k */
 	uint32_t imsic_num_ids;
 	uint64_t *imsic_bits;         /* every CPU's eip and eie */
+	/* ITS model (sim_its.c); NULL on other machines. */
+	struct sim_its *its;
+	/* Who writes the message being delivered (UMSI_SIM_NO_REQUESTER). */
+	uint32_t msg_requester;
+	/* phys_alloc() blocks, and where the next one goes. */
+	struct sim_phys *phys;
+	uint64_t next_phys;
 
 	uint32_t ncpus;
 	struct sim_cpu *cpus;
@@ -322,6 +353,14 @@ bool sim_imsic_mmio_write_locked(struct umsi_sim *sim, uint64_t phys,
 				 uint32_t val);
 void sim_imsic_fini(struct umsi_sim *sim);
 
+/* sim_its.c */
+int sim_its_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg);
+void sim_its_fini(struct umsi_sim *sim);
+bool sim_its_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
+			 uint32_t *val);
+int sim_msg_write_from_locked(struct umsi_sim *sim, uint32_t rid,
+			      uint64_t address, uint32_t data);
+
 /* sim_index.c */
 int sim_apic_index_init(struct umsi_sim *sim);
 uint32_t sim_cpu_of_apic_locked(const struct umsi_sim *sim, uint32_t apic_id);
@@ -338,6 +377,7 @@ uint64_t sim_bar_base(const struct sim_dev *d, unsigned int i);
 
 /* sim_host.c */
 void sim_maps_fini(struct umsi_sim *sim);
+void *sim_phys_ptr_locked(struct umsi_sim *sim, uint64_t phys, size_t len);
 void sim_host_fini(struct umsi_sim *sim);
 
 #endif /* UMSI_SIM_PRIV_H */

@@ -100,10 +100,39 @@ enum umsi_sim_ctl {
 	 * or reprogrammed sends again).
 	 */
 	UMSI_SIM_CTL_IMSIC,
+	/*
+	 * Arm GICv3 with an ITS (IHI 0069), as QEMU 7.2's virt machine has
+	 * it: the ITS control frame at its_base (GITS_CTLR, GITS_TYPER
+	 * 0x1f0001efb1: physical LPIs, 12-byte ITT entries, 16 EventID,
+	 * DeviceID and collection ID bits, PTA 0; GITS_CBASER, GITS_CWRITER,
+	 * GITS_CREADR; GITS_BASER0 a device table and GITS_BASER1 a
+	 * collection table, 8-byte entries, 64 KiB pages, flat), reached by
+	 * 32-bit MMIO, and GITS_TRANSLATER at its_base + 0x10040. The ITS
+	 * keeps its state only in the memory software gave it through the
+	 * host's phys_alloc (device table, collection table, ITTs), and reads
+	 * the command queue from there when GITS_CWRITER is written while
+	 * GITS_CTLR.Enabled: MAPD, MAPC, MAPTI, MAPI, MOVI, DISCARD, INV,
+	 * INVALL, INT, CLEAR, SYNC. A command it cannot run (an unmapped
+	 * device, an event beyond the ITT, an ITT or table outside the memory
+	 * it was given, an unknown command) stalls the queue (GITS_CREADR bit
+	 * 0) and counts as a bad access. A device's message write to
+	 * GITS_TRANSLATER carries its BDF as DeviceID (segment << 16 | bus
+	 * << 8 | devfn) and the data as EventID; the translation makes the
+	 * LPI pending in the target collection's redistributor (CPU n has
+	 * processor number n), online or not; anything untranslatable is
+	 * undeliverable, reason ITS. Each redistributor has a pending bit per
+	 * INTID below 2^its_lpi_bits; every LPI is enabled (the kernel's
+	 * property table). A CPU takes the lowest pending LPI (IAR: pending
+	 * cleared, the dispatch function gets the INTID); nothing is left to
+	 * end. ctl_read of 0x80000000 | INTID on a CPU reads its pending bit.
+	 */
+	UMSI_SIM_CTL_ITS,
 };
 
 /* The IMSIC window of QEMU virt's S-level files. */
 #define UMSI_SIM_IMSIC_BASE 0x28000000ull
+/* QEMU virt's ITS. */
+#define UMSI_SIM_ITS_BASE 0x08080000ull
 
 /**
  * struct umsi_sim_config - the machine to build
@@ -125,6 +154,9 @@ enum umsi_sim_ctl {
  *                 to 2047 (0: 255, as QEMU virt)
  * @imsic_base: IMSIC machines: CPU 0's file, 4 KiB aligned (0:
  *              UMSI_SIM_IMSIC_BASE)
+ * @its_base: ITS machines: ITS_base, 64 KiB aligned (0: UMSI_SIM_ITS_BASE)
+ * @its_lpi_bits: ITS machines: INTID bits of the redistributors, 14..16
+ *              (0: 16, as QEMU's GICD_TYPER.IDbits)
  */
 struct umsi_sim_config {
 	uint32_t ncpus;
@@ -135,6 +167,8 @@ struct umsi_sim_config {
 	enum umsi_sim_ctl controller;
 	uint32_t imsic_num_ids;
 	uint64_t imsic_base;
+	uint64_t its_base;
+	uint32_t its_lpi_bits;
 };
 
 /**
@@ -319,6 +353,9 @@ enum umsi_sim_undeliv {
 	UMSI_SIM_UNDELIV_MODE,      /* delivery mode other than fixed/lowest */
 	UMSI_SIM_UNDELIV_REMAP,     /* remappable format without remapping, or
 				     * a handle with no remapping entry */
+	UMSI_SIM_UNDELIV_ITS,       /* a GITS_TRANSLATER write the ITS could
+				     * not translate (no requester, ITS off,
+				     * device, event or collection unmapped) */
 	UMSI_SIM_UNDELIV_NR
 };
 
@@ -341,6 +378,41 @@ enum umsi_sim_undeliv {
  * Return: the number of CPUs that accepted the vector, 0 when undeliverable.
  */
 int umsi_sim_msg_write(struct umsi_sim *sim, uint64_t address, uint32_t data);
+
+/**
+ * umsi_sim_msg_write_from - umsi_sim_msg_write() by requester @rid (a
+ * BDF; UMSI_SIM_NO_REQUESTER for none), as an ITS sees the DeviceID.
+ * umsi_sim_msg_write() has no requester; devices' messages (umsi_sim_fire)
+ * carry their BDF.
+ */
+#define UMSI_SIM_NO_REQUESTER 0xffffffffu
+int umsi_sim_msg_write_from(struct umsi_sim *sim, uint32_t rid,
+			    uint64_t address, uint32_t data);
+
+/**
+ * struct umsi_sim_its_stats - what the ITS model did (an ITS machine)
+ * @cmds: commands run, by command number (6.3: MAPD 0x08, MAPTI 0x0a ...)
+ * @cmd_errors: commands that stalled the queue
+ * @translated: GITS_TRANSLATER writes that made an LPI pending
+ * @devices: devices mapped now (valid device table entries)
+ */
+struct umsi_sim_its_stats {
+	uint64_t cmds[32];
+	uint64_t cmd_errors;
+	uint64_t translated;
+	uint32_t devices;
+};
+
+/** umsi_sim_its_stats - copy the ITS counters. Return: 0 or -UMSI_EINVAL. */
+int umsi_sim_its_stats(struct umsi_sim *sim, struct umsi_sim_its_stats *out);
+
+/**
+ * umsi_sim_its_translate - where (@devid, @event) goes now, through the
+ * tables in memory, without sending anything: the CPU and the LPI INTID.
+ * Return: 0, -UMSI_ENOENT (not mapped), -UMSI_EINVAL (no ITS).
+ */
+int umsi_sim_its_translate(struct umsi_sim *sim, uint32_t devid,
+			   uint32_t event, uint32_t *cpu, uint32_t *intid);
 
 /**
  * umsi_sim_retrigger - send a fixed IPI of @vector to @cpu, uncounted
@@ -381,6 +453,8 @@ enum umsi_sim_op {
 	UMSI_SIM_OP_GSI_PROGRAM,
 	UMSI_SIM_OP_REMAP_COMPOSE,
 	UMSI_SIM_OP_REMAP_FREE,
+	UMSI_SIM_OP_PHYS_ALLOC,
+	UMSI_SIM_OP_PHYS_FREE,
 	UMSI_SIM_OP_NR
 };
 
@@ -484,10 +558,12 @@ int umsi_sim_id_stats(struct umsi_sim *sim, uint32_t cpu, uint32_t id,
  * @allocs, @alloc_bytes: outstanding alloc() blocks and their bytes
  * @maps: outstanding mmio_map() mappings
  * @locks: locks created and not destroyed; @locks_held: of those, held
+ * @phys_allocs, @phys_bytes: outstanding phys_alloc() blocks and bytes
  * @locks_created, @locks_destroyed, @total_allocs: since creation
  */
 struct umsi_sim_leaks {
 	uint64_t allocs, alloc_bytes;
+	uint64_t phys_allocs, phys_bytes;
 	uint64_t maps;
 	uint64_t locks, locks_held;
 	uint64_t locks_created, locks_destroyed;
@@ -515,8 +591,8 @@ bool umsi_sim_leaks_equal(const struct umsi_sim_leaks *a,
  * Fallible calls are those that can report failure: cfg_read (returns @err
  * and reads all-ones), cfg_write (returns @err, nothing written), mmio_map,
  * cpu_apic_id, run_on_cpu (@fn not run), retrigger, intx_route,
- * gsi_program, remap_compose (return @err), alloc and lock_create (return
- * NULL). Every other operation (void ones, value getters, mmio_read32,
+ * gsi_program, remap_compose (return @err), alloc, phys_alloc and
+ * lock_create (return NULL). Every other operation (void ones, value getters, mmio_read32,
  * lock_acquire, vector_pending) is not numbered and never fails. A test
  * runs an operation once, reads stats.fallible_calls to learn N, then
  * fails each of the N calls in turn.

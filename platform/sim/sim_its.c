@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_its.c - the Arm GICv3 ITS model (IHI 0069, chapters 5.3, 6 and
+ * 12.19) and the redistributors' LPI pending state, behind the same
+ * struct sim_ctl_model as the x86 local APIC and the IMSIC (sim_core.c).
+ *
+ * The ITS holds no translation of its own: like QEMU's, it reads and
+ * writes the device table, the collection table and each device's ITT in
+ * the memory software gave it (the host's phys_alloc, sim_host.c), and
+ * reads commands from the queue there when GITS_CWRITER moves while it
+ * is enabled. Entry formats are the model's (the architecture leaves
+ * them to the implementation):
+ *   device table entry (8 bytes): bit 63 valid, bits 51:8 the ITT's
+ *     address, bits 4:0 EventID bits - 1 (MAPD's Size);
+ *   collection table entry (8 bytes): bit 63 valid, bits 31:0 the
+ *     processor number of the target redistributor (CPU n is n);
+ *   ITT entry (12 bytes, its first 8 used): bit 63 valid, bits 47:32
+ *     the collection, bits 31:0 the LPI.
+ * So a back end that gives the ITS too little memory, or frees an ITT it
+ * still maps, sees translations fail as hardware would fail them.
+ *
+ * A GITS_TRANSLATER write is translated at once: (DeviceID = the
+ * requester, EventID = the data) -> ITT entry -> collection -> CPU, whose
+ * redistributor makes the LPI pending (sim_cpu.eip, one bit per INTID). The
+ * CPU takes the lowest pending LPI (its priority is the kernel's property
+ * table, all equal here); acknowledging it clears the bit and nothing is
+ * left to end.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_priv.h"
+
+#define ITS_FRAME        0x10000u
+#define ITS_TRANSLATER   0x10040u
+/* QEMU 7.2: physical LPIs, 12-byte ITT entries, 16 EventID, DeviceID
+ * and collection ID bits, PTA 0. */
+#define ITS_TYPER        0x1f0001efb1ull
+#define ITS_ID_BITS      16u
+#define ITE_SIZE         12u
+#define ENTRY_SIZE       8u
+#define PAGE_64K         65536u
+#define LPI_FIRST        8192u
+
+#define R_CTLR           0x0000u
+#define R_IIDR           0x0004u
+#define R_TYPER          0x0008u
+#define R_CBASER         0x0080u
+#define R_CWRITER        0x0088u
+#define R_CREADR         0x0090u
+#define R_BASER0         0x0100u
+#define R_BASER_END      0x0140u
+#define R_PIDR2          0xffe8u
+
+#define CTLR_ENABLED     (1u << 0)
+#define CTLR_QUIESCENT   (1u << 31)
+#define VALID            (1ull << 63)
+/* GITS_BASER<n>: what software may change (no Indirect, fixed page). */
+#define BASER_RW         (VALID | 7ull << 59 | 7ull << 53 | \
+			  0x0000ffffffff0000ull | 0xfull << 12 | 3ull << 10 | \
+			  0xffull)
+#define BASER_RESET(t)   ((uint64_t)(t) << 56 | (uint64_t)(ENTRY_SIZE - 1) \
+			  << 48 | 2ull << 8)
+
+static bool its_on(const struct umsi_sim *sim)
+{
+	return sim->ctl == &sim_its_model && sim->its;
+}
+
+int sim_its_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
+{
+	uint32_t bits = cfg->its_lpi_bits ? cfg->its_lpi_bits : 16;
+	uint64_t base = cfg->its_base ? cfg->its_base : UMSI_SIM_ITS_BASE;
+	uint32_t words;
+
+	if (bits < 14 || bits > 16 || base % ITS_FRAME ||
+	    base + 2 * ITS_FRAME < base)
+		return -UMSI_EINVAL;
+	sim->ctl = &sim_its_model;
+	sim->nids = 1u << bits;
+	sim->its = calloc(1, sizeof(*sim->its));
+	words = sim->nids / 64;
+	sim->imsic_bits = calloc((size_t)cfg->ncpus * words, sizeof(uint64_t));
+	if (!sim->its || !sim->imsic_bits)
+		return -UMSI_ENOMEM;
+	sim->its->base = base;
+	sim->its->baser[0] = BASER_RESET(1);	/* devices */
+	sim->its->baser[1] = BASER_RESET(4);	/* collections */
+	for (uint32_t i = 0; i < cfg->ncpus; i++)
+		sim->cpus[i].eip = sim->imsic_bits + (size_t)i * words;
+	return 0;
+}
+
+void sim_its_fini(struct umsi_sim *sim)
+{
+	free(sim->its);
+	sim->its = NULL;
+}
+
+/* ---- Redistributors --------------------------------------------------------- */
+
+static bool lpi_valid(const struct umsi_sim *sim, uint32_t intid)
+{
+	return intid >= LPI_FIRST && intid < sim->nids;
+}
+
+static bool lpi_test(const struct umsi_sim *sim, uint32_t cpu, uint32_t intid)
+{
+	return (sim->cpus[cpu].eip[intid / 64] >> (intid % 64)) & 1;
+}
+
+/* Set or clear LPI @intid's pending bit in @cpu's redistributor. */
+static void lpi_set_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t intid,
+			   bool on)
+{
+	uint64_t *w = sim->cpus[cpu].eip, bit = 1ull << (intid % 64);
+	bool empty = true;
+
+	if (!!(w[intid / 64] & bit) == on)
+		return;
+	if (on) {
+		w[intid / 64] |= bit;
+		sim_pending_set_locked(sim, cpu);
+		sim_cpu_kick_locked(sim, cpu);
+		return;
+	}
+	w[intid / 64] &= ~bit;
+	for (uint32_t k = LPI_FIRST / 64; k < sim->nids / 64 && empty; k++)
+		empty = !w[k];
+	sim_pending_clear_locked(sim, cpu, empty);
+}
+
+/* LPI @intid arrives at @cpu's redistributor: pending, or coalesced. */
+static void lpi_accept_locked(struct umsi_sim *sim, uint32_t cpu,
+			      uint32_t intid)
+{
+	struct sim_cpu *c = &sim->cpus[cpu];
+
+	c->vs_used = true;
+	if (lpi_test(sim, cpu, intid)) {
+		c->vs[intid].coalesced++;
+		sim->st.irr_coalesced++;
+		return;
+	}
+	lpi_set_locked(sim, cpu, intid, true);
+	c->vs[intid].delivered++;
+	sim->st.delivered++;
+}
+
+/* ---- Tables in memory ------------------------------------------------------- */
+
+/* Entry @index of the table GITS_BASER<@n> describes, or NULL. */
+static uint8_t *table_entry(struct umsi_sim *sim, unsigned n, uint64_t index)
+{
+	uint64_t b = sim->its->baser[n], pa, size;
+
+	if (!(b & VALID))
+		return NULL;
+	size = ((b & 0xff) + 1) * PAGE_64K;
+	if (index >= size / ENTRY_SIZE)
+		return NULL;
+	pa = (b & 0x0000ffffffff0000ull) | ((b >> 12) & 0xf) << 48;
+	return sim_phys_ptr_locked(sim, pa + index * ENTRY_SIZE, ENTRY_SIZE);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/*
+ * The ITT entry of (@devid, @event) through the device table, or NULL:
+ * *@why says which step failed.
+ */
+static uint8_t *ite_of(struct umsi_sim *sim, uint32_t devid, uint32_t event,
+		       const char **why)
+{
+	uint8_t *dte = table_entry(sim, 0, devid), *ite;
+	uint64_t d;
+
+	if (!dte) {
+		*why = "DeviceID beyond the device table";
+		return NULL;
+	}
+	d = get64(dte);
+	if (!(d & VALID)) {
+		*why = "device not mapped";
+		return NULL;
+	}
+	if (event >> ((d & 0x1f) + 1)) {
+		*why = "EventID beyond the device's ITT";
+		return NULL;
+	}
+	ite = sim_phys_ptr_locked(sim, (d & 0xfffffffffff00ull) +
+				  (uint64_t)event * ITE_SIZE, ENTRY_SIZE);
+	if (!ite)
+		*why = "ITT outside the memory given to the ITS";
+	return ite;
+}
+
+/* The CPU collection @icid targets, or UINT32_MAX. */
+static uint32_t coll_cpu(struct umsi_sim *sim, uint32_t icid)
+{
+	uint8_t *cte = table_entry(sim, 1, icid);
+	uint64_t c;
+
+	if (!cte)
+		return UINT32_MAX;
+	c = get64(cte);
+	if (!(c & VALID) || (uint32_t)c >= sim->ncpus)
+		return UINT32_MAX;
+	return (uint32_t)c;
+}
+
+/* (@devid, @event) -> CPU and LPI, as a translation would find them. */
+static bool translate(struct umsi_sim *sim, uint32_t devid, uint32_t event,
+		      uint32_t *cpu, uint32_t *intid, const char **why)
+{
+	uint8_t *ite;
+	uint64_t e;
+
+	if (!(sim->its->ctlr & CTLR_ENABLED)) {
+		*why = "ITS disabled";
+		return false;
+	}
+	ite = ite_of(sim, devid, event, why);
+	if (!ite)
+		return false;
+	e = get64(ite);
+	if (!(e & VALID)) {
+		*why = "event not mapped";
+		return false;
+	}
+	*intid = (uint32_t)e;
+	*cpu = coll_cpu(sim, (uint32_t)(e >> 32) & 0xffff);
+	if (*cpu == UINT32_MAX) {
+		*why = "collection not mapped";
+		return false;
+	}
+	return true;
+}
+
+/* ---- Commands ----------------------------------------------------------------- */
+
+static int cmd_mapd(struct umsi_sim *sim, const uint64_t *c, const char **why)
+{
+	uint32_t devid = (uint32_t)(c[0] >> 32), bits = (c[1] & 0x1f) + 1;
+	uint64_t itt = c[2] & 0xfffffffffff00ull, was;
+	uint8_t *dte = table_entry(sim, 0, devid);
+
+	if (!dte) {
+		*why = "DeviceID beyond the device table";
+		return -1;
+	}
+	was = get64(dte);
+	if (!(c[2] & VALID)) {
+		put64(dte, 0);
+		sim->its->st.devices -= !!(was & VALID);
+		return 0;
+	}
+	if (bits > ITS_ID_BITS) {
+		*why = "more EventID bits than the ITS has";
+		return -1;
+	}
+	if (!sim_phys_ptr_locked(sim, itt, (size_t)ITE_SIZE << bits)) {
+		*why = "ITT outside the memory given to the ITS";
+		return -1;
+	}
+	put64(dte, VALID | itt | (bits - 1));
+	sim->its->st.devices += !(was & VALID);
+	return 0;
+}
+
+static int cmd_mapc(struct umsi_sim *sim, const uint64_t *c, const char **why)
+{
+	uint32_t icid = (uint32_t)c[2] & 0xffff;
+	uint64_t rd = (c[2] >> 16) & 0x7ffffffffull;
+	uint8_t *cte = table_entry(sim, 1, icid);
+
+	if (!cte) {
+		*why = "collection beyond the collection table";
+		return -1;
+	}
+	if ((c[2] & VALID) && rd >= sim->ncpus) {
+		*why = "RDbase names no processor";
+		return -1;
+	}
+	put64(cte, (c[2] & VALID) ? VALID | rd : 0);
+	return 0;
+}
+
+/* MAPTI, MAPI: an event to an LPI and a collection (it may replace one). */
+static int cmd_mapti(struct umsi_sim *sim, const uint64_t *c, bool mapi,
+		     const char **why)
+{
+	uint32_t devid = (uint32_t)(c[0] >> 32), event = (uint32_t)c[1];
+	uint32_t intid = mapi ? event : (uint32_t)(c[1] >> 32);
+	uint32_t icid = (uint32_t)c[2] & 0xffff;
+	uint8_t *ite = ite_of(sim, devid, event, why);
+
+	if (!ite)
+		return -1;
+	if (!lpi_valid(sim, intid)) {
+		*why = "not an LPI the redistributors have";
+		return -1;
+	}
+	if (!table_entry(sim, 1, icid)) {
+		*why = "collection beyond the collection table";
+		return -1;
+	}
+	put64(ite, VALID | (uint64_t)icid << 32 | intid);
+	return 0;
+}
+
+/* The mapped ITT entry the command names, or NULL. */
+static uint8_t *mapped_ite(struct umsi_sim *sim, const uint64_t *c,
+			   const char **why)
+{
+	uint8_t *ite = ite_of(sim, (uint32_t)(c[0] >> 32), (uint32_t)c[1], why);
+
+	if (ite && !(get64(ite) & VALID)) {
+		*why = "event not mapped";
+		return NULL;
+	}
+	return ite;
+}
+
+/* MOVI: a new collection; a pending LPI moves with it (6.3.12). */
+static int cmd_movi(struct umsi_sim *sim, const uint64_t *c, const char **why)
+{
+	uint8_t *ite = mapped_ite(sim, c, why);
+	uint32_t icid = (uint32_t)c[2] & 0xffff, from, to, intid;
+	uint64_t e;
+
+	if (!ite)
+		return -1;
+	e = get64(ite);
+	intid = (uint32_t)e;
+	to = coll_cpu(sim, icid);
+	if (to == UINT32_MAX) {
+		*why = "collection not mapped";
+		return -1;
+	}
+	from = coll_cpu(sim, (uint32_t)(e >> 32) & 0xffff);
+	if (from != UINT32_MAX && from != to && lpi_test(sim, from, intid)) {
+		lpi_set_locked(sim, from, intid, false);
+		lpi_set_locked(sim, to, intid, true);
+	}
+	put64(ite, VALID | (uint64_t)icid << 32 | intid);
+	return 0;
+}
+
+/* INT, CLEAR, DISCARD, INV: on the LPI an event is mapped to. */
+static int cmd_event(struct umsi_sim *sim, const uint64_t *c, uint32_t cmd,
+		     const char **why)
+{
+	uint8_t *ite = mapped_ite(sim, c, why);
+	uint32_t cpu, intid;
+	uint64_t e;
+
+	if (!ite)
+		return -1;
+	e = get64(ite);
+	intid = (uint32_t)e;
+	cpu = coll_cpu(sim, (uint32_t)(e >> 32) & 0xffff);
+	if (cpu == UINT32_MAX && cmd != 0x0f) {
+		*why = "collection not mapped";
+		return -1;
+	}
+	if (cmd == 0x03)
+		lpi_accept_locked(sim, cpu, intid);
+	else if ((cmd == 0x04 || cmd == 0x0f) && cpu != UINT32_MAX)
+		lpi_set_locked(sim, cpu, intid, false);
+	if (cmd == 0x0f)
+		put64(ite, 0);
+	return 0;
+}
+
+/* Run one command; -1 with *@why when the ITS would stall on it. */
+static int run_cmd(struct umsi_sim *sim, const uint64_t *c, const char **why)
+{
+	uint32_t cmd = (uint32_t)c[0] & 0xff;
+
+	switch (cmd) {
+	case 0x01:
+		return cmd_movi(sim, c, why);
+	case 0x03: case 0x04: case 0x0c: case 0x0f:	/* INT CLEAR INV DISCARD */
+		return cmd_event(sim, c, cmd, why);
+	case 0x05:					/* SYNC */
+		if (((c[2] >> 16) & 0x7ffffffffull) >= sim->ncpus) {
+			*why = "RDbase names no processor";
+			return -1;
+		}
+		return 0;
+	case 0x08:
+		return cmd_mapd(sim, c, why);
+	case 0x09:
+		return cmd_mapc(sim, c, why);
+	case 0x0a: case 0x0b:
+		return cmd_mapti(sim, c, cmd == 0x0b, why);
+	case 0x0d:					/* INVALL */
+		if (coll_cpu(sim, (uint32_t)c[2] & 0xffff) == UINT32_MAX) {
+			*why = "collection not mapped";
+			return -1;
+		}
+		return 0;
+	default:
+		*why = "unknown command";
+		return -1;
+	}
+}
+
+/* Run the queue from GITS_CREADR to GITS_CWRITER, stopping on an error. */
+static void its_process_locked(struct umsi_sim *sim)
+{
+	struct sim_its *its = sim->its;
+	uint64_t qbase = its->cbaser & 0xffffffffff000ull;
+	uint32_t qsize = (uint32_t)((its->cbaser & 0xff) + 1) * 4096;
+
+	if (!(its->ctlr & CTLR_ENABLED) || !(its->cbaser & VALID) ||
+	    its->stalled)
+		return;
+	while (its->creadr != its->cwriter) {
+		const uint8_t *p = NULL;
+		const char *why = "GITS_CWRITER beyond the queue";
+		uint64_t c[4];
+
+		if (its->cwriter < qsize) {
+			p = sim_phys_ptr_locked(sim, qbase + its->creadr, 32);
+			why = "command queue outside the memory given to "
+			      "the ITS";
+		}
+		if (p) {
+			memcpy(c, p, sizeof(c));
+			if (!run_cmd(sim, c, &why)) {
+				its->st.cmds[c[0] & 31]++;
+				its->creadr = (its->creadr + 32) % qsize;
+				continue;
+			}
+		}
+		its->stalled = true;
+		its->st.cmd_errors++;
+		sim_bad_access_locked(sim, "its: command at 0x%x stalls the "
+				      "queue: %s", its->creadr, why);
+		return;
+	}
+}
+
+/* ---- Registers ---------------------------------------------------------------- */
+
+static uint32_t half(uint64_t v, uint32_t off)
+{
+	return (uint32_t)(off & 4 ? v >> 32 : v);
+}
+
+static uint64_t set_half(uint64_t v, uint32_t off, uint32_t val)
+{
+	if (off & 4)
+		return (v & 0xffffffffull) | (uint64_t)val << 32;
+	return (v & ~0xffffffffull) | val;
+}
+
+static uint32_t its_reg_read(struct umsi_sim *sim, uint32_t off)
+{
+	struct sim_its *its = sim->its;
+
+	switch (off & ~4u) {
+	case R_CTLR:
+		if (off == R_IIDR)
+			return 0x0100043b;
+		/* Commands complete at once: always quiescent when off. */
+		return its->ctlr | CTLR_QUIESCENT;
+	case R_TYPER:
+		return half(ITS_TYPER, off);
+	case R_CBASER:
+		return half(its->cbaser, off);
+	case R_CWRITER:
+		return off & 4 ? 0 : its->cwriter;
+	case R_CREADR:
+		return off & 4 ? 0 : its->creadr | its->stalled;
+	case R_PIDR2 & ~4u:
+		return off == R_PIDR2 ? 0x3b : 0;
+	default:
+		break;
+	}
+	if (off >= R_BASER0 && off < R_BASER_END)
+		return half(its->baser[(off - R_BASER0) / 8], off);
+	sim_bad_access_locked(sim, "its: read of register 0x%x", off);
+	return 0;
+}
+
+static void its_reg_write(struct umsi_sim *sim, uint32_t off, uint32_t val)
+{
+	struct sim_its *its = sim->its;
+	bool on = its->ctlr & CTLR_ENABLED;
+
+	if (off == R_CTLR) {
+		its->ctlr = val & CTLR_ENABLED;
+		its_process_locked(sim);
+		return;
+	}
+	if ((off & ~4u) == R_CBASER && !on) {
+		its->cbaser = set_half(its->cbaser, off, val) &
+			      ~(0xfull << 52 | 7ull << 56);
+		its->creadr = 0;	/* 12.19.3: CREADR resets */
+		its->stalled = false;
+		return;
+	}
+	if (off == R_CWRITER) {
+		its->cwriter = val & 0xfffe0u;
+		/* Retry: run the stalled command again. */
+		if (val & 1)
+			its->stalled = false;
+		its_process_locked(sim);
+		return;
+	}
+	if (off == R_CWRITER + 4)
+		return;
+	if (off >= R_BASER0 && off < R_BASER_END && !on) {
+		unsigned n = (off - R_BASER0) / 8;
+		uint64_t v = set_half(its->baser[n], off, val);
+
+		/* Unimplemented ones are RAZ/WI; type, size, page are RO. */
+		if (n < 2)
+			its->baser[n] = (v & BASER_RW) |
+					(its->baser[n] & ~BASER_RW);
+		return;
+	}
+	sim_bad_access_locked(sim, "its: write of 0x%x to register 0x%x%s",
+			      val, off, on ? " (ITS enabled)" : "");
+}
+
+bool sim_its_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
+			 uint32_t *val)
+{
+	uint64_t off;
+
+	if (!its_on(sim) || phys < sim->its->base ||
+	    phys - sim->its->base >= 2 * ITS_FRAME)
+		return false;
+	off = phys - sim->its->base;
+	if (off >= ITS_FRAME) {
+		/* A CPU's GITS_TRANSLATER write: no requester to translate. */
+		if (write && off == ITS_TRANSLATER)
+			sim_msg_write_from_locked(sim, UMSI_SIM_NO_REQUESTER,
+						  phys, *val);
+		else if (!write)
+			*val = 0;
+		return true;
+	}
+	if (write)
+		its_reg_write(sim, (uint32_t)off, *val);
+	else
+		*val = its_reg_read(sim, (uint32_t)off);
+	return true;
+}
+
+/* ---- The controller model ------------------------------------------------------ */
+
+static int its_deliver_locked(struct umsi_sim *sim, uint64_t address,
+			      uint32_t data)
+{
+	uint32_t cpu, intid;
+	const char *why;
+
+	if (address != sim->its->base + ITS_TRANSLATER)
+		return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_STRAY,
+						address, data);
+	if (sim->msg_requester == UMSI_SIM_NO_REQUESTER ||
+	    !translate(sim, sim->msg_requester, data, &cpu, &intid, &why))
+		return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_ITS,
+						address, data);
+	sim->its->st.translated++;
+	lpi_accept_locked(sim, cpu, intid);
+	return 1;
+}
+
+static bool its_target_locked(struct umsi_sim *sim, uint64_t address,
+			      uint32_t data, uint32_t *cpu, uint32_t *id)
+{
+	const char *why;
+
+	return address == sim->its->base + ITS_TRANSLATER &&
+	       sim->msg_requester != UMSI_SIM_NO_REQUESTER &&
+	       translate(sim, sim->msg_requester, data, cpu, id, &why);
+}
+
+/* ctl_read: 0x80000000 | INTID reads the LPI's pending bit. */
+static uint64_t its_read_locked(struct umsi_sim *sim, uint32_t cpu,
+				uint32_t reg)
+{
+	uint32_t intid = reg & 0x7fffffffu;
+
+	if ((reg & 0x80000000u) && lpi_valid(sim, intid))
+		return lpi_test(sim, cpu, intid);
+	sim_bad_access_locked(sim, "ctl_read of GIC register 0x%x", reg);
+	return 0;
+}
+
+static void its_write_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t reg,
+			     uint64_t val)
+{
+	(void)cpu;
+	sim_bad_access_locked(sim, "ctl_write of GIC register 0x%x value "
+			      "0x%llx", reg, (unsigned long long)val);
+}
+
+/* The lowest pending LPI (every LPI has the same priority here). */
+static int its_next_locked(struct umsi_sim *sim, uint32_t cpu)
+{
+	const uint64_t *w = sim->cpus[cpu].eip;
+
+	for (uint32_t k = LPI_FIRST / 64; k < sim->nids / 64; k++)
+		if (w[k])
+			return (int)(k * 64 + (uint32_t)__builtin_ctzll(w[k]));
+	return -1;
+}
+
+/* ICC_IAR1_EL1: the LPI is acknowledged, its pending bit clears. */
+static void its_take_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	lpi_set_locked(sim, cpu, id, false);
+}
+
+/* The kernel's ICC_EOIR1_EL1 leaves nothing the model tracks. */
+static void its_finish_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id,
+			      bool had_fn)
+{
+	(void)sim;
+	(void)cpu;
+	(void)id;
+	(void)had_fn;
+}
+
+static int its_raise_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	if (!lpi_valid(sim, id))
+		return -UMSI_EINVAL;
+	lpi_accept_locked(sim, cpu, id);
+	return 0;
+}
+
+const struct sim_ctl_model sim_its_model = {
+	.name = "arm64-its",
+	.read = its_read_locked,
+	.write = its_write_locked,
+	.deliver = its_deliver_locked,
+	.target = its_target_locked,
+	.next = its_next_locked,
+	.take = its_take_locked,
+	.finish = its_finish_locked,
+	.raise = its_raise_locked,
+};
+
+/* ---- Public ------------------------------------------------------------------- */
+
+int umsi_sim_its_stats(struct umsi_sim *sim, struct umsi_sim_its_stats *out)
+{
+	if (!its_on(sim))
+		return -UMSI_EINVAL;
+	sim_lock(sim);
+	*out = sim->its->st;
+	sim_unlock(sim);
+	return 0;
+}
+
+int umsi_sim_its_translate(struct umsi_sim *sim, uint32_t devid,
+			   uint32_t event, uint32_t *cpu, uint32_t *intid)
+{
+	const char *why;
+	bool ok;
+
+	if (!its_on(sim))
+		return -UMSI_EINVAL;
+	sim_lock(sim);
+	ok = translate(sim, devid, event, cpu, intid, &why);
+	sim_unlock(sim);
+	return ok ? 0 : -UMSI_ENOENT;
+}

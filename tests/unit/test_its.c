@@ -1,0 +1,691 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Arm GICv3 ITS back end (src/arch/arm64/its.c) on the simulator's
+ * ITS model: configurations refused at creation, every host call of a
+ * creation failed in turn, MSI-X and multi-message MSI messages
+ * (GITS_TRANSLATER + EventID, the DeviceID the requester) translated to
+ * the chosen CPU's LPI, moves by command with the device's message left
+ * alone (under fire, and with a copy pending on the old CPU), CPU offline
+ * and online, exhaustion of a CPU's LPIs, and devices unmapped with their
+ * last IRQ.
+ */
+#include "test_pci_fixture.h"
+
+#include <umsi/ctl.h>
+
+#define DEV   UMSI_BDF(0, 0, 5, 0)
+#define NVME  UMSI_BDF(0, 0, 4, 0)
+#define NVME2 UMSI_BDF(0, 2, 0, 0)
+
+#define FIRST_LPI  8192u
+#define TRANSLATER (UMSI_SIM_ITS_BASE + 0x10040)
+
+/* GITS command numbers (IHI 0069 6.3). */
+#define C_MOVI    0x01
+#define C_INT     0x03
+#define C_SYNC    0x05
+#define C_MAPD    0x08
+#define C_MAPC    0x09
+#define C_MAPTI   0x0a
+#define C_INV     0x0c
+#define C_DISCARD 0x0f
+
+/* What the kernel does with ICC_IAR1_EL1's INTID. */
+static int its_dispatch(void *arg, uint32_t cpu, uint32_t intid)
+{
+	return umsi_dispatch(arg, cpu, intid - FIRST_LPI);
+}
+
+struct its_cfg {
+	uint64_t rd[16];
+	struct umsi_its_config ic;
+	struct umsi_config cfg;
+};
+
+/* The back end's configuration: processor number n for CPU n (PTA 0). */
+static void its_cfg_of(uint32_t ncpus, uint32_t nvec, struct its_cfg *c)
+{
+	uint32_t i;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < ncpus; i++)
+		c->rd[i] = i;
+	c->ic.its_base = UMSI_SIM_ITS_BASE;
+	c->ic.nvec = nvec;
+	c->ic.nr_cpus = ncpus;
+	c->ic.rd_target = c->rd;
+	c->cfg.ctl = &umsi_ctl_arm64_its;
+	c->cfg.ctl_config = &c->ic;
+}
+
+static struct umsi_sim *its_sim(uint32_t ncpus)
+{
+	struct umsi_sim_config sc = { .ncpus = ncpus,
+				      .controller = UMSI_SIM_CTL_ITS };
+	struct umsi_sim *sim = umsi_sim_create(&sc);
+
+	assert_non_null(sim);
+	return sim;
+}
+
+static struct machine *its_machine(uint32_t ncpus, uint32_t nvec)
+{
+	struct machine *m = calloc(1, sizeof(*m));
+	struct its_cfg c;
+
+	assert_non_null(m);
+	m->sim = its_sim(ncpus);
+	umsi_sim_leaks(m->sim, &m->leaks0);
+	its_cfg_of(ncpus, nvec, &c);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim,
+					    &c.cfg, &m->sys), 0);
+	(void)umsi_policy_parse(m->sys, "");
+	umsi_sim_set_dispatch_id(m->sim, its_dispatch, m->sys);
+	return m;
+}
+
+/* machine_free() plus: the ITS's memory is back, nothing stalled. */
+static void its_machine_free(struct machine *m)
+{
+	struct umsi_sim_stats st;
+	struct umsi_sim_leaks l;
+
+	umsi_sim_stats(m->sim, &st);
+	assert_int_equal(st.bad_accesses, 0);
+	umsi_system_destroy(m->sys);
+	umsi_sim_leaks(m->sim, &l);
+	assert_true(umsi_sim_leaks_equal(&m->leaks0, &l));
+	/* Disabled at teardown, before its tables went. */
+	assert_int_equal(umsi_sim_mmio_read32(m->sim, UMSI_SIM_ITS_BASE) & 1, 0);
+	umsi_sim_destroy(m->sim);
+	free(m);
+}
+
+static struct umsi_sim_its_stats istats(struct machine *m)
+{
+	struct umsi_sim_its_stats s;
+
+	assert_int_equal(umsi_sim_its_stats(m->sim, &s), 0);
+	return s;
+}
+
+/* Event @k of @bdf lands on @cpu as the LPI of local identity @id. */
+static void assert_maps_to(struct machine *m, umsi_bdf_t bdf, uint32_t k,
+			   uint32_t cpu, uint32_t id, uint32_t nvec)
+{
+	uint32_t c, intid;
+
+	assert_int_equal(umsi_sim_its_translate(m->sim, bdf, k, &c, &intid), 0);
+	assert_int_equal(c, cpu);
+	assert_int_equal(intid, FIRST_LPI + cpu * nvec + id);
+}
+
+/* ---- configuration ------------------------------------------------------- */
+
+static void refused(struct umsi_sim *sim, const struct umsi_config *cfg,
+		    const char *why)
+{
+	struct umsi_sim_leaks l0, l1;
+	struct umsi_system *sys = NULL;
+
+	umsi_sim_log_clear(sim);
+	umsi_sim_leaks(sim, &l0);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim, cfg,
+					    &sys), -UMSI_EINVAL);
+	assert_null(sys);
+	umsi_sim_leaks(sim, &l1);
+	assert_true(umsi_sim_leaks_equal(&l0, &l1));
+	if (!strstr(umsi_sim_log_text(sim), why))
+		fail_msg("no log line with \"%s\" in:\n%s", why,
+			 umsi_sim_log_text(sim));
+}
+
+static void test_contradictory_config_refused(void **state)
+{
+	struct umsi_sim *sim = its_sim(4);
+	struct its_cfg c;
+
+	(void)state;
+	its_cfg_of(4, 0, &c);
+	c.cfg.ctl_config = NULL;
+	refused(sim, &c.cfg, "no configuration");
+	its_cfg_of(4, 0, &c);
+	c.ic.its_base += 0x1000;
+	refused(sim, &c.cfg, "its_base 0x8081000 is not a 64 KiB aligned");
+	its_cfg_of(4, 0, &c);
+	c.ic.first_lpi = 1024;
+	refused(sim, &c.cfg, "first_lpi 1024");
+	its_cfg_of(4, 100, &c);
+	refused(sim, &c.cfg, "nvec 100");
+	its_cfg_of(4, 4096, &c);
+	c.ic.lpi_id_bits = 14;
+	refused(sim, &c.cfg, "LPIs 8192..24575 for 4 CPUs exceed 14 ID bits");
+	its_cfg_of(4, 0, &c);
+	c.ic.itt_events = 24;
+	refused(sim, &c.cfg, "itt_events 24 is not a power of two");
+	its_cfg_of(4, 0, &c);
+	c.ic.itt_events = 1u << 17;
+	refused(sim, &c.cfg, "itt_events 131072: the ITS has 16 EventID bits");
+	its_cfg_of(4, 0, &c);
+	c.ic.nr_cpus = 3;
+	refused(sim, &c.cfg, "rd_target has 3 entries for 4 CPUs");
+	its_cfg_of(4, 0, &c);
+	c.rd[2] = 0x080e0000;	/* an address, but PTA is 0 */
+	refused(sim, &c.cfg, "cpu 2: rd_target 0x80e0000 is not a processor");
+	umsi_sim_destroy(sim);
+}
+
+/*
+ * A creation maps the ITS, gives it a device table, a collection table
+ * and a command queue, and maps a collection per CPU; every host call of
+ * it failed in turn refuses the system and leaves nothing (memory, the
+ * mapping, the lock, the ITS's memory) behind.
+ */
+static void test_create_failure_leaves_nothing(void **state)
+{
+	struct umsi_sim *sim = its_sim(4);
+	struct umsi_sim_leaks l0, l1;
+	struct umsi_sim_its_stats is;
+	struct umsi_system *sys;
+	struct umsi_sim_stats st;
+	struct its_cfg c;
+	uint64_t n, k;
+
+	(void)state;
+	its_cfg_of(4, 0, &c);
+	umsi_sim_leaks(sim, &l0);
+	umsi_sim_stats_reset(sim);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim, &c.cfg,
+					    &sys), 0);
+	umsi_sim_stats(sim, &st);
+	assert_int_equal(st.op_calls[UMSI_SIM_OP_MMIO_MAP], 1);
+	assert_int_equal(st.op_calls[UMSI_SIM_OP_PHYS_ALLOC], 3);
+	assert_int_equal(umsi_sim_its_stats(sim, &is), 0);
+	assert_int_equal(is.cmds[C_MAPC], 4);
+	assert_int_equal(is.cmd_errors, 0);
+	assert_non_null(strstr(umsi_sim_log_text(sim), "arm64-its: ITS at "
+			       "0x8080000, LPIs 8192..9215 (256 a CPU)"));
+	umsi_sim_leaks(sim, &l1);
+	assert_int_equal(l1.phys_allocs, l0.phys_allocs + 3);
+	umsi_system_destroy(sys);
+	umsi_sim_leaks(sim, &l1);
+	assert_true(umsi_sim_leaks_equal(&l0, &l1));
+	n = st.fallible_calls;
+	for (k = 1; k <= n; k++) {
+		umsi_sim_fail_at(sim, k, -UMSI_ENOMEM);
+		assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim,
+						    &c.cfg, &sys),
+				 -UMSI_ENOMEM);
+		umsi_sim_leaks(sim, &l1);
+		assert_true(umsi_sim_leaks_equal(&l0, &l1));
+	}
+	umsi_sim_fail_at(sim, 0, 0);
+	umsi_sim_stats(sim, &st);
+	assert_int_equal(st.bad_accesses, 0);
+	umsi_sim_destroy(sim);
+}
+
+/* ---- MSI-X and MSI ----------------------------------------------------------- */
+
+/*
+ * MSI-X entry k's message is (GITS_TRANSLATER, k) whatever the CPU; the
+ * ITS translates (the device's BDF, k) to the LPI of the identity the
+ * core chose on the CPU it chose, and the handler runs there. One MAPD
+ * for the device, one MAPTI per entry; no controller register written.
+ */
+static void test_msix_through_translater(void **state)
+{
+	struct machine *m = its_machine(4, 0);
+	struct umsi_sim_dev_desc d = nvme_desc();
+	struct umsi_pci_dev *dev = plug(m, NVME, &d, UMSI_PCI_ADD_FRESH);
+	struct umsi_sim_its_stats is;
+	struct umsi_sim_stats st;
+	unsigned per_cpu[4] = { 0 };
+	uint32_t k;
+
+	(void)state;
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 8, 8,
+			 UMSI_PCI_IRQ_MSIX | UMSI_PCI_IRQ_AFFINITY), 8);
+	for (k = 0; k < 8; k++) {
+		uint32_t irq = (uint32_t)umsi_pci_irq_vector(dev, k), ctrl, data;
+		struct umsi_irq_info info;
+		uint64_t addr;
+
+		assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
+		assert_int_equal(umsi_sim_msix_entry_get(m->sim, NVME, k, &addr,
+							 &data, &ctrl), 0);
+		assert_int_equal(addr, TRANSLATER);
+		assert_int_equal(data, k);
+		assert_maps_to(m, NVME, k, info.cpu, info.vector, 256);
+		per_cpu[info.cpu]++;
+		assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0,
+						  "t", m), 0);
+	}
+	for (k = 0; k < 4; k++)
+		assert_int_equal(per_cpu[k], 2);
+	is = istats(m);
+	assert_int_equal(is.cmds[C_MAPD], 1);
+	assert_int_equal(is.cmds[C_MAPTI], 8);
+	assert_int_equal(is.devices, 1);
+	umsi_sim_stats_reset(m->sim);
+	for (k = 0; k < 8; k++) {
+		uint32_t irq = (uint32_t)umsi_pci_irq_vector(dev, k);
+		struct umsi_irq_info info;
+
+		assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
+		assert_int_equal(umsi_sim_fire(m->sim, NVME, k),
+				 UMSI_SIM_FIRE_SENT);
+		assert_int_equal(m->handled[irq], 1);
+		assert_int_equal(m->last_cpu[irq], info.cpu);
+	}
+	st = sstats(m);
+	assert_int_equal(st.dispatched, 8);
+	assert_int_equal(st.unassigned, 0);
+	assert_int_equal(st.op_calls[UMSI_SIM_OP_CTL_WRITE], 0);
+	umsi_pci_remove(m->sys, dev);
+	its_machine_free(m);
+}
+
+/*
+ * 5 messages of a 32-capable MSI function: a block of 8 LPIs on one CPU;
+ * the message's data is EventID 0 and the device ORs the number in, so
+ * events 0..7 of its DeviceID are mapped to consecutive LPIs.
+ */
+static void test_msi_block_events(void **state)
+{
+	struct machine *m = its_machine(2, 64);
+	struct umsi_sim_dev_desc d = msi_desc(32, true, true);
+	struct umsi_pci_dev *dev = plug(m, DEV, &d, 0);
+	struct umsi_irq_info i0;
+	uint16_t cap = find_cap(m, DEV, UMSI_PCI_CAP_ID_MSI);
+	uint32_t k;
+
+	(void)state;
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 5, UMSI_PCI_IRQ_MSI),
+			 5);
+	assert_int_equal(umsi_irq_get_info(m->sys, (uint32_t)
+					   umsi_pci_irq_vector(dev, 0), &i0), 0);
+	assert_int_equal(i0.vector % 8, 0);
+	assert_int_equal(umsi_sim_cfg_read(m->sim, DEV, cap + 4, 4),
+			 (uint32_t)TRANSLATER);
+	assert_int_equal(umsi_sim_cfg_read(m->sim, DEV, cap + 12, 2), 0);
+	for (k = 0; k < 8; k++)
+		assert_maps_to(m, DEV, k, i0.cpu, i0.vector + k, 64);
+	assert_int_equal(istats(m).cmds[C_MAPTI], 8);
+	for (k = 0; k < 5; k++)
+		assert_int_equal(umsi_request_irq(m->sys, (uint32_t)
+						  umsi_pci_irq_vector(dev, k),
+						  fx_handler, 0, "t", m), 0);
+	for (k = 0; k < 5; k++) {
+		int irq = umsi_pci_irq_vector(dev, k);
+
+		assert_int_equal(umsi_sim_fire(m->sim, DEV, k),
+				 UMSI_SIM_FIRE_SENT);
+		assert_int_equal(m->handled[irq], 1);
+		assert_int_equal(m->last_cpu[irq], i0.cpu);
+	}
+	assert_int_equal(sstats(m).unassigned, 0);
+	umsi_pci_remove(m->sys, dev);
+	its_machine_free(m);
+}
+
+/*
+ * Two functions are two DeviceIDs, each with its own ITT; the last IRQ of
+ * one unmaps it (DISCARD of its events, MAPD V=0) and frees its ITT,
+ * while the other keeps working. Messages without a requester, or from
+ * a function the ITS does not know, translate to nothing.
+ */
+static void test_devices_mapped_and_unmapped(void **state)
+{
+	struct machine *m = its_machine(2, 0);
+	struct umsi_sim_dev_desc d = nvme_desc();
+	struct umsi_pci_dev *a = plug(m, NVME, &d, UMSI_PCI_ADD_FRESH);
+	struct umsi_pci_dev *b = plug(m, NVME2, &d, UMSI_PCI_ADD_FRESH);
+	struct umsi_sim_leaks l0, l1;
+	struct umsi_sim_its_stats is;
+	struct umsi_sim_stats st;
+	int irq;
+
+	(void)state;
+	umsi_sim_leaks(m->sim, &l0);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 3, 3, UMSI_PCI_IRQ_MSIX),
+			 3);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 2, 2, UMSI_PCI_IRQ_MSIX),
+			 2);
+	is = istats(m);
+	assert_int_equal(is.devices, 2);
+	assert_int_equal(is.cmds[C_MAPD], 2);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_int_equal(l1.phys_allocs, l0.phys_allocs + 2);
+	/* The same message from nobody, or from a stranger: untranslated. */
+	umsi_sim_stats_reset(m->sim);
+	assert_int_equal(umsi_sim_msg_write(m->sim, TRANSLATER, 0), 0);
+	assert_int_equal(umsi_sim_msg_write_from(m->sim, UMSI_BDF(0, 0, 9, 0),
+						 TRANSLATER, 0), 0);
+	assert_int_equal(umsi_sim_msg_write_from(m->sim, NVME2, TRANSLATER,
+						 2), 0);
+	assert_int_equal(umsi_sim_msg_write_from(m->sim, NVME2,
+						 UMSI_SIM_ITS_BASE, 0), 0);
+	st = sstats(m);
+	assert_int_equal(st.undeliverable_by[UMSI_SIM_UNDELIV_ITS], 3);
+	assert_int_equal(st.undeliverable_by[UMSI_SIM_UNDELIV_STRAY], 1);
+	assert_int_equal(st.dispatched, 0);
+	umsi_pci_free_irq_vectors(a);
+	is = istats(m);
+	assert_int_equal(is.devices, 1);
+	assert_int_equal(is.cmds[C_DISCARD], 3);
+	assert_int_equal(is.cmds[C_MAPD], 3);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_int_equal(l1.phys_allocs, l0.phys_allocs + 1);
+	assert_int_equal(umsi_sim_its_translate(m->sim, NVME, 0, &(uint32_t){0},
+						&(uint32_t){0}), -UMSI_ENOENT);
+	irq = umsi_pci_irq_vector(b, 1);
+	assert_int_equal(umsi_request_irq(m->sys, (uint32_t)irq, fx_handler, 0,
+					  "t", m), 0);
+	assert_int_equal(umsi_sim_fire(m->sim, NVME2, 1), UMSI_SIM_FIRE_SENT);
+	assert_int_equal(m->handled[irq], 1);
+	umsi_pci_remove(m->sys, a);
+	umsi_pci_remove(m->sys, b);
+	assert_int_equal(istats(m).devices, 0);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_int_equal(l1.phys_allocs, l0.phys_allocs);
+	its_machine_free(m);
+}
+
+/* ---- migration ------------------------------------------------------------------ */
+
+struct gun {
+	struct machine *m;
+	umsi_bdf_t bdf;
+	unsigned k;
+	int sent;
+};
+
+/* The device fires after every host call the move makes. */
+static void shoot(void *arg, enum umsi_sim_op op)
+{
+	struct gun *g = arg;
+	int r;
+
+	(void)op;
+	r = umsi_sim_fire(g->m->sim, g->bdf, g->k);
+	if (r == UMSI_SIM_FIRE_SENT || r == UMSI_SIM_FIRE_PENDING)
+		g->sent++;
+}
+
+/*
+ * Move @irq (entry/message @k of @bdf) to @to_cpu while the device fires
+ * after every host call: the move is commands to the ITS (MAPTI), the
+ * device's registers are not touched, no message is lost or reaches no
+ * CPU, and afterwards the same message lands on the new CPU.
+ */
+static void move_under_fire(struct machine *m, umsi_bdf_t bdf, uint32_t irq,
+			    unsigned k, uint32_t to_cpu, uint32_t nvec)
+{
+	struct gun g = { .m = m, .bdf = bdf, .k = k };
+	uint64_t w = 1ull << to_cpu, before = m->handled[irq];
+	struct umsi_cpumask mask = { &w, umsi_sim_ncpus(m->sim) };
+	struct umsi_sim_its_stats is0 = istats(m), is1;
+	struct umsi_sim_dev_stats ds0 = dstats(m, bdf), ds1;
+	struct umsi_irq_info info;
+	struct umsi_sim_stats st;
+
+	umsi_sim_stats_reset(m->sim);
+	ds0 = dstats(m, bdf);
+	umsi_sim_set_hook(m->sim, shoot, &g);
+	assert_int_equal(umsi_irq_set_affinity(m->sys, irq, &mask), 0);
+	umsi_sim_set_hook(m->sim, NULL, NULL);
+	umsi_sim_quiesce(m->sim);
+	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
+	assert_int_equal(info.cpu, to_cpu);
+	assert_true(g.sent > 0);
+	st = sstats(m);
+	ds1 = dstats(m, bdf);
+	is1 = istats(m);
+	assert_int_equal(st.undeliverable, 0);
+	assert_int_equal(ds1.mmio_writes, ds0.mmio_writes);
+	assert_int_equal(ds1.cfg_writes, ds0.cfg_writes);
+	assert_true(is1.cmds[C_MAPTI] > is0.cmds[C_MAPTI]);
+	assert_int_equal(is1.cmds[C_MOVI], 0);
+	assert_true(m->handled[irq] > before);
+	assert_maps_to(m, bdf, k, to_cpu, info.vector, nvec);
+	assert_int_equal(umsi_sim_fire(m->sim, bdf, k), UMSI_SIM_FIRE_SENT);
+	assert_int_equal(m->last_cpu[irq], to_cpu);
+}
+
+static void test_migration_by_command_under_fire(void **state)
+{
+	struct machine *m = its_machine(4, 0);
+	struct umsi_sim_dev_desc dx = nvme_desc();
+	struct umsi_sim_dev_desc dm = msi_desc(1, true, false);
+	struct umsi_pci_dev *x = plug(m, NVME, &dx, UMSI_PCI_ADD_FRESH);
+	struct umsi_pci_dev *msi = plug(m, DEV, &dm, 0);
+	struct umsi_irq_info info;
+	uint64_t addr;
+	uint32_t irq, data, ctrl;
+
+	(void)state;
+	assert_int_equal(umsi_pci_alloc_irq_vectors(x, 2, 2, UMSI_PCI_IRQ_MSIX),
+			 2);
+	irq = (uint32_t)umsi_pci_irq_vector(x, 1);
+	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
+			 0);
+	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
+	move_under_fire(m, NVME, irq, 1, (info.cpu + 1) % 4, 256);
+	move_under_fire(m, NVME, irq, 1, (info.cpu + 3) % 4, 256);
+	assert_int_equal(umsi_sim_msix_entry_get(m->sim, NVME, 1, &addr, &data,
+						 &ctrl), 0);
+	assert_int_equal(addr, TRANSLATER);
+	assert_int_equal(data, 1);
+	assert_int_equal(dstats(m, NVME).msix_live_writes, 0);
+
+	/* MSI without mask bits: nothing to mask, nothing rewritten. */
+	assert_int_equal(umsi_pci_alloc_irq_vectors(msi, 1, 1, UMSI_PCI_IRQ_MSI),
+			 1);
+	irq = (uint32_t)umsi_pci_irq_vector(msi, 0);
+	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
+			 0);
+	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
+	move_under_fire(m, DEV, irq, 0, (info.cpu + 2) % 4, 256);
+	assert_int_equal(dstats(m, DEV).msi_live_writes, 0);
+	umsi_pci_remove(m->sys, x);
+	umsi_pci_remove(m->sys, msi);
+	its_machine_free(m);
+}
+
+struct holdoff {
+	struct umsi_sim *sim;
+	uint32_t cpu;
+	bool held;
+};
+
+/* After the first cross-call to the old CPU, let it take interrupts. */
+static void release_after_xcall(void *arg, enum umsi_sim_op op)
+{
+	struct holdoff *h = arg;
+
+	if (op == UMSI_SIM_OP_RUN_ON_CPU && h->held) {
+		h->held = false;
+		assert_int_equal(umsi_sim_cpu_irq_enable(h->sim, h->cpu), 0);
+	}
+}
+
+/*
+ * The LPI became pending on the old CPU while its interrupts were off;
+ * the IRQ moves meanwhile. The old CPU finds it pending (ctl_read of its
+ * redistributor's pending bit), the back end has the ITS send the event
+ * again (INT), which now translates to the new CPU's LPI: the handler
+ * runs once, there; the stale copy on the old CPU is taken without a
+ * handler and without counting as spurious.
+ */
+static void test_pending_copy_resent_by_int(void **state)
+{
+	struct machine *m = its_machine(2, 0);
+	struct umsi_sim_dev_desc d = msi_desc(1, true, false);
+	struct umsi_pci_dev *dev = plug(m, DEV, &d, 0);
+	struct umsi_irq_info info;
+	struct holdoff h = { .sim = m->sim, .held = true };
+	uint64_t w;
+	struct umsi_cpumask mask = { &w, 2 };
+	struct umsi_sim_stats st;
+	uint32_t irq, old_lpi;
+
+	(void)state;
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1,
+						    UMSI_PCI_IRQ_MSI), 1);
+	irq = (uint32_t)umsi_pci_irq_vector(dev, 0);
+	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
+			 0);
+	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
+	h.cpu = info.cpu;
+	old_lpi = FIRST_LPI + info.cpu * 256 + info.vector;
+	w = 1ull << (1 - info.cpu);
+	assert_int_equal(umsi_sim_cpu_irq_disable(m->sim, h.cpu), 0);
+	assert_int_equal(umsi_sim_fire(m->sim, DEV, 0), UMSI_SIM_FIRE_SENT);
+	assert_true(umsi_sim_id_pending(m->sim, h.cpu, old_lpi));
+	assert_int_equal(m->handled[irq], 0);
+	umsi_sim_stats_reset(m->sim);
+	umsi_sim_set_hook(m->sim, release_after_xcall, &h);
+	assert_int_equal(umsi_irq_set_affinity(m->sys, irq, &mask), 0);
+	umsi_sim_set_hook(m->sim, NULL, NULL);
+	assert_false(h.held);
+	assert_int_equal(m->handled[irq], 1);
+	assert_int_equal(m->last_cpu[irq], 1 - h.cpu);
+	assert_false(umsi_sim_id_pending(m->sim, h.cpu, old_lpi));
+	assert_int_equal(istats(m).cmds[C_INT], 1);
+	st = sstats(m);
+	assert_true(st.op_calls[UMSI_SIM_OP_CTL_READ] >= 1);
+	assert_int_equal(st.dispatched, 2);
+	assert_int_equal(umsi_spurious_count(m->sys, h.cpu), 0);
+	umsi_pci_remove(m->sys, dev);
+	its_machine_free(m);
+}
+
+/*
+ * A CPU goes offline: its IRQs move to the others by command, the MSI-X
+ * table keeps its messages, each fires on its new CPU; the CPU comes back
+ * and takes an IRQ again.
+ */
+static void test_cpu_offline_online(void **state)
+{
+	struct machine *m = its_machine(4, 0);
+	struct umsi_sim_dev_desc d = nvme_desc();
+	struct umsi_pci_dev *dev = plug(m, NVME, &d, UMSI_PCI_ADD_FRESH);
+	uint64_t w = 1ull << 1, writes;
+	struct umsi_cpumask one = { &w, 4 };
+	struct umsi_irq_info info;
+	uint32_t k, irq;
+
+	(void)state;
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 4, 4, UMSI_PCI_IRQ_MSIX),
+			 4);
+	for (k = 0; k < 4; k++) {
+		irq = (uint32_t)umsi_pci_irq_vector(dev, k);
+		assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0,
+						  "t", m), 0);
+		assert_int_equal(umsi_irq_set_affinity(m->sys, irq, &one), 0);
+	}
+	writes = dstats(m, NVME).mmio_writes;
+	assert_int_equal(umsi_cpu_offline(m->sys, 1), 0);
+	assert_int_equal(umsi_sim_cpu_set_online(m->sim, 1, false), 0);
+	assert_int_equal(dstats(m, NVME).mmio_writes, writes);
+	umsi_sim_stats_reset(m->sim);
+	for (k = 0; k < 4; k++) {
+		irq = (uint32_t)umsi_pci_irq_vector(dev, k);
+		assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
+		assert_int_not_equal(info.cpu, 1);
+		assert_maps_to(m, NVME, k, info.cpu, info.vector, 256);
+		assert_int_equal(umsi_sim_fire(m->sim, NVME, k),
+				 UMSI_SIM_FIRE_SENT);
+		assert_int_equal(m->last_cpu[irq], info.cpu);
+	}
+	assert_int_equal(sstats(m).dispatched, 4);
+	assert_int_equal(umsi_sim_cpu_set_online(m->sim, 1, true), 0);
+	assert_int_equal(umsi_cpu_online(m->sys, 1), 0);
+	irq = (uint32_t)umsi_pci_irq_vector(dev, 2);
+	assert_int_equal(umsi_irq_set_affinity(m->sys, irq, &one), 0);
+	assert_int_equal(umsi_sim_fire(m->sim, NVME, 2), UMSI_SIM_FIRE_SENT);
+	assert_int_equal(m->last_cpu[irq], 1);
+	assert_int_equal(sstats(m).unassigned, 0);
+	umsi_pci_remove(m->sys, dev);
+	its_machine_free(m);
+}
+
+/* ---- exhaustion ------------------------------------------------------------------ */
+
+/* Take identities until @left are free. */
+static int fill(struct machine *m, uint32_t left, struct umsi_irq_desc **ds)
+{
+	struct umsi_matrix_stats st;
+	int n = 0;
+
+	for (;;) {
+		umsi_matrix_stats(umsi_system_matrix(m->sys), &st);
+		if (st.available <= left)
+			return n;
+		assert_int_equal(umsi_irq_alloc(m->sys, &umsi_dead_chip, 1,
+						false, NULL, false, &ds[n]), 0);
+		n++;
+	}
+}
+
+/*
+ * One CPU of 64 LPIs: with 6 left, MSI-X asking for 7 is refused and
+ * changes nothing (no ITS command either); it then shrinks to the 6 that
+ * fit, each mapped, and multi-message MSI gets at most a block of 4.
+ */
+static void test_64_lpis_shrink_to_what_fits(void **state)
+{
+	struct machine *m = its_machine(1, 64);
+	struct umsi_sim_dev_desc dm = msi_desc(32, true, true);
+	struct umsi_sim_dev_desc dx = nvme_desc();
+	struct umsi_pci_dev *msi = plug(m, DEV, &dm, 0);
+	struct umsi_pci_dev *msix = plug(m, NVME, &dx, 0);
+	struct umsi_irq_desc *ds[64];
+	struct umsi_matrix_stats mst;
+	struct umsi_sim_its_stats is0, is1;
+	int n, got;
+
+	(void)state;
+	umsi_matrix_stats(umsi_system_matrix(m->sys), &mst);
+	assert_int_equal(mst.available, 64);
+	n = fill(m, 6, ds);
+	assert_int_equal(n, 58);
+	is0 = istats(m);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(msix, 7, 65,
+						    UMSI_PCI_IRQ_MSIX),
+			 -UMSI_ENOSPC);
+	is1 = istats(m);
+	assert_int_equal(is1.cmds[C_MAPTI], is0.cmds[C_MAPTI]);
+	assert_int_equal(is1.devices, 0);
+	assert_false(msix_enabled(m, NVME));
+	got = umsi_pci_alloc_irq_vectors(msi, 1, 32, UMSI_PCI_IRQ_MSI);
+	assert_true(got == 4 || got == 2 || got == 1);
+	umsi_pci_free_irq_vectors(msi);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(msix, 1, 65,
+						    UMSI_PCI_IRQ_MSIX), 6);
+	assert_int_equal(istats(m).devices, 1);
+	umsi_pci_free_irq_vectors(msix);
+	assert_int_equal(istats(m).devices, 0);
+	umsi_irq_release(m->sys, ds, (uint32_t)n);
+	umsi_pci_remove(m->sys, msi);
+	umsi_pci_remove(m->sys, msix);
+	its_machine_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_contradictory_config_refused),
+		cmocka_unit_test(test_create_failure_leaves_nothing),
+		cmocka_unit_test(test_msix_through_translater),
+		cmocka_unit_test(test_msi_block_events),
+		cmocka_unit_test(test_devices_mapped_and_unmapped),
+		cmocka_unit_test(test_migration_by_command_under_fire),
+		cmocka_unit_test(test_pending_copy_resent_by_int),
+		cmocka_unit_test(test_cpu_offline_online),
+		cmocka_unit_test(test_64_lpis_shrink_to_what_fits),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
