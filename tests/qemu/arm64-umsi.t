@@ -1,0 +1,260 @@
+#!/usr/bin/perl
+# SPDX-License-Identifier: MIT
+#
+# The arm64 kernel with uMSI (build/arm64/umsi-kernel, make kernel-arm64)
+# on QEMU virt with GICv3 and an ITS: the shared glue and drivers over the
+# GICv3 ITS back end. With -smp 1 and 4, every device behind its own
+# pcie-root-port:
+#   - edu: one MSI message, 20 events;
+#   - e1000e: 5 MSI-X vectors, spread over the CPUs;
+#   - nvme: admin + 15 I/O queues on their own MSI-X vectors (16 of 65:
+#     umsi.probe_max=16), verified reads;
+#   - nec-usb-xhci (msi=on, msix=off) with a USB keyboard: a 16-message
+#     MSI block, command completions on message 0, transfer events on
+#     messages 1-15;
+#   - the root ports themselves (pcieport, MSI-X).
+# Each event must arrive exactly once on the CPU uMSI chose (the kernel's
+# fire lines: received = sent, wrong_cpu 0). The held machine is read
+# through QEMU's monitor (UmsiCheck): each message's address is
+# GITS_TRANSLATER and its data the EventID (the message index); no
+# (function, EventID) twice; no LPI twice. What config space cannot show,
+# the ITS's (DeviceID, EventID) -> (LPI, collection) mapping, is read from
+# QEMU's trace of the commands the ITS executed: the last MAPTI of each
+# vector's (DeviceID = BDF, EventID = index) must name collection = the
+# line's cpu and LPI = first_lpi + cpu * nvec + vector; and the trace of
+# writes to GITS_TRANSLATER shows each (requester ID, EventID) written at
+# least as often as its handler ran.
+# Then: pci_nomsi (every function none), umsi.offline/online through PSCI
+# CPU_OFF/CPU_ON, and umsi.migrate under fire (no event lost).
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Test::More;
+use File::Temp qw(tempfile tempdir);
+use JSON::PP;
+use UmsiQemu;
+use UmsiCheck;
+
+plan skip_all => "$UmsiQemu::ARM64_QEMU not installed"
+	unless UmsiQemu::have_qemu('arm64');
+plan skip_all => "$UmsiQemu::ARM64_KERNEL not built (make kernel-arm64)"
+	unless -f $UmsiQemu::ARM64_KERNEL;
+{
+	my $r = UmsiQemu::run(arch => 'arm64', smp => 1, timeout => 60);
+	plan skip_all => 'arm64 kernel linked without the uMSI library (ITS back end missing)'
+		if $r->{serial} =~ /^umsi: library not linked/m;
+}
+
+my ($fh, $img) = tempfile('umsi-nvme-XXXXXX', TMPDIR => 1, UNLINK => 1, SUFFIX => '.img');
+binmode($fh);
+print $fh pack('a4 V x504', 'UMSI', $_) for 0 .. 255;
+close($fh);
+
+my $trace_dir = tempdir('umsi-a64t-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+
+sub devices {
+	return ('-device', 'pcie-root-port,id=rp0,chassis=1',
+		'-device', 'pcie-root-port,id=rp1,chassis=2',
+		'-device', 'pcie-root-port,id=rp2,chassis=3',
+		'-device', 'pcie-root-port,id=rp3,chassis=4',
+		'-device', 'edu,bus=rp0',
+		'-device', 'e1000e,bus=rp1',
+		'-drive', "if=none,id=d0,file=$img,format=raw",
+		'-device', 'nvme,serial=umsi,drive=d0,bus=rp2',
+		'-device', 'nec-usb-xhci,id=xhci,msi=on,msix=off,bus=rp3',
+		'-device', 'usb-kbd,bus=xhci.0');
+}
+
+sub bdf_rid {
+	my ($bdf) = @_;
+	my (undef, $b, $d, $f) = UmsiCheck::parse_bdf($bdf);
+	return ($b << 8) | ($d << 3) | $f;
+}
+
+# QEMU's trace: the last MAPTI of each (DeviceID, EventID) still mapped,
+# and the writes to GITS_TRANSLATER per (requester ID, EventID).
+sub its_trace {
+	my ($file) = @_;
+	my (%map, %writes);
+	open(my $t, '<', $file) or return (\%map, \%writes);
+	while (<$t>) {
+		if (/command MAPTI DeviceID (0x[0-9a-f]+) EventID (0x[0-9a-f]+) ICID (0x[0-9a-f]+) pINTID (0x[0-9a-f]+)/) {
+			$map{hex($1) . '/' . hex($2)} = [hex($3), hex($4)];
+		} elsif (/command DISCARD DeviceID (0x[0-9a-f]+) EventID (0x[0-9a-f]+)/) {
+			delete $map{hex($1) . '/' . hex($2)};
+		} elsif (/TRANSLATER write: offset 0x40 data (0x[0-9a-f]+) size \d+ requester_id (0x[0-9a-f]+)/) {
+			$writes{hex($2) . '/' . hex($1)}++;
+		}
+	}
+	close($t);
+	return (\%map, \%writes);
+}
+
+sub no_crash {
+	my ($r, $what) = @_;
+	ok(!grep({ /EXCEPTION|PANIC|^check: |"event":"error"/ } @{$r->{lines}}),
+	   "$what: no crash, no kernel check failure")
+		or diag(join("\n", grep { /EXCEPTION|PANIC|^check: |"event":"error"/ } @{$r->{lines}}));
+}
+
+sub fires_ok {
+	my ($r, $what) = @_;
+	my @fire = grep { ($_->{event} // '') eq 'fire' } @{$r->{umsi}};
+	my @bad = grep { !$_->{ok} || $_->{received} != $_->{sent} || $_->{wrong_cpu} } @fire;
+	ok(@fire && !@bad, "$what: every event arrived once, on the CPU uMSI chose")
+		or diag(join("\n", map { encode_json($_) } @bad));
+	return @fire;
+}
+
+for my $smp (1, 4) {
+	subtest "-smp $smp: edu, e1000e, nvme, xhci behind root ports" => sub {
+		my $trace = "$trace_dir/trace-$smp.log";
+		my $r = UmsiQemu::run(arch => 'arm64', smp => $smp, timeout => 240,
+			hold => 1, devices => [devices(),
+				'-trace', 'gicv3_its_cmd_mapti', '-trace', 'gicv3_its_cmd_discard',
+				'-trace', 'gicv3_its_translation_write', '-D', $trace],
+			append => 'umsi.drivers=edu,e1000e,nvme,xhci umsi.probe=all '
+				. 'umsi.probe_max=16 umsi.fire=20',
+			monitor => sub { UmsiCheck::snapshot(@_) });
+		is($r->{exit}, 'held', 'set-up completed and held')
+			or diag($r->{serial});
+		no_crash($r, "-smp $smp");
+
+		my $ready = $r->{ready} // {};
+		is($ready->{arch}, 'arm64', 'ready line: arch arm64');
+		my @cpus = @{$ready->{cpus} // []};
+		is(scalar @cpus, $smp, "ready line: $smp CPUs");
+		is(scalar(grep { $_->{online} && defined $_->{mpidr} } @cpus), $smp,
+		   'every CPU online, with its MPIDR');
+		my %mpidr = map { $_->{cpu} => $_->{mpidr} } @cpus;
+		my ($first, $nvec) = ($ready->{first_lpi} // 0, $ready->{nvec} // 0);
+		ok($first >= 8192 && $nvec > 0, "ready line: first_lpi $first, nvec $nvec");
+
+		for my $res (UmsiCheck::check($r->{monitor}, $r)) {
+			ok($res->[0], "monitor: $res->[1]") or diag($res->[2]);
+		}
+
+		my %want = ('0000:01:00.0' => ['edu', 'msi', 1],
+			    '0000:02:00.0' => ['e1000e', 'msix', 5],
+			    '0000:03:00.0' => ['nvme', 'msix', 16],
+			    '0000:04:00.0' => ['xhci', 'msi', 16]);
+		for my $bdf (sort keys %want) {
+			my ($drv, $mode, $n) = @{$want{$bdf}};
+			my ($d) = grep { $_->{bdf} eq $bdf } @{$r->{devices}};
+			ok($d, "$drv at $bdf") or next;
+			is($d->{driver}, $drv, "$bdf: driver $drv");
+			is($d->{mode}, $mode, "$drv: $mode");
+			is($d->{nvec}, $n, "$drv: $n vectors");
+			my @bad = grep { !defined $_->{mpidr} || !defined $_->{cpu} ||
+					 !defined $_->{vector} ||
+					 ($mpidr{$_->{cpu}} // -1) != $_->{mpidr} ||
+					 $_->{vector} >= $nvec }
+				@{$d->{vectors} // []};
+			ok(!@bad, "$drv: each vector names its cpu, that cpu's mpidr, an identity below nvec");
+		}
+		my ($e) = grep { $_->{bdf} eq '0000:02:00.0' } @{$r->{devices}};
+		my %ecpu = map { $_->{cpu} => 1 } @{$e->{vectors} // []};
+		is(scalar keys %ecpu, $smp, 'e1000e: its vectors spread over the CPUs');
+		my ($x) = grep { $_->{bdf} eq '0000:04:00.0' } @{$r->{devices}};
+		my @xv = @{$x->{vectors} // []};
+		my %xcpu = map { $_->{cpu} => 1 } @xv;
+		ok(@xv == 16 && keys %xcpu == 1 && $xv[0]{vector} % 16 == 0 &&
+		   !grep({ $xv[$_]{vector} != $xv[0]{vector} + $_ } 0 .. $#xv),
+		   'xhci: one CPU, 16 consecutive identities, aligned');
+
+		my @fire = fires_ok($r, "-smp $smp");
+		my %fired = map { $_->{driver} => 1 } @fire;
+		is_deeply([sort keys %fired], [qw(e1000e edu nvme xhci)],
+			  'every driver fired');
+		my ($nv) = grep { ($_->{event} // '') eq 'nvme' } @{$r->{umsi}};
+		ok($nv && $nv->{io_queues} == 15 && $nv->{reads} > 0 && !$nv->{bad_reads},
+		   'nvme: admin + 15 I/O queues, reads verified');
+		my ($xe) = grep { ($_->{event} // '') eq 'xhci' } @{$r->{umsi}};
+		ok($xe && $xe->{messages} == 16 && ($xe->{descriptor} // '') eq '0x0112' &&
+		   !$xe->{bad_events}, 'xhci: 16 messages, a device descriptor read');
+
+		# The ITS's own view, from QEMU's trace.
+		my ($map, $writes) = its_trace($trace);
+		my (@unmapped, $nmapped);
+		for my $d (grep { ($_->{mode} // '') =~ /^msix?$/ } @{$r->{devices}}) {
+			my $rid = bdf_rid($d->{bdf});
+			for my $v (@{$d->{vectors} // []}) {
+				my $m = $map->{"$rid/$v->{index}"};
+				my $lpi = $first + $v->{cpu} * $nvec + $v->{vector};
+				if (!$m || $m->[0] != $v->{cpu} || $m->[1] != $lpi) {
+					push @unmapped, sprintf('%s#%d: MAPTI %s, line says collection %d LPI %d',
+						$d->{bdf}, $v->{index},
+						$m ? "collection $m->[0] LPI $m->[1]" : 'none',
+						$v->{cpu}, $lpi);
+				} else {
+					$nmapped++;
+				}
+			}
+		}
+		ok($nmapped && !@unmapped, "ITS trace: each vector's (DeviceID, EventID) maps to its CPU's collection and LPI ($nmapped)")
+			or diag(join("\n", @unmapped));
+		my @short;
+		for my $f (@fire) {
+			my $key = bdf_rid($f->{bdf}) . "/$f->{index}";
+			push @short, "$f->{driver} #$f->{index}: " . ($writes->{$key} // 0) .
+				" writes, $f->{received} received"
+				if ($writes->{$key} // 0) < $f->{received};
+		}
+		ok(!@short, 'QEMU saw each (requester ID, EventID) written to GITS_TRANSLATER')
+			or diag(join("\n", @short));
+		diag($r->{cmd}) unless Test::More->builder->is_passing;
+	};
+}
+
+sub held {
+	my (%o) = @_;
+	my $r = UmsiQemu::run(arch => 'arm64', smp => $o{smp} // 2, timeout => 120,
+		hold => 1, append => $o{append},
+		devices => ['-device', 'pcie-root-port,id=rp0,chassis=1',
+			    '-device', 'pcie-root-port,id=rp1,chassis=2',
+			    '-device', 'edu,bus=rp0', '-device', 'e1000e,bus=rp1'],
+		monitor => sub { UmsiCheck::snapshot(@_) });
+	is($r->{exit}, 'held', "$o{append}: set-up completed and held")
+		or diag($r->{serial});
+	no_crash($r, $o{append});
+	for my $res (UmsiCheck::check($r->{monitor}, $r)) {
+		ok($res->[0], "$o{append}: monitor: $res->[1]") or diag($res->[2]);
+	}
+	return $r;
+}
+
+subtest 'pci_nomsi' => sub {
+	my $r = held(append => 'pci_nomsi umsi.drivers=edu,e1000e umsi.probe=all');
+	my @devs = @{$r->{devices}};
+	ok(scalar @devs >= 4, 'root ports, edu and e1000e reported');
+	my @msi = grep { ($_->{mode} // '') ne 'none' ||
+			 ($_->{reason} // '') ne 'policy:pci_nomsi' } @devs;
+	ok(!@msi, 'every function: mode none, reason policy:pci_nomsi')
+		or diag(join("\n", map { encode_json($_) } @msi));
+};
+
+subtest 'umsi.offline=1,2 umsi.online=2 (-smp 4)' => sub {
+	my $r = held(smp => 4, append => 'umsi.drivers=edu,e1000e umsi.probe=all '
+		     . 'umsi.fire=10 umsi.offline=1,2 umsi.online=2');
+	fires_ok($r, 'before, between and after');
+	my %online = map { $_->{cpu} => $_->{online} } @{$r->{ready}{cpus} // []};
+	is_deeply(\%online, { 0 => JSON::PP::true, 1 => JSON::PP::false,
+			      2 => JSON::PP::true, 3 => JSON::PP::true },
+		  'ready line: cpu 1 offline, the others online');
+	my @on1 = grep { $_->{cpu} == 1 } map { @{$_->{vectors} // []} } @{$r->{devices}};
+	ok(!@on1, 'no vector left on the offline CPU');
+	is(scalar(grep { /^cpu 2 mpidr 0x2 up: redistributor / } @{$r->{lines}}), 2,
+	   'cpu 2 came up twice (PSCI CPU_ON after CPU_OFF)');
+};
+
+subtest 'umsi.migrate=300 (-smp 4)' => sub {
+	my $r = held(smp => 4, append => 'umsi.drivers=edu,e1000e umsi.migrate=300');
+	my @m = grep { ($_->{event} // '') eq 'migrate' } @{$r->{umsi}};
+	is(scalar @m, 2, 'edu and e1000e migrated');
+	my @bad = grep { !$_->{ok} || $_->{lost} || $_->{moved} != 300 } @m;
+	ok(!@bad, '300 moves each under fire, every event received, none lost')
+		or diag(join("\n", map { encode_json($_) } @bad));
+};
+
+done_testing();
