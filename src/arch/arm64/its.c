@@ -143,6 +143,9 @@ struct its_priv {
 	uint32_t cwriter;                /* next command's offset */
 	uint32_t queued;                 /* commands not yet waited for */
 	bool broken;                     /* the ITS stopped taking commands */
+	bool told;                       /* ...and the log says so */
+	bool stalled;                    /* it refused one (else: silent) */
+	uint32_t fail_creadr;            /* GITS_CREADR then */
 	struct its_dev *devs;
 	struct its_irq *irqs;
 };
@@ -246,9 +249,8 @@ static int its_flush(struct umsi_system *sys)
 		rd = its_read32(sys, GITS_CREADR);
 		if (rd & GITS_CREADR_STALLED) {
 			p->broken = true;
-			umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: command queue "
-				 "stalled at 0x%x: the ITS refused a command",
-				 rd & ~GITS_CREADR_STALLED);
+			p->stalled = true;
+			p->fail_creadr = rd & ~GITS_CREADR_STALLED;
 			return -UMSI_EIO;
 		}
 		if ((rd & 0xfffe0u) == p->cwriter) {
@@ -260,9 +262,29 @@ static int its_flush(struct umsi_system *sys)
 		its_relax();
 	}
 	p->broken = true;
-	umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: commands not done (CREADR "
-		 "0x%x, CWRITER 0x%x)", rd, p->cwriter);
+	p->fail_creadr = rd;
 	return -UMSI_ETIMEDOUT;
+}
+
+/*
+ * Say once, outside the lock (the host's log is never called under one),
+ * that the ITS stopped taking commands.
+ */
+static void its_tell(struct umsi_system *sys)
+{
+	struct its_priv *p = its_priv(sys);
+
+	if (!p->broken || p->told)
+		return;
+	p->told = true;
+	if (p->stalled)
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: command queue "
+			 "stalled at 0x%x: the ITS refused a command",
+			 p->fail_creadr);
+	else
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: commands not done "
+			 "(CREADR 0x%x, CWRITER 0x%x)", p->fail_creadr,
+			 p->cwriter);
 }
 
 /* Queue one command; a full queue is run first. */
@@ -701,6 +723,7 @@ static int its_start(struct umsi_system *sys)
 	if (!ret)
 		ret = its_flush(sys);
 	its_unlock(sys, fl);
+	its_tell(sys);
 	return ret;
 }
 
@@ -918,6 +941,7 @@ static int its_compose_new(struct umsi_system *sys,
 		}
 	}
 	its_unlock(sys, fl);
+	its_tell(sys);
 	its_dev_free(sys, fresh);
 	if (ret)
 		umsi_free(sys, ir, sizeof(*ir));
@@ -956,6 +980,7 @@ static int its_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 				ret = its_map_events(sys, ir, old);
 			}
 			its_unlock(sys, fl);
+			its_tell(sys);
 			return ret ? ret : 1;
 		}
 		its_unlock(sys, fl);
@@ -994,6 +1019,7 @@ static int its_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		ret = its_map_events(sys, ir, old);
 	}
 	its_unlock(sys, fl);
+	its_tell(sys);
 	return ret;
 }
 
@@ -1030,6 +1056,7 @@ static void its_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 			ret = its_flush(sys);
 	}
 	its_unlock(sys, fl);
+	its_tell(sys);
 	if (ret)
 		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: irq %u: unmapping "
 			 "failed (%d); its ITT is kept", ci->irq, ret);
@@ -1080,6 +1107,7 @@ static int its_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 		break;
 	}
 	its_unlock(sys, fl);
+	its_tell(sys);
 	return ret;
 }
 
