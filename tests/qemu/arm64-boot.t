@@ -13,7 +13,8 @@
 # QEMU's monitor must agree: bridge bus numbers, BARs, and edu's MSI
 # capability holding GITS_TRANSLATER and the EventID.
 #
-# Every run is under timeout(1); the kernel ends with PSCI SYSTEM_OFF
+# The raw probe runs with umsi.msiprobe, the library is left out with
+# umsi.nolib (tests/qemu/arm64-umsi.t runs it). Every run is under timeout(1); the kernel ends with PSCI SYSTEM_OFF
 # (QEMU exits 0).
 use strict;
 use warnings;
@@ -75,7 +76,8 @@ sub check_boot {
 	   '/chosen/bootargs is the -append string');
 	ok(grep({ /^dt: its 0x8080000 size 0x20000 phandle 0x[0-9a-f]+ msi-controller$/ } @{$r->{lines}}),
 	   'the ITS child of the GICv3 node');
-	is_deeply($r->{ready}{cpus} // [],
+	is_deeply([map { { cpu => $_->{cpu}, mpidr => $_->{mpidr} } }
+		   @{$r->{ready}{cpus} // []}],
 		  [map { { cpu => $_, mpidr => $_ } } 0 .. $ncpu - 1],
 		  "ready line: $ncpu CPUs with MPIDRs from the device tree");
 	is($r->{ready}{arch} // '', 'arm64', 'ready line: arch arm64');
@@ -98,7 +100,7 @@ sub acked {
 
 for my $smp (1, 4) {
 	subtest "-smp $smp, no PCI device" => sub {
-		my $append = "umsi.test smp=$smp";
+		my $append = "umsi.test smp=$smp umsi.msiprobe umsi.nolib";
 		my $r = boot(smp => $smp, append => $append);
 		check_boot($r, $smp, $append);
 		is(scalar @{$r->{probes}}, 0, 'no edu, no probe');
@@ -107,7 +109,7 @@ for my $smp (1, 4) {
 }
 
 subtest '-smp 4, edu behind a pcie-root-port' => sub {
-	my $append = 'umsi.test rp';
+	my $append = 'umsi.test rp umsi.msiprobe umsi.nolib';
 	my $r = boot(smp => 4, append => $append,
 		     devices => ['-device', 'pcie-root-port,id=rp0,chassis=1',
 				 '-device', 'edu,bus=rp0']);
@@ -132,7 +134,7 @@ subtest '-smp 4, edu behind a pcie-root-port' => sub {
 };
 
 subtest '-smp 1, edu on the root bus' => sub {
-	my $append = 'umsi.test root';
+	my $append = 'umsi.test root umsi.msiprobe umsi.nolib';
 	my $r = boot(smp => 1, append => $append,
 		     devices => ['-device', 'edu,addr=3']);
 	check_boot($r, 1, $append);
@@ -146,7 +148,7 @@ subtest '-smp 1, edu on the root bus' => sub {
 };
 
 subtest '-smp 2, two edus: root bus and behind a root port' => sub {
-	my $append = 'umsi.test two';
+	my $append = 'umsi.test two umsi.msiprobe umsi.nolib';
 	my $r = boot(smp => 2, append => $append,
 		     devices => ['-device', 'edu,addr=2',
 				 '-device', 'pcie-root-port,id=rp0,chassis=1,addr=4',
@@ -166,7 +168,7 @@ subtest '-smp 2, two edus: root bus and behind a root port' => sub {
 };
 
 subtest '-smp 2, entered at EL2 (virtualization=on, PSCI via SMC)' => sub {
-	my $append = 'umsi.test el2';
+	my $append = 'umsi.test el2 umsi.msiprobe umsi.nolib';
 	my $r = boot(smp => 2, append => $append, machine => ',virtualization=on',
 		     devices => ['-device', 'pcie-root-port,id=rp0,chassis=1',
 				 '-device', 'edu,bus=rp0']);
@@ -191,7 +193,7 @@ sub boot_held {
 		   '-m', '256', '-smp', $o{smp}, '-nic', 'none',
 		   '-display', 'none', '-no-reboot', '-serial', "file:$serial",
 		   '-monitor', "unix:$sock,server=on,wait=off",
-		   '-kernel', $KERNEL, '-append', 'umsi.hold',
+		   '-kernel', $KERNEL, '-append', 'umsi.hold umsi.msiprobe umsi.nolib',
 		   @{$o{devices}});
 	my $pid = fork() // die "fork: $!";
 	if (!$pid) {
@@ -204,7 +206,7 @@ sub boot_held {
 	while (time() < $deadline) {
 		last if waitpid($pid, POSIX::WNOHANG()) == $pid;
 		$text = -f $serial ? do { local (@ARGV, $/) = ($serial); <> } : '';
-		last if $text =~ /^UMSI \{"event":"done".*\}\r?\n/m;
+		last if $text =~ /^umsi-kernel: holding \(umsi.hold\)\r?\n/m;
 		sleep(0.05);
 	}
 	my $m = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $sock);
@@ -250,8 +252,9 @@ subtest 'QEMU monitor agrees: bridge bus numbers, BARs, edu MSI state' => sub {
 						    (1 << 20) + hex($cap // '0'));
 				return ('info pci', $ecam_msi);
 			  });
-	like($r->{serial}, qr/^UMSI \{"event":"done","arch":"arm64","ok":true\}$/m,
-	     'kernel done and held');
+	like($r->{serial}, qr/^msi: 1 of 1 edu device\(s\) delivered MSIs through the ITS$/m,
+	     'the probe delivered');
+	like($r->{serial}, qr/^umsi-kernel: holding \(umsi.hold\)$/m, 'kernel held');
 	like($r->{serial}, qr/^msi: 01:00\.0 cap 0x40 /m, "edu's MSI capability at 0x40");
 	my $pci = $r->{mon}{'info pci'} // '';
 	like($pci, qr/secondary bus 1\.\s+subordinate bus 1\./,
