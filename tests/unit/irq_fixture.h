@@ -22,6 +22,7 @@
 #include <umsi/internal/core.h>
 #include <umsi/pci.h>
 #include "sim/umsi_sim.h"
+#include "ctl_fixture.h"
 
 /* ---- a tiny device -------------------------------------------------------- */
 
@@ -152,19 +153,30 @@ static inline int sim_dispatch(void *arg, uint32_t cpu, uint8_t vector)
 	return umsi_dispatch(arg, cpu, vector);
 }
 
-static inline void machine_up(struct machine *m, uint32_t ncpus,
-		       const uint32_t *apic_ids, uint32_t plat)
+/* @nofile: on the IMSIC, CPUs (bits 0-63) whose harts are configured
+ * without an interrupt file (never a target); ignored on x86. */
+static inline void machine_up_nofile(struct machine *m, uint32_t ncpus,
+		       const uint32_t *apic_ids, uint32_t plat, uint64_t nofile)
 {
 	struct umsi_sim_config cfg = {
 		.ncpus = ncpus, .apic_ids = apic_ids, .plat_flags = plat,
 	};
 
+	/* The controller UMSI_TEST_CTL names (ctl_fixture.h); on the IMSIC
+	 * @apic_ids are the harts' IDs. */
+	fx_sim_config(&cfg);
 	m->sim = umsi_sim_create(&cfg);
 	assert_non_null(m->sim);
 	umsi_sim_leaks(m->sim, &m->leaks0);
-	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim, NULL,
-					    &m->sys), 0);
-	umsi_sim_set_dispatch(m->sim, sim_dispatch, m->sys);
+	assert_int_equal(fx_system_create_nofile(umsi_sim_host_ops(), m->sim,
+						 NULL, nofile, &m->sys), 0);
+	fx_set_dispatch(m->sim, m->sys);
+}
+
+static inline void machine_up(struct machine *m, uint32_t ncpus,
+		       const uint32_t *apic_ids, uint32_t plat)
+{
+	machine_up_nofile(m, ncpus, apic_ids, plat, 0);
 }
 
 static inline void machine_down(struct machine *m)

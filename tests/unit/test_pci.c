@@ -186,11 +186,14 @@ static void junk_case(bool left_on)
 	struct umsi_pci_dev *dev;
 	uint16_t cap;
 	unsigned k;
+	/* Junk that would be delivered: a message to CPU 0, identity 0x40+. */
+	uint64_t live = fx_imsic() ? umsi_sim_imsic_file_addr(m->sim, 0)
+				   : 0xfee00000u;
 
 	assert_int_equal(umsi_sim_add_device(m->sim, NVME, &d), 0);
 	for (k = 0; k < 65; k++)
 		assert_int_equal(umsi_sim_msix_entry_set(m->sim, NVME, k,
-			k % 2 ? 0xfee00000u : 0xdead0000u, 0x40 + k % 16, 0), 0);
+			k % 2 ? live : 0xdead0000u, 0x40 + k % 16, 0), 0);
 	cap = find_cap(m, NVME, UMSI_PCI_CAP_ID_MSIX);
 	assert_int_equal(umsi_sim_cfg_write(m->sim, NVME, UMSI_PCI_COMMAND, 2,
 		UMSI_PCI_CMD_MEMORY | UMSI_PCI_CMD_MASTER), 0);

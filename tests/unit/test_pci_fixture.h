@@ -22,6 +22,7 @@
 #include <umsi/pci.h>
 #include <umsi/pci_regs.h>
 #include "sim/umsi_sim.h"
+#include "ctl_fixture.h"
 
 #define MAX_TRACKED_IRQ 4096
 
@@ -38,6 +39,7 @@ static inline int fx_dispatch(void *arg, uint32_t cpu, uint8_t vector)
 	return umsi_dispatch(arg, cpu, vector);
 }
 
+/* A machine on the controller UMSI_TEST_CTL names (ctl_fixture.h). */
 static inline struct machine *machine_new(uint32_t ncpus, uint32_t plat,
 				   const char *cmdline)
 {
@@ -45,18 +47,18 @@ static inline struct machine *machine_new(uint32_t ncpus, uint32_t plat,
 	struct machine *m = calloc(1, sizeof(*m));
 
 	assert_non_null(m);
+	fx_sim_config(&cfg);
 	m->sim = umsi_sim_create(&cfg);
 	assert_non_null(m->sim);
 	umsi_sim_leaks(m->sim, &m->leaks0);
-	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim,
-					    NULL, &m->sys), 0);
+	assert_int_equal(fx_system_create(m->sim, NULL, &m->sys), 0);
 	/*
 	 * The PCI layer's state (device list, policy) is made by its first
 	 * call and lives until destroy: make it here, so snapshots taken
 	 * around a device's life compare what the device took.
 	 */
 	(void)umsi_policy_parse(m->sys, cmdline ? cmdline : "");
-	umsi_sim_set_dispatch(m->sim, fx_dispatch, m->sys);
+	fx_set_dispatch(m->sim, m->sys);
 	return m;
 }
 

@@ -454,12 +454,12 @@ static void soak_hotplug_affinity_devices(void **state)
 	k->no_blocks = getenv("SOAK_NO_BLOCKS") != NULL;
 	k->guard_hotplug = k->guarded && getenv("SOAK_GUARD_HOTPLUG");
 	pthread_rwlock_init(&k->free_guard, NULL);
+	fx_sim_config(&cfg);
 	k->sim = umsi_sim_create(&cfg);
 	assert_non_null(k->sim);
 	umsi_sim_leaks(k->sim, &l0);
-	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), k->sim, NULL,
-					    &k->sys), 0);
-	umsi_sim_set_dispatch(k->sim, fx_dispatch, k->sys);
+	assert_int_equal(fx_system_create(k->sim, NULL, &k->sys), 0);
+	fx_set_dispatch(k->sim, k->sys);
 	assert_int_equal(umsi_sim_set_current_cpu(k->sim, PC_CPU), 0);
 	assert_int_equal(umsi_cpu_offline(k->sys, PC_CPU), 0);
 	for (i = 0; i < NSLOTS; i++)
@@ -681,13 +681,13 @@ static void free_vectors_during_cpu_offline(void **state)
 		r.n = n;
 		r.m = calloc(1, sizeof(*r.m));
 		assert_non_null(r.m);
+		fx_sim_config(&cfg);
 		r.m->sim = umsi_sim_create(&cfg);
 		assert_non_null(r.m->sim);
 		umsi_sim_leaks(r.m->sim, &r.m->leaks0);
-		assert_int_equal(umsi_system_create(umsi_sim_host_ops(),
-						    r.m->sim, NULL, &r.m->sys), 0);
+		assert_int_equal(fx_system_create(r.m->sim, NULL, &r.m->sys), 0);
 		(void)umsi_policy_parse(r.m->sys, "");
-		umsi_sim_set_dispatch(r.m->sim, fx_dispatch, r.m->sys);
+		fx_set_dispatch(r.m->sim, r.m->sys);
 		/* Process context acts as CPU 2, which takes no interrupts. */
 		assert_int_equal(umsi_sim_set_current_cpu(r.m->sim, 2), 0);
 		assert_int_equal(umsi_cpu_offline(r.m->sys, 2), 0);
