@@ -30,6 +30,7 @@ UMSI_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 endif
 
 UMSI_SRCS := $(addprefix $(UMSI_DIR)/src/, \
+	arch/arm64/its.c \
 	arch/riscv/imsic.c \
 	arch/x86/lapic.c \
 	arch/x86/msg.c \

@@ -157,7 +157,7 @@ size_t umsi_format_vectors(struct umsi_system *sys, char *out, size_t len)
 	emit(&b, "Online bitmaps: %7u\nGlobal available: %6u\n"
 	     "Global reserved: %7u\nTotal allocated: %7u\n",
 	     st.online, st.available, st.managed, st.allocated);
-	emit(&b, "%-6s %-8s %5s %5s %7s %7s\n", "CPU", "APIC-ID", "avl",
+	emit(&b, "%-6s %-8s %5s %5s %7s %7s\n", "CPU", "HW-ID", "avl",
 	     "man", "mac", "act");
 	for (cpu = 0; cpu < sys->ncpus; cpu++) {
 		struct umsi_matrix_cpu_stats cs;
