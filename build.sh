@@ -9,8 +9,16 @@
 set -eu
 cd "$(dirname "$0")"
 
-PKGS="make gcc clang lld libc6-dev libcmocka-dev pkg-config valgrind \
-      libclang-rt-dev qemu-system-x86 pciutils perl binutils \
+# The riscv64 and arm64 kernels are built by clang and ld.lld (no cross
+# gcc); the arm64 image needs llvm-objcopy (package llvm). Their QEMUs:
+# qemu-system-misc (qemu-system-riscv64; OpenSBI, -bios default, comes
+# with it: /usr/share/qemu/opensbi-riscv64-generic-fw_dynamic.bin is in
+# qemu-system-data, which it depends on) and qemu-system-arm
+# (qemu-system-aarch64). Their tests (tests/qemu/riscv64-*.t,
+# arm64-*.t) skip when these are missing.
+PKGS="make gcc clang lld llvm libc6-dev libcmocka-dev pkg-config valgrind \
+      libclang-rt-dev qemu-system-x86 qemu-system-misc qemu-system-arm \
+      pciutils perl binutils \
       dpkg-dev debhelper lintian meson ninja-build cmake"
 
 missing=""
@@ -27,6 +35,11 @@ if [ -n "$missing" ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends $missing
+fi
+if [ ! -f /usr/share/qemu/opensbi-riscv64-generic-fw_dynamic.bin ]; then
+	echo "build.sh: no OpenSBI firmware for qemu-system-riscv64 -bios default" \
+	     "(/usr/share/qemu/opensbi-riscv64-generic-fw_dynamic.bin, package" \
+	     "qemu-system-data): the riscv64 QEMU tests will fail" >&2
 fi
 
 target=${1:-all}
