@@ -24,7 +24,7 @@
 #include "smp.h"
 
 #define REPORT_LINE_MAX   4096		/* bytes of one UMSI line, newline included */
-#define REPORT_ITEM_MAX   192		/* one vector's JSON, with room to spare */
+#define REPORT_ITEM_MAX   256		/* one vector's JSON, with room to spare */
 #define REPORT_TAIL_MAX   32		/* "],\"more\":true}\n" and the NUL */
 
 struct rline {
@@ -202,6 +202,11 @@ void glue_report(struct glue_dev *g, bool check_pairs)
 			len += (size_t)ksnprintf(item + len, sizeof(item) - len,
 				",\"gsi\":%u,\"pin\":\"%c\"", info.gsi,
 				'A' + info.intx_pin - 1);
+#ifdef KARCH_VECTOR_FIELDS
+		else
+			len += (size_t)karch_vector_fields(item + len,
+						sizeof(item) - len, &ii);
+#endif
 		if (ii.disabled)	/* by storm detection */
 			len += (size_t)ksnprintf(item + len, sizeof(item) - len,
 						 ",\"disabled\":true");

@@ -3,8 +3,8 @@
 #
 # The arm64 kernel with uMSI (build/arm64/umsi-kernel, make kernel-arm64)
 # on QEMU virt with GICv3 and an ITS: the shared glue and drivers over the
-# GICv3 ITS back end. With -smp 1 and 4, every device behind its own
-# pcie-root-port:
+# GICv3 ITS back end. With -smp 1, 4 and 6 (cortex-a57) and -smp 4 -cpu
+# max, every device behind its own pcie-root-port:
 #   - edu: one MSI message, 20 events;
 #   - e1000e: 5 MSI-X vectors, spread over the CPUs;
 #   - nvme: admin + 15 I/O queues on their own MSI-X vectors (16 of 65:
@@ -14,7 +14,9 @@
 #     messages 1-15;
 #   - the root ports themselves (pcieport, MSI-X).
 # Each event must arrive exactly once on the CPU uMSI chose (the kernel's
-# fire lines: received = sent, wrong_cpu 0). The held machine is read
+# fire lines: received = sent, wrong_cpu 0). The ready line names the ITS
+# ("its":{"base":...}); each device line's vector its EventID (= index)
+# and LPI (= first_lpi + cpu * nvec + vector). The held machine is read
 # through QEMU's monitor (UmsiCheck): each message's address is
 # GITS_TRANSLATER and its data the EventID (the message index); no
 # (function, EventID) twice; no LPI twice. What config space cannot show,
@@ -107,10 +109,14 @@ sub fires_ok {
 	return @fire;
 }
 
-for my $smp (1, 4) {
-	subtest "-smp $smp: edu, e1000e, nvme, xhci behind root ports" => sub {
-		my $trace = "$trace_dir/trace-$smp.log";
-		my $r = UmsiQemu::run(arch => 'arm64', smp => $smp, timeout => 240,
+# -smp 1, 4 and 6 on cortex-a57 (QEMU's default for these tests), and the
+# issue's own command line: -cpu max (FEAT_PAuth, BTI, SVE, ... present: the
+# kernel must not care), -smp 4.
+for my $run ([1, 'cortex-a57'], [4, 'cortex-a57'], [6, 'cortex-a57'], [4, 'max']) {
+	my ($smp, $cpu) = @$run;
+	subtest "-smp $smp -cpu $cpu: edu, e1000e, nvme, xhci behind root ports" => sub {
+		my $trace = "$trace_dir/trace-$smp-$cpu.log";
+		my $r = UmsiQemu::run(arch => 'arm64', smp => $smp, cpu => $cpu, timeout => 240,
 			hold => 1, devices => [devices(),
 				'-trace', 'gicv3_its_cmd_mapti', '-trace', 'gicv3_its_cmd_discard',
 				'-trace', 'gicv3_its_translation_write', '-D', $trace],
@@ -130,6 +136,9 @@ for my $smp (1, 4) {
 		my %mpidr = map { $_->{cpu} => $_->{mpidr} } @cpus;
 		my ($first, $nvec) = ($ready->{first_lpi} // 0, $ready->{nvec} // 0);
 		ok($first >= 8192 && $nvec > 0, "ready line: first_lpi $first, nvec $nvec");
+		is(ref($ready->{its}) eq 'HASH' && $ready->{its}{base}, '0x8080000',
+		   'ready line: "its":{"base":"0x8080000"} (QEMU virt\'s ITS)');
+		is($ready->{translater}, '0x8090040', 'ready line: GITS_TRANSLATER = base + 0x10040');
 
 		for my $res (UmsiCheck::check($r->{monitor}, $r)) {
 			ok($res->[0], "monitor: $res->[1]") or diag($res->[2]);
@@ -152,10 +161,20 @@ for my $smp (1, 4) {
 					 $_->{vector} >= $nvec }
 				@{$d->{vectors} // []};
 			ok(!@bad, "$drv: each vector names its cpu, that cpu's mpidr, an identity below nvec");
+			# The ITS's view of each message: EventID = the message
+			# number (MSI) or table index (MSI-X); LPI = first_lpi +
+			# cpu * nvec + vector.
+			my @its = grep { ($_->{event_id} // -1) != $_->{index} ||
+					 ($_->{lpi} // -1) != $first + $_->{cpu} * $nvec + $_->{vector} }
+				@{$d->{vectors} // []};
+			ok(@{$d->{vectors} // []} && !@its,
+			   "$drv: each vector's event_id is its $mode index, its lpi first_lpi + cpu * nvec + vector")
+				or diag(join("\n", map { encode_json($_) } @its));
 		}
 		my ($e) = grep { $_->{bdf} eq '0000:02:00.0' } @{$r->{devices}};
 		my %ecpu = map { $_->{cpu} => 1 } @{$e->{vectors} // []};
-		is(scalar keys %ecpu, $smp, 'e1000e: its vectors spread over the CPUs');
+		my $spread = $smp < 5 ? $smp : 5;
+		is(scalar keys %ecpu, $spread, "e1000e: its 5 vectors spread over $spread CPUs");
 		my ($x) = grep { $_->{bdf} eq '0000:04:00.0' } @{$r->{devices}};
 		my @xv = @{$x->{vectors} // []};
 		my %xcpu = map { $_->{cpu} => 1 } @xv;

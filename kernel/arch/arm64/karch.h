@@ -18,6 +18,17 @@
 #define KARCH_NAME      "arm64"
 #define KARCH_HWID_KEY  "mpidr"
 
+/*
+ * A device line's message vector also names what the ITS made of it
+ * (glue_report.c): ,"event_id":E,"lpi":L, the EventID the function's
+ * message carries (its message number or MSI-X index) and the LPI it is
+ * translated to on its CPU (A64_UMSI_FIRST_LPI + cpu * A64_UMSI_NVEC +
+ * vector). Returns the characters written (ksnprintf's count).
+ */
+struct umsi_irq_info;
+#define KARCH_VECTOR_FIELDS 1
+int karch_vector_fields(char *buf, size_t size, const struct umsi_irq_info *ii);
+
 /* PSTATE.I: IRQs masked. */
 #define DAIF_I		(1ul << 7)
 

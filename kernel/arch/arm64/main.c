@@ -204,8 +204,13 @@ bool a64_probe_reporting(void)
 	return probe_active;
 }
 
+/*
+ * One line, written in one piece: with 8 CPUs it is longer than kprintf's
+ * 512-byte line, which would cut it (and the JSON) short.
+ */
 static void print_ready(bool umsi)
 {
+	static char line[2048];	/* 8 CPUs' objects under 1024, the rest 300 */
 	char cpus_buf[1024];
 	size_t len = 0;
 	unsigned i;
@@ -219,13 +224,14 @@ static void print_ready(bool umsi)
 			smp_cpu_online(i) ? "true" : "false",
 			(unsigned long long)cpus[i].rd.base,
 			(unsigned long long)cpus[i].rdbase);
-	kprintf("UMSI {\"event\":\"ready\",\"arch\":\"" KARCH_NAME "\","
-		"\"cpus\":[%s],\"its\":\"0x%llx\",\"translater\":\"0x%llx\","
+	ksnprintf(line, sizeof(line), "UMSI {\"event\":\"ready\",\"arch\":\"" KARCH_NAME "\","
+		"\"cpus\":[%s],\"its\":{\"base\":\"0x%llx\"},\"translater\":\"0x%llx\","
 		"\"first_lpi\":%u,\"nvec\":%u,\"umsi\":%s,\"allocated\":%u}\n",
 		cpus_buf, (unsigned long long)plat.its,
 		(unsigned long long)(plat.its ? plat.its + GITS_TRANSLATER : 0),
 		A64_UMSI_FIRST_LPI, A64_UMSI_NVEC, umsi ? "true" : "false",
 		umsi_glue_allocated());
+	console_write(line);
 }
 
 static const void *find_dtb(uint64_t x0)
