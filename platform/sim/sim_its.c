@@ -426,7 +426,7 @@ static void its_process_locked(struct umsi_sim *sim)
 	uint32_t qsize = (uint32_t)((its->cbaser & 0xff) + 1) * 4096;
 
 	if (!(its->ctlr & CTLR_ENABLED) || !(its->cbaser & VALID) ||
-	    its->stalled)
+	    its->stalled || its->silent)
 		return;
 	while (its->creadr != its->cwriter) {
 		const uint8_t *p = NULL;
@@ -668,6 +668,18 @@ int umsi_sim_its_stats(struct umsi_sim *sim, struct umsi_sim_its_stats *out)
 		return -UMSI_EINVAL;
 	sim_lock(sim);
 	*out = sim->its->st;
+	sim_unlock(sim);
+	return 0;
+}
+
+int umsi_sim_its_silent(struct umsi_sim *sim, bool silent)
+{
+	if (!its_on(sim))
+		return -UMSI_EINVAL;
+	sim_lock(sim);
+	sim->its->silent = silent;
+	/* Awake: what was queued meanwhile runs now. */
+	its_process_locked(sim);
 	sim_unlock(sim);
 	return 0;
 }

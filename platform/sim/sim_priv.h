@@ -116,6 +116,7 @@ struct sim_its {
 	uint64_t baser[8];
 	uint32_t cwriter, creadr;     /* byte offsets */
 	bool stalled;
+	bool silent;                  /* umsi_sim_its_silent(): reads none */
 	struct umsi_sim_its_stats st;
 };
 

@@ -407,6 +407,15 @@ struct umsi_sim_its_stats {
 int umsi_sim_its_stats(struct umsi_sim *sim, struct umsi_sim_its_stats *out);
 
 /**
+ * umsi_sim_its_silent - an ITS that stops answering: while @silent, it
+ * reads no command (GITS_CREADR stays where it is, without the Stalled
+ * bit) whatever GITS_CWRITER says; translation of messages goes on with
+ * the tables as they are. Back to false: what was queued runs at once.
+ * Return: 0 or -UMSI_EINVAL (no ITS).
+ */
+int umsi_sim_its_silent(struct umsi_sim *sim, bool silent);
+
+/**
  * umsi_sim_its_translate - where (@devid, @event) goes now, through the
  * tables in memory, without sending anything: the CPU and the LPI INTID.
  * Return: 0, -UMSI_ENOENT (not mapped), -UMSI_EINVAL (no ITS).

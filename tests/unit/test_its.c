@@ -7,7 +7,8 @@
  * the chosen CPU's LPI, moves by command with the device's message left
  * alone (under fire, and with a copy pending on the old CPU), CPU offline
  * and online, exhaustion of a CPU's LPIs, and devices unmapped with their
- * last IRQ.
+ * last IRQ; a command queue that stops answering (an error, not a hang)
+ * and an ITT too small for the events asked (refused).
  */
 #include "test_pci_fixture.h"
 
@@ -68,7 +69,9 @@ static struct umsi_sim *its_sim(uint32_t ncpus)
 	return sim;
 }
 
-static struct machine *its_machine(uint32_t ncpus, uint32_t nvec)
+/* An ITS machine whose back end has ITTs of @itt events (0: its default). */
+static struct machine *its_machine_itt(uint32_t ncpus, uint32_t nvec,
+				       uint32_t itt)
 {
 	struct machine *m = calloc(1, sizeof(*m));
 	struct its_cfg c;
@@ -77,11 +80,17 @@ static struct machine *its_machine(uint32_t ncpus, uint32_t nvec)
 	m->sim = its_sim(ncpus);
 	umsi_sim_leaks(m->sim, &m->leaks0);
 	its_cfg_of(ncpus, nvec, &c);
+	c.ic.itt_events = itt;
 	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim,
 					    &c.cfg, &m->sys), 0);
 	(void)umsi_policy_parse(m->sys, "");
 	umsi_sim_set_dispatch_id(m->sim, its_dispatch, m->sys);
 	return m;
+}
+
+static struct machine *its_machine(uint32_t ncpus, uint32_t nvec)
+{
+	return its_machine_itt(ncpus, nvec, 0);
 }
 
 /* machine_free() plus: the ITS's memory is back, nothing stalled. */
@@ -673,6 +682,137 @@ static void test_64_lpis_shrink_to_what_fits(void **state)
 	its_machine_free(m);
 }
 
+/* ---- an ITS that stops answering, a full ITT ------------------------------------ */
+
+/*
+ * The ITS stops reading commands (GITS_CREADR stays, no Stalled bit) and
+ * never starts again: the allocation that needs MAPD/MAPTI fails with an
+ * error after the back end's timeout instead of waiting for ever, said
+ * once in the log; no IRQ, no enabled MSI-X, no memory of the attempt,
+ * every LPI free. The ITS is not trusted again: a later allocation fails
+ * at once. Teardown gives everything back.
+ */
+static void test_silent_command_queue_fails(void **state)
+{
+	struct machine *m = its_machine(4, 0);
+	struct umsi_sim_dev_desc d = nvme_desc();
+	struct umsi_pci_dev *dev = plug(m, NVME, &d, UMSI_PCI_ADD_FRESH);
+	struct umsi_sim_its_stats is0, is1;
+	struct umsi_sim_leaks l0, l1;
+	struct umsi_matrix_stats ms0, ms1;
+	const char *log;
+	int ret;
+
+	(void)state;
+	umsi_sim_leaks(m->sim, &l0);
+	umsi_matrix_stats(umsi_system_matrix(m->sys), &ms0);
+	is0 = istats(m);
+	umsi_sim_log_clear(m->sim);
+	assert_int_equal(umsi_sim_its_silent(m->sim, true), 0);
+
+	ret = umsi_pci_alloc_irq_vectors(dev, 4, 4, UMSI_PCI_IRQ_MSIX);
+	assert_int_equal(ret, -UMSI_ETIMEDOUT);
+	assert_true(umsi_pci_irq_vector(dev, 0) < 0);
+	assert_false(msix_enabled(m, NVME));
+	umsi_sim_leaks(m->sim, &l1);
+	assert_true(umsi_sim_leaks_equal(&l0, &l1));
+	umsi_matrix_stats(umsi_system_matrix(m->sys), &ms1);
+	assert_int_equal(ms1.available, ms0.available);
+	is1 = istats(m);
+	assert_int_equal(is1.cmds[C_MAPD], is0.cmds[C_MAPD]);
+	assert_int_equal(is1.cmds[C_MAPTI], is0.cmds[C_MAPTI]);
+	assert_int_equal(is1.cmd_errors, 0);
+	assert_int_equal(is1.devices, 0);
+	log = umsi_sim_log_text(m->sim);
+	assert_non_null(strstr(log, "arm64-its: commands not done"));
+	assert_null(strstr(strstr(log, "commands not done") + 1,
+			   "commands not done"));
+
+	/* Not retried: the next allocation fails too, without waiting. */
+	ret = umsi_pci_alloc_irq_vectors(dev, 1, 4, UMSI_PCI_IRQ_MSIX);
+	assert_true(ret < 0);
+	assert_false(msix_enabled(m, NVME));
+	umsi_sim_leaks(m->sim, &l1);
+	assert_true(umsi_sim_leaks_equal(&l0, &l1));
+	assert_int_equal(istats(m).cmds[C_MAPTI], is0.cmds[C_MAPTI]);
+
+	umsi_pci_remove(m->sys, dev);
+	its_machine_free(m);
+}
+
+/*
+ * ITTs of 8 events: MSI-X entries 0..7 fit, a ninth does not. Asking for
+ * 9..16 (or a 16-message MSI block) is refused with the reason in the
+ * log and nothing left: whatever was mapped undone (DISCARD, MAPD V=0),
+ * no event translated, no ITT, the capability not enabled, every LPI
+ * still free. Exactly 8 then works.
+ */
+static void test_full_itt_refused(void **state)
+{
+	struct machine *m = its_machine_itt(2, 0, 8);
+	struct umsi_sim_dev_desc dx = nvme_desc();
+	struct umsi_sim_dev_desc dm = msi_desc(32, true, true);
+	struct umsi_pci_dev *msix = plug(m, NVME, &dx, UMSI_PCI_ADD_FRESH);
+	struct umsi_pci_dev *msi = plug(m, DEV, &dm, 0);
+	struct umsi_sim_its_stats is0, is1;
+	struct umsi_matrix_stats ms0, ms1;
+	struct umsi_sim_leaks l0, l1;
+	uint32_t k;
+	int ret;
+
+	(void)state;
+	umsi_sim_leaks(m->sim, &l0);
+	umsi_matrix_stats(umsi_system_matrix(m->sys), &ms0);
+	is0 = istats(m);
+	umsi_sim_log_clear(m->sim);
+	ret = umsi_pci_alloc_irq_vectors(msix, 9, 16, UMSI_PCI_IRQ_MSIX);
+	assert_true(ret < 0);
+	assert_non_null(strstr(umsi_sim_log_text(m->sim),
+			       "beyond an ITT of 8"));
+	assert_false(msix_enabled(m, NVME));
+	umsi_sim_log_clear(m->sim);
+	ret = umsi_pci_alloc_irq_vectors(msi, 16, 16, UMSI_PCI_IRQ_MSI);
+	assert_true(ret < 0);
+	assert_non_null(strstr(umsi_sim_log_text(m->sim),
+			       "beyond an ITT of 8"));
+	assert_false(msi_enabled(m, DEV));
+	/* MSI-X entries are activated one by one: 0..7 may have been
+	 * mapped before 8 was refused; every one was undone. */
+	is1 = istats(m);
+	assert_int_equal(is1.devices, 0);
+	assert_int_equal(is1.cmds[C_MAPTI] - is0.cmds[C_MAPTI],
+			 is1.cmds[C_DISCARD] - is0.cmds[C_DISCARD]);
+	assert_int_equal((is1.cmds[C_MAPD] - is0.cmds[C_MAPD]) % 2, 0);
+	for (k = 0; k < 16; k++) {
+		uint32_t c, intid;
+
+		assert_int_equal(umsi_sim_its_translate(m->sim, NVME, k, &c,
+							&intid), -UMSI_ENOENT);
+	}
+	assert_int_equal(is1.cmd_errors, 0);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_true(umsi_sim_leaks_equal(&l0, &l1));
+	umsi_matrix_stats(umsi_system_matrix(m->sys), &ms1);
+	assert_int_equal(ms1.available, ms0.available);
+
+	/* The ITT's size exactly. */
+	assert_int_equal(umsi_pci_alloc_irq_vectors(msix, 8, 8,
+						    UMSI_PCI_IRQ_MSIX), 8);
+	for (k = 0; k < 8; k++) {
+		struct umsi_irq_info info;
+
+		assert_int_equal(umsi_irq_get_info(m->sys,
+			(uint32_t)umsi_pci_irq_vector(msix, k), &info), 0);
+		assert_maps_to(m, NVME, k, info.cpu, info.vector, 256);
+	}
+	assert_int_equal(istats(m).devices, 1);
+	umsi_pci_free_irq_vectors(msix);
+	assert_int_equal(istats(m).devices, 0);
+	umsi_pci_remove(m->sys, msi);
+	umsi_pci_remove(m->sys, msix);
+	its_machine_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -685,6 +825,8 @@ int main(void)
 		cmocka_unit_test(test_pending_copy_resent_by_int),
 		cmocka_unit_test(test_cpu_offline_online),
 		cmocka_unit_test(test_64_lpis_shrink_to_what_fits),
+		cmocka_unit_test(test_silent_command_queue_fails),
+		cmocka_unit_test(test_full_itt_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
