@@ -180,6 +180,17 @@ rejects(machine("cpus 2\n\nplatform num-ids=127\n"),
 rejects(machine("cpus 2\nplatform remap\nplatform imsic\n"),
 	qr/:3: platform imsic has RISC-V harts: x2apic, ext-dest-id, remap and isa-pic are x86 features\n/,
 	'an IMSIC machine with x86 message formats');
+rejects(machine("cpus 2\nplatform its\nplatform x2apic\n"),
+	qr/:2: platform its has Arm CPUs: x2apic, ext-dest-id and remap are x86 features\n/,
+	'an ITS machine with x86 message formats');
+rejects(machine("cpus 2\nplatform imsic\n\nplatform its\n"),
+	qr/:4: platform its and platform imsic: a machine has one interrupt controller\n/,
+	'an ITS and an IMSIC in one machine');
+rejects(machine("cpus 2\nplatform its num-ids=127\n"),
+	qr/:2: num-ids= is for 'platform imsic'\n/, 'num-ids on an ITS machine');
+rejects(machine("cpus 2\nplatform gic\n"),
+	qr/:2: unknown platform feature 'gic' \(.*imsic, its, num-ids=N\)\n/,
+	'an unknown feature, the list naming its');
 
 # The file as a whole.
 rejects(machine(""), qr/: no 'cpus' line\n/, 'an empty file');

@@ -258,7 +258,7 @@ static int sim_parse_platform(struct sim_parser *p)
 
 	if (p->n < 2)
 		return sim_fail(p, "'platform' needs a feature (ext-dest-id, "
-				"remap, x2apic, no-msi, isa-pic, imsic, "
+				"remap, x2apic, no-msi, isa-pic, imsic, its, "
 				"num-ids=N)");
 	for (unsigned i = 1; i < p->n; i++) {
 		size_t k;
@@ -267,6 +267,12 @@ static int sim_parse_platform(struct sim_parser *p)
 			p->sp->imsic = true;
 			if (!p->sp->imsic_line)
 				p->sp->imsic_line = p->line;
+			continue;
+		}
+		if (!strcmp(p->tok[i], "its")) {
+			p->sp->its = true;
+			if (!p->sp->its_line)
+				p->sp->its_line = p->line;
 			continue;
 		}
 		if (!strncmp(p->tok[i], "num-ids=", 8)) {
@@ -280,7 +286,7 @@ static int sim_parse_platform(struct sim_parser *p)
 		if (k == sizeof(feats) / sizeof(feats[0]))
 			return sim_fail(p, "unknown platform feature '%s' "
 					"(ext-dest-id, remap, x2apic, no-msi, "
-					"isa-pic, imsic, num-ids=N)",
+					"isa-pic, imsic, its, num-ids=N)",
 					sim_quote(p->tok[i], q));
 		p->sp->plat |= feats[k].flag;
 	}
@@ -288,8 +294,8 @@ static int sim_parse_platform(struct sim_parser *p)
 }
 
 /*
- * After the last line: an IMSIC machine has no x86 message formats, and
- * num-ids means nothing without one.
+ * After the last line: an IMSIC or ITS machine has no x86 message
+ * formats, nor both controllers; num-ids means nothing without an IMSIC.
  */
 static int sim_check_imsic(struct sim_parser *p)
 {
@@ -300,6 +306,17 @@ static int sim_check_imsic(struct sim_parser *p)
 	if (!sp->imsic && sp->num_ids_line) {
 		p->line = sp->num_ids_line;
 		return sim_fail(p, "num-ids= is for 'platform imsic'");
+	}
+	if (sp->its && sp->imsic) {
+		p->line = sp->its_line > sp->imsic_line ? sp->its_line
+							: sp->imsic_line;
+		return sim_fail(p, "platform its and platform imsic: a machine "
+				"has one interrupt controller");
+	}
+	if (sp->its && (sp->plat & x86)) {
+		p->line = sp->its_line;
+		return sim_fail(p, "platform its has Arm CPUs: x2apic, "
+				"ext-dest-id and remap are x86 features");
 	}
 	if (sp->imsic && (sp->plat & x86)) {
 		p->line = sp->imsic_line;

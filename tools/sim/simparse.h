@@ -61,6 +61,8 @@ struct sim_spec {
 	uint32_t plat;          /* UMSI_PLAT_* */
 	bool imsic;             /* platform imsic: RISC-V harts, IMSIC files */
 	unsigned imsic_line;
+	bool its;               /* platform its: Arm CPUs, a GICv3 ITS (LPIs) */
+	unsigned its_line;
 	uint32_t num_ids;       /* platform num-ids=N (imsic); 0: 255 */
 	unsigned num_ids_line;
 	char cmdline[SIM_CMDLINE_MAX];

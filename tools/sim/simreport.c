@@ -151,7 +151,7 @@ static int sim_spread_get(const struct sim_machine *m, struct sim_spread *s)
 		umsi_matrix_cpu_stats(mx, i, &cs);
 		s->used[i] = cs.allocated + cs.managed_allocated;
 		s->reach[i] = cs.online &&
-			      (sp->imsic ||
+			      (sp->imsic || sp->its ||
 			       umsi_x86_dest_reachable(sp->apic_ids[i],
 						       sp->plat));
 		s->total += s->used[i];
@@ -638,6 +638,16 @@ static void sim_print_machine_line(const struct sim_machine *m)
 		       "of %u identities%s, %u device%s asking for %llu "
 		       "vectors\n\n", sp->ncpus, sp->ncpus == 1 ? "" : "s",
 		       ids, sp->num_ids ? sp->num_ids : 255,
+		       sp->plat & UMSI_PLAT_NO_MSI ? ", no-msi" : "",
+		       m->ninst, m->ninst == 1 ? "" : "s",
+		       (unsigned long long)sp->nvec);
+		return;
+	}
+	if (sp->its) {
+		printf("machine: %u Arm CPU%s (IDs %s), a GICv3 ITS at 0x%llx "
+		       "(LPIs from %u)%s, %u device%s asking for %llu "
+		       "vectors\n\n", sp->ncpus, sp->ncpus == 1 ? "" : "s",
+		       ids, (unsigned long long)UMSI_SIM_ITS_BASE, 8192u,
 		       sp->plat & UMSI_PLAT_NO_MSI ? ", no-msi" : "",
 		       m->ninst, m->ninst == 1 ? "" : "s",
 		       (unsigned long long)sp->nvec);

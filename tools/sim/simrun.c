@@ -72,6 +72,14 @@ static int sim_dispatch(void *arg, uint32_t cpu, uint32_t id)
 	return umsi_dispatch(arg, cpu, id);
 }
 
+/* ITS machines: the kernel's IAR gives the INTID; uMSI's LPIs from here. */
+#define SIM_ITS_FIRST_LPI 8192u
+
+static int sim_dispatch_its(void *arg, uint32_t cpu, uint32_t intid)
+{
+	return umsi_dispatch(arg, cpu, intid - SIM_ITS_FIRST_LPI);
+}
+
 /* Identities a CPU has: 256 x86 vectors, or an IMSIC file's num-ids + 1. */
 static uint32_t sim_cpu_ids(const struct sim_spec *sp)
 {
@@ -215,6 +223,7 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	struct umsi_sim_config scfg = { 0 };
 	struct umsi_config ucfg = { 0 };
 	struct umsi_imsic_config icfg = { 0 };
+	struct umsi_its_config itscfg = { 0 };
 	uint64_t *files = NULL;
 	int ret;
 
@@ -233,10 +242,13 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		scfg.controller = UMSI_SIM_CTL_IMSIC;
 		scfg.imsic_num_ids = sim_cpu_ids(sp) - 1;
 	}
+	if (sp->its)
+		scfg.controller = UMSI_SIM_CTL_ITS;
 	m->sim = umsi_sim_create(&scfg);
-	if (sp->imsic && m->sim)
+	/* IMSIC: each hart's file; ITS: each CPU's MAPC target. */
+	if ((sp->imsic || sp->its) && m->sim)
 		files = calloc(sp->ncpus, sizeof(*files));
-	if (!m->sim || (sp->imsic && !files)) {
+	if (!m->sim || ((sp->imsic || sp->its) && !files)) {
 		snprintf(err, errlen, "the simulator cannot create the "
 			 "machine (out of memory?)");
 		umsi_sim_destroy(m->sim);
@@ -254,6 +266,18 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		ucfg.ctl = &umsi_ctl_riscv_imsic;
 		ucfg.ctl_config = &icfg;
 	}
+	if (sp->its) {
+		/* GITS_TYPER.PTA 0: a collection's target is the CPU's
+		 * processor number, its position. */
+		for (uint32_t i = 0; i < sp->ncpus; i++)
+			files[i] = i;
+		itscfg.its_base = UMSI_SIM_ITS_BASE;
+		itscfg.first_lpi = SIM_ITS_FIRST_LPI;
+		itscfg.nr_cpus = sp->ncpus;
+		itscfg.rd_target = files;
+		ucfg.ctl = &umsi_ctl_arm64_its;
+		ucfg.ctl_config = &itscfg;
+	}
 	ret = umsi_system_create(umsi_sim_host_ops(), m->sim, &ucfg, &m->sys);
 	free(files);
 	/* MSI policy is the PCI layer's. */
@@ -266,7 +290,8 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		m->sim = NULL;
 		return -1;
 	}
-	umsi_sim_set_dispatch_id(m->sim, sim_dispatch, m->sys);
+	umsi_sim_set_dispatch_id(m->sim, sp->its ? sim_dispatch_its :
+				 sim_dispatch, m->sys);
 	sim_measure(m);
 	m->insts = calloc(sp->ninst ? sp->ninst : 1, sizeof(*m->insts));
 	if (!m->insts) {
@@ -354,7 +379,7 @@ static void sim_fix_cpus(const struct sim_machine *m, struct sim_inst *in,
 	const char *need = "";
 
 	/* Any hart with a file can be named; x86 IDs by the format. */
-	if (!m->spec->imsic &&
+	if (!m->spec->imsic && !m->spec->its &&
 	    (last > UINT32_MAX - 1 ||
 	     !umsi_x86_dest_reachable((uint32_t)last, m->spec->plat)))
 		need = last <= 32767 ? " (APIC IDs above 254: needs platform "
