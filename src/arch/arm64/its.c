@@ -147,6 +147,9 @@ struct its_priv {
 	bool stalled;                    /* it refused one (else: silent) */
 	uint32_t fail_creadr;            /* GITS_CREADR then */
 	struct its_dev *devs;
+	/* ITTs the ITS may still read (a MAPD it was told and never undid, or
+	 * one queued when it stopped answering): freed at fini, once disabled. */
+	struct its_dev *held;
 	struct its_irq *irqs;
 };
 
@@ -643,6 +646,8 @@ static int its_setup_baser(struct umsi_system *sys, uint32_t n)
 }
 
 /* Disable the ITS, take its tables back, unmap it; free the state. */
+static void its_dev_free(struct umsi_system *sys, struct its_dev *dev);
+
 static void its_fini(struct umsi_system *sys)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
@@ -664,6 +669,13 @@ static void its_fini(struct umsi_system *sys)
 				its_write64(sys, GITS_BASER(n), 0);
 		if (p->cmdq.virt)
 			its_write64(sys, GITS_CBASER, 0);
+	}
+	/* Disabled (or never to answer again): its ITTs can go. */
+	while (p->held) {
+		struct its_dev *d = p->held;
+
+		p->held = d->next;
+		its_dev_free(sys, d);
 	}
 	for (n = 0; n < GITS_NR_BASER; n++)
 		its_table_free(sys, &p->tables[n]);
@@ -871,6 +883,20 @@ static struct its_dev *its_dev_new(struct umsi_system *sys, uint32_t devid)
 	return dev;
 }
 
+/* Keep @dev's ITT until fini: the ITS may still read it. [no lock] */
+static void its_dev_hold(struct umsi_system *sys, struct its_dev *dev)
+{
+	struct its_priv *p = its_priv(sys);
+	umsi_irqflags_t fl;
+
+	if (!dev)
+		return;
+	fl = its_lock(sys);
+	dev->next = p->held;
+	p->held = dev;
+	its_unlock(sys, fl);
+}
+
 static void its_dev_free(struct umsi_system *sys, struct its_dev *dev)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
@@ -894,7 +920,7 @@ static int its_compose_new(struct umsi_system *sys,
 	struct its_irq *ir = umsi_zalloc(sys, sizeof(*ir));
 	struct its_dev *fresh = NULL, *dev;
 	umsi_irqflags_t fl;
-	bool have_dev;
+	bool have_dev, told = false;
 	int ret;
 
 	if (!ir)
@@ -924,6 +950,8 @@ static int its_compose_new(struct umsi_system *sys,
 		fresh = NULL;
 		dev->next = p->devs;
 		p->devs = dev;
+		/* A broken ITS is told nothing more (its_flush). */
+		told = !p->broken;
 		ret = its_mapd(sys, dev, true);
 	}
 	if (!dev) {
@@ -947,7 +975,14 @@ static int its_compose_new(struct umsi_system *sys,
 	}
 	its_unlock(sys, fl);
 	its_tell(sys);
-	its_dev_free(sys, fresh);
+	/*
+	 * A device the ITS was told about (MAPD queued) but that failed with
+	 * it: if the ITS stopped answering, it may run that MAPD later.
+	 */
+	if (fresh && told && p->broken)
+		its_dev_hold(sys, fresh);
+	else
+		its_dev_free(sys, fresh);
 	if (ret)
 		umsi_free(sys, ir, sizeof(*ir));
 	return ret;
@@ -1070,6 +1105,8 @@ static void its_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 	/* The ITS may still read an ITT it was not told to forget. */
 	if (!ret)
 		its_dev_free(sys, gone);
+	else
+		its_dev_hold(sys, gone);
 	umsi_free(sys, ir, sizeof(*ir));
 }
 
