@@ -83,13 +83,16 @@ bool cmdline_list_has(const char *list, const char *item)
 
 	if (!strcmp(list, "all"))
 		return true;
-	for (const char *p = list; *p;) {
-		if (!strncmp(p, item, n) && (p[n] == ',' || !p[n]))
+	/* Each comma-separated item, empty ones too ("a,,b", "a,"). */
+	for (const char *p = list;;) {
+		const char *c = p;
+
+		while (*c && *c != ',')
+			c++;
+		if ((size_t)(c - p) == n && !strncmp(p, item, n))
 			return true;
-		while (*p && *p != ',')
-			p++;
-		if (*p == ',')
-			p++;
+		if (!*c)
+			return false;
+		p = c + 1;
 	}
-	return false;
 }
