@@ -11,7 +11,8 @@
 #
 # The tests that build their machine through the fixtures (machine_new,
 # machine_up) are found by name; test_imsic and test_its, which build their
-# own IMSIC and ITS machines, are not run again.
+# own IMSIC and ITS machines, are not run again. mk/unit-its.mk runs the
+# same binaries a third time, on the ITS.
 UNIT_IMSIC_RE := \<machine_(new|up|up_nofile)[(]
 UNIT_IMSIC_SRCS := $(shell grep -lE '$(UNIT_IMSIC_RE)' tests/unit/test_*.c)
 UNIT_IMSIC := $(patsubst tests/unit/%.c,$(BUILD)/tests/%-imsic,$(UNIT_IMSIC_SRCS))

@@ -9,10 +9,17 @@
  *                                  FX_IMSIC_NUM_IDS identities) and the
  *                                  RISC-V IMSIC back end, file addresses
  *                                  as the simulator placed them
+ *   UMSI_TEST_CTL=its              the simulator's GICv3 ITS model and the
+ *                                  Arm ITS back end (FX_ITS_NVEC LPIs a
+ *                                  CPU, processor number n for CPU n);
+ *                                  the kernel's dispatch takes INTID -
+ *                                  8192 (UMSI_ITS_LPI_BASE)
  *
- * make test runs each binary that uses the fixtures both ways
- * (tests/unit-imsic.t for the second). A test that checks an x86-only fact
- * calls fx_skip_on_imsic() with a one-line reason.
+ * make test runs each binary that uses the fixtures three ways
+ * (mk/unit-imsic.mk and mk/unit-its.mk for the second and third). A test
+ * that checks an x86-only fact calls fx_skip_unless_x86() with a one-line
+ * reason; one that checks a fact another controller does not share calls
+ * fx_skip_on_imsic() or fx_skip_on_its().
  */
 #ifndef UMSI_TEST_CTL_FIXTURE_H
 #define UMSI_TEST_CTL_FIXTURE_H
@@ -33,34 +40,65 @@
 #include "sim/umsi_sim.h"
 
 #define FX_IMSIC_NUM_IDS 255u
+#define FX_ITS_NVEC      256u
 
-/* True when UMSI_TEST_CTL asks for the IMSIC; any other value than
- * unset, "", "x86" and "imsic" is a mistake and stops the binary. */
-static inline bool fx_imsic(void)
+enum fx_ctl { FX_CTL_X86, FX_CTL_IMSIC, FX_CTL_ITS };
+
+/* The controller UMSI_TEST_CTL asks for; any other value than unset, "",
+ * "x86", "imsic" and "its" is a mistake and stops the binary. */
+static inline enum fx_ctl fx_ctl(void)
 {
 	const char *e = getenv("UMSI_TEST_CTL");
 
 	if (!e || !*e || !strcmp(e, "x86"))
-		return false;
+		return FX_CTL_X86;
 	if (!strcmp(e, "imsic"))
-		return true;
-	fprintf(stderr, "UMSI_TEST_CTL=%s: expected x86 or imsic\n", e);
+		return FX_CTL_IMSIC;
+	if (!strcmp(e, "its"))
+		return FX_CTL_ITS;
+	fprintf(stderr, "UMSI_TEST_CTL=%s: expected x86, imsic or its\n", e);
 	exit(2);
+}
+
+static inline bool fx_x86(void)
+{
+	return fx_ctl() == FX_CTL_X86;
+}
+
+static inline bool fx_imsic(void)
+{
+	return fx_ctl() == FX_CTL_IMSIC;
+}
+
+static inline bool fx_its(void)
+{
+	return fx_ctl() == FX_CTL_ITS;
 }
 
 static inline const char *fx_ctl_name(void)
 {
-	return fx_imsic() ? "imsic" : "x86";
+	static const char *const n[] = { "x86", "imsic", "its" };
+
+	return n[fx_ctl()];
 }
 
-/* Skip the current test on the IMSIC machine, saying why. */
-#define fx_skip_on_imsic(why)                                               \
+#define fx_skip_if_(cond, tag, why)                                         \
 	do {                                                                \
-		if (fx_imsic()) {                                           \
-			print_message("[ SKIP-IMSIC ] %s\n", (why));        \
+		if (cond) {                                                 \
+			print_message("[ SKIP-%s ] %s\n", (tag), (why));     \
 			skip();                                             \
 		}                                                           \
 	} while (0)
+
+/* Skip the current test on the named machine(s), saying why. */
+#define fx_skip_on_imsic(why) fx_skip_if_(fx_imsic(), "IMSIC", why)
+#define fx_skip_on_its(why)   fx_skip_if_(fx_its(), "ITS", why)
+#define fx_skip_unless_x86(why)                                             \
+	fx_skip_if_(!fx_x86(), fx_imsic() ? "IMSIC" : "ITS", why)
+
+/* Why INTx tests skip on the ITS (its.c: wired_reachable false). */
+#define FX_ITS_NO_INTX                                                      \
+	"wired INTx inputs are the distributor's SPIs, not the ITS back end's"
 
 /* The simulator's configuration for the chosen controller. */
 static inline void fx_sim_config(struct umsi_sim_config *sc)
@@ -68,6 +106,8 @@ static inline void fx_sim_config(struct umsi_sim_config *sc)
 	if (fx_imsic()) {
 		sc->controller = UMSI_SIM_CTL_IMSIC;
 		sc->imsic_num_ids = FX_IMSIC_NUM_IDS;
+	} else if (fx_its()) {
+		sc->controller = UMSI_SIM_CTL_ITS;
 	}
 }
 
@@ -76,9 +116,44 @@ static inline void fx_sim_config(struct umsi_sim_config *sc)
  * may be NULL: the default back end); on the IMSIC @base (or defaults)
  * with the IMSIC back end and every CPU's file as the simulator placed
  * it, except the CPUs of @nofile (bits 0-63), whose harts are configured
- * without one (file address 0: never a target). The back end reads its
- * configuration during the call only.
+ * without one (file address 0: never a target); on the ITS @base (or
+ * defaults) with the ITS back end, FX_ITS_NVEC LPIs a CPU and processor
+ * number n as CPU n's redistributor, except the CPUs of @nofile
+ * (UMSI_ITS_NO_RD: never a target). The back end reads its configuration
+ * during the call only.
  */
+static inline int fx_its_system_create(const struct umsi_host_ops *ops,
+				       struct umsi_sim *sim,
+				       const struct umsi_config *base,
+				       uint64_t nord,
+				       struct umsi_system **out)
+{
+	struct umsi_config cfg;
+	struct umsi_its_config ic;
+	uint64_t *rd;
+	uint32_t i, n = umsi_sim_ncpus(sim);
+	int ret;
+
+	rd = calloc(n ? n : 1, sizeof(*rd));
+	assert_non_null(rd);
+	for (i = 0; i < n; i++)
+		rd[i] = i < 64 && (nord >> i & 1) ? UMSI_ITS_NO_RD : i;
+	memset(&ic, 0, sizeof(ic));
+	ic.its_base = UMSI_SIM_ITS_BASE;
+	ic.nvec = FX_ITS_NVEC;
+	ic.nr_cpus = n;
+	ic.rd_target = rd;
+	if (base)
+		cfg = *base;
+	else
+		memset(&cfg, 0, sizeof(cfg));
+	cfg.ctl = &umsi_ctl_arm64_its;
+	cfg.ctl_config = &ic;
+	ret = umsi_system_create(ops, sim, &cfg, out);
+	free(rd);
+	return ret;
+}
+
 static inline int fx_system_create_nofile(const struct umsi_host_ops *ops,
 					  struct umsi_sim *sim,
 					  const struct umsi_config *base,
@@ -91,6 +166,8 @@ static inline int fx_system_create_nofile(const struct umsi_host_ops *ops,
 	uint32_t i, n = umsi_sim_ncpus(sim);
 	int ret;
 
+	if (fx_its())
+		return fx_its_system_create(ops, sim, base, nofile, out);
 	if (!fx_imsic())
 		return umsi_system_create(ops, sim, base, out);
 	files = calloc(n, sizeof(*files));
@@ -139,13 +216,35 @@ static inline int fx_dispatch_id(void *arg, uint32_t cpu, uint32_t id)
 }
 
 /*
+ * The allocator's identity on @cpu of what the simulator reports as
+ * identity @id there (umsi_sim_target.id): on the ITS an INTID, LPI =
+ * 8192 + cpu * FX_ITS_NVEC + local identity; elsewhere the same.
+ */
+static inline uint32_t fx_local_id(uint32_t cpu, uint32_t id)
+{
+	if (fx_its())
+		return id - UMSI_ITS_LPI_BASE - cpu * FX_ITS_NVEC;
+	return id;
+}
+
+/* What an arm64 kernel does with ICC_IAR1_EL1's INTID. */
+static inline int fx_dispatch_lpi(void *arg, uint32_t cpu, uint32_t intid)
+{
+	return umsi_dispatch(arg, cpu, intid - UMSI_ITS_LPI_BASE);
+}
+
+/*
  * A message that raises identity @id on CPU @cpu, composed by the test
  * rather than the library (for spurious and stray deliveries). On x86 the
  * CPU's APIC ID must be its number (machines built with apic_ids NULL).
+ * Not on the ITS: a message there raises an LPI only through a device's
+ * mapped event, so callers skip on it (fx_skip_on_its) first.
  */
 static inline void fx_raw_msg(struct umsi_sim *sim, uint32_t cpu, uint32_t id,
 			      struct umsi_msg *msg)
 {
+	if (fx_its())
+		fail_msg("fx_raw_msg: no raw LPI on the ITS");
 	if (fx_imsic()) {
 		msg->address = umsi_sim_imsic_file_addr(sim, cpu);
 		msg->data = id;
@@ -161,6 +260,8 @@ static inline void fx_set_dispatch(struct umsi_sim *sim,
 {
 	if (fx_imsic())
 		umsi_sim_set_dispatch_id(sim, fx_dispatch_id, sys);
+	else if (fx_its())
+		umsi_sim_set_dispatch_id(sim, fx_dispatch_lpi, sys);
 	else
 		umsi_sim_set_dispatch(sim, fx_dispatch_vec, sys);
 }

@@ -34,6 +34,7 @@ struct tdev {
 	bool masked;
 	bool pending;
 	struct umsi_msg msg;
+	uint32_t rid;           /* its requester on the ITS (fx_tdev_rid) */
 	/* Test bookkeeping. */
 	unsigned outstanding;
 	uint64_t fired, handled;
@@ -42,9 +43,29 @@ struct tdev {
 	int answer;             /* what the handler returns */
 };
 
+/* On the ITS a message translates by its writer's DeviceID: a tdev
+ * writes as requester 0x8000 | its IRQ number (no PCI device has it). */
+static inline uint32_t fx_tdev_rid(const struct umsi_irq_desc *d)
+{
+	return 0x8000u | (d->irq & 0x7fffu);
+}
+
+/* Before the IRQ is programmed: name the tdev's requester (ITS only). */
+static inline void tdev_set_rid(struct tdev *t)
+{
+	if (fx_its()) {
+		t->rid = fx_tdev_rid(t->d);
+		t->d->source_id = t->rid;
+	}
+}
+
 static inline void send(struct tdev *t)
 {
-	umsi_sim_msg_write(t->sim, t->msg.address, t->msg.data);
+	if (fx_its())
+		umsi_sim_msg_write_from(t->sim, t->rid, t->msg.address,
+					t->msg.data);
+	else
+		umsi_sim_msg_write(t->sim, t->msg.address, t->msg.data);
 }
 
 static inline void tdev_fire(struct tdev *t)
@@ -211,6 +232,7 @@ static inline void tdev_attach_ex(struct machine *m, struct tdev *t,
 	assert_int_equal(umsi_irq_alloc(m->sys, chip, 1, false, aff, managed,
 					&t->d), 0);
 	t->d->chip_data = t;
+	tdev_set_rid(t);
 	umsi_irq_publish(m->sys, &t->d, 1);
 	assert_int_equal(umsi_irq_program(m->sys, t->d), 0);
 	assert_int_equal(umsi_irq_activate(m->sys, &t->d, 1), 0);

@@ -45,6 +45,7 @@ static void failed_offline_leaves_managed_irq_shut_down_on_online_cpu(void **s)
 	struct umsi_cpumask only3 = { &w, 4 };
 
 	(void)s;
+	fx_skip_on_its("a move there is a MAPTI, not a write_msg: a failing chip cannot fail the offline");
 	machine_up(&m, 4, NULL, 0);
 	tdev_attach_ex(&m, &mt, &chip_masked, &only3, true);
 	assert_int_equal(mt.d->cpu, 3);
@@ -298,9 +299,12 @@ static uint64_t bytes_for_irqs(uint32_t ncpus, unsigned n)
 /* Memory per IRQ does not grow with the machine. */
 static void memory_per_irq_is_independent_of_cpu_count(void **s)
 {
-	uint64_t small = bytes_for_irqs(4, 64), big = bytes_for_irqs(1024, 64);
+	uint64_t small, big;
 
 	(void)s;
+	fx_skip_on_its("1024 CPUs of FX_ITS_NVEC LPIs exceed the model's 16 INTID bits");
+	small = bytes_for_irqs(4, 64);
+	big = bytes_for_irqs(1024, 64);
 	print_message("bytes per IRQ: %llu at 4 CPUs, %llu at 1024 CPUs\n",
 		      (unsigned long long)small, (unsigned long long)big);
 	assert_int_equal(small, big);

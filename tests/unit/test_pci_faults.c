@@ -26,7 +26,7 @@ static void target_cb(void *arg, const struct umsi_sim_target *t)
 		return;
 	c->live++;
 	if (!umsi_matrix_is_allocated(umsi_system_matrix(c->sys), t->cpu,
-				      t->id)) {
+				      fx_local_id(t->cpu, t->id))) {
 		c->bad++;
 		print_error("source %04x gsi %d can send to cpu %u vector "
 			    "0x%x, which the allocator thinks free\n", t->bdf,
@@ -213,6 +213,7 @@ static int owner_handler(uint32_t irq, void *dev_id)
 
 static void test_removal_drops_its_handler_from_shared_line(void **state)
 {
+	fx_skip_on_its(FX_ITS_NO_INTX);
 	struct machine *m = machine_new(2, 0, NULL);
 	struct umsi_sim_dev_desc d = intx_desc(1);
 	struct owner_dev oa = { m, DEVA, false, 0 }, ob = { m, DEVB, false, 0 };
@@ -252,6 +253,7 @@ static void test_removal_drops_its_handler_from_shared_line(void **state)
  */
 static void test_failed_mask_leaves_irq_unmasked(void **state)
 {
+	fx_skip_on_its(FX_ITS_NO_INTX);
 	struct machine *m = machine_new(2, 0, NULL);
 	struct umsi_sim_dev_desc d = intx_desc(1);
 	struct owner_dev o = { m, DEVA, false, 0 };
@@ -367,7 +369,7 @@ static void test_intx_under_remapping_avoids_high_apic_ids(void **state)
 	unsigned i;
 
 	(void)state;
-	fx_skip_on_imsic("x86 only: interrupt remapping, IO-APIC and APIC IDs");
+	fx_skip_unless_x86("x86 only: interrupt remapping, IO-APIC and APIC IDs");
 	m = calloc(1, sizeof(*m));
 	m->sim = umsi_sim_create(&cfg);
 	umsi_sim_leaks(m->sim, &m->leaks0);
@@ -409,6 +411,7 @@ static void test_intx_under_remapping_avoids_high_apic_ids(void **state)
  */
 static void test_intx_after_compat_msi_took_the_gsi(void **state)
 {
+	fx_skip_on_its(FX_ITS_NO_INTX);
 	struct machine *m = machine_new(2, 0, NULL);
 	struct umsi_sim_dev_desc da = msi_desc(1, true, false);
 	struct umsi_sim_dev_desc db = intx_desc(1);

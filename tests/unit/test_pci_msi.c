@@ -131,6 +131,7 @@ static void test_msi_setup_order(void **state)
 	int a, dd, mk, c, e;
 
 	(void)state;
+	fx_skip_on_its("the data word is EventID 0 there: the recorder cannot see it written");
 	s.cap = msi_off(m);
 	umsi_sim_set_hook(m->sim, record, &s);
 	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 4, 4, UMSI_PCI_IRQ_MSI),
@@ -302,8 +303,14 @@ static void test_msi_retarget_under_fire(void **state)
 			struct umsi_sim_dev_stats s = dstats(m, DEV);
 
 			assert_int_equal(s.cfg_reads, 0);
-			assert_true(s.cfg_writes >= (masks[i] ? 3u : 1u));
-			assert_true(s.cfg_writes <= (masks[i] ? 4u : 2u));
+			/* On the ITS a move is a MAPTI: the device's message
+			 * (GITS_TRANSLATER, EventID) stays as it is. */
+			if (fx_its()) {
+				assert_int_equal(s.cfg_writes, 0);
+			} else {
+				assert_true(s.cfg_writes >= (masks[i] ? 3u : 1u));
+				assert_true(s.cfg_writes <= (masks[i] ? 4u : 2u));
+			}
 		}
 		if (masks[i])
 			assert_int_equal(dstats(m, DEV).msi_live_writes, 0);
@@ -335,8 +342,13 @@ static void test_msix_retarget_live_entry(void **state)
 	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
 	move_under_fire(m, NVME, irq, 1, (info.cpu + 1) % 4);
 	s = dstats(m, NVME);
-	assert_true(s.mmio_writes >= 3 && s.mmio_writes <= 5);
-	assert_int_equal(s.mmio_reads, 1);
+	if (fx_its()) {
+		/* A MAPTI: the entry is left alone. */
+		assert_int_equal(s.mmio_writes + s.mmio_reads, 0);
+	} else {
+		assert_true(s.mmio_writes >= 3 && s.mmio_writes <= 5);
+		assert_int_equal(s.mmio_reads, 1);
+	}
 	assert_int_equal(s.msix_live_writes, 0);
 	print_message("msix live retarget: %llu table writes, %llu read\n",
 		      (unsigned long long)s.mmio_writes,
