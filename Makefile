@@ -58,6 +58,10 @@ $(LIB): $(CORE_OBJS)
 
 include $(sort $(wildcard mk/*.mk))
 
+# The unit tests share fixture headers their rules do not name: a change
+# to one rebuilds every test binary (a stale one would test old code).
+$(filter $(BUILD)/tests/test_%,$(TEST_BINS)): $(wildcard tests/unit/*fixture*.h)
+
 real-all: $(ALL_TARGETS)
 
 .PHONY: build-tests

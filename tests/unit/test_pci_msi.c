@@ -124,14 +124,18 @@ static int has_enable(const struct seen *s, int i)
 /* MSI off -> address and data -> mask all -> INTx off -> enable. */
 static void test_msi_setup_order(void **state)
 {
-	struct machine *m = machine_new(2, 0, NULL);
 	struct umsi_sim_dev_desc d = msi_desc(4, true, true);
-	struct umsi_pci_dev *dev = plug(m, DEV, &d, 0);
-	struct seen s = { .m = m };
+	struct machine *m;
+	struct umsi_pci_dev *dev;
+	struct seen s;
 	int a, dd, mk, c, e;
 
 	(void)state;
+	/* Before anything is made: a skipped test leaves nothing behind. */
 	fx_skip_on_its("the data word is EventID 0 there: the recorder cannot see it written");
+	m = machine_new(2, 0, NULL);
+	dev = plug(m, DEV, &d, 0);
+	s = (struct seen){ .m = m };
 	s.cap = msi_off(m);
 	umsi_sim_set_hook(m->sim, record, &s);
 	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 4, 4, UMSI_PCI_IRQ_MSI),
