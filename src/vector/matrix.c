@@ -139,7 +139,7 @@ struct umsi_matrix {
 	uint32_t nslices;         /* bits needed by the largest capacity */
 	uint32_t nvec;            /* vectors per CPU, a multiple of 64 */
 	uint32_t wpc;             /* words per CPU bitmap: nvec / 64 */
-	uint32_t cpu_stride;      /* bytes per CPU record: 8 + 16 * wpc */
+	uint32_t map_words;       /* words per CPU's bitmaps: 2 * wpc */
 	uint32_t legacy_cpu;
 	uint32_t legacy_first;
 	uint32_t legacy_count;
@@ -158,16 +158,23 @@ struct umsi_matrix {
 	uint64_t *blocked_legacy;
 	uint64_t *legacy_map;
 	/*
-	 * One record per CPU, cpu_stride bytes apart: its struct matrix_cpu,
-	 * then its bitmaps (see matrix_map()), owned (allocated, of any kind)
-	 * and managed (reserved for managed IRQs) interleaved: word 2w is
-	 * owned word w, word 2w + 1 managed word w. A vector's two bits are
-	 * then found without knowing nvec, and one address serves the
-	 * counters and the bitmaps, as when the record had a fixed size.
+	 * The bitmaps of every CPU, map_words apart (see matrix_map()):
+	 * owned (allocated, of any kind) and managed (reserved for managed
+	 * IRQs) interleaved, word 2w owned word w, word 2w + 1 managed word
+	 * w, so that a vector's two bits are found without knowing nvec.
 	 */
-	unsigned char *cpus;
+	uint64_t *maps;
 	struct matrix_block *blocks;
 	uint32_t *tree;
+	/*
+	 * The counters of every CPU, right after this header: 8 bytes each
+	 * whatever nvec is, at a fixed offset from the matrix pointer, so
+	 * that reading a CPU's count is one instruction (an index scaled by
+	 * 8 from the pointer the caller passed). The searches read counts
+	 * many times a step; with the counters at the head of a record of
+	 * 8 + nvec / 4 bytes each read cost a multiply by a loaded stride.
+	 */
+	struct matrix_cpu cpu[];
 };
 
 _Static_assert(_Alignof(struct umsi_matrix) <= MATRIX_ALIGN, "matrix align");
@@ -259,25 +266,22 @@ static inline void matrix_set_vec(uint64_t *map, unsigned int v)
 	map[v >> 6] |= 1ull << (v & 63);
 }
 
-/* The record of @cpu: its counters, then its bitmaps. */
+/* The counters of @cpu. */
 static inline struct matrix_cpu *matrix_cpu(const struct umsi_matrix *m,
 					    uint32_t cpu)
 {
-	return (struct matrix_cpu *)(m->cpus + (size_t)cpu * m->cpu_stride);
+	return (struct matrix_cpu *)(uintptr_t)&m->cpu[cpu];
 }
 
 /*
- * The interleaved bitmaps of a CPU record (struct umsi_matrix, cpus), and
- * the owned and managed bits of vector @v in them.
+ * The interleaved bitmaps of @cpu (struct umsi_matrix, maps), and the
+ * owned and managed bits of vector @v in them. The product is taken in 32
+ * bits (at most 65536 CPUs x 128 words), which x86-64 multiplies straight
+ * from memory and widens for free.
  */
-static inline uint64_t *matrix_cpu_map(const struct matrix_cpu *c)
-{
-	return (uint64_t *)(uintptr_t)(c + 1);
-}
-
 static inline uint64_t *matrix_map(const struct umsi_matrix *m, uint32_t cpu)
 {
-	return matrix_cpu_map(matrix_cpu(m, cpu));
+	return m->maps + (cpu * m->map_words);
 }
 
 static inline uint64_t *matrix_owned_word(uint64_t *map, unsigned int v)
@@ -432,10 +436,10 @@ static size_t matrix_layout_size(uint32_t ncpus, uint32_t nvec)
 {
 	uint32_t nblocks = matrix_blocks_for(ncpus), wpc = nvec / 64;
 
-	return matrix_align_up(sizeof(struct umsi_matrix)) +
+	return matrix_align_up(sizeof(struct umsi_matrix) +
+			       (size_t)ncpus * sizeof(struct matrix_cpu)) +
 	       (size_t)3 * wpc * sizeof(uint64_t) +
-	       (size_t)ncpus * (sizeof(struct matrix_cpu) +
-				2 * wpc * sizeof(uint64_t)) +
+	       (size_t)ncpus * 2 * wpc * sizeof(uint64_t) +
 	       (size_t)nblocks * sizeof(struct matrix_block) +
 	       (size_t)2 * matrix_leaves_for(nblocks) * sizeof(uint32_t);
 }
@@ -1296,14 +1300,15 @@ int umsi_matrix_init(void *mem, size_t len,
 	m->legacy_count = cfg->legacy_count;
 	m->nvec = nvec;
 	m->wpc = nvec / 64;
-	m->cpu_stride = sizeof(struct matrix_cpu) + 2 * m->wpc * sizeof(uint64_t);
+	m->map_words = 2 * m->wpc;
 	/* The layout of matrix_layout_size(), part after part. */
-	m->blocked = (uint64_t *)(base + matrix_align_up(sizeof(*m)));
+	m->blocked = (uint64_t *)(base + matrix_align_up(sizeof(*m) +
+			(size_t)m->ncpus * sizeof(struct matrix_cpu)));
 	m->blocked_legacy = m->blocked + m->wpc;
 	m->legacy_map = m->blocked_legacy + m->wpc;
-	m->cpus = (unsigned char *)(m->legacy_map + m->wpc);
-	m->blocks = (struct matrix_block *)(m->cpus +
-					    (size_t)m->ncpus * m->cpu_stride);
+	m->maps = m->legacy_map + m->wpc;
+	m->blocks = (struct matrix_block *)(m->maps +
+					    (size_t)m->ncpus * m->map_words);
 	m->tree = (uint32_t *)(m->blocks + m->nblocks);
 
 	/* Everything outside [alloc_first, alloc_last] is blocked ... */
@@ -1386,7 +1391,7 @@ static inline int matrix_take(struct umsi_matrix *m, uint32_t key,
 	m->allocated++;
 	matrix_count_down(m, c, cpu);
 	*out = cpu;
-	map = matrix_cpu_map(c);
+	map = matrix_map(m, cpu);
 	if (flags & UMSI_MATRIX_SPREAD) {
 		v = matrix_spread_free(m, cpu);
 		*matrix_owned_word(map, v) |= 1ull << (v & 63);
@@ -1551,7 +1556,7 @@ int umsi_matrix_free(struct umsi_matrix *m, uint32_t cpu, unsigned int vector,
 	if (!m || cpu >= m->ncpus || vector >= m->nvec)
 		return -UMSI_EINVAL;
 	c = matrix_cpu(m, cpu);
-	owned = matrix_owned_word(matrix_cpu_map(c), vector);
+	owned = matrix_owned_word(matrix_map(m, cpu), vector);
 	mgd = owned[1];   /* the managed word follows the owned one */
 	bit = 1ull << (vector % 64);
 	if (!(*owned & bit))
@@ -1943,7 +1948,7 @@ static const char *matrix_check_layers(const struct umsi_matrix *m,
 
 	if (m->nvec % UMSI_MATRIX_MIN_VECTORS || m->nvec > UMSI_MATRIX_MAX_VECTORS ||
 	    m->wpc != m->nvec / 64 ||
-	    m->cpu_stride != sizeof(struct matrix_cpu) + 16 * m->wpc)
+	    m->map_words != 2 * m->wpc)
 		return "the space size is not a valid nvec";
 	for (w = 0; w < m->wpc; w++) {
 		capacity -= matrix_popcount64(m->blocked[w]);
