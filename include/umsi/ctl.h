@@ -81,9 +81,9 @@ extern const struct umsi_ctl umsi_ctl_riscv_imsic;
  * reads 1 when LPI INTID is pending in the current CPU's redistributor,
  * else 0: its bit in that redistributor's LPI pending table (GICR_PENDBASER
  * + INTID / 8, bit INTID % 8, IHI 0069 5.1.2). Asked on the CPU an IRQ has
- * just left, so that a copy still pending there is resent on the new
- * CPU. A host that cannot tell returns 0 (an interrupt pending at the
- * instant of a move may then be lost).
+ * just left (MOVI moves a pending LPI along, so it should be 0); while it
+ * reads 1 uMSI waits for that CPU to take the copy itself. A host that
+ * cannot tell returns 0.
  */
 #define UMSI_ITS_REG_LPI_PENDING 0x80000000u
 
@@ -94,10 +94,10 @@ extern const struct umsi_ctl umsi_ctl_riscv_imsic;
  *            GITS_TRANSLATER, @its_base + 0x10040
  * @first_lpi: the INTID of uMSI's first LPI, at least 8192 (0 means 8192);
  *            the kernel keeps the LPIs below it for itself
- * @nvec: LPIs per CPU (uMSI's per-CPU identities 0..@nvec-1), a
- *            multiple of 64 up to 4096 (0 means 256). uMSI uses the LPIs @first_lpi ..
- *            @first_lpi + cpu_count() * @nvec - 1: LPI = @first_lpi +
- *            cpu * @nvec + local identity
+ * @nvec: IRQs a CPU may hold at most, a multiple of 64 up to 4096 (0
+ *            means 256). uMSI uses the LPIs @first_lpi .. @first_lpi +
+ *            cpu_count() * @nvec - 1, the lowest free first, whatever the
+ *            CPU: LPI = @first_lpi + the IRQ's identity, kept for its life
  * @lpi_id_bits: INTID bits the redistributors' LPI property and pending
  *            tables cover (GICR_PROPBASER.IDbits + 1), 14..32 (0 means
  *            16); the LPIs above must fit
@@ -122,10 +122,11 @@ extern const struct umsi_ctl umsi_ctl_riscv_imsic;
  * enables it and maps collection c to CPU c's redistributor (MAPC) for
  * every CPU with one. The first message of a device maps it (MAPD with
  * an ITT of @itt_events events), each message maps its event(s) to the
- * chosen CPU's LPI and collection (MAPTI, INV, SYNC); a move is a MAPTI
- * to the new LPI (the device's message stays); freeing an IRQ discards
- * its events (DISCARD), the last one unmaps the device (MAPD V=0) and
- * frees its ITT. A copy found pending on the old CPU is resent with INT.
+ * IRQ's LPI and the chosen CPU's collection (MAPTI, INV, SYNC); a move is
+ * a MOVI to the new collection and a SYNC of both redistributors (the LPI
+ * and the device's message stay); freeing an IRQ discards its events
+ * (DISCARD), the last one unmaps the device (MAPD V=0) and frees its
+ * ITT. A replay (an interrupt taken while lazily masked) is an INT.
  *
  * What the kernel does (docs/PORTING.md): give every redistributor its
  * LPI property table (GICR_PROPBASER, @lpi_id_bits) with every LPI of

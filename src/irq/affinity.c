@@ -235,6 +235,112 @@ static void fold(struct umsi_system *sys, struct move *mv, uint32_t cpu,
 }
 
 /*
+ * A global space: after the controller's move command, ask the old CPU
+ * (interrupts off) whether it still holds one of the identities pending.
+ * The command moved the pending state with the IRQ (GICv3 MOVI does), so
+ * it should not; a copy it does hold it takes itself once its interrupts
+ * are on again, through the same slot (the identity is the same on every
+ * CPU): it is handled once, there. The caller asks until none is left.
+ */
+static void global_cleanup_on_old_cpu(void *arg)
+{
+	struct move *mv = arg;
+	struct umsi_system *sys = mv->sys;
+	uint32_t i;
+
+	mv->pending = false;
+	for (i = 0; i < mv->n; i++)
+		mv->pending |= sys->env.ctl->pending(sys, mv->d->vector + i);
+}
+
+/*
+ * Move @d in a global space (umsi_ctl.global_space): the identities stay
+ * (so do the slots, and the device's message); the controller retargets
+ * them by a command, and the matrix moves the IRQ's local identity, which
+ * only balances the CPUs. Caller owns d->busy; returns 0 or a negative
+ * code with @d where it was.
+ */
+static int move_irq_global(struct umsi_system *sys, struct umsi_irq_desc *d,
+			   const struct umsi_cpumask *mask)
+{
+	struct move mv = { .sys = sys, .d = d, .n = 1 };
+	umsi_irqflags_t fl;
+	uint32_t i, old_local;
+	int ret;
+
+	if (d->block_leader)
+		mv.n = 1u << d->block_order;
+	fl = umsi_lock(sys);
+	mv.old_cpu = d->cpu;
+	mv.old_vec = d->vector;
+	old_local = d->local;
+	for (i = 0; i < mv.n; i++) {
+		mv.member[i] = i ? atomic_load(&umsi_slot(sys, mv.old_cpu,
+							   mv.old_vec + i)->d) : d;
+		if (!mv.member[i] || mv.member[i] == &sys->moved) {
+			umsi_unlock(sys, fl);
+			return -UMSI_EIO;
+		}
+	}
+	umsi_unlock(sys, fl);
+	for (i = 0; i < mv.n; i++) {
+		ret = umsi_irq_hist_reserve(sys, mv.member[i], 1);
+		if (ret)
+			return ret;
+	}
+	fl = umsi_lock(sys);
+	ret = pick_any(sys, &mv, mask);
+	umsi_unlock(sys, fl);
+	if (ret)
+		return ret;
+	if (mv.new_cpu != mv.old_cpu)
+		ret = umsi_irq_retarget(sys, d, mv.new_cpu, mv.old_vec);
+	if (ret || mv.new_cpu == mv.old_cpu) {
+		/*
+		 * Wherever a failed command left it, the identity's slot is
+		 * this IRQ's on every CPU: nothing is lost, only the balance.
+		 */
+		if (ret && umsi_irq_retarget(sys, d, mv.old_cpu, mv.old_vec))
+			umsi_log(sys, UMSI_LOG_WARN, "irq %u: the controller "
+				 "may deliver it on cpu %u or cpu %u", d->irq,
+				 mv.old_cpu, mv.new_cpu);
+		fl = umsi_lock(sys);
+		give_run(sys, mv.new_cpu, mv.new_vec, mv.n, d->managed);
+		umsi_unlock(sys, fl);
+		return ret;
+	}
+	/* What it took so far, it took on the old CPU. */
+	fold(sys, &mv, mv.old_cpu, mv.old_vec);
+	fl = umsi_lock(sys);
+	for (i = 0; i < mv.n; i++) {
+		mv.member[i]->cpu = mv.new_cpu;
+		mv.member[i]->local = mv.new_vec + i;
+	}
+	umsi_unlock(sys, fl);
+	for (int tries = 0; ; tries++) {
+		if (sys->env.ops->run_on_cpu(sys->env.host, mv.old_cpu,
+					     global_cleanup_on_old_cpu, &mv)) {
+			umsi_log(sys, UMSI_LOG_WARN, "irq %u: cpu %u did not "
+				 "answer the migration cross-call", d->irq,
+				 mv.old_cpu);
+			break;
+		}
+		if (!mv.pending)
+			break;
+		if (tries == 1000) {
+			umsi_log(sys, UMSI_LOG_WARN, "irq %u: identity 0x%x "
+				 "stays pending on cpu %u", d->irq, mv.old_vec,
+				 mv.old_cpu);
+			break;
+		}
+	}
+	fl = umsi_lock(sys);
+	give_run(sys, mv.old_cpu, old_local, mv.n, d->managed);
+	umsi_unlock(sys, fl);
+	return 0;
+}
+
+/*
  * Move @d (an IRQ, or the leader of an MSI block, which moves whole) to a
  * CPU of @mask (already limited to reachable CPUs). Caller owns d->busy.
  * Returns 0 or a negative code; on failure @d is unchanged, or, when even
@@ -249,6 +355,8 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 	uint32_t i;
 	int ret;
 
+	if (sys->env.ctl->global_space)
+		return move_irq_global(sys, d, mask);
 	if (d->block_leader)
 		mv.n = 1u << d->block_order;
 	/* The counts of the slots it leaves go to its history. */
@@ -310,6 +418,7 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 	for (i = 0; i < mv.n; i++) {
 		mv.member[i]->cpu = mv.new_cpu;
 		mv.member[i]->vector = mv.new_vec + i;
+		mv.member[i]->local = mv.new_vec + i;
 	}
 	umsi_unlock(sys, fl);
 
@@ -493,7 +602,7 @@ static int managed_shutdown(struct umsi_system *sys, struct umsi_irq_desc *d)
 	umsi_irq_sync(sys);
 	umsi_irq_hist_fold(sys, d, d->cpu, d->vector);
 	fl = umsi_lock(sys);
-	umsi_matrix_free(sys->matrix, d->cpu, d->vector, true);
+	umsi_matrix_free(sys->matrix, d->cpu, d->local, true);
 	d->shutdown = true;
 	umsi_unlock(sys, fl);
 	return 0;
@@ -511,9 +620,12 @@ static int managed_restart(struct umsi_system *sys, struct umsi_irq_desc *d,
 	v = umsi_matrix_alloc_managed(sys->matrix, m, &cpu);
 	if (v >= 0) {
 		d->cpu = cpu;
-		d->vector = (uint32_t)v;
+		d->local = (uint32_t)v;
+		/* A global identity stays the IRQ's through the shutdown. */
+		if (!sys->env.ctl->global_space)
+			d->vector = (uint32_t)v;
 		d->shutdown = false;
-		atomic_store(&sys->cpus[cpu].slot[v].d, d);
+		atomic_store(&umsi_slot(sys, cpu, d->vector)->d, d);
 	}
 	umsi_unlock(sys, fl);
 	if (v < 0)

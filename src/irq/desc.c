@@ -297,6 +297,66 @@ effective_mask(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 	return m;
 }
 
+/*
+ * A global space: give @n descriptors their identities, as one aligned
+ * run of 2^@order for an MSI block (the device ORs the message number
+ * into the data, so dispatch receives base + i), else the lowest free one
+ * each. All or nothing. [lock]
+ */
+static int take_gids(struct umsi_system *sys, struct umsi_irq_desc **ds,
+		     uint32_t n, bool block, uint32_t order)
+{
+	uint32_t i, k, g, run = 1u << order;
+
+	if (!sys->env.ctl->global_space)
+		return 0;
+	if (block) {
+		for (g = umsi_idmap_next_free(&sys->gids, 0);
+		     g != UINT32_MAX && g + run <= sys->id_limit;
+		     g = umsi_idmap_next_free(&sys->gids, g)) {
+			if (g & (run - 1)) {
+				g = (g | (run - 1)) + 1;
+				continue;
+			}
+			for (k = 0; k < run &&
+			     !umsi_idmap_test(&sys->gids, g + k); k++)
+				;
+			if (k == run)
+				break;
+			g += run;
+		}
+		if (g == UINT32_MAX || g + run > sys->id_limit)
+			return -UMSI_ENOSPC;
+		for (k = 0; k < run; k++)
+			umsi_idmap_set(&sys->gids, g + k);
+		for (i = 0; i < n; i++)
+			ds[i]->vector = g + i;
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		g = umsi_idmap_next_free(&sys->gids, 0);
+		if (g == UINT32_MAX || g >= sys->id_limit) {
+			while (i--)
+				umsi_idmap_clear(&sys->gids, ds[i]->vector);
+			return -UMSI_ENOSPC;
+		}
+		umsi_idmap_set(&sys->gids, g);
+		ds[i]->vector = g;
+	}
+	return 0;
+}
+
+/* Give back what take_gids() gave @d (an MSI block: by its leader). */
+static void give_gids(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	uint32_t k, run = d->block_leader ? 1u << d->block_order : 1;
+
+	if (!sys->env.ctl->global_space)
+		return;
+	for (k = 0; k < run; k++)
+		umsi_idmap_clear(&sys->gids, d->vector + k);
+}
+
 /* Publish a bound descriptor, claimed by the caller (busy). [lock] */
 static void publish(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
@@ -360,10 +420,17 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		for (i = 0; i < nvec; i++) {
 			out[i]->cpu = cpu;
 			out[i]->vector = (uint32_t)v + i;
+			out[i]->local = (uint32_t)v + i;
 			out[i]->block_leader = out[0];
 		}
 		out[0]->block_order = (uint8_t)order;
 		done = nvec;
+		ret = take_gids(sys, out, nvec, true, order);
+		if (ret) {
+			umsi_matrix_free_block(sys->matrix, cpu, (uint32_t)v,
+					       order);
+			goto unlock;
+		}
 	} else {
 		for (; done < nvec; done++) {
 			v = managed ?
@@ -375,7 +442,11 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 			}
 			out[done]->cpu = cpu;
 			out[done]->vector = (uint32_t)v;
+			out[done]->local = (uint32_t)v;
 		}
+		ret = take_gids(sys, out, nvec, false, 0);
+		if (ret)
+			goto unwind;
 	}
 	/* The numbers are theirs; publication waits for umsi_irq_activate. */
 	for (i = 0; i < nvec; i++) {
@@ -388,7 +459,7 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 
 unwind:
 	while (done--)
-		umsi_matrix_free(sys->matrix, out[done]->cpu, out[done]->vector,
+		umsi_matrix_free(sys->matrix, out[done]->cpu, out[done]->local,
 				 managed);
 unlock:
 	while (reserved--)
@@ -425,11 +496,18 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 		ret = -UMSI_EBUSY;
 	} else {
 		v = umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags, &cpu);
+		if (v >= 0) {
+			d->vector = (uint32_t)v;
+			ret = take_gids(sys, &d, 1, false, 0);
+			if (ret)
+				umsi_matrix_free(sys->matrix, cpu, (uint32_t)v,
+						 false);
+		}
 		if (v < 0) {
 			ret = v;
-		} else {
+		} else if (!ret) {
 			d->cpu = cpu;
-			d->vector = (uint32_t)v;
+			d->local = (uint32_t)v;
 			umsi_idmap_set(&sys->irq_ids, irq);
 			atomic_store(&d->busy, true);
 		}
@@ -450,13 +528,14 @@ static void free_vectors(struct umsi_system *sys, struct umsi_irq_desc *d)
 
 	if (d->block_leader && d->block_leader != d)
 		return;         /* the leader frees the whole block */
+	give_gids(sys, d);
 	if (d->block_leader) {
-		umsi_matrix_free_block(sys->matrix, d->cpu, d->vector,
+		umsi_matrix_free_block(sys->matrix, d->cpu, d->local,
 				       d->block_order);
 		return;
 	}
 	if (!d->shutdown)
-		umsi_matrix_free(sys->matrix, d->cpu, d->vector, d->managed);
+		umsi_matrix_free(sys->matrix, d->cpu, d->local, d->managed);
 	if (d->managed) {
 		uint64_t *w = sys->reachable;
 		uint32_t i;

@@ -105,7 +105,7 @@ int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 		return 0;
 	c = &sys->cpus[cpu];
 	atomic_fetch_add(&c->dispatch_seq, 1);
-	slot = &c->dslot[id];
+	slot = &c->slot[id];
 	d = atomic_load(&slot->d);
 	if (!d || d == &sys->moved) {
 		/*

@@ -57,6 +57,7 @@ static void system_free(struct umsi_system *sys)
 		umsi_free(sys, (void *)sys->irqs,
 			  sys->max_irqs * sizeof(*sys->irqs));
 	umsi_free(sys, sys->irq_ids_mem, sys->irq_ids_size);
+	umsi_free(sys, sys->gids_mem, sys->gids_size);
 	umsi_free(sys, sys->matrix_mem, sys->matrix_size);
 	umsi_free(sys, sys->cpus, sys->cpus_size);
 	umsi_free(sys, sys->reachable, umsi_sys_mask_bytes(sys));
@@ -80,8 +81,9 @@ static int system_cpus(struct umsi_system *sys)
 		struct umsi_cpu *c = &sys->cpus[cpu];
 		struct umsi_ctl_cpu cc = { 0 };
 
-		c->slot = sys->slots + (size_t)cpu * sys->nids;
-		c->dslot = ctl->global_space ? sys->slots : c->slot;
+		/* A global space: one table, the identity is global. */
+		c->slot = ctl->global_space ? sys->slots :
+			  sys->slots + (size_t)cpu * sys->nids;
 		ret = ctl->cpu_init(sys, cpu, &cc);
 		if (ret)
 			return ret;
@@ -211,6 +213,13 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	if (!sys->irqs || !sys->irq_ids_mem)
 		goto fail;
 	umsi_idmap_init(&sys->irq_ids, sys->max_irqs, sys->irq_ids_mem);
+	if (sys->env.ctl->global_space) {
+		sys->gids_size = umsi_idmap_size(sys->id_limit);
+		sys->gids_mem = umsi_zalloc(sys, sys->gids_size);
+		if (!sys->gids_mem)
+			goto fail;
+		umsi_idmap_init(&sys->gids, sys->id_limit, sys->gids_mem);
+	}
 	sys->reachable = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
 	sys->wired_reachable = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
 	sys->scratch = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));

@@ -16,14 +16,16 @@
 # Each event must arrive exactly once on the CPU uMSI chose (the kernel's
 # fire lines: received = sent, wrong_cpu 0). The ready line names the ITS
 # ("its":{"base":...}); each device line's vector its EventID (= index)
-# and LPI (= first_lpi + cpu * nvec + vector). The held machine is read
+# and LPI (= first_lpi + vector, the IRQ's global identity). The held machine is read
 # through QEMU's monitor (UmsiCheck): each message's address is
 # GITS_TRANSLATER and its data the EventID (the message index); no
 # (function, EventID) twice; no LPI twice. What config space cannot show,
 # the ITS's (DeviceID, EventID) -> (LPI, collection) mapping, is read from
-# QEMU's trace of the commands the ITS executed: the last MAPTI of each
-# vector's (DeviceID = BDF, EventID = index) must name collection = the
-# line's cpu and LPI = first_lpi + cpu * nvec + vector; and the trace of
+# QEMU's trace of the commands the ITS executed: the MAPTI of each
+# vector's (DeviceID = BDF, EventID = index), with the collection of any
+# MOVI since, must name collection = the line's cpu and LPI = first_lpi +
+# vector; a run that migrates under fire moves by MOVI only (no MAPTI of
+# an event already mapped); and the trace of
 # writes to GITS_TRANSLATER shows each (requester ID, EventID) written at
 # least as often as its handler ran.
 # Then: pci_nomsi (every function none), umsi.offline/online through PSCI
@@ -78,11 +80,17 @@ sub bdf_rid {
 # and the writes to GITS_TRANSLATER per (requester ID, EventID).
 sub its_trace {
 	my ($file) = @_;
-	my (%map, %writes);
-	open(my $t, '<', $file) or return (\%map, \%writes);
+	my (%map, %writes, %remaps);
+	my $movi = 0;
+	open(my $t, '<', $file) or return (\%map, \%writes, 0, 0);
 	while (<$t>) {
 		if (/command MAPTI DeviceID (0x[0-9a-f]+) EventID (0x[0-9a-f]+) ICID (0x[0-9a-f]+) pINTID (0x[0-9a-f]+)/) {
 			$map{hex($1) . '/' . hex($2)} = [hex($3), hex($4)];
+			$remaps{hex($1) . '/' . hex($2)}++;
+		} elsif (/command MOVI DeviceID (0x[0-9a-f]+) EventID (0x[0-9a-f]+) ICID (0x[0-9a-f]+)/) {
+			my $m = $map{hex($1) . '/' . hex($2)};
+			$m->[0] = hex($3) if $m;
+			$movi++;
 		} elsif (/command DISCARD DeviceID (0x[0-9a-f]+) EventID (0x[0-9a-f]+)/) {
 			delete $map{hex($1) . '/' . hex($2)};
 		} elsif (/TRANSLATER write: offset 0x40 data (0x[0-9a-f]+) size \d+ requester_id (0x[0-9a-f]+)/) {
@@ -90,7 +98,10 @@ sub its_trace {
 		}
 	}
 	close($t);
-	return (\%map, \%writes);
+	# MAPTIs of an event beyond its first: remaps (a move must not be one).
+	my $again = 0;
+	$again += $_ - 1 for values %remaps;
+	return (\%map, \%writes, $movi, $again);
 }
 
 sub no_crash {
@@ -119,6 +130,7 @@ for my $run ([1, 'cortex-a57'], [4, 'cortex-a57'], [6, 'cortex-a57'], [4, 'max']
 		my $r = UmsiQemu::run(arch => 'arm64', smp => $smp, cpu => $cpu, timeout => 240,
 			hold => 1, devices => [devices(),
 				'-trace', 'gicv3_its_cmd_mapti', '-trace', 'gicv3_its_cmd_discard',
+				'-trace', 'gicv3_its_cmd_movi',
 				'-trace', 'gicv3_its_translation_write', '-D', $trace],
 			append => 'umsi.drivers=edu,e1000e,nvme,xhci umsi.probe=all '
 				. 'umsi.probe_max=16 umsi.fire=20',
@@ -158,17 +170,17 @@ for my $run ([1, 'cortex-a57'], [4, 'cortex-a57'], [6, 'cortex-a57'], [4, 'max']
 			my @bad = grep { !defined $_->{mpidr} || !defined $_->{cpu} ||
 					 !defined $_->{vector} ||
 					 ($mpidr{$_->{cpu}} // -1) != $_->{mpidr} ||
-					 $_->{vector} >= $nvec }
+					 $_->{vector} >= $nvec * @{$ready->{cpus} // []} }
 				@{$d->{vectors} // []};
-			ok(!@bad, "$drv: each vector names its cpu, that cpu's mpidr, an identity below nvec");
+			ok(!@bad, "$drv: each vector names its cpu, that cpu's mpidr, an identity below ncpus * nvec");
 			# The ITS's view of each message: EventID = the message
 			# number (MSI) or table index (MSI-X); LPI = first_lpi +
-			# cpu * nvec + vector.
+			# vector (the global identity, whatever the CPU).
 			my @its = grep { ($_->{event_id} // -1) != $_->{index} ||
-					 ($_->{lpi} // -1) != $first + $_->{cpu} * $nvec + $_->{vector} }
+					 ($_->{lpi} // -1) != $first + $_->{vector} }
 				@{$d->{vectors} // []};
 			ok(@{$d->{vectors} // []} && !@its,
-			   "$drv: each vector's event_id is its $mode index, its lpi first_lpi + cpu * nvec + vector")
+			   "$drv: each vector's event_id is its $mode index, its lpi first_lpi + vector")
 				or diag(join("\n", map { encode_json($_) } @its));
 		}
 		my ($e) = grep { $_->{bdf} eq '0000:02:00.0' } @{$r->{devices}};
@@ -200,7 +212,7 @@ for my $run ([1, 'cortex-a57'], [4, 'cortex-a57'], [6, 'cortex-a57'], [4, 'max']
 			my $rid = bdf_rid($d->{bdf});
 			for my $v (@{$d->{vectors} // []}) {
 				my $m = $map->{"$rid/$v->{index}"};
-				my $lpi = $first + $v->{cpu} * $nvec + $v->{vector};
+				my $lpi = $first + $v->{vector};
 				if (!$m || $m->[0] != $v->{cpu} || $m->[1] != $lpi) {
 					push @unmapped, sprintf('%s#%d: MAPTI %s, line says collection %d LPI %d',
 						$d->{bdf}, $v->{index},
@@ -228,11 +240,13 @@ for my $run ([1, 'cortex-a57'], [4, 'cortex-a57'], [6, 'cortex-a57'], [4, 'max']
 
 sub held {
 	my (%o) = @_;
+	my @trace = $o{trace} ? ('-trace', 'gicv3_its_cmd_mapti', '-trace', 'gicv3_its_cmd_movi',
+				 '-D', $o{trace}) : ();
 	my $r = UmsiQemu::run(arch => 'arm64', smp => $o{smp} // 2, timeout => 120,
 		hold => 1, append => $o{append},
 		devices => ['-device', 'pcie-root-port,id=rp0,chassis=1',
 			    '-device', 'pcie-root-port,id=rp1,chassis=2',
-			    '-device', 'edu,bus=rp0', '-device', 'e1000e,bus=rp1'],
+			    '-device', 'edu,bus=rp0', '-device', 'e1000e,bus=rp1', @trace],
 		monitor => sub { UmsiCheck::snapshot(@_) });
 	is($r->{exit}, 'held', "$o{append}: set-up completed and held")
 		or diag($r->{serial});
@@ -254,9 +268,13 @@ subtest 'pci_nomsi' => sub {
 };
 
 subtest 'umsi.offline=1,2 umsi.online=2 (-smp 4)' => sub {
-	my $r = held(smp => 4, append => 'umsi.drivers=edu,e1000e umsi.probe=all '
+	my $trace = "$trace_dir/trace-offline.log";
+	my $r = held(smp => 4, trace => $trace, append => 'umsi.drivers=edu,e1000e umsi.probe=all '
 		     . 'umsi.fire=10 umsi.offline=1,2 umsi.online=2');
 	fires_ok($r, 'before, between and after');
+	my (undef, undef, $movi, $again) = its_trace($trace);
+	ok($movi > 0 && !$again, "IRQs left the offline CPUs by MOVI ($movi), no event mapped twice")
+		or diag("MOVI $movi, MAPTI of a mapped event $again");
 	my %online = map { $_->{cpu} => $_->{online} } @{$r->{ready}{cpus} // []};
 	is_deeply(\%online, { 0 => JSON::PP::true, 1 => JSON::PP::false,
 			      2 => JSON::PP::true, 3 => JSON::PP::true },
@@ -268,12 +286,16 @@ subtest 'umsi.offline=1,2 umsi.online=2 (-smp 4)' => sub {
 };
 
 subtest 'umsi.migrate=300 (-smp 4)' => sub {
-	my $r = held(smp => 4, append => 'umsi.drivers=edu,e1000e umsi.migrate=300');
+	my $trace = "$trace_dir/trace-migrate.log";
+	my $r = held(smp => 4, trace => $trace, append => 'umsi.drivers=edu,e1000e umsi.migrate=300');
 	my @m = grep { ($_->{event} // '') eq 'migrate' } @{$r->{umsi}};
 	is(scalar @m, 2, 'edu and e1000e migrated');
 	my @bad = grep { !$_->{ok} || $_->{lost} || $_->{moved} != 300 } @m;
 	ok(!@bad, '300 moves each under fire, every event received, none lost')
 		or diag(join("\n", map { encode_json($_) } @bad));
+	my (undef, undef, $movi, $again) = its_trace($trace);
+	ok($movi >= 600 && !$again, "every move a MOVI ($movi), no event mapped twice (LPIs kept)")
+		or diag("MOVI $movi, MAPTI of a mapped event $again");
 };
 
 done_testing();

@@ -216,15 +216,13 @@ static inline int fx_dispatch_id(void *arg, uint32_t cpu, uint32_t id)
 }
 
 /*
- * The allocator's identity on @cpu of what the simulator reports as
- * identity @id there (umsi_sim_target.id): on the ITS an INTID, LPI =
- * 8192 + cpu * FX_ITS_NVEC + local identity; elsewhere the same.
+ * The core's identity of what the simulator reports as identity @id
+ * (umsi_sim_target.id): on the ITS an INTID, LPI = 8192 + the global
+ * identity; elsewhere the same.
  */
-static inline uint32_t fx_local_id(uint32_t cpu, uint32_t id)
+static inline uint32_t fx_core_id(uint32_t id)
 {
-	if (fx_its())
-		return id - UMSI_ITS_LPI_BASE - cpu * FX_ITS_NVEC;
-	return id;
+	return fx_its() ? id - UMSI_ITS_LPI_BASE : id;
 }
 
 /* What an arm64 kernel does with ICC_IAR1_EL1's INTID. */

@@ -4,10 +4,11 @@
  * LPIs are): identities unique across CPUs, interrupts moved by a command
  * to the controller while the device's message stays. A toy back end on a
  * minimal host shows the core serves it without knowing it: allocation
- * balanced over CPUs, global identities unique, dispatch by the global
- * identity from any CPU, moves through retarget (the chip never rewrites
- * the message), old identities spurious after a move, and a global space
- * without a retarget operation refused at creation.
+ * balanced over CPUs, global identities unique and dense (the lowest
+ * free, whatever the CPU), dispatch by the global identity from any CPU,
+ * moves through retarget with the identity kept (the chip never rewrites
+ * the message), the old CPU asked until it holds no copy pending, and a
+ * global space without a retarget operation refused at creation.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -121,7 +122,7 @@ static int g_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	assert_int_equal(ci->source_id, 0x0300 + irq % 64);
 	assert_int_equal(ci->count, 1);
 	map_cpu[irq % 64] = cpu;
-	map_lpi[irq % 64] = LPI_BASE + cpu * NVEC + id;
+	map_lpi[irq % 64] = LPI_BASE + id;
 	msg->address = 0x08090040;      /* a translation register */
 	msg->data = irq;                /* the event */
 	return 0;
@@ -134,15 +135,25 @@ static int g_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 
 	(void)sys;
 	retargets++;
+	/* A move keeps the identity (an ITS's MOVI keeps the LPI). */
+	assert_int_equal(map_lpi[irq % 64], LPI_BASE + id);
 	map_cpu[irq % 64] = cpu;
-	map_lpi[irq % 64] = LPI_BASE + cpu * NVEC + id;
 	return 0;
 }
+
+/* How often the old CPU still reports a copy pending; who was asked. */
+static unsigned pending_left, pending_asked;
+static uint32_t pending_cpu;
 
 static bool g_pending(struct umsi_system *sys, uint32_t id)
 {
 	(void)sys; (void)id;
-	return false;
+	pending_asked++;
+	pending_cpu = cur_cpu;
+	if (!pending_left)
+		return false;
+	pending_left--;
+	return true;
 }
 
 static int g_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
@@ -209,7 +220,7 @@ static void global_space_serves_an_its_like_controller(void **state)
 	uint64_t w = 1u << 3;
 	struct umsi_cpumask to3 = { &w, NCPU };
 	unsigned per_cpu[NCPU] = { 0 }, i, j;
-	uint32_t old;
+	uint32_t old, from;
 
 	(void)state;
 	assert_int_equal(umsi_system_create(&ops, NULL, &cfg, &sys), 0);
@@ -230,9 +241,11 @@ static void global_space_serves_an_its_like_controller(void **state)
 		for (j = 0; j < i; j++)
 			assert_int_not_equal(taken(d[i]->irq), taken(d[j]->irq));
 	}
-	/* Balanced: 8 IRQs over 4 CPUs. */
+	/* Balanced: 8 IRQs over 4 CPUs; identities 0..7, none wasted. */
 	for (i = 0; i < NCPU; i++)
 		assert_int_equal(per_cpu[i], 2);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(taken(d[i]->irq), i);
 	/* The CPU the controller chose takes the global identity. */
 	for (i = 0; i < 8; i++) {
 		cur_cpu = map_cpu[d[i]->irq % 64];
@@ -240,22 +253,43 @@ static void global_space_serves_an_its_like_controller(void **state)
 		assert_int_equal(handled[d[i]->irq % 64], 1);
 	}
 	assert_int_equal(eois, 8);
-	/* Moving is a command to the controller; the message stays. */
+	/*
+	 * Moving is a command to the controller; the message and the
+	 * identity stay. The old CPU is asked (on that CPU) until it holds
+	 * no copy pending: twice here.
+	 */
 	writes = 0;
 	old = taken(d[0]->irq);
+	from = d[0]->cpu;
 	if (d[0]->cpu == 3)
 		w = 1u << 2;
+	pending_left = 1;
+	pending_asked = 0;
 	assert_int_equal(umsi_irq_set_affinity(sys, d[0]->irq, &to3), 0);
 	assert_int_equal(retargets, 1);
 	assert_int_equal(writes, 0);
+	assert_int_equal(pending_asked, 2);
+	assert_int_equal(pending_cpu, from);
 	assert_int_equal(map_cpu[d[0]->irq % 64], d[0]->cpu);
+	assert_int_not_equal(d[0]->cpu, from);
+	assert_int_equal(old, taken(d[0]->irq));
 	cur_cpu = d[0]->cpu;
 	assert_int_equal(umsi_dispatch(sys, cur_cpu, taken(d[0]->irq)), 1);
 	assert_int_equal(handled[d[0]->irq % 64], 2);
-	/* The identity it left reaches nobody. */
-	assert_int_not_equal(old, taken(d[0]->irq));
-	assert_int_equal(umsi_dispatch(sys, cur_cpu, old), 0);
-	assert_int_equal(handled[d[0]->irq % 64], 2);
+	/* A copy the old CPU took at the instant of the move: handled too. */
+	assert_int_equal(umsi_dispatch(sys, from, old), 1);
+	assert_int_equal(handled[d[0]->irq % 64], 3);
+	/* The CPU's balance moved with it: the old CPU has one IRQ less. */
+	{
+		struct umsi_matrix_cpu_stats cs;
+
+		assert_int_equal(umsi_matrix_cpu_stats(umsi_system_matrix(sys),
+						       from, &cs), 0);
+		assert_int_equal(cs.allocated, 1);
+		assert_int_equal(umsi_matrix_cpu_stats(umsi_system_matrix(sys),
+						       d[0]->cpu, &cs), 0);
+		assert_int_equal(cs.allocated, 3);
+	}
 	/* Beyond the space: refused, nothing counted. */
 	assert_int_equal(umsi_dispatch(sys, 0, NCPU * NVEC), 0);
 	for (i = 0; i < 8; i++)

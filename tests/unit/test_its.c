@@ -4,8 +4,9 @@
  * ITS model: configurations refused at creation, every host call of a
  * creation failed in turn, MSI-X and multi-message MSI messages
  * (GITS_TRANSLATER + EventID, the DeviceID the requester) translated to
- * the chosen CPU's LPI, moves by command with the device's message left
- * alone (under fire, and with a copy pending on the old CPU), CPU offline
+ * the LPI of the identity the core gave, moves by MOVI with the LPI and
+ * the device's message left alone (under fire, and with a copy pending
+ * on the old CPU, which moves with it), CPU offline
  * and online, exhaustion of a CPU's LPIs, and devices unmapped with their
  * last IRQ; a command queue that stops answering (an error, not a hang)
  * and an ITT too small for the events asked (refused).
@@ -118,15 +119,15 @@ static struct umsi_sim_its_stats istats(struct machine *m)
 	return s;
 }
 
-/* Event @k of @bdf lands on @cpu as the LPI of local identity @id. */
+/* Event @k of @bdf lands on @cpu as the LPI of global identity @id. */
 static void assert_maps_to(struct machine *m, umsi_bdf_t bdf, uint32_t k,
-			   uint32_t cpu, uint32_t id, uint32_t nvec)
+			   uint32_t cpu, uint32_t id)
 {
 	uint32_t c, intid;
 
 	assert_int_equal(umsi_sim_its_translate(m->sim, bdf, k, &c, &intid), 0);
 	assert_int_equal(c, cpu);
-	assert_int_equal(intid, FIRST_LPI + cpu * nvec + id);
+	assert_int_equal(intid, FIRST_LPI + id);
 }
 
 /* ---- configuration ------------------------------------------------------- */
@@ -265,7 +266,7 @@ static void test_msix_through_translater(void **state)
 							 &data, &ctrl), 0);
 		assert_int_equal(addr, TRANSLATER);
 		assert_int_equal(data, k);
-		assert_maps_to(m, NVME, k, info.cpu, info.vector, 256);
+		assert_maps_to(m, NVME, k, info.cpu, info.vector);
 		per_cpu[info.cpu]++;
 		assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0,
 						  "t", m), 0);
@@ -319,7 +320,7 @@ static void test_msi_block_events(void **state)
 			 (uint32_t)TRANSLATER);
 	assert_int_equal(umsi_sim_cfg_read(m->sim, DEV, cap + 12, 2), 0);
 	for (k = 0; k < 8; k++)
-		assert_maps_to(m, DEV, k, i0.cpu, i0.vector + k, 64);
+		assert_maps_to(m, DEV, k, i0.cpu, i0.vector + k);
 	assert_int_equal(istats(m).cmds[C_MAPTI], 8);
 	for (k = 0; k < 5; k++)
 		assert_int_equal(umsi_request_irq(m->sys, (uint32_t)
@@ -424,21 +425,23 @@ static void shoot(void *arg, enum umsi_sim_op op)
 
 /*
  * Move @irq (entry/message @k of @bdf) to @to_cpu while the device fires
- * after every host call: the move is commands to the ITS (MAPTI), the
- * device's registers are not touched, no message is lost or reaches no
- * CPU, and afterwards the same message lands on the new CPU.
+ * after every host call: the move is commands to the ITS (MOVI, SYNC; no
+ * MAPTI), the LPI stays, the device's registers are not touched, no
+ * message is lost or reaches no CPU, and afterwards the same message
+ * lands on the new CPU.
  */
 static void move_under_fire(struct machine *m, umsi_bdf_t bdf, uint32_t irq,
-			    unsigned k, uint32_t to_cpu, uint32_t nvec)
+			    unsigned k, uint32_t to_cpu)
 {
 	struct gun g = { .m = m, .bdf = bdf, .k = k };
 	uint64_t w = 1ull << to_cpu, before = m->handled[irq];
 	struct umsi_cpumask mask = { &w, umsi_sim_ncpus(m->sim) };
 	struct umsi_sim_its_stats is0 = istats(m), is1;
 	struct umsi_sim_dev_stats ds0 = dstats(m, bdf), ds1;
-	struct umsi_irq_info info;
+	struct umsi_irq_info info, was;
 	struct umsi_sim_stats st;
 
+	assert_int_equal(umsi_irq_get_info(m->sys, irq, &was), 0);
 	umsi_sim_stats_reset(m->sim);
 	ds0 = dstats(m, bdf);
 	umsi_sim_set_hook(m->sim, shoot, &g);
@@ -454,10 +457,13 @@ static void move_under_fire(struct machine *m, umsi_bdf_t bdf, uint32_t irq,
 	assert_int_equal(st.undeliverable, 0);
 	assert_int_equal(ds1.mmio_writes, ds0.mmio_writes);
 	assert_int_equal(ds1.cfg_writes, ds0.cfg_writes);
-	assert_true(is1.cmds[C_MAPTI] > is0.cmds[C_MAPTI]);
-	assert_int_equal(is1.cmds[C_MOVI], 0);
+	assert_int_equal(is1.cmds[C_MAPTI], is0.cmds[C_MAPTI]);
+	assert_int_equal(is1.cmds[C_MOVI] - is0.cmds[C_MOVI], 1);
+	assert_int_equal(is1.cmds[C_SYNC] - is0.cmds[C_SYNC], 2);
+	assert_int_equal(info.vector, was.vector);
+	/* Handled (messages that found the LPI pending coalesce). */
 	assert_true(m->handled[irq] > before);
-	assert_maps_to(m, bdf, k, to_cpu, info.vector, nvec);
+	assert_maps_to(m, bdf, k, to_cpu, info.vector);
 	assert_int_equal(umsi_sim_fire(m->sim, bdf, k), UMSI_SIM_FIRE_SENT);
 	assert_int_equal(m->last_cpu[irq], to_cpu);
 }
@@ -480,8 +486,8 @@ static void test_migration_by_command_under_fire(void **state)
 	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
 			 0);
 	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
-	move_under_fire(m, NVME, irq, 1, (info.cpu + 1) % 4, 256);
-	move_under_fire(m, NVME, irq, 1, (info.cpu + 3) % 4, 256);
+	move_under_fire(m, NVME, irq, 1, (info.cpu + 1) % 4);
+	move_under_fire(m, NVME, irq, 1, (info.cpu + 3) % 4);
 	assert_int_equal(umsi_sim_msix_entry_get(m->sim, NVME, 1, &addr, &data,
 						 &ctrl), 0);
 	assert_int_equal(addr, TRANSLATER);
@@ -495,7 +501,7 @@ static void test_migration_by_command_under_fire(void **state)
 	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
 			 0);
 	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
-	move_under_fire(m, DEV, irq, 0, (info.cpu + 2) % 4, 256);
+	move_under_fire(m, DEV, irq, 0, (info.cpu + 2) % 4);
 	assert_int_equal(dstats(m, DEV).msi_live_writes, 0);
 	umsi_pci_remove(m->sys, x);
 	umsi_pci_remove(m->sys, msi);
@@ -521,13 +527,13 @@ static void release_after_xcall(void *arg, enum umsi_sim_op op)
 
 /*
  * The LPI became pending on the old CPU while its interrupts were off;
- * the IRQ moves meanwhile. The old CPU finds it pending (ctl_read of its
- * redistributor's pending bit), the back end has the ITS send the event
- * again (INT), which now translates to the new CPU's LPI: the handler
- * runs once, there; the stale copy on the old CPU is taken without a
- * handler and without counting as spurious.
+ * the IRQ moves meanwhile. MOVI moves the pending state to the new
+ * redistributor (IHI 0069 6.3.12), so the handler runs once, on the new
+ * CPU, under the same LPI; the old CPU is asked (its redistributor's
+ * pending bit through ctl_read, on that CPU) and holds nothing; no INT is
+ * needed and nothing is spurious.
  */
-static void test_pending_copy_resent_by_int(void **state)
+static void test_pending_copy_moves_with_movi(void **state)
 {
 	struct machine *m = its_machine(2, 0);
 	struct umsi_sim_dev_desc d = msi_desc(1, true, false);
@@ -537,7 +543,7 @@ static void test_pending_copy_resent_by_int(void **state)
 	uint64_t w;
 	struct umsi_cpumask mask = { &w, 2 };
 	struct umsi_sim_stats st;
-	uint32_t irq, old_lpi;
+	uint32_t irq, lpi;
 
 	(void)state;
 	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1,
@@ -547,11 +553,11 @@ static void test_pending_copy_resent_by_int(void **state)
 			 0);
 	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
 	h.cpu = info.cpu;
-	old_lpi = FIRST_LPI + info.cpu * 256 + info.vector;
+	lpi = FIRST_LPI + info.vector;
 	w = 1ull << (1 - info.cpu);
 	assert_int_equal(umsi_sim_cpu_irq_disable(m->sim, h.cpu), 0);
 	assert_int_equal(umsi_sim_fire(m->sim, DEV, 0), UMSI_SIM_FIRE_SENT);
-	assert_true(umsi_sim_id_pending(m->sim, h.cpu, old_lpi));
+	assert_true(umsi_sim_id_pending(m->sim, h.cpu, lpi));
 	assert_int_equal(m->handled[irq], 0);
 	umsi_sim_stats_reset(m->sim);
 	umsi_sim_set_hook(m->sim, release_after_xcall, &h);
@@ -560,11 +566,14 @@ static void test_pending_copy_resent_by_int(void **state)
 	assert_false(h.held);
 	assert_int_equal(m->handled[irq], 1);
 	assert_int_equal(m->last_cpu[irq], 1 - h.cpu);
-	assert_false(umsi_sim_id_pending(m->sim, h.cpu, old_lpi));
-	assert_int_equal(istats(m).cmds[C_INT], 1);
+	assert_false(umsi_sim_id_pending(m->sim, h.cpu, lpi));
+	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
+	assert_int_equal(FIRST_LPI + info.vector, lpi);
+	assert_int_equal(istats(m).cmds[C_INT], 0);
+	assert_int_equal(istats(m).cmds[C_MOVI], 1);
 	st = sstats(m);
 	assert_true(st.op_calls[UMSI_SIM_OP_CTL_READ] >= 1);
-	assert_int_equal(st.dispatched, 2);
+	assert_int_equal(st.dispatched, 1);
 	assert_int_equal(umsi_spurious_count(m->sys, h.cpu), 0);
 	umsi_pci_remove(m->sys, dev);
 	its_machine_free(m);
@@ -603,7 +612,7 @@ static void test_cpu_offline_online(void **state)
 		irq = (uint32_t)umsi_pci_irq_vector(dev, k);
 		assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
 		assert_int_not_equal(info.cpu, 1);
-		assert_maps_to(m, NVME, k, info.cpu, info.vector, 256);
+		assert_maps_to(m, NVME, k, info.cpu, info.vector);
 		assert_int_equal(umsi_sim_fire(m->sim, NVME, k),
 				 UMSI_SIM_FIRE_SENT);
 		assert_int_equal(m->last_cpu[irq], info.cpu);
@@ -814,7 +823,7 @@ static void test_full_itt_refused(void **state)
 
 		assert_int_equal(umsi_irq_get_info(m->sys,
 			(uint32_t)umsi_pci_irq_vector(msix, k), &info), 0);
-		assert_maps_to(m, NVME, k, info.cpu, info.vector, 256);
+		assert_maps_to(m, NVME, k, info.cpu, info.vector);
 	}
 	assert_int_equal(istats(m).devices, 1);
 	umsi_pci_free_irq_vectors(msix);
@@ -833,7 +842,7 @@ int main(void)
 		cmocka_unit_test(test_msi_block_events),
 		cmocka_unit_test(test_devices_mapped_and_unmapped),
 		cmocka_unit_test(test_migration_by_command_under_fire),
-		cmocka_unit_test(test_pending_copy_resent_by_int),
+		cmocka_unit_test(test_pending_copy_moves_with_movi),
 		cmocka_unit_test(test_cpu_offline_online),
 		cmocka_unit_test(test_64_lpis_shrink_to_what_fits),
 		cmocka_unit_test(test_silent_command_queue_fails),

@@ -13,6 +13,18 @@
 
 /* ---- what the hardware can still do ---------------------------------------- */
 
+/*
+ * Whether the core holds identity @id of @cpu for an IRQ: the matrix's
+ * answer for a per-CPU space; for a global one (the ITS), the core's
+ * map of global identities (the matrix there only balances CPUs).
+ */
+static bool fx_id_in_use(struct umsi_system *sys, uint32_t cpu, uint32_t id)
+{
+	if (sys->env.ctl->global_space)
+		return id < sys->id_limit && umsi_idmap_test(&sys->gids, id);
+	return umsi_matrix_is_allocated(umsi_system_matrix(sys), cpu, id);
+}
+
 struct target_check {
 	struct umsi_system *sys;
 	unsigned bad, live;
@@ -25,8 +37,7 @@ static void target_cb(void *arg, const struct umsi_sim_target *t)
 	if (!t->resolved || t->cpu == UINT32_MAX)
 		return;
 	c->live++;
-	if (!umsi_matrix_is_allocated(umsi_system_matrix(c->sys), t->cpu,
-				      fx_local_id(t->cpu, t->id))) {
+	if (!fx_id_in_use(c->sys, t->cpu, fx_core_id(t->id))) {
 		c->bad++;
 		print_error("source %04x gsi %d can send to cpu %u vector "
 			    "0x%x, which the allocator thinks free\n", t->bdf,

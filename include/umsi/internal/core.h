@@ -108,11 +108,16 @@ struct umsi_irq_desc {
 	} strays[2];
 	uint8_t nstrays;
 	/*
-	 * Target: a CPU and an identity of the back end's space. Written
-	 * under the lock; walkers read them without it (atomics, relaxed).
+	 * Target: a CPU and the identity it takes (its slot: sys->cpus[cpu]
+	 * .slot[vector]). Written under the lock; walkers read them without
+	 * it (atomics, relaxed). @local is what the matrix gave on @cpu:
+	 * the same as @vector for per-CPU spaces; for a global space
+	 * (umsi_ctl.global_space) @vector is a global identity that stays
+	 * for the IRQ's life while @local follows the CPU. [lock]
 	 */
 	_Atomic uint32_t cpu;
 	_Atomic uint32_t vector;
+	uint32_t local;
 	bool managed;
 	atomic_bool shutdown;       /* managed, whole mask offline */
 	/* Activated (umsi_irq_activate): from then on owned through busy. */
@@ -164,15 +169,11 @@ struct umsi_cpu {
 	 * identity -> descriptor, the "vector indexing" table, with the
 	 * interrupts taken on each identity by the descriptor that holds it
 	 * (side by side: dispatch reaches both with one index). sys->nids
-	 * entries.
+	 * entries of this CPU's own; for a back end with a global space
+	 * (umsi_ctl.global_space) every CPU points at the whole table
+	 * (id_limit entries), indexed by the global identity.
 	 */
 	struct umsi_vslot *slot;
-	/*
-	 * What umsi_dispatch() indexes by the identity taken: @slot, or for
-	 * a back end with a global space (umsi_ctl.global_space) the whole
-	 * table, by cpu * nids + local identity.
-	 */
-	struct umsi_vslot *dslot;
 	uint32_t hwid;
 	atomic_bool online;         /* written under the lock */
 	bool reachable;             /* an MSI message can name this CPU */
@@ -210,6 +211,14 @@ struct umsi_system {
 	struct umsi_idmap irq_ids;  /* numbers in use [lock] */
 	uint64_t *irq_ids_mem;
 	size_t irq_ids_size;
+	/*
+	 * A global space (umsi_ctl.global_space): the identities in use,
+	 * 0..id_limit - 1, apart from the matrix, which only balances the
+	 * CPUs (an IRQ holds one local identity of its CPU there). [lock]
+	 */
+	struct umsi_idmap gids;
+	uint64_t *gids_mem;
+	size_t gids_size;
 	/* Storm detection settings. */
 	uint32_t storm_threshold;
 	uint64_t storm_quiet_ns;

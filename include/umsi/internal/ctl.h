@@ -135,8 +135,10 @@ struct umsi_ctl_cpu {
  * @release: give back what @compose took for @ci (called once, when the
  *        IRQ goes, if any compose of it succeeded). Optional.
  * @retarget: UMSI_CTL_MOVE_COMMAND only: point @ci at (@cpu, @id) inside
- *        the controller (a block: @ci->count identities from @id). NULL
- *        otherwise.
+ *        the controller (a block: @ci->count identities from @id); with
+ *        a global space @id is the one it has (only the CPU changes).
+ *        On an error the controller should still deliver to the old
+ *        target. NULL otherwise.
  * @pending: whether @id is pending (accepted, not yet taken) on the
  *        current CPU. Runs inside run_on_cpu().
  * @resend: make @id arrive on @cpu once (an IPI), for a copy that was
@@ -149,12 +151,18 @@ struct umsi_ctl_cpu {
  *        write, not a function, keeps dispatch one indirect call short.
  * @eoi_writes_id: see @eoi_reg.
  * @global_space: identities are unique across CPUs, not per CPU (a GICv3
- *        ITS's LPIs): the core still allocates a local identity 0..nvec-1
- *        of the chosen CPU from @init's space (so CPUs stay balanced) and
- *        hands the back end (cpu, local); the identity the CPU takes, and
- *        umsi_dispatch() receives, is cpu * nvec + local, the back end
- *        adding its own base (LPI 8192 ...) where the hardware needs it.
- *        Such a controller moves interrupts with @retarget.
+ *        ITS's LPIs). The core keeps a map of global identities 0..ncpus *
+ *        nvec - 1 apart from the matrix: an IRQ gets the lowest free one
+ *        (an MSI block an aligned run) for its whole life, and the
+ *        back end receives it as @id everywhere (compose, retarget,
+ *        pending, resend), adding its own base (LPI 8192 ...) where the
+ *        hardware needs it; umsi_dispatch() receives it too, from any
+ *        CPU. The matrix still gives the chosen CPU a local identity of
+ *        @init's space, which only balances the CPUs (nvec IRQs a CPU at
+ *        most). A move keeps the identity: @retarget with the same @id
+ *        and a new @cpu (an ITS's MOVI); the old CPU is then asked
+ *        (@pending, on that CPU) until it holds no copy, which it takes
+ *        itself through the same slot. Such a controller needs @retarget.
  * @max_block: the most messages one multi-message MSI function may get
  *        (a power of two, 1..32); optional, NULL means 32. x86 under
  *        interrupt remapping says 1: each message needs its own remapping

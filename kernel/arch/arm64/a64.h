@@ -81,8 +81,8 @@ struct cpu {
 
 /*
  * LPIs: 8192.. for the kernel's own MSI probe (umsi.msiprobe), uMSI's
- * from A64_UMSI_FIRST_LPI, A64_UMSI_NVEC per CPU (umsi_its_config):
- * LPI = A64_UMSI_FIRST_LPI + cpu * A64_UMSI_NVEC + local identity.
+ * from A64_UMSI_FIRST_LPI, ncpus * A64_UMSI_NVEC of them (umsi_its_config:
+ * at most A64_UMSI_NVEC IRQs a CPU): LPI = A64_UMSI_FIRST_LPI + identity.
  */
 #define A64_UMSI_FIRST_LPI	(GIC_LPI_BASE + 256)
 #define A64_UMSI_NVEC		256

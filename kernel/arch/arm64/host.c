@@ -276,11 +276,12 @@ void host_set_debug(bool on)
 /*
  * The ITS's part of a device line's message vector (karch.h): the back
  * end maps a function's message k to EventID k (MSI: message number,
- * MSI-X: table index), translated to the LPI of the vector's identity on
+ * MSI-X: table index), translated to the LPI of the vector's identity
+ * (global: first_lpi + identity, whatever the CPU) and the collection of
  * its CPU.
  */
 int karch_vector_fields(char *buf, size_t size, const struct umsi_irq_info *ii)
 {
 	return ksnprintf(buf, size, ",\"event_id\":%u,\"lpi\":%u", ii->hwirq,
-			 A64_UMSI_FIRST_LPI + ii->cpu * A64_UMSI_NVEC + ii->vector);
+			 A64_UMSI_FIRST_LPI + ii->vector);
 }

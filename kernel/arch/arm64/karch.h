@@ -22,8 +22,8 @@
  * A device line's message vector also names what the ITS made of it
  * (glue_report.c): ,"event_id":E,"lpi":L, the EventID the function's
  * message carries (its message number or MSI-X index) and the LPI it is
- * translated to on its CPU (A64_UMSI_FIRST_LPI + cpu * A64_UMSI_NVEC +
- * vector). Returns the characters written (ksnprintf's count).
+ * translated to (A64_UMSI_FIRST_LPI + vector: uMSI's identities are global
+ * on the ITS, the same whatever the CPU). Returns the characters written (ksnprintf's count).
  */
 struct umsi_irq_info;
 #define KARCH_VECTOR_FIELDS 1

@@ -16,17 +16,15 @@
  * the device's message stays.
  *
  * LPIs are unique across CPUs: the back end declares a global identity
- * space. The core balances local identities 0..nvec-1 per CPU and hands
- * (cpu, local) to compose/retarget; the CPU takes LPI first_lpi + cpu *
- * nvec + local and the kernel dispatches INTID - first_lpi. A move
- * therefore changes the LPI as well as the collection: it is a MAPTI of
- * each event to the new LPI and collection, which replaces the mapping.
- * MOVI would keep the LPI, DISCARD would drop a copy pending on the old
- * CPU; MAPTI leaves that copy pending there, where the core finds it
- * (pending: the redistributor's pending table through ctl_read) and has
- * it sent again on the new CPU (resend: INT of the event, which now
- * translates to the new LPI).
- *
+ * space. The core gives each IRQ an identity g for its life (a block: an
+ * aligned run) and the CPU it chose by load; the event is mapped to LPI
+ * first_lpi + g and that CPU's collection (MAPTI), and the kernel
+ * dispatches INTID - first_lpi. A move is a MOVI of each event to the new
+ * collection: the LPI stays, so does the device's message, and the ITS
+ * moves a copy pending on the old redistributor along with it; the core
+ * asks the old CPU anyway (pending: that redistributor's pending table)
+ * and lets a copy found there be taken there.
+
  * Collections: collection c is CPU c's redistributor, mapped at init
  * (MAPC) for every CPU that has one. Devices are mapped on their first
  * message (MAPD with an ITT of itt_events events) and unmapped with
@@ -133,6 +131,7 @@ struct its_priv {
 	uint64_t typer;
 	uint64_t translater;
 	uint32_t ncpus, nvec, first_lpi;
+	uint32_t nids;                   /* global identities: ncpus * nvec */
 	uint32_t itt_bits;               /* log2 of itt_events */
 	size_t itt_size;
 	uint32_t dev_limit;              /* DeviceIDs below it are covered */
@@ -343,6 +342,13 @@ static int its_mapti(struct umsi_system *sys, uint32_t devid, uint32_t event,
 		       event | (uint64_t)lpi << 32, icid);
 }
 
+/* MOVI (6.3.12): the event's LPI to collection @icid, pending state too. */
+static int its_movi(struct umsi_system *sys, uint32_t devid, uint32_t event,
+		    uint32_t icid)
+{
+	return its_cmd(sys, CMD_MOVI | (uint64_t)devid << 32, event, icid);
+}
+
 /* INV, DISCARD, INT: DeviceID and EventID only. */
 static int its_event_cmd(struct umsi_system *sys, uint32_t cmd, uint32_t devid,
 			 uint32_t event)
@@ -377,6 +383,27 @@ static int its_map_events(struct umsi_system *sys, const struct its_irq *ir,
 		ret = its_sync(sys, ir->cpu);
 	if (!ret && old_cpu != UINT32_MAX && old_cpu != ir->cpu)
 		ret = its_sync(sys, old_cpu);
+	return ret ? ret : its_flush(sys);
+}
+
+/*
+ * Move @ir's events, LPIs unchanged, to its CPU's collection (MOVI each),
+ * then synchronise the redistributor they left and the one they reach:
+ * after both SYNCs the old one holds nothing of them (MOVI moved a
+ * pending LPI along) and the new one takes every later message.
+ */
+static int its_move_events(struct umsi_system *sys, const struct its_irq *ir,
+			   uint32_t old_cpu)
+{
+	uint32_t devid = ir->dev->devid, k;
+	int ret = 0;
+
+	for (k = 0; k < ir->count && !ret; k++)
+		ret = its_movi(sys, devid, ir->event + k, ir->cpu);
+	if (!ret && old_cpu != ir->cpu)
+		ret = its_sync(sys, old_cpu);
+	if (!ret)
+		ret = its_sync(sys, ir->cpu);
 	return ret ? ret : its_flush(sys);
 }
 
@@ -765,6 +792,7 @@ static int its_init(struct umsi_system *sys, uint32_t ncpus,
 	p->ncpus = ncpus;
 	p->rdbase = (uint64_t *)(p + 1);
 	p->nvec = c->nvec ? c->nvec : ITS_DEFAULT_NVEC;
+	p->nids = ncpus * p->nvec;
 	p->first_lpi = c->first_lpi ? c->first_lpi : UMSI_ITS_LPI_BASE;
 	p->translater = c->its_base + GITS_TRANSLATER;
 	p->rid_base = c->rid_base;
@@ -843,7 +871,7 @@ static int its_check_irq(struct umsi_system *sys,
 
 	if (ci->wired || cpu >= p->ncpus || p->rdbase[cpu] == UMSI_ITS_NO_RD)
 		return -UMSI_ERANGE;
-	if (ci->count == 0 || id + ci->count > p->nvec)
+	if (ci->count == 0 || id >= p->nids || ci->count > p->nids - id)
 		return -UMSI_EINVAL;
 	if (!its_devid(p, ci->source_id, devid)) {
 		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: irq %u: requester "
@@ -939,7 +967,7 @@ static int its_compose_new(struct umsi_system *sys,
 	ir->event = ci->index;
 	ir->count = ci->count;
 	ir->cpu = cpu;
-	ir->g = cpu * p->nvec + id;
+	ir->g = id;
 
 	fl = its_lock(sys);
 	dev = its_find_dev(p, devid);
@@ -1014,10 +1042,14 @@ static int its_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		if (ir) {
 			old = ir->cpu;
 			ret = 0;
-			if (ir->cpu != cpu || ir->g != cpu * p->nvec + id) {
+			if (ir->g != id) {
+				/* A new identity (not a core move): re-map. */
 				ir->cpu = cpu;
-				ir->g = cpu * p->nvec + id;
+				ir->g = id;
 				ret = its_map_events(sys, ir, old);
+			} else if (ir->cpu != cpu) {
+				ir->cpu = cpu;
+				ret = its_move_events(sys, ir, old);
 			}
 			its_unlock(sys, fl);
 			its_tell(sys);
@@ -1032,9 +1064,10 @@ static int its_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 }
 
 /*
- * A move: each event to the new CPU's LPI and collection by MAPTI, which
- * replaces its mapping (6.3.10). A copy already pending on the old CPU
- * stays there under the old LPI for the core to find (its_pending).
+ * A move: the same LPIs to the new CPU's collection by MOVI (6.3.12); a
+ * new identity (which the core's moves never ask for) is a MAPTI, which
+ * replaces the mapping (6.3.10). On an error the record keeps the old
+ * CPU: the ITS stopped answering and nothing more reaches it.
  */
 static int its_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 			uint32_t cpu, uint32_t id)
@@ -1042,7 +1075,7 @@ static int its_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	struct its_priv *p = its_priv(sys);
 	struct its_irq *ir;
 	umsi_irqflags_t fl;
-	uint32_t devid, old;
+	uint32_t devid, old, old_g;
 	int ret;
 
 	ret = its_check_irq(sys, ci, cpu, id, &devid);
@@ -1054,9 +1087,15 @@ static int its_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		ret = -UMSI_ENOENT;
 	} else {
 		old = ir->cpu;
+		old_g = ir->g;
 		ir->cpu = cpu;
-		ir->g = cpu * p->nvec + id;
-		ret = its_map_events(sys, ir, old);
+		ir->g = id;
+		ret = old_g == id ? its_move_events(sys, ir, old) :
+		      its_map_events(sys, ir, old);
+		if (ret) {
+			ir->cpu = old;
+			ir->g = old_g;
+		}
 	}
 	its_unlock(sys, fl);
 	its_tell(sys);
@@ -1110,40 +1149,38 @@ static void its_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 	umsi_free(sys, ir, sizeof(*ir));
 }
 
-/* The current CPU's redistributor, asked for LPI of local @id. */
+/* The current CPU's redistributor, asked for the LPI of identity @id. */
 static bool its_pending(struct umsi_system *sys, uint32_t id)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 	struct its_priv *p = env->priv;
-	uint32_t cpu = env->ops->current_cpu(env->host);
 
-	if (id >= p->nvec || cpu >= p->ncpus)
+	if (id >= p->nids)
 		return false;
 	return env->ops->ctl_read(env->host, UMSI_ITS_REG_LPI_PENDING |
-				  (p->first_lpi + cpu * p->nvec + id)) & 1;
+				  (p->first_lpi + id)) & 1;
 }
 
 /*
- * Make local @id of @cpu pending once: INT of the event mapped to it
- * (6.3.6), found by a walk of the IRQs (a move with a copy pending is
- * rare).
+ * Make identity @id pending once on the CPU its event is mapped to: INT of
+ * that event (6.3.6), found by a walk of the IRQs (a replay is rare).
+ * @cpu is where the core believes it is: the ITS knows better.
  */
 static int its_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 {
 	struct its_priv *p = its_priv(sys);
 	struct its_irq *ir;
 	umsi_irqflags_t fl;
-	uint32_t g = cpu * p->nvec + id;
 	int ret = -UMSI_ENOENT;
 
-	if (cpu >= p->ncpus || id >= p->nvec)
+	if (cpu >= p->ncpus || id >= p->nids)
 		return -UMSI_EINVAL;
 	fl = its_lock(sys);
 	for (ir = p->irqs; ir; ir = ir->next) {
-		if (ir->cpu != cpu || g < ir->g || g - ir->g >= ir->count)
+		if (id < ir->g || id - ir->g >= ir->count)
 			continue;
 		ret = its_event_cmd(sys, CMD_INT, ir->dev->devid,
-				    ir->event + (g - ir->g));
+				    ir->event + (id - ir->g));
 		if (!ret)
 			ret = its_flush(sys);
 		break;

@@ -25,7 +25,8 @@
 #     tables, not in config space, so it is not checked here (tests read
 #     QEMU's MAPTI trace for it); what is checked is the address, the
 #     EventID, no (function, EventID) twice, and from the device lines no
-#     LPI (first_lpi + cpu * nvec + vector) twice or outside uMSI's range.
+#     LPI (first_lpi + vector, the global identity) twice or outside
+#     uMSI's range.
 #
 #   my $hw = UmsiCheck::snapshot($mon, $serial_text);   # in the callback
 #   my @results = UmsiCheck::check($hw, $run_result);   # [ok, name, diag]
@@ -348,8 +349,8 @@ sub check_device {
 	return @bad;
 }
 
-# arm64: the LPIs the device lines imply, LPI = first_lpi + cpu * nvec +
-# vector, each inside uMSI's range and used once.
+# arm64: the LPIs the device lines imply, LPI = first_lpi + vector (a
+# global identity, below ncpus * nvec), each used once.
 sub lpi_check {
 	my ($hw, $r) = @_;
 	my $its = $hw->{its} // {};
@@ -360,16 +361,17 @@ sub lpi_check {
 		for my $v (@{$d->{vectors} // []}) {
 			next if $v->{shutdown};
 			if (!defined $v->{cpu} || !defined $v->{vector} ||
-			    $v->{vector} >= ($nvec // 0) || $v->{cpu} >= ($ncpus // 0)) {
+			    $v->{vector} >= ($nvec // 0) * ($ncpus // 0) ||
+			    $v->{cpu} >= ($ncpus // 0)) {
 				push @bad, "$d->{bdf}#$v->{index}: cpu/vector outside uMSI's LPIs";
 				next;
 			}
-			push @{$lpi{$first + $v->{cpu} * $nvec + $v->{vector}}},
+			push @{$lpi{$first + $v->{vector}}},
 				"$d->{bdf}#$v->{index}";
 		}
 	}
 	push @bad, map { "LPI $_: @{$lpi{$_}}" } grep { @{$lpi{$_}} > 1 } sort keys %lpi;
-	return [!@bad, 'no LPI (first_lpi + cpu * nvec + vector) used twice', join('; ', @bad)];
+	return [!@bad, 'no LPI (first_lpi + vector) used twice', join('; ', @bad)];
 }
 
 # All checks of one held run. Returns [ok, name, diagnostics] triples.
