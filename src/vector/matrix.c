@@ -99,10 +99,10 @@
 #endif
 
 /*
- * The counters of one CPU, the head of its record (see struct umsi_matrix,
- * cpus). The unmanaged vectors a CPU owns are not counted here: they are
- * capacity - available - managed_count, and umsi_matrix_check() counts
- * them from the bitmaps.
+ * The counters of one CPU, an element of struct umsi_matrix, cpu[] (its
+ * bitmaps are elsewhere, in maps). The unmanaged vectors a CPU owns are
+ * not counted here: they are capacity - available - managed_count, and
+ * umsi_matrix_check() counts them from the bitmaps.
  */
 struct matrix_cpu {
 	uint16_t available;
@@ -429,8 +429,9 @@ static size_t matrix_align_up(size_t n)
 
 /*
  * Bytes from the aligned start of the memory to the end of the tree: the
- * header, the three matrix-wide bitmaps, the counters and the bitmaps of
- * every CPU, the blocks, the tree. Every part is a multiple of 8 bytes.
+ * header with the counters of every CPU, the three matrix-wide bitmaps,
+ * the bitmaps of every CPU, the blocks, the tree. Every part is a
+ * multiple of 8 bytes.
  */
 static size_t matrix_layout_size(uint32_t ncpus, uint32_t nvec)
 {
