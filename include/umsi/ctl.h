@@ -20,10 +20,12 @@
  *    claims through stopei and enables its harts' files itself.
  *  - umsi_ctl_arm64_its: Arm GICv3 ITS (LPIs). Configuration struct
  *    umsi_its_config. Host ops phys_alloc/phys_free (the ITS's tables
- *    and command queue), mmio_map of the ITS, lock_create, ctl_read
- *    (UMSI_ITS_REG_LPI_PENDING below). The kernel owns the
- *    redistributors (property and pending tables, EnableLPIs) and takes
- *    interrupts through ICC_IAR1_EL1 / ICC_EOIR1_EL1 itself.
+ *    and command queue), mmio_map of the ITS, lock_create; the LPI
+ *    property and pending tables are the back end's when the kernel names
+ *    the redistributors (umsi_its_config.rd_frame), else the kernel's,
+ *    with ctl_read (UMSI_ITS_REG_LPI_PENDING below) telling what is
+ *    pending. The kernel takes interrupts through ICC_IAR1_EL1 /
+ *    ICC_EOIR1_EL1 itself.
  */
 #ifndef UMSI_CTL_H
 #define UMSI_CTL_H
@@ -115,6 +117,13 @@ extern const struct umsi_ctl umsi_ctl_riscv_imsic;
  *            requester IDs @rid_base .. @rid_base + @rid_count - 1 are
  *            DeviceIDs @devid_base.. ; @rid_count 0 means DeviceID =
  *            requester ID (segment << 16 | bus << 8 | devfn)
+ * @rd_frame: NULL, or for each host CPU number (@nr_cpus entries) the
+ *            physical address of its redistributor's RD_base frame (64
+ *            KiB aligned; QEMU virt: 0x080a0000 + 0x20000 * n), 0 for a
+ *            CPU without one. Given, the back end owns the LPI tables
+ *            (below); NULL, the kernel does
+ * @lpi_priority: with @rd_frame, the property-table priority of uMSI's
+ *            LPIs (bits 7:2; 0 means 0xa0)
  *
  * What the back end does: at creation it maps the ITS, disables it,
  * gives it a device table and a collection table (GITS_BASER<n>, flat,
@@ -128,10 +137,23 @@ extern const struct umsi_ctl umsi_ctl_riscv_imsic;
  * (DISCARD), the last one unmaps the device (MAPD V=0) and frees its
  * ITT. A replay (an interrupt taken while lazily masked) is an INT.
  *
- * What the kernel does (docs/PORTING.md): give every redistributor its
- * LPI property table (GICR_PROPBASER, @lpi_id_bits) with every LPI of
- * uMSI's range enabled at the priority it wants, and its pending table
- * (GICR_PENDBASER), then set GICR_CTLR.EnableLPIs; read the INTID from
+ * The LPI tables (IHI 0069 5.1): with @rd_frame, the back end allocates
+ * (phys_alloc) one property table for 2^@lpi_id_bits INTIDs and a pending
+ * table per redistributor, maps each RD_base frame, sets GICR_PROPBASER
+ * and GICR_PENDBASER and then GICR_CTLR.EnableLPIs (refused if already
+ * set: the tables are someone else's). An LPI is enabled in the property
+ * table when its event is mapped (then INV) and disabled when the event is
+ * discarded; "pending on this CPU" is read from that CPU's pending table,
+ * so ctl_read is not needed. At teardown EnableLPIs is cleared and the
+ * tables freed; a redistributor that keeps EnableLPIs set (allowed by
+ * GICv3) keeps its tables, said in the log. The kernel wakes each
+ * redistributor (GICR_WAKER) before the system is created and has no
+ * LPIs of its own. Without @rd_frame the kernel gives every
+ * redistributor its property table (GICR_PROPBASER, @lpi_id_bits) with
+ * every LPI of uMSI's range enabled at the priority it wants, and its
+ * pending table (GICR_PENDBASER), then sets GICR_CTLR.EnableLPIs.
+ *
+ * What the kernel does in both cases (docs/PORTING.md): read the INTID from
  * ICC_IAR1_EL1, call umsi_dispatch() with INTID - @first_lpi for
  * INTIDs in uMSI's range, then write the INTID to ICC_EOIR1_EL1 (uMSI
  * ends nothing: umsi_ctl.eoi_reg is 0). Wired inputs (SPIs) are not
@@ -154,6 +176,8 @@ struct umsi_its_config {
 	uint32_t rid_base;
 	uint32_t devid_base;
 	uint32_t rid_count;
+	const uint64_t *rd_frame;
+	uint8_t lpi_priority;
 };
 
 /* The Arm GICv3 ITS back end (src/arch/arm64). */

@@ -629,6 +629,19 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 	/* ...and none still holds a pointer, nor does any dispatch. */
 	umsi_rd_sync(sys);
 	umsi_irq_sync(sys);
+	/*
+	 * The back end lets go first (an ITS discards the events, and any
+	 * copy pending with them): only then may the identities be another
+	 * IRQ's.
+	 */
+	for (i = 0; i < n; i++) {
+		if (descs[i]->composed && sys->env.ctl->release) {
+			struct umsi_ctl_irq ci;
+
+			ctl_irq(descs[i], &ci);
+			sys->env.ctl->release(sys, &ci);
+		}
+	}
 	fl = umsi_lock(sys);
 	for (i = 0; i < n; i++) {
 		struct umsi_irq_desc *d = descs[i];
@@ -646,12 +659,6 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 	}
 	umsi_unlock(sys, fl);
 	for (i = 0; i < n; i++) {
-		if (descs[i]->composed && sys->env.ctl->release) {
-			struct umsi_ctl_irq ci;
-
-			ctl_irq(descs[i], &ci);
-			sys->env.ctl->release(sys, &ci);
-		}
 		desc_free_mem(sys, descs[i]);
 	}
 }

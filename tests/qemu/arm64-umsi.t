@@ -138,6 +138,9 @@ for my $run ([1, 'cortex-a57'], [4, 'cortex-a57'], [6, 'cortex-a57'], [4, 'max']
 		is($r->{exit}, 'held', 'set-up completed and held')
 			or diag($r->{serial});
 		no_crash($r, "-smp $smp");
+		ok((grep { /^gic: \d+ INTID bits; the LPI tables are uMSI's/ } @{$r->{lines}}) &&
+		   (grep { /arm64-its: LPI property table at 0x[0-9a-f]+ \(\d+ INTID bits, priority 0xa0\), pending tables for $smp redistributors, EnableLPIs set/ } @{$r->{lines}}),
+		   "the LPI property and pending tables are uMSI's ($smp redistributors)");
 
 		my $ready = $r->{ready} // {};
 		is($ready->{arch}, 'arm64', 'ready line: arch arm64');

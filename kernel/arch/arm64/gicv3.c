@@ -104,6 +104,8 @@ int gic_lpi_init(struct gic *g)
 	uint64_t i;
 
 	/* INTIDs 8192 .. 2^id_bits - 1, one byte each (IHI 0069 5.1.1). */
+	if (g->lpis_to_umsi)
+		return 0;
 	g->prop_size = (1ULL << g->id_bits) - GIC_LPI_BASE;
 	g->prop_table = g->alloc(g->prop_size, 4096);
 	if (!g->prop_table)
@@ -155,6 +157,9 @@ static int gic_rdist_enable_lpis(struct gic *g, struct gic_rdist *rd)
 	uint64_t pend_size = (1ULL << g->id_bits) / 8;
 	void *pend;
 
+	/* uMSI sets the tables and EnableLPIs itself (rd_frame). */
+	if (g->lpis_to_umsi)
+		return rd->typer & GICR_TYPER_PLPIS ? 0 : -1;
 	/*
 	 * A CPU coming back (PSCI CPU_ON after CPU_OFF) finds its
 	 * redistributor as it left it: LPIs stay enabled on the same tables.

@@ -30,6 +30,11 @@ struct gic {
 	uint64_t prop_size;
 	/* Memory for the tables: physically contiguous, zeroed, aligned. */
 	void *(*alloc)(uint64_t size, uint64_t align);
+	/*
+	 * uMSI's ITS back end owns the LPI tables (umsi_its_config.rd_frame):
+	 * no property table here, no EnableLPIs; the kernel has no LPI.
+	 */
+	bool lpis_to_umsi;
 };
 
 /**

@@ -237,11 +237,14 @@ const struct umsi_host_ops kernel_host_ops = {
 
 /*
  * The ITS back end: uMSI's LPIs from A64_UMSI_FIRST_LPI, A64_UMSI_NVEC a
- * CPU (all enabled in the property table at boot, main.c); for each CPU
+ * CPU; the LPI tables uMSI's (every CPU's redistributor frame, rd_frame)
+ * unless the kernel keeps its own LPIs (then all of uMSI's are enabled in
+ * the kernel's property table at boot, main.c); for each CPU
  * the RDbase MAPC takes (processor number when GITS_TYPER.PTA is 0, as on
  * QEMU, else the redistributor's address); the msi-map entry.
  */
 static uint64_t its_targets[ARM64_MAX_CPUS];
+static uint64_t its_frames[ARM64_MAX_CPUS];
 static struct umsi_its_config its_cfg;
 
 void arch_umsi_config(struct umsi_config *cfg)
@@ -259,6 +262,12 @@ void arch_umsi_config(struct umsi_config *cfg)
 	its_cfg.itt_events = 0;
 	its_cfg.nr_cpus = plat.ncpus;
 	its_cfg.rd_target = its_targets;
+	/* The LPI tables: uMSI's, unless the kernel keeps LPIs (main.c). */
+	if (gic.lpis_to_umsi) {
+		for (i = 0; i < plat.ncpus; i++)
+			its_frames[i] = cpus[i].rd.base;
+		its_cfg.rd_frame = its_frames;
+	}
 	if (plat.have_msi_map) {
 		its_cfg.rid_base = plat.msi_map_rid;
 		its_cfg.devid_base = plat.msi_map_base;

@@ -377,18 +377,31 @@ void kmain(uint64_t x0, uint64_t entry_el)
 		gic.rd_region_size[i] = plat.gicr_size[i];
 	}
 	gic.alloc = table_alloc;
+	/*
+	 * uMSI's back end owns the LPI tables unless the kernel needs LPIs of
+	 * its own (the raw probe) or runs without the library.
+	 */
+	gic.lpis_to_umsi = !cmdline_flag("umsi.nolib") &&
+			   !cmdline_flag("umsi.msiprobe");
 	a64_ncpus = plat.ncpus;
 	if (gic_dist_init(&gic) || gic_lpi_init(&gic))
 		panic("GICv3 without LPIs");
-	/* uMSI's LPIs, enabled once for all in the shared property table. */
 	if (A64_UMSI_FIRST_LPI + plat.ncpus * A64_UMSI_NVEC > (1u << gic.id_bits))
 		panic("%u LPI INTID bits: too few for uMSI's range", gic.id_bits);
-	gic_lpi_enable_range(&gic, A64_UMSI_FIRST_LPI, plat.ncpus * A64_UMSI_NVEC);
+	/* Else uMSI's LPIs, enabled once for all in the kernel's table. */
+	if (!gic.lpis_to_umsi)
+		gic_lpi_enable_range(&gic, A64_UMSI_FIRST_LPI,
+				     plat.ncpus * A64_UMSI_NVEC);
 	if (cpu_gic_up(0))
 		panic("cpu 0: no GICv3 redistributor with LPIs");
-	kprintf("gic: LPI property table 0x%llx, %u INTID bits, LPIs %u-%u enabled for uMSI\n",
-		(unsigned long long)(uintptr_t)gic.prop_table, gic.id_bits,
-		A64_UMSI_FIRST_LPI, A64_UMSI_FIRST_LPI + plat.ncpus * A64_UMSI_NVEC - 1);
+	if (gic.lpis_to_umsi)
+		kprintf("gic: %u INTID bits; the LPI tables are uMSI's (LPIs %u-%u)\n",
+			gic.id_bits, A64_UMSI_FIRST_LPI,
+			A64_UMSI_FIRST_LPI + plat.ncpus * A64_UMSI_NVEC - 1);
+	else
+		kprintf("gic: LPI property table 0x%llx, %u INTID bits, LPIs %u-%u enabled for uMSI\n",
+			(unsigned long long)(uintptr_t)gic.prop_table, gic.id_bits,
+			A64_UMSI_FIRST_LPI, A64_UMSI_FIRST_LPI + plat.ncpus * A64_UMSI_NVEC - 1);
 	irq_enable();
 	smp_boot();
 	for (i = 0, up = 0; i < plat.ncpus; i++)

@@ -83,6 +83,21 @@
 #define CMDQ_SIZE               4096u   /* one 4 KiB page: 127 in flight */
 #define CMDQ_ALIGN              65536u
 
+/* Redistributor RD_base frame registers (12.11), when the back end owns
+ * the LPI tables (umsi_its_config.rd_frame). */
+#define GICR_CTLR               0x0000u
+#define GICR_CTLR_ENABLE_LPIS   (1u << 0)
+#define GICR_CTLR_RWP           (1u << 3)
+#define GICR_TYPER              0x0008u
+#define GICR_TYPER_PLPIS        (1ull << 0)
+#define GICR_PROPBASER          0x0070u
+#define GICR_PENDBASER          0x0078u
+#define GICR_PENDBASER_PTZ      (1ull << 62)
+/* Inner write-back RaWaWb (bits 9:7), inner shareable (11:10). */
+#define GICR_BASER_ATTRS        (7ull << 7 | 1ull << 10)
+#define LPI_ENABLE              0x01u
+#define ITS_DEFAULT_PRIO        0xa0u
+
 /* DeviceIDs a flat device table covers at most (2^16 as on QEMU virt). */
 #define ITS_MAX_DEV_BITS        16u
 #define ITS_ITT_ALIGN           256u
@@ -146,6 +161,17 @@ struct its_priv {
 	bool stalled;                    /* it refused one (else: silent) */
 	uint32_t fail_creadr;            /* GITS_CREADR then */
 	struct its_dev *devs;
+	/*
+	 * The LPI tables, when the back end owns them (rd_frame): the
+	 * property table (one byte per INTID from 8192), and per CPU its
+	 * redistributor's frame (mapped) and pending table.
+	 */
+	bool own_tables;
+	uint8_t prio;
+	uint32_t lpi_bits;
+	struct its_table prop;
+	volatile uint8_t **rd;           /* ncpus */
+	struct its_table *pend;          /* ncpus */
 	/* ITTs the ITS may still read (a MAPD it was told and never undid, or
 	 * one queued when it stopped answering): freed at fini, once disabled. */
 	struct its_dev *held;
@@ -179,6 +205,31 @@ static void its_write64(struct umsi_system *sys, uint32_t off, uint64_t v)
 {
 	its_write32(sys, off, (uint32_t)v);
 	its_write32(sys, off + 4, (uint32_t)(v >> 32));
+}
+
+/* Redistributor @cpu's RD_base frame (the back end owns the LPI tables). */
+static uint32_t rd_read32(struct umsi_system *sys, uint32_t cpu, uint32_t off)
+{
+	return umsi_mmio_read32(sys, its_priv(sys)->rd[cpu] + off);
+}
+
+static void rd_write32(struct umsi_system *sys, uint32_t cpu, uint32_t off,
+		       uint32_t v)
+{
+	umsi_mmio_write32(sys, its_priv(sys)->rd[cpu] + off, v);
+}
+
+static uint64_t rd_read64(struct umsi_system *sys, uint32_t cpu, uint32_t off)
+{
+	return rd_read32(sys, cpu, off) |
+	       (uint64_t)rd_read32(sys, cpu, off + 4) << 32;
+}
+
+static void rd_write64(struct umsi_system *sys, uint32_t cpu, uint32_t off,
+		       uint64_t v)
+{
+	rd_write32(sys, cpu, off, (uint32_t)v);
+	rd_write32(sys, cpu, off + 4, (uint32_t)(v >> 32));
 }
 
 /*
@@ -362,6 +413,27 @@ static int its_sync(struct umsi_system *sys, uint32_t cpu)
 }
 
 /*
+ * Enable (@on) or disable @ir's LPIs in the property table the back end
+ * owns (nothing when the kernel owns it): the byte is written before the
+ * MAPTI/INV that makes the redistributor read it (5.1.1).
+ */
+static void its_lpi_config(struct umsi_system *sys, const struct its_irq *ir,
+			   bool on)
+{
+	struct its_priv *p = its_priv(sys);
+	volatile uint8_t *prop = p->prop.virt;
+	uint32_t k, i;
+
+	if (!p->own_tables)
+		return;
+	for (k = 0; k < ir->count; k++) {
+		i = p->first_lpi + ir->g + k - UMSI_ITS_LPI_BASE;
+		prop[i] = on ? (uint8_t)(p->prio | LPI_ENABLE) : 0;
+	}
+	its_wmb();
+}
+
+/*
  * Map @ir's events to its CPU's LPIs and collection, have the
  * redistributor read their configuration again, and wait. A mapping that
  * exists is replaced. @old_cpu: the CPU they were on, synchronised too
@@ -374,6 +446,7 @@ static int its_map_events(struct umsi_system *sys, const struct its_irq *ir,
 	uint32_t devid = ir->dev->devid, k;
 	int ret = 0;
 
+	its_lpi_config(sys, ir, true);
 	for (k = 0; k < ir->count && !ret; k++)
 		ret = its_mapti(sys, devid, ir->event + k,
 				p->first_lpi + ir->g + k, ir->cpu);
@@ -490,15 +563,16 @@ static int its_check(struct umsi_system *sys, uint32_t ncpus,
 	uint32_t first, nvec, bits, itt;
 	uint64_t top;
 
-	if (!o->phys_alloc || !o->ctl_read) {
-		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: host operation %s "
-			 "missing", !o->phys_alloc ? "phys_alloc" : "ctl_read");
-		return -UMSI_EINVAL;
-	}
 	if (!c) {
 		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: no configuration "
 			 "(umsi_config.ctl_config must point to a struct "
 			 "umsi_its_config)");
+		return -UMSI_EINVAL;
+	}
+	/* ctl_read answers "pending" unless the back end owns the tables. */
+	if (!o->phys_alloc || (!o->ctl_read && !c->rd_frame)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: host operation %s "
+			 "missing", !o->phys_alloc ? "phys_alloc" : "ctl_read");
 		return -UMSI_EINVAL;
 	}
 	if (!c->its_base || c->its_base % GITS_FRAME_SIZE) {
@@ -672,6 +746,132 @@ static int its_setup_baser(struct umsi_system *sys, uint32_t n)
 	return 0;
 }
 
+/*
+ * The LPI tables the back end owns (rd_frame): each redistributor's
+ * EnableLPIs cleared (5.1.1: the tables may go only then), its frame
+ * unmapped, its pending table freed; the property table last. A
+ * redistributor that keeps EnableLPIs (GICv3 allows it to be RES1 once
+ * set) may still write its pending table and read the property table:
+ * both stay allocated, and the log says so.
+ */
+static void its_lpis_down(struct umsi_system *sys)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	struct its_priv *p = env->priv;
+	bool keep_prop = false;
+	uint32_t cpu, n;
+
+	for (cpu = 0; cpu < p->ncpus; cpu++) {
+		bool stuck = false;
+
+		if (!p->rd[cpu])
+			continue;
+		if (p->pend[cpu].virt) {
+			rd_write32(sys, cpu, GICR_CTLR, rd_read32(sys, cpu,
+				   GICR_CTLR) & ~GICR_CTLR_ENABLE_LPIS);
+			for (n = 0; n < ITS_MAX_POLLS && (rd_read32(sys, cpu,
+			     GICR_CTLR) & GICR_CTLR_RWP); n++)
+				its_relax();
+			stuck = rd_read32(sys, cpu, GICR_CTLR) &
+				(GICR_CTLR_ENABLE_LPIS | GICR_CTLR_RWP);
+		}
+		if (stuck) {
+			umsi_log(sys, UMSI_LOG_WARN, "arm64-its: cpu %u's "
+				 "redistributor keeps LPIs enabled: its LPI "
+				 "tables stay allocated", cpu);
+			keep_prop = true;
+		} else {
+			its_table_free(sys, &p->pend[cpu]);
+		}
+		env->ops->mmio_unmap(env->host, (void *)p->rd[cpu],
+				     GITS_FRAME_SIZE);
+		p->rd[cpu] = NULL;
+	}
+	if (!keep_prop)
+		its_table_free(sys, &p->prop);
+}
+
+/*
+ * Own the LPI tables (umsi_its_config.rd_frame): a property table with
+ * every LPI disabled (each is enabled when its event is mapped), and for
+ * each CPU with a redistributor a zeroed pending table, PROPBASER and
+ * PENDBASER, then EnableLPIs. Redistributors are touched only through
+ * their frames, so this runs on any CPU.
+ */
+static int its_lpis_up(struct umsi_system *sys,
+		       const struct umsi_its_config *c)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	struct its_priv *p = env->priv;
+	size_t prop_size, pend_size;
+	uint32_t cpu, n = 0;
+	void *v;
+	int ret;
+
+	p->own_tables = true;
+	p->prio = (uint8_t)((c->lpi_priority ? c->lpi_priority :
+			     ITS_DEFAULT_PRIO) & 0xfc);
+	prop_size = ((1ull << p->lpi_bits) - UMSI_ITS_LPI_BASE + 4095) &
+		    ~(size_t)4095;
+	pend_size = (1ull << p->lpi_bits) / 8;
+	if (pend_size < GITS_FRAME_SIZE)
+		pend_size = GITS_FRAME_SIZE;
+	ret = its_table_alloc(sys, &p->prop, prop_size, 4096);
+	if (ret)
+		return ret;
+	for (cpu = 0; cpu < p->ncpus; cpu++) {
+		uint64_t frame = c->rd_frame[cpu];
+
+		if (!frame)
+			continue;
+		if (frame % GITS_FRAME_SIZE) {
+			umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: cpu %u: "
+				 "rd_frame 0x%llx is not 64 KiB aligned", cpu,
+				 (unsigned long long)frame);
+			return -UMSI_EINVAL;
+		}
+		ret = env->ops->mmio_map(env->host, frame, GITS_FRAME_SIZE, &v);
+		if (ret)
+			return ret;
+		p->rd[cpu] = v;
+		if (!(rd_read64(sys, cpu, GICR_TYPER) & GICR_TYPER_PLPIS)) {
+			umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: cpu %u: the "
+				 "redistributor at 0x%llx has no physical LPIs",
+				 cpu, (unsigned long long)frame);
+			return -UMSI_EINVAL;
+		}
+		if (rd_read32(sys, cpu, GICR_CTLR) & GICR_CTLR_ENABLE_LPIS) {
+			umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: cpu %u: "
+				 "GICR_CTLR.EnableLPIs is already set: the LPI "
+				 "tables are someone else's (leave rd_frame "
+				 "NULL)", cpu);
+			return -UMSI_EBUSY;
+		}
+		ret = its_table_alloc(sys, &p->pend[cpu], pend_size,
+				      GITS_FRAME_SIZE);
+		if (ret)
+			return ret;
+		its_wmb();
+		rd_write64(sys, cpu, GICR_PROPBASER, p->prop.phys |
+			   GICR_BASER_ATTRS | (p->lpi_bits - 1));
+		rd_write64(sys, cpu, GICR_PENDBASER, p->pend[cpu].phys |
+			   GICR_BASER_ATTRS | GICR_PENDBASER_PTZ);
+		rd_write32(sys, cpu, GICR_CTLR, rd_read32(sys, cpu, GICR_CTLR) |
+			   GICR_CTLR_ENABLE_LPIS);
+		if (!(rd_read32(sys, cpu, GICR_CTLR) & GICR_CTLR_ENABLE_LPIS)) {
+			umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: cpu %u: "
+				 "GICR_CTLR.EnableLPIs does not stick", cpu);
+			return -UMSI_EIO;
+		}
+		n++;
+	}
+	umsi_log(sys, UMSI_LOG_INFO, "arm64-its: LPI property table at 0x%llx "
+		 "(%u INTID bits, priority 0x%x), pending tables for %u "
+		 "redistributors, EnableLPIs set", (unsigned long long)
+		 p->prop.phys, p->lpi_bits, p->prio, n);
+	return 0;
+}
+
 /* Disable the ITS, take its tables back, unmap it; free the state. */
 static void its_dev_free(struct umsi_system *sys, struct its_dev *dev);
 
@@ -697,6 +897,9 @@ static void its_fini(struct umsi_system *sys)
 		if (p->cmdq.virt)
 			its_write64(sys, GITS_CBASER, 0);
 	}
+	/* The ITS is quiet: the redistributors' tables may go. */
+	if (p->own_tables)
+		its_lpis_down(sys);
 	/* Disabled (or never to answer again): its ITTs can go. */
 	while (p->held) {
 		struct its_dev *d = p->held;
@@ -784,13 +987,17 @@ static int its_init(struct umsi_system *sys, uint32_t ncpus,
 	ret = its_check(sys, ncpus, c);
 	if (ret)
 		return ret;
-	size = sizeof(*p) + (size_t)ncpus * sizeof(*p->rdbase);
+	size = sizeof(*p) + (size_t)ncpus * (sizeof(*p->rdbase) +
+		sizeof(*p->rd) + sizeof(*p->pend));
 	p = umsi_zalloc(sys, size);
 	if (!p)
 		return -UMSI_ENOMEM;
 	p->size = size;
 	p->ncpus = ncpus;
 	p->rdbase = (uint64_t *)(p + 1);
+	p->rd = (volatile uint8_t **)(p->rdbase + ncpus);
+	p->pend = (struct its_table *)(p->rd + ncpus);
+	p->lpi_bits = c->lpi_id_bits ? c->lpi_id_bits : ITS_DEFAULT_ID_BITS;
 	p->nvec = c->nvec ? c->nvec : ITS_DEFAULT_NVEC;
 	p->nids = ncpus * p->nvec;
 	p->first_lpi = c->first_lpi ? c->first_lpi : UMSI_ITS_LPI_BASE;
@@ -810,6 +1017,9 @@ static int its_init(struct umsi_system *sys, uint32_t ncpus,
 	p->regs = v;
 	p->typer = its_read64(sys, GITS_TYPER);
 	ret = its_check_typer(sys, p, c);
+	/* The LPI tables before the ITS can make an LPI pending. */
+	if (!ret && c->rd_frame)
+		ret = its_lpis_up(sys, c);
 	if (!ret)
 		ret = its_start(sys);
 	if (ret)
@@ -1125,6 +1335,9 @@ static void its_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 					    ir->event + k);
 		if (!ret)
 			ret = its_sync(sys, ir->cpu);
+		/* Discarded: nothing can make them pending any more. */
+		if (!ret)
+			its_lpi_config(sys, ir, false);
 		if (--ir->dev->nirqs == 0) {
 			gone = ir->dev;
 			its_unlink_dev(p, gone);
@@ -1155,10 +1368,21 @@ static bool its_pending(struct umsi_system *sys, uint32_t id)
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 	struct its_priv *p = env->priv;
 
+	uint32_t cpu, intid = p->first_lpi + id;
+
 	if (id >= p->nids)
 		return false;
+	if (p->own_tables) {
+		const volatile uint8_t *pend;
+
+		cpu = env->ops->current_cpu(env->host);
+		if (cpu >= p->ncpus || !p->pend[cpu].virt)
+			return false;
+		pend = p->pend[cpu].virt;
+		return (pend[intid / 8] >> (intid % 8)) & 1;
+	}
 	return env->ops->ctl_read(env->host, UMSI_ITS_REG_LPI_PENDING |
-				  (p->first_lpi + id)) & 1;
+				  intid) & 1;
 }
 
 /*
