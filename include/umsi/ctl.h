@@ -103,9 +103,12 @@ extern const struct umsi_ctl umsi_ctl_riscv_imsic;
  * @lpi_id_bits: INTID bits the redistributors' LPI property and pending
  *            tables cover (GICR_PROPBASER.IDbits + 1), 14..32 (0 means
  *            16); the LPIs above must fit
- * @itt_events: events of a device's Interrupt Translation Table, a power
- *            of two, 2..2^GITS_TYPER.ID_bits (0 means 2048, every MSI-X
- *            entry, capped at what the ITS supports); a message index
+ * @itt_events: the most events a device's Interrupt Translation Table
+ *            may have, a power of two, 2..2^GITS_TYPER.ID_bits (0 means
+ *            2048, every MSI-X entry, capped at what the ITS supports);
+ *            each device's ITT is sized to the messages it can send (its
+ *            MSI-X table size or MSI multiple message count, rounded up
+ *            to a power of two, at least 2) up to this; a message index
  *            beyond is refused
  * @nr_cpus: entries of @rd_target; at least the host's cpu_count()
  * @rd_target: for each host CPU number, the RDbase that MAPC and SYNC
@@ -130,7 +133,7 @@ extern const struct umsi_ctl umsi_ctl_riscv_imsic;
  * from phys_alloc, DeviceIDs up to 2^16) and a 4 KiB command queue,
  * enables it and maps collection c to CPU c's redistributor (MAPC) for
  * every CPU with one. The first message of a device maps it (MAPD with
- * an ITT of @itt_events events), each message maps its event(s) to the
+ * an ITT sized to the device), each message maps its event(s) to the
  * IRQ's LPI and the chosen CPU's collection (MAPTI, INV, SYNC); a move is
  * a MOVI to the new collection and a SYNC of both redistributors (the LPI
  * and the device's message stay); freeing an IRQ discards its events

@@ -608,6 +608,7 @@ static void ctl_irq(const struct umsi_irq_desc *d, struct umsi_ctl_irq *ci)
 {
 	ci->irq = d->irq;
 	ci->source_id = d->source_id;
+	ci->source_events = d->source_events;
 	ci->index = d->hwirq;
 	ci->count = d->block_leader == d ? 1u << d->block_order : 1;
 	ci->wired = d->chip->wired;

@@ -691,6 +691,50 @@ static void test_64_lpis_shrink_to_what_fits(void **state)
 	its_machine_free(m);
 }
 
+/*
+ * Each device's ITT is sized to the messages it can send (MSI's multiple
+ * message capable count, the MSI-X table size), a power of two of at
+ * least 2 events of GITS_TYPER's 12 bytes, in 256-byte units: 1 MSI
+ * message 256 bytes, 32 messages 512, 65 MSI-X entries (128 events)
+ * 1536; not the 2048 events (24 KiB) the ITS would allow. Freed with the
+ * device's last IRQ.
+ */
+static void test_itt_sized_to_device(void **state)
+{
+	struct machine *m = its_machine(2, 0);
+	struct umsi_sim_dev_desc d1 = msi_desc(1, true, true);
+	struct umsi_sim_dev_desc d32 = msi_desc(32, true, true);
+	struct umsi_sim_dev_desc dx = nvme_desc();
+	struct umsi_pci_dev *a = plug(m, DEV, &d1, 0);
+	struct umsi_pci_dev *b = plug(m, UMSI_BDF(0, 0, 6, 0), &d32, 0);
+	struct umsi_pci_dev *x = plug(m, NVME, &dx, UMSI_PCI_ADD_FRESH);
+	struct umsi_sim_leaks l0, l1;
+
+	(void)state;
+	umsi_sim_leaks(m->sim, &l0);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_PCI_IRQ_MSI),
+			 1);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_int_equal(l1.phys_bytes - l0.phys_bytes, 256);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 4, UMSI_PCI_IRQ_MSI),
+			 4);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_int_equal(l1.phys_bytes - l0.phys_bytes, 256 + 512);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(x, 2, 2, UMSI_PCI_IRQ_MSIX),
+			 2);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_int_equal(l1.phys_bytes - l0.phys_bytes, 256 + 512 + 1536);
+	umsi_pci_free_irq_vectors(b);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_int_equal(l1.phys_bytes - l0.phys_bytes, 256 + 1536);
+	umsi_pci_remove(m->sys, a);
+	umsi_pci_remove(m->sys, b);
+	umsi_pci_remove(m->sys, x);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_int_equal(l1.phys_bytes, l0.phys_bytes);
+	its_machine_free(m);
+}
+
 /* ---- an ITS that stops answering, a full ITT ------------------------------------ */
 
 /*
@@ -847,6 +891,7 @@ int main(void)
 		cmocka_unit_test(test_64_lpis_shrink_to_what_fits),
 		cmocka_unit_test(test_silent_command_queue_fails),
 		cmocka_unit_test(test_full_itt_refused),
+		cmocka_unit_test(test_itt_sized_to_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -91,6 +91,8 @@ struct umsi_irq_desc {
 	uint32_t hwirq;             /* number within its source (chip's) */
 	/* The requester its bus names it by (umsi_ctl_irq.source_id). */
 	uint32_t source_id;
+	/* Messages its source can send (umsi_ctl_irq.source_events). */
+	uint32_t source_events;
 	/* The back end holds a resource for it (umsi_ctl.release). */
 	bool composed;
 	/* Quarantine: the owner (opaque, the PCI function) and the list. */

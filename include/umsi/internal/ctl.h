@@ -81,6 +81,10 @@ static inline struct umsi_ctl_env *umsi_ctl_env(struct umsi_system *sys)
  *         device sends @index..@index+@count-1 with the identities from
  *         the one composed onwards)
  * @wired: a wired input (IO-APIC redirection entry, APLIC), not an MSI
+ * @source_events: messages the source can send at most (indices 0..n-1:
+ *         an MSI-X table's size, MSI's multiple message capable count), so
+ *         a controller can size per-source state (an ITS's ITT); 0 when
+ *         unknown
  */
 struct umsi_ctl_irq {
 	uint32_t irq;
@@ -88,6 +92,7 @@ struct umsi_ctl_irq {
 	uint32_t index;
 	uint32_t count;
 	bool wired;
+	uint32_t source_events;
 };
 
 /* How an interrupt is moved to another CPU (umsi_ctl.move). */

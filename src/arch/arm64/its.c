@@ -115,12 +115,17 @@ struct its_table {
 	size_t size;
 };
 
-/* A mapped device: its DeviceID, its ITT and how many IRQs use it. */
+/*
+ * A mapped device: its DeviceID, its ITT (2^itt_bits events, sized to
+ * the messages the device can send) and how many IRQs use it.
+ */
 struct its_dev {
 	struct its_dev *next;
 	uint32_t devid;
 	void *itt;
 	uint64_t itt_phys;
+	size_t itt_size;
+	uint32_t itt_bits;
 	uint32_t nirqs;
 };
 
@@ -147,8 +152,8 @@ struct its_priv {
 	uint64_t translater;
 	uint32_t ncpus, nvec, first_lpi;
 	uint32_t nids;                   /* global identities: ncpus * nvec */
-	uint32_t itt_bits;               /* log2 of itt_events */
-	size_t itt_size;
+	uint32_t itt_bits;               /* log2 of itt_events: the most */
+	uint32_t ite_size;               /* bytes an ITT entry (GITS_TYPER) */
 	uint32_t dev_limit;              /* DeviceIDs below it are covered */
 	uint32_t rid_base, devid_base, rid_count;
 	uint64_t *rdbase;                /* ncpus: MAPC's RDbase field */
@@ -378,10 +383,8 @@ static int its_mapc(struct umsi_system *sys, uint32_t icid, uint64_t rdbase)
 static int its_mapd(struct umsi_system *sys, const struct its_dev *dev,
 		    bool valid)
 {
-	struct its_priv *p = its_priv(sys);
-
 	return its_cmd(sys, CMD_MAPD | (uint64_t)dev->devid << 32,
-		       valid ? p->itt_bits - 1 : 0,
+		       valid ? dev->itt_bits - 1 : 0,
 		       valid ? BASER_VALID | (dev->itt_phys &
 					      0xfffffffffff00ull) : 0);
 }
@@ -640,9 +643,7 @@ static int its_check_typer(struct umsi_system *sys, struct its_priv *p,
 			 "ITS has %u EventID bits", itt, TYPER_ID_BITS(t));
 		return -UMSI_EINVAL;
 	}
-	p->itt_size = (size_t)itt * TYPER_ITT_SIZE(t);
-	if (p->itt_size < ITS_ITT_ALIGN)
-		p->itt_size = ITS_ITT_ALIGN;
+	p->ite_size = TYPER_ITT_SIZE(t);
 	if (p->ncpus > (1ull << cid_bits)) {
 		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: %u CPUs, %u collection "
 			 "ID bits", p->ncpus, cid_bits);
@@ -1102,7 +1103,8 @@ static int its_check_irq(struct umsi_system *sys,
  * A new device record with a zeroed ITT, outside the lock (phys_alloc may
  * sleep). NULL when out of memory.
  */
-static struct its_dev *its_dev_new(struct umsi_system *sys, uint32_t devid)
+static struct its_dev *its_dev_new(struct umsi_system *sys, uint32_t devid,
+				   uint32_t events)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 	struct its_priv *p = env->priv;
@@ -1111,13 +1113,25 @@ static struct its_dev *its_dev_new(struct umsi_system *sys, uint32_t devid)
 	if (!dev)
 		return NULL;
 	dev->devid = devid;
-	dev->itt = env->ops->phys_alloc(env->host, p->itt_size, ITS_ITT_ALIGN,
-					&dev->itt_phys);
+	/*
+	 * Sized to the device: every message it can send (MAPD's Size is
+	 * EventID bits - 1, so at least 2 events), at most itt_events.
+	 */
+	dev->itt_bits = events ? its_log2(events) : p->itt_bits;
+	if (dev->itt_bits < 1)
+		dev->itt_bits = 1;
+	if (dev->itt_bits > p->itt_bits)
+		dev->itt_bits = p->itt_bits;
+	dev->itt_size = ((size_t)p->ite_size << dev->itt_bits) +
+			ITS_ITT_ALIGN - 1;
+	dev->itt_size -= dev->itt_size % ITS_ITT_ALIGN;
+	dev->itt = env->ops->phys_alloc(env->host, dev->itt_size,
+					ITS_ITT_ALIGN, &dev->itt_phys);
 	if (!dev->itt) {
 		umsi_free(sys, dev, sizeof(*dev));
 		return NULL;
 	}
-	umsi_memset(dev->itt, 0, p->itt_size);
+	umsi_memset(dev->itt, 0, dev->itt_size);
 	return dev;
 }
 
@@ -1141,7 +1155,7 @@ static void its_dev_free(struct umsi_system *sys, struct its_dev *dev)
 
 	if (!dev)
 		return;
-	env->ops->phys_free(env->host, dev->itt, its_priv(sys)->itt_size);
+	env->ops->phys_free(env->host, dev->itt, dev->itt_size);
 	umsi_free(sys, dev, sizeof(*dev));
 }
 
@@ -1159,6 +1173,7 @@ static int its_compose_new(struct umsi_system *sys,
 	struct its_dev *fresh = NULL, *dev;
 	umsi_irqflags_t fl;
 	bool have_dev, told = false;
+	uint32_t small = 0;
 	int ret;
 
 	if (!ir)
@@ -1167,7 +1182,7 @@ static int its_compose_new(struct umsi_system *sys,
 	have_dev = its_find_dev(p, devid) != NULL;
 	its_unlock(sys, fl);
 	if (!have_dev) {
-		fresh = its_dev_new(sys, devid);
+		fresh = its_dev_new(sys, devid, ci->source_events);
 		if (!fresh) {
 			umsi_free(sys, ir, sizeof(*ir));
 			return -UMSI_ENOMEM;
@@ -1195,6 +1210,10 @@ static int its_compose_new(struct umsi_system *sys,
 	if (!dev) {
 		/* It went between the look-ups: ask the caller to retry. */
 		ret = -UMSI_EAGAIN;
+	} else if ((uint64_t)ci->index + ci->count > (1ull << dev->itt_bits)) {
+		/* Sized for fewer events (another source, the same DeviceID). */
+		small = dev->itt_bits;
+		ret = -UMSI_EINVAL;
 	} else {
 		ir->dev = dev;
 		dev->nirqs++;
@@ -1213,6 +1232,10 @@ static int its_compose_new(struct umsi_system *sys,
 	}
 	its_unlock(sys, fl);
 	its_tell(sys);
+	if (small)
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: irq %u: event %u "
+			 "beyond DeviceID 0x%x's ITT of %u", ci->irq,
+			 ci->index + ci->count - 1, devid, 1u << small);
 	/*
 	 * A device the ITS was told about (MAPD queued) but that failed with
 	 * it: if the ITS stopped answering, it may run that MAPD later.
