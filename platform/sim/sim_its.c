@@ -25,6 +25,15 @@
  * CPU takes the lowest pending LPI (its priority is the kernel's property
  * table, all equal here); acknowledging it clears the bit and nothing is
  * left to end.
+ *
+ * Each CPU's redistributor also has its LPI registers (GICR_CTLR,
+ * GICR_TYPER, GICR_PROPBASER, GICR_PENDBASER) at UMSI_SIM_GICR_BASE + n *
+ * 0x20000. Until software sets GICR_CTLR.EnableLPIs, the model is the one
+ * above (the kernel owns the tables). Once it does, the redistributor is
+ * software's: an LPI that becomes pending there is written to its pending
+ * table in memory too, and it is taken only if its byte in the property
+ * table had the enable bit when it became pending; one that had not is
+ * "held" (struct sim_gicr.held) until an INV or INVALL finds it enabled.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +50,24 @@
 #define ENTRY_SIZE       8u
 #define PAGE_64K         65536u
 #define LPI_FIRST        8192u
+
+/* Redistributors: RD_base frame registers (IHI 0069 9.11). */
+#define GICR_CTLR        0x0000u
+#define GICR_TYPER       0x0008u
+#define GICR_PROPBASER   0x0070u
+#define GICR_PENDBASER   0x0078u
+#define GICR_ENABLE_LPIS (1u << 0)
+#define GICR_TYPER_PLPIS (1u << 0)
+#define GICR_TYPER_LAST  (1u << 4)
+#define GICR_PTZ_HI      (1u << 30)		/* PENDBASER bit 62 */
+/* Cacheability (InnerCache 9:7, OuterCache 58:56), Shareability 11:10. */
+#define GICR_ATTRS       (7ull << 7 | 3ull << 10 | 7ull << 56)
+#define PROP_PA          0x000ffffffffff000ull
+#define PEND_PA          0x000fffffffff0000ull
+#define PROP_IDBITS      0x1full
+#define PROPBASER_RW     (PROP_PA | GICR_ATTRS | PROP_IDBITS)
+#define PENDBASER_RW     (PEND_PA | GICR_ATTRS)
+#define LPI_ENABLE       (1u << 0)		/* property byte */
 
 #define R_CTLR           0x0000u
 #define R_IIDR           0x0004u
@@ -84,6 +111,9 @@ int sim_its_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
 	if (!sim->its || !sim->imsic_bits)
 		return -UMSI_ENOMEM;
 	sim->its->base = base;
+	sim->its->rd = calloc(cfg->ncpus, sizeof(*sim->its->rd));
+	if (!sim->its->rd)
+		return -UMSI_ENOMEM;
 	sim->its->baser[0] = BASER_RESET(1);	/* devices */
 	sim->its->baser[1] = BASER_RESET(4);	/* collections */
 	for (uint32_t i = 0; i < cfg->ncpus; i++)
@@ -93,6 +123,11 @@ int sim_its_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
 
 void sim_its_fini(struct umsi_sim *sim)
 {
+	if (sim->its && sim->its->rd)
+		for (uint32_t i = 0; i < sim->ncpus; i++)
+			free(sim->its->rd[i].held);
+	if (sim->its)
+		free(sim->its->rd);
 	free(sim->its);
 	sim->its = NULL;
 }
@@ -109,42 +144,298 @@ static bool lpi_test(const struct umsi_sim *sim, uint32_t cpu, uint32_t intid)
 	return (sim->cpus[cpu].eip[intid / 64] >> (intid % 64)) & 1;
 }
 
-/* Set or clear LPI @intid's pending bit in @cpu's redistributor. */
-static void lpi_set_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t intid,
-			   bool on)
+/* @cpu's redistributor when software enabled its LPIs, else NULL. */
+static struct sim_gicr *rd_managed(struct umsi_sim *sim, uint32_t cpu)
 {
-	uint64_t *w = sim->cpus[cpu].eip, bit = 1ull << (intid % 64);
+	struct sim_gicr *r = &sim->its->rd[cpu];
+
+	return r->enabled ? r : NULL;
+}
+
+static bool bit_in(const uint64_t *w, uint32_t i)
+{
+	return (w[i / 64] >> (i % 64)) & 1;
+}
+
+static void bit_put(uint64_t *w, uint32_t i, bool on)
+{
+	if (on)
+		w[i / 64] |= 1ull << (i % 64);
+	else
+		w[i / 64] &= ~(1ull << (i % 64));
+}
+
+/* The INTIDs @r's PROPBASER.IDbits covers: [0, limit). */
+static uint64_t rd_limit(const struct sim_gicr *r)
+{
+	return 1ull << ((r->propbaser & PROP_IDBITS) + 1);
+}
+
+/* LPI @intid's byte of @cpu's property table, or NULL (a bad access). */
+static uint8_t *rd_prop_byte(struct umsi_sim *sim, uint32_t cpu,
+			     uint32_t intid)
+{
+	uint64_t pa = (sim->its->rd[cpu].propbaser & PROP_PA) + intid -
+		      LPI_FIRST;
+	uint8_t *p = sim_phys_ptr_locked(sim, pa, 1);
+
+	if (!p)
+		sim_bad_access_locked(sim, "gicr %u: LPI %u's property byte "
+				      "at 0x%llx is not memory from phys_alloc",
+				      cpu, intid, (unsigned long long)pa);
+	return p;
+}
+
+/* The byte of @cpu's pending table holding LPI @intid, or NULL (ditto). */
+static uint8_t *rd_pend_byte(struct umsi_sim *sim, uint32_t cpu,
+			     uint32_t intid)
+{
+	uint64_t pa = (sim->its->rd[cpu].pendbaser & PEND_PA) + intid / 8;
+	uint8_t *p = sim_phys_ptr_locked(sim, pa, 1);
+
+	if (!p)
+		sim_bad_access_locked(sim, "gicr %u: LPI %u's pending bit at "
+				      "0x%llx is not memory from phys_alloc",
+				      cpu, intid, (unsigned long long)pa);
+	return p;
+}
+
+/*
+ * LPI @intid on @cpu's software-managed redistributor: 1 enabled, 0
+ * disabled in the property table; -1 when the redistributor cannot take
+ * it (beyond IDbits, or a table outside memory: a bad access).
+ */
+static int rd_lpi_state(struct umsi_sim *sim, uint32_t cpu, uint32_t intid)
+{
+	const uint8_t *prop;
+
+	if (intid >= rd_limit(&sim->its->rd[cpu]))
+		return -1;
+	prop = rd_prop_byte(sim, cpu, intid);
+	if (!prop || !rd_pend_byte(sim, cpu, intid))
+		return -1;
+	return *prop & LPI_ENABLE;
+}
+
+/* Set or clear @intid's bit in the model's state of @cpu only. */
+static void model_set_locked(struct umsi_sim *sim, uint32_t cpu,
+			     uint32_t intid, bool on)
+{
+	uint64_t *w = sim->cpus[cpu].eip;
 	bool empty = true;
 
-	if (!!(w[intid / 64] & bit) == on)
+	if (bit_in(w, intid) == on)
 		return;
+	bit_put(w, intid, on);
 	if (on) {
-		w[intid / 64] |= bit;
 		sim_pending_set_locked(sim, cpu);
 		sim_cpu_kick_locked(sim, cpu);
 		return;
 	}
-	w[intid / 64] &= ~bit;
 	for (uint32_t k = LPI_FIRST / 64; k < sim->nids / 64 && empty; k++)
 		empty = !w[k];
 	sim_pending_clear_locked(sim, cpu, empty);
 }
 
-/* LPI @intid arrives at @cpu's redistributor: pending, or coalesced. */
-static void lpi_accept_locked(struct umsi_sim *sim, uint32_t cpu,
-			      uint32_t intid)
+/*
+ * Set or clear LPI @intid's pending bit in @cpu's redistributor: the
+ * model's and, when software manages it, its pending table's (cleared:
+ * no longer held either).
+ */
+static void lpi_set_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t intid,
+			   bool on)
+{
+	struct sim_gicr *r = rd_managed(sim, cpu);
+	uint8_t *p;
+
+	if (lpi_test(sim, cpu, intid) == on)
+		return;
+	if (r) {
+		p = rd_pend_byte(sim, cpu, intid);
+		if (p && on)
+			*p |= (uint8_t)(1u << (intid % 8));
+		else if (p)
+			*p &= (uint8_t)~(1u << (intid % 8));
+		if (!on)
+			bit_put(r->held, intid, false);
+	}
+	model_set_locked(sim, cpu, intid, on);
+}
+
+/*
+ * LPI @intid arrives at @cpu's redistributor: pending, or coalesced.
+ * On a software-managed one it may be held (disabled) or dropped, the
+ * drop counted as an undeliverable message (@address, @data).
+ * Return: 1, 0 when dropped.
+ */
+static int lpi_accept_locked(struct umsi_sim *sim, uint32_t cpu,
+			     uint32_t intid, uint64_t address, uint32_t data)
 {
 	struct sim_cpu *c = &sim->cpus[cpu];
+	struct sim_gicr *r = rd_managed(sim, cpu);
+	int state = 1;
 
+	if (r) {
+		state = rd_lpi_state(sim, cpu, intid);
+		if (state < 0)
+			return sim_undeliverable_locked(sim,
+							UMSI_SIM_UNDELIV_ITS,
+							address, data);
+		if (!state)
+			sim->its->st.lpis_held_disabled++;
+	}
 	c->vs_used = true;
 	if (lpi_test(sim, cpu, intid)) {
 		c->vs[intid].coalesced++;
 		sim->st.irr_coalesced++;
-		return;
+		return 1;
 	}
+	if (!state)
+		bit_put(r->held, intid, true);
 	lpi_set_locked(sim, cpu, intid, true);
 	c->vs[intid].delivered++;
 	sim->st.delivered++;
+	return 1;
+}
+
+/*
+ * Pending state moves to @cpu (MOVI): as an arrival, uncounted unless
+ * dropped. Return: whether it is pending there.
+ */
+static bool lpi_move_in_locked(struct umsi_sim *sim, uint32_t cpu,
+			       uint32_t intid, uint32_t event)
+{
+	struct sim_gicr *r = rd_managed(sim, cpu);
+	int state = 1;
+
+	if (r) {
+		state = rd_lpi_state(sim, cpu, intid);
+		if (state < 0) {
+			sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_ITS,
+						 sim->its->base +
+						 ITS_TRANSLATER, event);
+			return false;
+		}
+	}
+	if (!state && !lpi_test(sim, cpu, intid))
+		bit_put(r->held, intid, true);
+	lpi_set_locked(sim, cpu, intid, true);
+	return true;
+}
+
+/* Read pending LPI @i's property byte again: whether it is released. */
+static bool rd_inv_one_locked(struct umsi_sim *sim, uint32_t cpu,
+			      struct sim_gicr *r, uint32_t i)
+{
+	bool was = bit_in(r->held, i);
+	int state;
+
+	if (!lpi_test(sim, cpu, i))
+		return false;
+	state = rd_lpi_state(sim, cpu, i);
+	if (state < 0)
+		return false;
+	bit_put(r->held, i, !state);
+	return was && state;
+}
+
+/*
+ * INV (@intid) or INVALL (every LPI, @intid UINT32_MAX) on @cpu's
+ * redistributor: a pending LPI's property byte is read again; held while
+ * disabled, the CPU takes it once enabled.
+ */
+static void rd_inv_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t intid)
+{
+	struct sim_gicr *r = rd_managed(sim, cpu);
+	const uint64_t *w = sim->cpus[cpu].eip;
+	bool kick = false;
+
+	if (!r)
+		return;
+	if (intid != UINT32_MAX)
+		kick = rd_inv_one_locked(sim, cpu, r, intid);
+	for (uint32_t k = LPI_FIRST / 64; intid == UINT32_MAX &&
+	     k < sim->nids / 64; k++)
+		for (uint64_t m = w[k]; m; m &= m - 1)
+			kick |= rd_inv_one_locked(sim, cpu, r, k * 64 +
+					(uint32_t)__builtin_ctzll(m));
+	if (kick)
+		sim_cpu_kick_locked(sim, cpu);
+}
+
+/*
+ * Software sets EnableLPIs: the pending table's LPIs (unless PTZ said it
+ * is zero) join the model's; every pending LPI goes into the table, held
+ * if its property byte disables it, dropped if the redistributor cannot
+ * have it.
+ */
+static void rd_enable_locked(struct umsi_sim *sim, uint32_t cpu)
+{
+	struct sim_gicr *r = &sim->its->rd[cpu];
+	uint64_t limit = rd_limit(r), *w = sim->cpus[cpu].eip;
+	uint32_t words = sim->nids / 64;
+
+	if (!r->held) {
+		r->held = calloc(words, sizeof(uint64_t));
+		if (!r->held) {
+			sim_logf_locked(sim, "gicr %u: out of memory: "
+					"EnableLPIs stays 0", cpu);
+			return;
+		}
+	}
+	memset(r->held, 0, words * sizeof(uint64_t));
+	r->enabled = true;
+	sim->its->st.rd_lpis_enabled++;
+	if (limit > sim->nids)
+		limit = sim->nids;
+	if (!r->ptz && limit > LPI_FIRST) {
+		uint64_t pa = (r->pendbaser & PEND_PA) + LPI_FIRST / 8;
+		const uint8_t *t = sim_phys_ptr_locked(sim, pa, (size_t)(limit -
+						       LPI_FIRST) / 8);
+
+		if (!t)
+			sim_bad_access_locked(sim, "gicr %u: pending table at "
+					      "0x%llx is not memory from "
+					      "phys_alloc", cpu,
+					      (unsigned long long)(pa - 1024));
+		for (uint32_t i = LPI_FIRST; t && i < limit; i++)
+			if ((t[(i - LPI_FIRST) / 8] >> (i % 8)) & 1)
+				model_set_locked(sim, cpu, i, true);
+	}
+	r->ptz = false;
+	for (uint32_t k = LPI_FIRST / 64; k < words; k++) {
+		for (uint64_t m = w[k]; m; m &= m - 1) {
+			uint32_t i = k * 64 + (uint32_t)__builtin_ctzll(m);
+			int state = rd_lpi_state(sim, cpu, i);
+			uint8_t *p;
+
+			if (state < 0) {
+				model_set_locked(sim, cpu, i, false);
+				continue;
+			}
+			p = rd_pend_byte(sim, cpu, i);
+			*p |= (uint8_t)(1u << (i % 8));
+			bit_put(r->held, i, !state);
+		}
+	}
+}
+
+/*
+ * Software clears EnableLPIs: the tables are no longer used; the pending
+ * state stays in the pending table, the model forgets it.
+ */
+static void rd_disable_locked(struct umsi_sim *sim, uint32_t cpu)
+{
+	struct sim_gicr *r = &sim->its->rd[cpu];
+	const uint64_t *w = sim->cpus[cpu].eip;
+
+	r->enabled = false;
+	sim->its->st.rd_lpis_enabled--;
+	for (uint32_t k = LPI_FIRST / 64; k < sim->nids / 64; k++)
+		for (uint64_t m = w[k]; m; m &= m - 1)
+			model_set_locked(sim, cpu, k * 64 +
+					 (uint32_t)__builtin_ctzll(m), false);
+	memset(r->held, 0, sim->nids / 64 * sizeof(uint64_t));
 }
 
 /* ---- Tables in memory ------------------------------------------------------- */
@@ -352,7 +643,7 @@ static int cmd_movi(struct umsi_sim *sim, const uint64_t *c, const char **why)
 	from = coll_cpu(sim, (uint32_t)(e >> 32) & 0xffff);
 	if (from != UINT32_MAX && from != to && lpi_test(sim, from, intid)) {
 		lpi_set_locked(sim, from, intid, false);
-		lpi_set_locked(sim, to, intid, true);
+		lpi_move_in_locked(sim, to, intid, (uint32_t)c[1]);
 	}
 	put64(ite, VALID | (uint64_t)icid << 32 | intid);
 	return 0;
@@ -376,9 +667,13 @@ static int cmd_event(struct umsi_sim *sim, const uint64_t *c, uint32_t cmd,
 		return -1;
 	}
 	if (cmd == 0x03)
-		lpi_accept_locked(sim, cpu, intid);
+		lpi_accept_locked(sim, cpu, intid,
+				  sim->its->base + ITS_TRANSLATER,
+				  (uint32_t)c[1]);
 	else if ((cmd == 0x04 || cmd == 0x0f) && cpu != UINT32_MAX)
 		lpi_set_locked(sim, cpu, intid, false);
+	else if (cmd == 0x0c)
+		rd_inv_locked(sim, cpu, intid);
 	if (cmd == 0x0f)
 		put64(ite, 0);
 	return 0;
@@ -406,12 +701,16 @@ static int run_cmd(struct umsi_sim *sim, const uint64_t *c, const char **why)
 		return cmd_mapc(sim, c, why);
 	case 0x0a: case 0x0b:
 		return cmd_mapti(sim, c, cmd == 0x0b, why);
-	case 0x0d:					/* INVALL */
-		if (coll_cpu(sim, (uint32_t)c[2] & 0xffff) == UINT32_MAX) {
+	case 0x0d: {					/* INVALL */
+		uint32_t cpu = coll_cpu(sim, (uint32_t)c[2] & 0xffff);
+
+		if (cpu == UINT32_MAX) {
 			*why = "collection not mapped";
 			return -1;
 		}
+		rd_inv_locked(sim, cpu, UINT32_MAX);
 		return 0;
+	}
 	default:
 		*why = "unknown command";
 		return -1;
@@ -538,14 +837,90 @@ static void its_reg_write(struct umsi_sim *sim, uint32_t off, uint32_t val)
 			      val, off, on ? " (ITS enabled)" : "");
 }
 
+/* ---- Redistributor registers ---------------------------------------------------- */
+
+static uint32_t gicr_read(struct umsi_sim *sim, uint32_t cpu, uint32_t off)
+{
+	const struct sim_gicr *r = &sim->its->rd[cpu];
+
+	switch (off) {
+	case GICR_CTLR:
+		return r->enabled ? GICR_ENABLE_LPIS : 0;	/* RWP 0 */
+	case GICR_TYPER:
+		return GICR_TYPER_PLPIS | cpu << 8 |
+		       (cpu == sim->ncpus - 1 ? GICR_TYPER_LAST : 0);
+	case GICR_TYPER + 4:
+		return sim->cpus[cpu].apic_id;		/* affinity */
+	case GICR_PROPBASER: case GICR_PROPBASER + 4:
+		return half(r->propbaser, off);
+	case GICR_PENDBASER: case GICR_PENDBASER + 4:
+		return half(r->pendbaser, off);		/* PTZ reads 0 */
+	default:
+		return 0;	/* the rest of RD_base, the SGI frame */
+	}
+}
+
+static void gicr_write(struct umsi_sim *sim, uint32_t cpu, uint32_t off,
+		       uint32_t val)
+{
+	struct sim_gicr *r = &sim->its->rd[cpu];
+	bool on = val & GICR_ENABLE_LPIS;
+
+	switch (off) {
+	case GICR_CTLR:
+		if (on && !r->enabled)
+			rd_enable_locked(sim, cpu);
+		else if (!on && r->enabled)
+			rd_disable_locked(sim, cpu);
+		return;
+	case GICR_PROPBASER: case GICR_PROPBASER + 4:
+	case GICR_PENDBASER: case GICR_PENDBASER + 4:
+		break;
+	default:
+		return;
+	}
+	if (r->enabled) {
+		sim_logf_locked(sim, "gicr %u: write of 0x%x to 0x%x ignored: "
+				"EnableLPIs is set", cpu, val, off);
+		return;
+	}
+	if ((off & ~4u) == GICR_PROPBASER) {
+		r->propbaser = set_half(r->propbaser, off, val) & PROPBASER_RW;
+		return;
+	}
+	if (off & 4)
+		r->ptz = val & GICR_PTZ_HI;
+	r->pendbaser = set_half(r->pendbaser, off, val) & PENDBASER_RW;
+}
+
+/* A 32-bit access to CPU n's redistributor frames: false when none. */
+static bool gicr_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
+			     uint32_t *val)
+{
+	uint64_t off = phys - UMSI_SIM_GICR_BASE;
+	uint32_t cpu;
+
+	if (phys < UMSI_SIM_GICR_BASE ||
+	    off / UMSI_SIM_GICR_STRIDE >= sim->ncpus)
+		return false;
+	cpu = (uint32_t)(off / UMSI_SIM_GICR_STRIDE);
+	off %= UMSI_SIM_GICR_STRIDE;
+	if (write)
+		gicr_write(sim, cpu, (uint32_t)off, *val);
+	else
+		*val = gicr_read(sim, cpu, (uint32_t)off);
+	return true;
+}
+
 bool sim_its_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
 			 uint32_t *val)
 {
 	uint64_t off;
 
-	if (!its_on(sim) || phys < sim->its->base ||
-	    phys - sim->its->base >= 2 * ITS_FRAME)
+	if (!its_on(sim))
 		return false;
+	if (phys < sim->its->base || phys - sim->its->base >= 2 * ITS_FRAME)
+		return gicr_mmio_locked(sim, phys, write, val);
 	off = phys - sim->its->base;
 	if (off >= ITS_FRAME) {
 		/* A CPU's GITS_TRANSLATER write: no requester to translate. */
@@ -578,8 +953,9 @@ static int its_deliver_locked(struct umsi_sim *sim, uint64_t address,
 	    !translate(sim, sim->msg_requester, data, &cpu, &intid, &why))
 		return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_ITS,
 						address, data);
+	if (!lpi_accept_locked(sim, cpu, intid, address, data))
+		return 0;
 	sim->its->st.translated++;
-	lpi_accept_locked(sim, cpu, intid);
 	return 1;
 }
 
@@ -613,14 +989,22 @@ static void its_write_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t reg,
 			      "0x%llx", reg, (unsigned long long)val);
 }
 
-/* The lowest pending LPI (every LPI has the same priority here). */
+/*
+ * The lowest pending LPI not held disabled (every LPI has the same
+ * priority here).
+ */
 static int its_next_locked(struct umsi_sim *sim, uint32_t cpu)
 {
 	const uint64_t *w = sim->cpus[cpu].eip;
+	const struct sim_gicr *r = rd_managed(sim, cpu);
+	const uint64_t *held = r ? r->held : NULL;
 
-	for (uint32_t k = LPI_FIRST / 64; k < sim->nids / 64; k++)
-		if (w[k])
-			return (int)(k * 64 + (uint32_t)__builtin_ctzll(w[k]));
+	for (uint32_t k = LPI_FIRST / 64; k < sim->nids / 64; k++) {
+		uint64_t m = w[k] & ~(held ? held[k] : 0);
+
+		if (m)
+			return (int)(k * 64 + (uint32_t)__builtin_ctzll(m));
+	}
 	return -1;
 }
 
@@ -644,7 +1028,7 @@ static int its_raise_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
 {
 	if (!lpi_valid(sim, id))
 		return -UMSI_EINVAL;
-	lpi_accept_locked(sim, cpu, id);
+	lpi_accept_locked(sim, cpu, id, 0, id);
 	return 0;
 }
 
@@ -696,4 +1080,11 @@ int umsi_sim_its_translate(struct umsi_sim *sim, uint32_t devid,
 	ok = translate(sim, devid, event, cpu, intid, &why);
 	sim_unlock(sim);
 	return ok ? 0 : -UMSI_ENOENT;
+}
+
+uint64_t umsi_sim_gicr_addr(struct umsi_sim *sim, uint32_t cpu)
+{
+	if (!its_on(sim) || cpu >= sim->ncpus)
+		return 0;
+	return UMSI_SIM_GICR_BASE + cpu * UMSI_SIM_GICR_STRIDE;
 }

@@ -108,9 +108,22 @@ struct sim_phys {
 	size_t size;
 };
 
+/*
+ * A redistributor's LPI registers (sim_its.c). While @enabled the tables
+ * at PROPBASER and PENDBASER are used (a software-managed redistributor);
+ * @held marks the pending LPIs its property table disabled.
+ */
+struct sim_gicr {
+	bool enabled;                 /* GICR_CTLR.EnableLPIs */
+	bool ptz;                     /* PENDBASER last written with PTZ */
+	uint64_t propbaser, pendbaser;
+	uint64_t *held;               /* sim->nids bits, from the 1st enable */
+};
+
 /* The ITS model's registers (sim_its.c); its tables live in memory. */
 struct sim_its {
 	uint64_t base;
+	struct sim_gicr *rd;          /* one redistributor per CPU */
 	uint32_t ctlr;                /* Enabled */
 	uint64_t cbaser;
 	uint64_t baser[8];

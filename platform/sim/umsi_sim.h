@@ -125,6 +125,37 @@ enum umsi_sim_ctl {
 	 * property table). A CPU takes the lowest pending LPI (IAR: pending
 	 * cleared, the dispatch function gets the INTID); nothing is left to
 	 * end. ctl_read of 0x80000000 | INTID on a CPU reads its pending bit.
+	 *
+	 * Each CPU n also has a redistributor (IHI 0069 9.11, QEMU virt's
+	 * layout): its RD_base frame at UMSI_SIM_GICR_BASE + n *
+	 * UMSI_SIM_GICR_STRIDE (64 KiB, then an SGI frame reading 0), 32-bit
+	 * MMIO, 64-bit registers low half first: GICR_CTLR (0x0, EnableLPIs
+	 * bit 0 read/write, clearing allowed; RWP reads 0), GICR_TYPER (0x8:
+	 * PLPIS, Last on the last CPU, Processor_Number n, affinity the CPU's
+	 * hwid in bits 63:32), GICR_PROPBASER (0x70: IDbits, address 51:12,
+	 * the cacheability and shareability fields kept as written) and
+	 * GICR_PENDBASER (0x78: address 51:16, PTZ write-only), both ignoring
+	 * writes while EnableLPIs is set; every other offset reads 0 and
+	 * ignores writes. A redistributor software never enabled is the one
+	 * described above (the kernel's tables, every LPI enabled, pending
+	 * state only in the model). One whose EnableLPIs is set is software's:
+	 *  - an LPI arriving there (a translation, INT, a MOVI moving pending
+	 *    state, umsi_sim_raise) at or above 2^(IDbits + 1) is dropped
+	 *    (undeliverable, reason ITS); one whose property byte (PROPBASER
+	 *    + INTID - 8192) or pending table byte (PENDBASER + INTID / 8) is
+	 *    not in memory from phys_alloc is dropped too, as a bad access;
+	 *  - else it becomes pending in the model and in the pending table
+	 *    (bit INTID % 8), and the CPU takes it only if the property
+	 *    byte's bit 0 (enable) was set when it became pending. A pending
+	 *    LPI held disabled is looked at again, the property byte re-read,
+	 *    by an INV of its event or an INVALL of a collection on that
+	 *    redistributor (SYNC does not); enabled, the CPU takes it then;
+	 *  - taking the LPI, CLEAR, DISCARD and a MOVI away clear the table's
+	 *    bit too;
+	 *  - setting EnableLPIs reads the pending table (unless PENDBASER was
+	 *    last written with PTZ): its LPIs become pending as well; clearing
+	 *    it leaves the pending state in the table and drops the model's
+	 *    (nothing left to take until software enables it again).
 	 */
 	UMSI_SIM_CTL_ITS,
 };
@@ -133,6 +164,14 @@ enum umsi_sim_ctl {
 #define UMSI_SIM_IMSIC_BASE 0x28000000ull
 /* QEMU virt's ITS. */
 #define UMSI_SIM_ITS_BASE 0x08080000ull
+/*
+ * ITS machines: CPU n's redistributor (RD_base) is at UMSI_SIM_GICR_BASE +
+ * n * UMSI_SIM_GICR_STRIDE (QEMU virt's GICv3 redistributor region: a 64
+ * KiB RD frame, then a 64 KiB SGI frame). An ITS placed over it
+ * (config.its_base) wins.
+ */
+#define UMSI_SIM_GICR_BASE 0x080a0000ull
+#define UMSI_SIM_GICR_STRIDE 0x20000ull
 
 /**
  * struct umsi_sim_config - the machine to build
@@ -393,14 +432,22 @@ int umsi_sim_msg_write_from(struct umsi_sim *sim, uint32_t rid,
  * struct umsi_sim_its_stats - what the ITS model did (an ITS machine)
  * @cmds: commands run, by command number (6.3: MAPD 0x08, MAPTI 0x0a ...)
  * @cmd_errors: commands that stalled the queue
- * @translated: GITS_TRANSLATER writes that made an LPI pending
+ * @translated: GITS_TRANSLATER writes that made an LPI pending (or found
+ *              it pending)
  * @devices: devices mapped now (valid device table entries)
+ * @rd_lpis_enabled: redistributors whose GICR_CTLR.EnableLPIs is set now
+ *                   (software-managed: see UMSI_SIM_CTL_ITS)
+ * @lpis_held_disabled: LPIs that arrived at a software-managed
+ *                      redistributor while their property byte had the
+ *                      enable bit clear (kept pending, not taken)
  */
 struct umsi_sim_its_stats {
 	uint64_t cmds[32];
 	uint64_t cmd_errors;
 	uint64_t translated;
 	uint32_t devices;
+	uint32_t rd_lpis_enabled;
+	uint64_t lpis_held_disabled;
 };
 
 /** umsi_sim_its_stats - copy the ITS counters. Return: 0 or -UMSI_EINVAL. */
@@ -422,6 +469,13 @@ int umsi_sim_its_silent(struct umsi_sim *sim, bool silent);
  */
 int umsi_sim_its_translate(struct umsi_sim *sim, uint32_t devid,
 			   uint32_t event, uint32_t *cpu, uint32_t *intid);
+
+/**
+ * umsi_sim_gicr_addr - the physical address of CPU @cpu's redistributor
+ * (its RD_base frame: UMSI_SIM_GICR_BASE + @cpu * UMSI_SIM_GICR_STRIDE);
+ * 0 when the machine has no ITS or @cpu is out of range
+ */
+uint64_t umsi_sim_gicr_addr(struct umsi_sim *sim, uint32_t cpu);
 
 /**
  * umsi_sim_retrigger - send a fixed IPI of @vector to @cpu, uncounted

@@ -2252,6 +2252,390 @@ static void test_soak_8192_cpus_bring_up_and_tear_down_leave_exact_accounting(vo
 	free(k.devs);
 }
 
+/* ---- The GICv3 ITS machine's redistributors --------------------------------- */
+
+#define ITS_REG(off)    (UMSI_SIM_ITS_BASE + (off))
+#define ITS_TRANSLATER  (UMSI_SIM_ITS_BASE + 0x10040)
+#define ITS_VALID       (1ull << 63)
+#define GICR_PROPBASER  0x70u
+#define GICR_PENDBASER  0x78u
+#define GICR_PTZ        (1ull << 62)
+#define ITS_DEVID       0x0100u
+
+/* An ITS machine whose tables this test fills by hand, recording LPIs. */
+struct its_world {
+	struct umsi_sim *sim;
+	const struct umsi_host_ops *ops;
+	uint64_t *queue;
+	uint32_t cwriter;
+	uint32_t taken[64][2];	/* (cpu, INTID) in order */
+	unsigned int n;
+};
+
+static int its_rec(void *arg, uint32_t cpu, uint32_t id)
+{
+	struct its_world *w = arg;
+
+	if (w->n < 64) {
+		w->taken[w->n][0] = cpu;
+		w->taken[w->n][1] = id;
+		w->n++;
+	}
+	return 1;
+}
+
+static void *its_zalloc(struct its_world *w, size_t size, size_t align,
+			uint64_t *pa)
+{
+	void *p = w->ops->phys_alloc(w->sim, size, align, pa);
+
+	assert_non_null(p);
+	memset(p, 0, size);	/* phys_alloc poisons */
+	return p;
+}
+
+static void mmio_write64(struct umsi_sim *sim, uint64_t phys, uint64_t v)
+{
+	umsi_sim_mmio_write32(sim, phys, (uint32_t)v);
+	umsi_sim_mmio_write32(sim, phys + 4, (uint32_t)(v >> 32));
+}
+
+static uint64_t mmio_read64(struct umsi_sim *sim, uint64_t phys)
+{
+	return umsi_sim_mmio_read32(sim, phys) |
+	       (uint64_t)umsi_sim_mmio_read32(sim, phys + 4) << 32;
+}
+
+/* Queue one command and let the ITS run it. */
+static void its_cmd(struct its_world *w, uint64_t c0, uint64_t c1,
+		    uint64_t c2)
+{
+	uint64_t *c = &w->queue[w->cwriter / 8];
+
+	c[0] = c0;
+	c[1] = c1;
+	c[2] = c2;
+	c[3] = 0;
+	w->cwriter = (w->cwriter + 32) % 4096;
+	umsi_sim_mmio_write32(w->sim, ITS_REG(0x88), w->cwriter);
+	assert_int_equal(umsi_sim_mmio_read32(w->sim, ITS_REG(0x90)),
+			 w->cwriter);	/* ran, not stalled */
+}
+
+static void its_mapti(struct its_world *w, uint32_t event, uint32_t intid,
+		      uint32_t icid)
+{
+	its_cmd(w, 0x0a | (uint64_t)ITS_DEVID << 32,
+		event | (uint64_t)intid << 32, icid);
+}
+
+static void its_event_cmd(struct its_world *w, uint8_t cmd, uint32_t event,
+			  uint64_t c2)
+{
+	its_cmd(w, cmd | (uint64_t)ITS_DEVID << 32, event, c2);
+}
+
+/*
+ * @ncpus CPUs, the ITS enabled with a device table, a collection table,
+ * collection n on CPU n, and device ITS_DEVID mapped with 16 events.
+ */
+static struct its_world *its_world_new(uint32_t ncpus, const uint32_t *ids)
+{
+	struct umsi_sim_config cfg = { .ncpus = ncpus, .apic_ids = ids,
+				       .controller = UMSI_SIM_CTL_ITS };
+	struct its_world *w = calloc(1, sizeof(*w));
+	uint64_t dt, ct, q, itt;
+
+	assert_non_null(w);
+	w->sim = umsi_sim_create(&cfg);
+	assert_non_null(w->sim);
+	w->ops = umsi_sim_host_ops();
+	umsi_sim_set_dispatch_id(w->sim, its_rec, w);
+	its_zalloc(w, 65536, 65536, &dt);
+	its_zalloc(w, 65536, 65536, &ct);
+	w->queue = its_zalloc(w, 4096, 4096, &q);
+	its_zalloc(w, 16 * 12, 256, &itt);
+	mmio_write64(w->sim, ITS_REG(0x100), ITS_VALID | dt);
+	mmio_write64(w->sim, ITS_REG(0x108), ITS_VALID | ct);
+	mmio_write64(w->sim, ITS_REG(0x80), ITS_VALID | q);
+	umsi_sim_mmio_write32(w->sim, ITS_REG(0), 1);
+	for (uint32_t c = 0; c < ncpus; c++)
+		its_cmd(w, 0x09, 0, ITS_VALID | (uint64_t)c << 16 | c);
+	its_cmd(w, 0x08 | (uint64_t)ITS_DEVID << 32, 3, ITS_VALID | itt);
+	return w;
+}
+
+static void its_world_free(struct its_world *w)
+{
+	umsi_sim_destroy(w->sim);	/* frees the phys_alloc blocks too */
+	free(w);
+}
+
+/* Software's LPI tables for @cpu's redistributor (@idbits: IDbits). */
+struct rd_tables {
+	uint8_t *prop, *pend;
+	uint64_t prop_pa, pend_pa;
+};
+
+static void rd_tables_new(struct its_world *w, uint32_t cpu, uint32_t idbits,
+			  bool ptz, struct rd_tables *t)
+{
+	uint64_t rd = umsi_sim_gicr_addr(w->sim, cpu);
+	size_t n = (1u << (idbits + 1)) - 8192;
+
+	t->prop = its_zalloc(w, n, 4096, &t->prop_pa);
+	t->pend = its_zalloc(w, (1u << (idbits + 1)) / 8, 65536, &t->pend_pa);
+	mmio_write64(w->sim, rd + GICR_PROPBASER, t->prop_pa | idbits);
+	mmio_write64(w->sim, rd + GICR_PENDBASER,
+		     t->pend_pa | (ptz ? GICR_PTZ : 0));
+}
+
+static bool pend_bit(const struct rd_tables *t, uint32_t intid)
+{
+	return (t->pend[intid / 8] >> (intid % 8)) & 1;
+}
+
+static struct umsi_sim_its_stats its_stats(struct its_world *w)
+{
+	struct umsi_sim_its_stats s;
+
+	assert_int_equal(umsi_sim_its_stats(w->sim, &s), 0);
+	return s;
+}
+
+static uint64_t bad_accesses(struct umsi_sim *sim)
+{
+	struct umsi_sim_stats s;
+
+	umsi_sim_stats(sim, &s);
+	return s.bad_accesses;
+}
+
+static void test_its_redistributor_registers_read_as_gicv3_says(void **st)
+{
+	static const uint32_t ids[3] = { 0x000, 0x001, 0x100 };
+	struct its_world *w = its_world_new(3, ids);
+	struct umsi_sim_config xc = { .ncpus = 1 };
+	struct umsi_sim *x86 = umsi_sim_create(&xc);
+	uint64_t rd1 = umsi_sim_gicr_addr(w->sim, 1);
+	uint64_t rd2 = umsi_sim_gicr_addr(w->sim, 2);
+	volatile uint32_t *frame, *past;
+	uint64_t bad;
+
+	(void)st;
+	assert_non_null(x86);
+	assert_int_equal(umsi_sim_gicr_addr(w->sim, 0), UMSI_SIM_GICR_BASE);
+	assert_int_equal(rd2, UMSI_SIM_GICR_BASE + 2 * UMSI_SIM_GICR_STRIDE);
+	assert_int_equal(umsi_sim_gicr_addr(w->sim, 3), 0);
+	assert_int_equal(umsi_sim_gicr_addr(x86, 0), 0);
+	/* GICR_TYPER: PLPIS, Processor_Number, Last, the hwid as affinity. */
+	assert_int_equal(mmio_read64(w->sim, rd1 + 8),
+			 (uint64_t)0x001 << 32 | 1u << 8 | 1);
+	assert_int_equal(mmio_read64(w->sim, rd2 + 8),
+			 (uint64_t)0x100 << 32 | 2u << 8 | 1u << 4 | 1);
+	/* PROPBASER and PENDBASER keep their fields; PTZ reads 0. */
+	mmio_write64(w->sim, rd1 + GICR_PROPBASER, ~0ull);
+	assert_int_equal(mmio_read64(w->sim, rd1 + GICR_PROPBASER),
+			 0x000ffffffffff000ull | 7ull << 56 | 0xf9f);
+	mmio_write64(w->sim, rd1 + GICR_PENDBASER, ~0ull);
+	assert_int_equal(mmio_read64(w->sim, rd1 + GICR_PENDBASER),
+			 0x000fffffffff0000ull | 7ull << 56 | 0xf80);
+	mmio_write64(w->sim, rd1 + GICR_PROPBASER, 0x40001000ull | 15);
+	mmio_write64(w->sim, rd1 + GICR_PENDBASER, 0x40010000ull | GICR_PTZ);
+	assert_int_equal(mmio_read64(w->sim, rd1 + GICR_PENDBASER),
+			 0x40010000ull);
+	/* EnableLPIs reads back (RWP 0); then the bases are frozen. */
+	assert_int_equal(umsi_sim_mmio_read32(w->sim, rd1), 0);
+	umsi_sim_mmio_write32(w->sim, rd1, 1 | 1u << 3);
+	assert_int_equal(umsi_sim_mmio_read32(w->sim, rd1), 1);
+	assert_int_equal(its_stats(w).rd_lpis_enabled, 1);
+	mmio_write64(w->sim, rd1 + GICR_PROPBASER, 0x50000000ull | 13);
+	assert_int_equal(mmio_read64(w->sim, rd1 + GICR_PROPBASER),
+			 0x40001000ull | 15);
+	umsi_sim_mmio_write32(w->sim, rd1, 0);
+	assert_int_equal(umsi_sim_mmio_read32(w->sim, rd1), 0);
+	assert_int_equal(its_stats(w).rd_lpis_enabled, 0);
+	/*
+	 * Through the host's mappings: other offsets of a redistributor's
+	 * 128 KiB read 0 uncounted; past the last one is unclaimed.
+	 */
+	assert_int_equal(w->ops->mmio_map(w->sim, rd2, UMSI_SIM_GICR_STRIDE,
+					  (void **)&frame), 0);
+	assert_int_equal(w->ops->mmio_map(w->sim, rd2 + UMSI_SIM_GICR_STRIDE,
+					  4096, (void **)&past), 0);
+	bad = bad_accesses(w->sim);
+	assert_int_equal(w->ops->mmio_read32(w->sim, &frame[2]), 2u << 8 |
+			 1u << 4 | 1);
+	w->ops->mmio_write32(w->sim, &frame[0x14 / 4], 0x2);	/* WAKER */
+	assert_int_equal(w->ops->mmio_read32(w->sim, &frame[0x14 / 4]), 0);
+	assert_int_equal(w->ops->mmio_read32(w->sim, &frame[0x10100 / 4]), 0);
+	w->ops->mmio_write32(w->sim, &frame[0], 1);
+	assert_int_equal(w->ops->mmio_read32(w->sim, &frame[0]), 1);
+	assert_int_equal(bad_accesses(w->sim), bad);
+	assert_int_equal(w->ops->mmio_read32(w->sim, past), 0xffffffffu);
+	assert_int_equal(bad_accesses(w->sim), bad + 1);
+	/* An x86 machine has none. */
+	assert_int_equal(umsi_sim_mmio_read32(x86, UMSI_SIM_GICR_BASE),
+			 0xffffffffu);
+	w->ops->mmio_unmap(w->sim, (void *)frame, UMSI_SIM_GICR_STRIDE);
+	w->ops->mmio_unmap(w->sim, (void *)past, 4096);
+	umsi_sim_destroy(x86);
+	its_world_free(w);
+}
+
+static void test_its_managed_redistributor_pends_in_its_table_and_holds_disabled_lpis(void **st)
+{
+	struct its_world *w = its_world_new(2, NULL);
+	uint64_t rd1 = umsi_sim_gicr_addr(w->sim, 1);
+	struct umsi_sim_stats s0, s1;
+	struct rd_tables t;
+
+	(void)st;
+	rd_tables_new(w, 1, 13, true, &t);	/* INTIDs below 16384 */
+	t.prop[0] = 0xa0 | 1;			/* 8192 enabled */
+	t.prop[1] = 0xa0;			/* 8193 disabled */
+	umsi_sim_mmio_write32(w->sim, rd1, 1);
+	its_mapti(w, 0, 8192, 1);
+	its_mapti(w, 1, 8193, 1);
+	its_mapti(w, 2, 16384 + 5, 1);		/* beyond IDbits */
+	its_mapti(w, 3, 8193, 0);		/* CPU 0: never enabled */
+
+	/* Enabled: pending in the model and the table until taken. */
+	umsi_sim_cpu_irq_disable(w->sim, 1);
+	assert_int_equal(umsi_sim_msg_write_from(w->sim, ITS_DEVID,
+						 ITS_TRANSLATER, 0), 1);
+	assert_true(pend_bit(&t, 8192));
+	assert_true(umsi_sim_id_pending(w->sim, 1, 8192));
+	umsi_sim_cpu_irq_enable(w->sim, 1);
+	assert_int_equal(w->n, 1);
+	assert_int_equal(w->taken[0][0], 1);
+	assert_int_equal(w->taken[0][1], 8192);
+	assert_false(pend_bit(&t, 8192));
+	assert_false(umsi_sim_id_pending(w->sim, 1, 8192));
+
+	/* Disabled: pending, held; a property change alone does nothing. */
+	assert_int_equal(umsi_sim_msg_write_from(w->sim, ITS_DEVID,
+						 ITS_TRANSLATER, 1), 1);
+	assert_int_equal(w->n, 1);
+	assert_true(pend_bit(&t, 8193));
+	assert_true(umsi_sim_id_pending(w->sim, 1, 8193));
+	assert_int_equal(its_stats(w).lpis_held_disabled, 1);
+	its_event_cmd(w, 0x0c, 1, 0);		/* INV, still disabled */
+	t.prop[1] |= 1;
+	assert_int_equal(w->n, 1);
+	its_event_cmd(w, 0x0c, 1, 0);		/* INV: the CPU takes it */
+	assert_int_equal(w->n, 2);
+	assert_int_equal(w->taken[1][1], 8193);
+	assert_false(pend_bit(&t, 8193));
+
+	/* Beyond 2^(IDbits + 1): dropped, undeliverable (ITS). */
+	umsi_sim_stats(w->sim, &s0);
+	assert_int_equal(umsi_sim_msg_write_from(w->sim, ITS_DEVID,
+						 ITS_TRANSLATER, 2), 0);
+	umsi_sim_stats(w->sim, &s1);
+	assert_int_equal(s1.undeliverable_by[UMSI_SIM_UNDELIV_ITS],
+			 s0.undeliverable_by[UMSI_SIM_UNDELIV_ITS] + 1);
+	assert_false(umsi_sim_id_pending(w->sim, 1, 16384 + 5));
+	assert_int_equal(w->n, 2);
+
+	/* CPU 0's redistributor is the kernel's: every LPI enabled. */
+	t.prop[1] = 0xa0;
+	assert_int_equal(umsi_sim_msg_write_from(w->sim, ITS_DEVID,
+						 ITS_TRANSLATER, 3), 1);
+	assert_int_equal(w->n, 3);
+	assert_int_equal(w->taken[2][0], 0);
+	assert_int_equal(w->taken[2][1], 8193);
+	assert_false(pend_bit(&t, 8193));
+
+	/* A held LPI moved (MOVI) to CPU 0 is taken there. */
+	assert_int_equal(umsi_sim_msg_write_from(w->sim, ITS_DEVID,
+						 ITS_TRANSLATER, 1), 1);
+	assert_true(pend_bit(&t, 8193));
+	assert_int_equal(w->n, 3);
+	its_event_cmd(w, 0x01, 1, 0);		/* MOVI to collection 0 */
+	assert_int_equal(w->n, 4);
+	assert_int_equal(w->taken[3][0], 0);
+	assert_false(pend_bit(&t, 8193));
+	assert_false(umsi_sim_id_pending(w->sim, 1, 8193));
+	assert_int_equal(its_stats(w).lpis_held_disabled, 2);
+	assert_int_equal(bad_accesses(w->sim), 0);
+	its_world_free(w);
+}
+
+static void test_its_redistributor_tables_outside_memory_drop_lpis(void **st)
+{
+	struct its_world *w = its_world_new(1, NULL);
+	uint64_t rd0 = umsi_sim_gicr_addr(w->sim, 0);
+	struct umsi_sim_stats s;
+
+	(void)st;
+	/* Nothing phys_alloc handed out lives at 0x40000000. */
+	mmio_write64(w->sim, rd0 + GICR_PROPBASER, 0x40000000ull | 15);
+	mmio_write64(w->sim, rd0 + GICR_PENDBASER, 0x40010000ull | GICR_PTZ);
+	umsi_sim_mmio_write32(w->sim, rd0, 1);
+	its_mapti(w, 0, 8200, 0);
+	assert_int_equal(umsi_sim_msg_write_from(w->sim, ITS_DEVID,
+						 ITS_TRANSLATER, 0), 0);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.bad_accesses, 1);
+	assert_int_equal(s.undeliverable_by[UMSI_SIM_UNDELIV_ITS], 1);
+	assert_false(umsi_sim_id_pending(w->sim, 0, 8200));
+	assert_int_equal(w->n, 0);
+	/* INT is dropped the same way (the command itself runs). */
+	its_event_cmd(w, 0x03, 0, 0);
+	umsi_sim_stats(w->sim, &s);
+	assert_int_equal(s.bad_accesses, 2);
+	assert_int_equal(w->n, 0);
+	its_world_free(w);
+}
+
+static void test_its_enable_lpis_reads_the_pending_table_unless_ptz(void **st)
+{
+	struct its_world *w = its_world_new(1, NULL);
+	uint64_t rd0 = umsi_sim_gicr_addr(w->sim, 0);
+	struct rd_tables t;
+
+	(void)st;
+	rd_tables_new(w, 0, 15, false, &t);
+	t.prop[10] = 1;				/* 8202 enabled */
+	t.prop[11] = 0;				/* 8203 disabled */
+	t.pend[8202 / 8] |= 1u << (8202 % 8);
+	t.pend[8203 / 8] |= 1u << (8203 % 8);
+	umsi_sim_mmio_write32(w->sim, rd0, 1);	/* no PTZ: read */
+	assert_int_equal(w->n, 1);
+	assert_int_equal(w->taken[0][1], 8202);
+	assert_false(pend_bit(&t, 8202));
+	assert_true(umsi_sim_id_pending(w->sim, 0, 8203));
+	/* Disabled again: the state stays in the table, the model drops it. */
+	umsi_sim_mmio_write32(w->sim, rd0, 0);
+	assert_false(umsi_sim_id_pending(w->sim, 0, 8203));
+	assert_true(pend_bit(&t, 8203));
+	t.prop[11] = 1;
+	umsi_sim_mmio_write32(w->sim, rd0, 1);
+	assert_int_equal(w->n, 2);
+	assert_int_equal(w->taken[1][1], 8203);
+	assert_false(pend_bit(&t, 8203));
+	/* With PTZ the table is taken as zero, whatever it holds. */
+	umsi_sim_mmio_write32(w->sim, rd0, 0);
+	t.pend[8202 / 8] |= 1u << (8202 % 8);
+	mmio_write64(w->sim, rd0 + GICR_PENDBASER, t.pend_pa | GICR_PTZ);
+	umsi_sim_mmio_write32(w->sim, rd0, 1);
+	assert_int_equal(w->n, 2);
+	assert_false(umsi_sim_id_pending(w->sim, 0, 8202));
+	/* INVALL finds a held LPI enabled too. */
+	its_mapti(w, 4, 8203, 0);
+	t.prop[11] = 0;
+	assert_int_equal(umsi_sim_msg_write_from(w->sim, ITS_DEVID,
+						 ITS_TRANSLATER, 4), 1);
+	assert_int_equal(w->n, 2);
+	t.prop[11] = 1;
+	its_cmd(w, 0x0d, 0, 0);			/* INVALL collection 0 */
+	assert_int_equal(w->n, 3);
+	assert_int_equal(w->taken[2][1], 8203);
+	assert_int_equal(bad_accesses(w->sim), 0);
+	its_world_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2317,6 +2701,10 @@ int main(void)
 		cmocka_unit_test(test_many_functions_are_found_by_address_and_bdf),
 		cmocka_unit_test(test_remap_table_holds_65536_entries_lowest_free_first),
 		cmocka_unit_test(test_soak_8192_cpus_bring_up_and_tear_down_leave_exact_accounting),
+		cmocka_unit_test(test_its_redistributor_registers_read_as_gicv3_says),
+		cmocka_unit_test(test_its_managed_redistributor_pends_in_its_table_and_holds_disabled_lpis),
+		cmocka_unit_test(test_its_redistributor_tables_outside_memory_drop_lpis),
+		cmocka_unit_test(test_its_enable_lpis_reads_the_pending_table_unless_ptz),
 	};
 	const char *filter = getenv("UMSI_SIM_TEST_FILTER");
 
