@@ -186,4 +186,71 @@ struct umsi_its_config {
 /* The Arm GICv3 ITS back end (src/arch/arm64). */
 extern const struct umsi_ctl umsi_ctl_arm64_its;
 
+/* Intel VT-d interrupt remapping: the default size of the table. */
+#define UMSI_VTD_DEFAULT_IRTE   4096u
+/* The requester ID of an IO-APIC unknown to the kernel: no validation. */
+#define UMSI_VTD_NO_SID         0xffffffffu
+
+/**
+ * struct umsi_vtd_config - the Intel VT-d interrupt-remapping back end
+ * @reg_base: physical address of the remapping unit's registers (the
+ *            ACPI DMAR table's DRHD Register Base Address; QEMU q35's
+ *            intel-iommu: 0xfed90000), 4 KiB aligned. The unit must cover
+ *            every PCI function uMSI will see (DRHD INCLUDE_PCI_ALL)
+ * @irte_count: entries of the interrupt remapping table, a power of two,
+ *            2..65536 (0 means UMSI_VTD_DEFAULT_IRTE)
+ * @x2apic: destinations are x2APIC IDs (32 bits, IRTA.EIME): needs the
+ *            unit's ECAP.EIM and a kernel in x2APIC mode; the only way to
+ *            reach APIC IDs above 255 without the extended destination ID
+ * @allow_compat: leave compatibility-format interrupts allowed (GCMD.CFI
+ *            clear); by default they are blocked once remapping is on, so
+ *            no device can aim a message at a CPU directly
+ * @ioapic_sid: the requester ID the unit sees on IO-APIC messages (the
+ *            DMAR device scope's IOAPIC entry: bus << 8 | devfn), which
+ *            their entries validate; UMSI_VTD_NO_SID: not validated
+ *
+ * The back end is the x86 local APIC one (same vectors, IRR, IPI resend,
+ * EOI) with every message going through a remapping table entry (IRTE) it
+ * owns: at creation it maps the unit, checks VER/CAP/ECAP (interrupt
+ * remapping, queued invalidation, EIM if @x2apic), takes the table and a
+ * 4 KiB invalidation queue from phys_alloc, and turns on, waiting on
+ * GSTS each time: queued invalidation, the table pointer (IRTA, SIRTP),
+ * a global interrupt-entry-cache invalidation, remapping (IRE) and the
+ * compatibility-format block (CFI). Each MSI/MSI-X message gets an
+ * entry (a multi-message MSI block: 2^k consecutive entries, addressed by
+ * subhandle, each message with its own CPU and vector) whose source-ID
+ * validation names the function's requester ID (all 16 bits); the
+ * message is remappable-format (address 0xFEE00000 | handle, SHV for a
+ * block; data the subhandle) and never changes: a move rewrites the
+ * entry (its low 64 bits, one store) and invalidates it in the interrupt
+ * entry cache. Freeing clears the entry (present bit) and invalidates it.
+ * Every invalidation waits for a wait descriptor's status write; one that
+ * does not come within 10 ms fails the call with -UMSI_ETIMEDOUT and the
+ * unit is not trusted again. Wired inputs (the IO-APIC) get entries too,
+ * composed as remappable messages that the host's gsi_program turns into
+ * remappable-format redirection entries.
+ *
+ * Host operations: those of umsi_ctl_x86_lapic, plus mmio_map of the
+ * unit's 4 KiB register page and phys_alloc/phys_free. The platform flag
+ * UMSI_PLAT_IRQ_REMAP must be clear (it means "the host remaps", the
+ * remap_compose hook); the kernel reads the fault recording registers
+ * itself (uMSI never clears a fault).
+ *
+ * Read during umsi_system_create() only. Contradictions (a misaligned
+ * base, a table size not a power of two, @x2apic without ECAP.EIM, a unit
+ * without interrupt remapping or queued invalidation, remapping already
+ * enabled by someone else) make it fail with -UMSI_EINVAL (-UMSI_EBUSY
+ * for the last) and a log line naming the problem.
+ */
+struct umsi_vtd_config {
+	uint64_t reg_base;
+	uint32_t irte_count;
+	bool x2apic;
+	bool allow_compat;
+	uint32_t ioapic_sid;
+};
+
+/* The Intel VT-d interrupt-remapping back end (src/arch/x86/vtd.c). */
+extern const struct umsi_ctl umsi_ctl_x86_vtd;
+
 #endif /* UMSI_CTL_H */

@@ -21,7 +21,8 @@
 #include <umsi/internal/lib.h>
 #include <umsi/x86.h>
 
-#define LAPIC_EOI 0x0b0u
+#include "lapic.h"
+
 #define LAPIC_IRR 0x200u
 #define LAPIC_ICR 0x300u
 #define LAPIC_ICR_ASSERT (1u << 14)
@@ -92,7 +93,7 @@ static void lapic_release(struct umsi_system *sys,
 		env->ops->remap_free(env->host, ci->irq);
 }
 
-static bool lapic_pending(struct umsi_system *sys, uint32_t id)
+bool umsi_lapic_pending(struct umsi_system *sys, uint32_t id)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 	uint64_t w = env->ops->ctl_read(env->host, LAPIC_IRR + 0x10 * (id / 32));
@@ -100,7 +101,7 @@ static bool lapic_pending(struct umsi_system *sys, uint32_t id)
 	return (w >> (id % 32)) & 1;
 }
 
-static int lapic_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
+int umsi_lapic_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 	uint32_t apic = umsi_cpu_hwid(sys, cpu);
@@ -130,8 +131,8 @@ const struct umsi_ctl umsi_ctl_x86_lapic = {
 	.cpu_init = lapic_cpu_init,
 	.compose = lapic_compose,
 	.release = lapic_release,
-	.pending = lapic_pending,
-	.resend = lapic_resend,
+	.pending = umsi_lapic_pending,
+	.resend = umsi_lapic_resend,
 	/* EOI: a write of 0 to the EOI register, done by the core. */
 	.eoi_reg = LAPIC_EOI,
 	.max_block = lapic_max_block,

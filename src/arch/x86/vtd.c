@@ -1,0 +1,785 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Intel VT-d interrupt-remapping back end (umsi/internal/ctl.h), after
+ * the Intel Virtualization Technology for Directed I/O specification:
+ * registers 11.4, the interrupt remapping table entry 9.10, invalidation
+ * descriptors 6.5.2, remappable message formats 5.1.2 and 5.1.5.
+ *
+ * The local APIC side is the x86 back end's (lapic.c): the same vectors,
+ * IRR, IPI resend and EOI. What changes is the message: it carries a
+ * handle into a table the back end owns instead of a CPU and a vector,
+ * and the remapping unit checks that the requester writing it is the
+ * function the entry was written for (source-ID validation). So a device
+ * can neither raise a vector nobody gave it nor forge another's
+ * interrupt, and an interrupt moves by rewriting its entry: the device's
+ * message never changes (UMSI_CTL_MOVE_COMMAND).
+ *
+ * Entries are taken per IRQ: one, or for a multi-message MSI block 2^k
+ * consecutive ones addressed by subhandle (the device ORs the message
+ * number into the data, the unit adds it to the handle). The table and
+ * the invalidation queue are the back end's (phys_alloc); every change of
+ * an entry is followed by an interrupt-entry-cache invalidation and a
+ * wait descriptor whose status write says the unit has done it, polled
+ * with a deadline: a unit that does not answer fails the call with
+ * -UMSI_ETIMEDOUT, and is not trusted again.
+ */
+#include <umsi/ctl.h>
+#include <umsi/internal/ctl.h>
+#include <umsi/internal/lib.h>
+#include <umsi/x86.h>
+
+#include "lapic.h"
+
+/* Registers (11.4), offsets from the unit's base. */
+#define VTD_VER                 0x000u
+#define VTD_CAP                 0x008u
+#define VTD_ECAP                0x010u
+#define VTD_GCMD                0x018u
+#define VTD_GSTS                0x01cu
+#define VTD_FSTS                0x034u
+#define VTD_IQH                 0x080u
+#define VTD_IQT                 0x088u
+#define VTD_IQA                 0x090u
+#define VTD_IRTA                0x0b8u
+#define VTD_REG_SIZE            0x1000u
+
+#define ECAP_QI                 (1ull << 1)
+#define ECAP_IR                 (1ull << 3)
+#define ECAP_EIM                (1ull << 4)
+
+/* GCMD commands and the GSTS bits that report them (11.4.4, 11.4.5). */
+#define GCMD_QIE                (1u << 26)
+#define GCMD_IRE                (1u << 25)
+#define GCMD_SIRTP              (1u << 24)
+#define GCMD_CFI                (1u << 23)
+/* GSTS bits that are one-shot commands in GCMD: never written back. */
+#define GSTS_ONE_SHOT           (1u << 30 | 1u << 29 | 1u << 27 | 1u << 24)
+
+#define FSTS_IQE                (1u << 4)
+#define FSTS_ITE                (1u << 6)
+
+#define IRTA_EIME               (1ull << 11)
+
+/* Invalidation descriptors, 128 bits (6.5.2.7, 6.5.2.8). */
+#define INV_IEC                 0x4ull
+#define INV_IEC_INDEX           (1ull << 4)     /* index-selective */
+#define INV_WAIT                0x5ull
+#define INV_WAIT_SW             (1ull << 5)     /* status write */
+#define INV_WAIT_FN             (1ull << 6)     /* fence */
+#define IQ_SIZE                 4096u
+#define IQ_ENTRIES              (IQ_SIZE / 16u)
+
+/* Interrupt remapping table entry, remapped format (9.10). */
+#define IRTE_P                  (1ull << 0)
+#define IRTE_TM_LEVEL           (1ull << 4)
+#define IRTE_VECTOR(v)          ((uint64_t)(v) << 16)
+#define IRTE_DST(d)             ((uint64_t)(d) << 32)
+#define IRTE_SVT_ALL            (1ull << 18)    /* high: verify SID, SQ */
+
+/* Remappable-format MSI address (5.1.5.2). */
+#define MSI_REMAP_FORMAT        (1u << 4)
+#define MSI_REMAP_SHV           (1u << 3)
+
+#define VTD_TIMEOUT_NS          10000000ull
+#define VTD_MAX_POLLS           10000000u
+
+/* An IRQ's entries: @base..@base + @count - 1. */
+struct vtd_irq {
+	struct vtd_irq *next;
+	uint32_t irq, base, count;
+	uint64_t high;                  /* the high 64 bits (SID, SVT) */
+};
+
+/* The back end's state (umsi_ctl_env.priv). Under @lock. */
+struct vtd_priv {
+	volatile uint8_t *regs;
+	void *lock;
+	uint64_t ecap;
+	uint32_t nirte, irta_bits;
+	bool x2apic;
+	uint32_t ioapic_sid;
+	/* The table and the queue (phys_alloc), the status dword. */
+	volatile uint64_t *irt;
+	uint64_t irt_phys;
+	volatile uint64_t *iq;
+	uint64_t iq_phys;
+	volatile uint32_t *status;
+	uint64_t status_phys;
+	uint32_t iq_tail;
+	uint32_t wait_seq;
+	bool broken, told;
+	bool enabled;                   /* IRE set by us */
+	uint64_t *used;                 /* nirte bits */
+	struct vtd_irq **hash;          /* nirte buckets, by IRQ */
+	size_t size;
+};
+
+static struct vtd_priv *vtd_priv(struct umsi_system *sys)
+{
+	return umsi_ctl_env(sys)->priv;
+}
+
+/* ---- Registers ------------------------------------------------------------ */
+
+static uint32_t rd32(struct umsi_system *sys, uint32_t off)
+{
+	return umsi_mmio_read32(sys, vtd_priv(sys)->regs + off);
+}
+
+static void wr32(struct umsi_system *sys, uint32_t off, uint32_t v)
+{
+	umsi_mmio_write32(sys, vtd_priv(sys)->regs + off, v);
+}
+
+/* 64-bit registers as two 32-bit accesses, low first (11.2). */
+static uint64_t rd64(struct umsi_system *sys, uint32_t off)
+{
+	return rd32(sys, off) | (uint64_t)rd32(sys, off + 4) << 32;
+}
+
+static void wr64(struct umsi_system *sys, uint32_t off, uint64_t v)
+{
+	wr32(sys, off, (uint32_t)v);
+	wr32(sys, off + 4, (uint32_t)(v >> 32));
+}
+
+/* Memory the unit reads (entries, descriptors) before it is told to. */
+static void vtd_wmb(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	/* x86 orders stores; stop the compiler (TSan refuses C11 fences). */
+	__asm__ volatile("" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+static void vtd_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("pause" ::: "memory");
+#else
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* Poll until @done(sys, arg) or the deadline; false on timeout. */
+static bool vtd_poll(struct umsi_system *sys,
+		     bool (*done)(struct umsi_system *, uint32_t), uint32_t arg)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	uint64_t start = env->ops->clock_ns(env->host);
+	uint32_t n;
+
+	for (n = 0; n < VTD_MAX_POLLS; n++) {
+		if (done(sys, arg))
+			return true;
+		if (env->ops->clock_ns(env->host) - start > VTD_TIMEOUT_NS)
+			break;
+		vtd_relax();
+	}
+	return done(sys, arg);
+}
+
+static bool gsts_has(struct umsi_system *sys, uint32_t bit)
+{
+	return (rd32(sys, VTD_GSTS) & bit) != 0;
+}
+
+static bool gsts_lacks(struct umsi_system *sys, uint32_t bit)
+{
+	return (rd32(sys, VTD_GSTS) & bit) == 0;
+}
+
+/*
+ * Set (@on) or clear a GCMD bit and wait for GSTS to say so (11.4.4:
+ * GCMD is written whole, from GSTS without its one-shot bits). SIRTP is
+ * one-shot: its status bit only has to appear.
+ */
+static int vtd_gcmd(struct umsi_system *sys, uint32_t bit, bool on,
+		    const char *what)
+{
+	uint32_t sts = rd32(sys, VTD_GSTS) & ~GSTS_ONE_SHOT;
+
+	wr32(sys, VTD_GCMD, on ? sts | bit : sts & ~bit);
+	if (on ? vtd_poll(sys, gsts_has, bit) : vtd_poll(sys, gsts_lacks, bit))
+		return 0;
+	umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: %s: GSTS 0x%x did not follow "
+		 "within 10 ms", what, rd32(sys, VTD_GSTS));
+	return -UMSI_ETIMEDOUT;
+}
+
+/* ---- The invalidation queue ------------------------------------------------ */
+
+static void iq_put(struct umsi_system *sys, uint64_t lo, uint64_t hi)
+{
+	struct vtd_priv *p = vtd_priv(sys);
+
+	p->iq[2 * p->iq_tail] = lo;
+	p->iq[2 * p->iq_tail + 1] = hi;
+	p->iq_tail = (p->iq_tail + 1) % IQ_ENTRIES;
+}
+
+static bool status_is(struct umsi_system *sys, uint32_t want)
+{
+	return *vtd_priv(sys)->status == want;
+}
+
+/*
+ * Queue @n interrupt-entry-cache invalidations (index-selective from
+ * @index, or global when @n is 0) and a wait descriptor, tell the unit,
+ * and wait for the status write. [vtd lock]
+ */
+static int vtd_invalidate(struct umsi_system *sys, uint32_t index, uint32_t n)
+{
+	struct vtd_priv *p = vtd_priv(sys);
+	uint32_t i, seq;
+
+	if (p->broken)
+		return -UMSI_EIO;
+	seq = ++p->wait_seq;
+	if (!seq)
+		seq = p->wait_seq = 1;
+	*p->status = 0;
+	if (!n)
+		iq_put(sys, INV_IEC, 0);
+	for (i = 0; i < n; i++)
+		iq_put(sys, INV_IEC | INV_IEC_INDEX |
+		       (uint64_t)(index + i) << 32, 0);
+	iq_put(sys, INV_WAIT | INV_WAIT_SW | INV_WAIT_FN | (uint64_t)seq << 32,
+	       p->status_phys);
+	vtd_wmb();
+	wr64(sys, VTD_IQT, (uint64_t)p->iq_tail << 4);
+	if (vtd_poll(sys, status_is, seq))
+		return 0;
+	p->broken = true;
+	if (!p->told) {
+		p->told = true;
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: invalidation not done "
+			 "within 10 ms (IQH 0x%llx, IQT 0x%llx, FSTS 0x%x); the "
+			 "unit is not trusted again",
+			 (unsigned long long)rd64(sys, VTD_IQH),
+			 (unsigned long long)rd64(sys, VTD_IQT),
+			 rd32(sys, VTD_FSTS));
+	}
+	return (rd32(sys, VTD_FSTS) & (FSTS_IQE | FSTS_ITE)) ? -UMSI_EIO :
+	       -UMSI_ETIMEDOUT;
+}
+
+/* ---- Entries ------------------------------------------------------------------ */
+
+static umsi_irqflags_t vtd_lock(struct umsi_system *sys)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	return env->ops->lock_acquire(env->host, vtd_priv(sys)->lock);
+}
+
+static void vtd_unlock(struct umsi_system *sys, umsi_irqflags_t fl)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	env->ops->lock_release(env->host, vtd_priv(sys)->lock, fl);
+}
+
+static struct vtd_irq **vtd_bucket(struct vtd_priv *p, uint32_t irq)
+{
+	return &p->hash[(irq * 2654435761u) % p->nirte];
+}
+
+static struct vtd_irq *vtd_find(struct vtd_priv *p, uint32_t irq)
+{
+	struct vtd_irq *r;
+
+	for (r = *vtd_bucket(p, irq); r && r->irq != irq; r = r->next)
+		;
+	return r;
+}
+
+static bool used(const struct vtd_priv *p, uint32_t i)
+{
+	return (p->used[i / 64] >> (i % 64)) & 1;
+}
+
+static void set_used(struct vtd_priv *p, uint32_t i, bool on)
+{
+	if (on)
+		p->used[i / 64] |= 1ull << (i % 64);
+	else
+		p->used[i / 64] &= ~(1ull << (i % 64));
+}
+
+/* The lowest run of @n free entries, or UINT32_MAX. [vtd lock] */
+static uint32_t vtd_take(struct vtd_priv *p, uint32_t n)
+{
+	uint32_t i, run = 0;
+
+	for (i = 0; i < p->nirte; i++) {
+		if (p->used[i / 64] == ~0ull && i % 64 == 0) {
+			i += 63;
+			run = 0;
+			continue;
+		}
+		run = used(p, i) ? 0 : run + 1;
+		if (run == n) {
+			for (run = 0; run < n; run++)
+				set_used(p, i + 1 - n + run, true);
+			return i + 1 - n;
+		}
+	}
+	return UINT32_MAX;
+}
+
+/* The low 64 bits of an entry that sends @vector to @apic. */
+static uint64_t irte_low(const struct vtd_priv *p, uint32_t apic,
+			 uint32_t vector, bool level)
+{
+	uint64_t dst = p->x2apic ? apic : (uint64_t)(apic & 0xff) << 8;
+
+	return IRTE_P | (level ? IRTE_TM_LEVEL : 0) | IRTE_VECTOR(vector) |
+	       IRTE_DST(dst);
+}
+
+/*
+ * Point @r's entries at (@apic, @vector + i), high half (the requester
+ * check) first when @fresh, then the low half in one 64-bit store: the
+ * unit never sees half an entry (9.10: software updates a present entry
+ * atomically; the high half of a live entry never changes).
+ */
+static void irte_write(struct vtd_priv *p, const struct vtd_irq *r,
+		       uint32_t apic, uint32_t vector, bool level, bool fresh)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->count; i++) {
+		volatile uint64_t *e = &p->irt[2 * (r->base + i)];
+
+		if (fresh)
+			e[1] = r->high;
+		vtd_wmb();
+		e[0] = irte_low(p, apic, vector + i, level);
+	}
+	vtd_wmb();
+}
+
+/* The message that names @r's first entry (a block: by subhandle). */
+static void vtd_msg(const struct vtd_irq *r, struct umsi_msg *msg)
+{
+	uint32_t lo = UMSI_X86_MSI_BASE | MSI_REMAP_FORMAT;
+
+	lo |= (r->base & 0x7fff) << 5;
+	lo |= ((r->base >> 15) & 1) << 2;
+	if (r->count > 1)
+		lo |= MSI_REMAP_SHV;
+	msg->address = lo;
+	msg->data = 0;
+}
+
+static int vtd_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
+		     uint32_t cpu, uint32_t id, uint32_t *apic)
+{
+	struct vtd_priv *p = vtd_priv(sys);
+
+	*apic = umsi_cpu_hwid(sys, cpu);
+	if (id < 0x10 || id + ci->count > 0x100 || !ci->count ||
+	    ci->count > 32)
+		return -UMSI_EINVAL;
+	if (*apic == 0xffffffffu || (!p->x2apic && *apic > 0xfe))
+		return -UMSI_ERANGE;
+	return 0;
+}
+
+/*
+ * The first compose of an IRQ takes its entries and writes them; a later
+ * one (the message asked for again, or a move of a wired input) rewrites
+ * them. The message is the same every time.
+ */
+static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
+		       uint32_t cpu, uint32_t id, struct umsi_msg *msg)
+{
+	struct vtd_priv *p = vtd_priv(sys);
+	struct vtd_irq *r, *fresh;
+	umsi_irqflags_t fl;
+	uint32_t apic, sid;
+	int ret;
+
+	ret = vtd_check(sys, ci, cpu, id, &apic);
+	if (ret)
+		return ret;
+	fresh = umsi_zalloc(sys, sizeof(*fresh));
+	if (!fresh)
+		return -UMSI_ENOMEM;
+	fl = vtd_lock(sys);
+	r = vtd_find(p, ci->irq);
+	if (r && r->count != ci->count) {
+		ret = -UMSI_EINVAL;
+	} else if (r) {
+		irte_write(p, r, apic, id, ci->wired, false);
+		ret = vtd_invalidate(sys, r->base, r->count);
+	} else {
+		r = fresh;
+		fresh = NULL;
+		r->irq = ci->irq;
+		r->count = ci->count;
+		r->base = vtd_take(p, ci->count);
+		sid = ci->wired ? p->ioapic_sid : ci->source_id;
+		/* Verify all 16 bits of the requester ID (SQ 0). */
+		r->high = sid <= 0xffff ? IRTE_SVT_ALL | sid : 0;
+		if (r->base == UINT32_MAX) {
+			ret = -UMSI_ENOSPC;
+		} else if (p->broken) {
+			ret = -UMSI_EIO;
+		} else {
+			irte_write(p, r, apic, id, ci->wired, true);
+			ret = vtd_invalidate(sys, r->base, r->count);
+		}
+		if (!ret) {
+			r->next = *vtd_bucket(p, r->irq);
+			*vtd_bucket(p, r->irq) = r;
+		} else {
+			fresh = r;
+			/* Not present again, and not in the cache: the wait
+			 * failed, so whether the unit saw it is unknown; the
+			 * entries stay taken (never reused). */
+			if (r->base != UINT32_MAX && ret != -UMSI_EIO) {
+				uint32_t i;
+
+				for (i = 0; i < r->count; i++)
+					p->irt[2 * (r->base + i)] = 0;
+			}
+		}
+	}
+	if (!ret)
+		vtd_msg(r, msg);
+	vtd_unlock(sys, fl);
+	umsi_free(sys, fresh, sizeof(*fresh));
+	if (ret == -UMSI_ENOSPC)
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irq %u: no %u free "
+			 "consecutive entries of %u", ci->irq, ci->count,
+			 p->nirte);
+	return ret ? ret : 1;
+}
+
+/* A move: the entries rewritten, the message left alone. */
+static int vtd_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
+			uint32_t cpu, uint32_t id)
+{
+	struct vtd_priv *p = vtd_priv(sys);
+	struct vtd_irq *r;
+	umsi_irqflags_t fl;
+	uint32_t apic;
+	int ret;
+
+	ret = vtd_check(sys, ci, cpu, id, &apic);
+	if (ret)
+		return ret;
+	fl = vtd_lock(sys);
+	r = vtd_find(p, ci->irq);
+	if (!r) {
+		ret = -UMSI_ENOENT;
+	} else if (p->broken) {
+		ret = -UMSI_EIO;
+	} else {
+		irte_write(p, r, apic, id, ci->wired, false);
+		ret = vtd_invalidate(sys, r->base, r->count);
+	}
+	vtd_unlock(sys, fl);
+	return ret;
+}
+
+/*
+ * The IRQ goes: its entries not present, out of the cache, free. If the
+ * unit did not confirm the invalidation they stay taken: it may still
+ * hold them.
+ */
+static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
+{
+	struct vtd_priv *p = vtd_priv(sys);
+	struct vtd_irq **l, *r;
+	umsi_irqflags_t fl;
+	uint32_t i;
+	int ret = 0;
+
+	fl = vtd_lock(sys);
+	for (l = vtd_bucket(p, ci->irq); *l && (*l)->irq != ci->irq;
+	     l = &(*l)->next)
+		;
+	r = *l;
+	if (r) {
+		*l = r->next;
+		for (i = 0; i < r->count; i++)
+			p->irt[2 * (r->base + i)] = 0;
+		vtd_wmb();
+		ret = vtd_invalidate(sys, r->base, r->count);
+		for (i = 0; i < r->count && !ret; i++) {
+			p->irt[2 * (r->base + i) + 1] = 0;
+			set_used(p, r->base + i, false);
+		}
+	}
+	vtd_unlock(sys, fl);
+	if (ret)
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irq %u: entries %u.. "
+			 "not confirmed invalid (%d): kept", ci->irq, r->base,
+			 ret);
+	umsi_free(sys, r, sizeof(*r));
+}
+
+/* ---- Creation ---------------------------------------------------------------- */
+
+static void vtd_phys_free(struct umsi_system *sys, volatile void *v,
+			  size_t size)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+
+	if (v)
+		env->ops->phys_free(env->host, (void *)(uintptr_t)v, size);
+}
+
+static void *vtd_phys_alloc(struct umsi_system *sys, size_t size,
+			    size_t align, uint64_t *phys)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	void *v = env->ops->phys_alloc(env->host, size, align, phys);
+
+	if (v)
+		umsi_memset(v, 0, size);
+	return v;
+}
+
+/*
+ * Remapping off (if we turned it on), the queue off, the memory back. A
+ * unit that will not turn remapping off may still read the table: it and
+ * the queue stay allocated, and the log says so.
+ */
+static void vtd_fini(struct umsi_system *sys)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	struct vtd_priv *p = env->priv;
+	bool keep = false;
+	uint32_t i;
+
+	if (!p)
+		return;
+	if (p->regs && p->enabled) {
+		keep = vtd_gcmd(sys, GCMD_IRE, false, "remapping off") != 0;
+		if (!keep && (rd32(sys, VTD_GSTS) & GCMD_QIE))
+			keep = vtd_gcmd(sys, GCMD_QIE, false,
+					"queued invalidation off") != 0;
+	}
+	if (keep) {
+		umsi_log(sys, UMSI_LOG_WARN, "x86-vtd: the unit keeps "
+			 "remapping on: its table and queue stay allocated");
+	} else {
+		vtd_phys_free(sys, p->irt, (size_t)p->nirte * 16);
+		vtd_phys_free(sys, p->iq, IQ_SIZE);
+		vtd_phys_free(sys, p->status, 64);
+	}
+	if (p->hash) {
+		for (i = 0; i < p->nirte; i++) {
+			while (p->hash[i]) {
+				struct vtd_irq *r = p->hash[i];
+
+				p->hash[i] = r->next;
+				umsi_free(sys, r, sizeof(*r));
+			}
+		}
+	}
+	if (p->regs)
+		env->ops->mmio_unmap(env->host, (void *)p->regs, VTD_REG_SIZE);
+	if (p->lock)
+		env->ops->lock_destroy(env->host, p->lock);
+	env->priv = NULL;
+	umsi_free(sys, p, p->size);
+}
+
+static int vtd_check_config(struct umsi_system *sys,
+			    const struct umsi_vtd_config *c, uint32_t *n)
+{
+	const struct umsi_host_ops *o = umsi_ctl_env(sys)->ops;
+
+	if (!c) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: no configuration "
+			 "(umsi_config.ctl_config must point to a struct "
+			 "umsi_vtd_config)");
+		return -UMSI_EINVAL;
+	}
+	if (!o->ctl_read || !o->ctl_write || !o->phys_alloc) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: host operation %s "
+			 "missing", !o->ctl_read ? "ctl_read" : !o->ctl_write ?
+			 "ctl_write" : "phys_alloc");
+		return -UMSI_EINVAL;
+	}
+	if (umsi_ctl_env(sys)->plat_flags & UMSI_PLAT_IRQ_REMAP) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: platform flag "
+			 "UMSI_PLAT_IRQ_REMAP says the host remaps; this back "
+			 "end remaps itself");
+		return -UMSI_EINVAL;
+	}
+	if (!c->reg_base || c->reg_base % VTD_REG_SIZE) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: reg_base 0x%llx is not "
+			 "a 4 KiB aligned address",
+			 (unsigned long long)c->reg_base);
+		return -UMSI_EINVAL;
+	}
+	*n = c->irte_count ? c->irte_count : UMSI_VTD_DEFAULT_IRTE;
+	if (*n < 2 || *n > 65536 || (*n & (*n - 1))) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irte_count %u is not a "
+			 "power of two from 2 to 65536", *n);
+		return -UMSI_EINVAL;
+	}
+	return 0;
+}
+
+/* The unit's registers against what the configuration asks. */
+static int vtd_check_unit(struct umsi_system *sys,
+			  const struct umsi_vtd_config *c)
+{
+	struct vtd_priv *p = vtd_priv(sys);
+	uint32_t ver = rd32(sys, VTD_VER);
+
+	p->ecap = rd64(sys, VTD_ECAP);
+	if (!(p->ecap & ECAP_IR) || !(p->ecap & ECAP_QI)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: unit at 0x%llx (version "
+			 "%u.%u, ECAP 0x%llx) has no %s",
+			 (unsigned long long)c->reg_base, (ver >> 4) & 0xf,
+			 ver & 0xf, (unsigned long long)p->ecap,
+			 !(p->ecap & ECAP_IR) ? "interrupt remapping" :
+			 "queued invalidation");
+		return -UMSI_EINVAL;
+	}
+	if (c->x2apic && !(p->ecap & ECAP_EIM)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: x2apic asked but ECAP "
+			 "0x%llx has no EIM", (unsigned long long)p->ecap);
+		return -UMSI_EINVAL;
+	}
+	if (rd32(sys, VTD_GSTS) & (GCMD_IRE | GCMD_QIE)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: GSTS 0x%x: remapping "
+			 "or queued invalidation already on (someone else's "
+			 "table)", rd32(sys, VTD_GSTS));
+		return -UMSI_EBUSY;
+	}
+	return 0;
+}
+
+/* Queue, table, a global cache invalidation, then remapping on. */
+static int vtd_start(struct umsi_system *sys, const struct umsi_vtd_config *c)
+{
+	struct vtd_priv *p = vtd_priv(sys);
+	int ret;
+
+	wr64(sys, VTD_IQT, 0);
+	wr64(sys, VTD_IQA, p->iq_phys);         /* 4 KiB, 128-bit entries */
+	ret = vtd_gcmd(sys, GCMD_QIE, true, "queued invalidation on");
+	if (ret)
+		return ret;
+	wr64(sys, VTD_IRTA, p->irt_phys | (p->x2apic ? IRTA_EIME : 0) |
+	     (p->irta_bits - 1));
+	ret = vtd_gcmd(sys, GCMD_SIRTP, true, "table pointer");
+	if (!ret)
+		ret = vtd_invalidate(sys, 0, 0);
+	if (ret)
+		return ret;
+	p->enabled = true;
+	ret = vtd_gcmd(sys, GCMD_IRE, true, "remapping on");
+	if (!ret && !c->allow_compat)
+		ret = vtd_gcmd(sys, GCMD_CFI, true,
+			       "compatibility format blocked");
+	return ret;
+}
+
+static int vtd_init(struct umsi_system *sys, uint32_t ncpus,
+		    struct umsi_matrix_config *space)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	const struct umsi_vtd_config *c = env->ctl_config;
+	struct vtd_priv *p;
+	uint32_t n;
+	size_t size;
+	void *v;
+	int ret;
+
+	ret = vtd_check_config(sys, c, &n);
+	if (ret)
+		return ret;
+	size = sizeof(*p) + (size_t)(n + 63) / 64 * 8 +
+	       (size_t)n * sizeof(*p->hash);
+	p = umsi_zalloc(sys, size);
+	if (!p)
+		return -UMSI_ENOMEM;
+	p->size = size;
+	p->nirte = n;
+	p->used = (uint64_t *)(p + 1);
+	p->hash = (struct vtd_irq **)(p->used + (n + 63) / 64);
+	while ((1u << p->irta_bits) < n)
+		p->irta_bits++;
+	if (!p->irta_bits)
+		p->irta_bits = 1;
+	p->x2apic = c->x2apic;
+	p->ioapic_sid = c->ioapic_sid;
+	env->priv = p;
+	ret = -UMSI_ENOMEM;
+	p->lock = env->ops->lock_create(env->host);
+	if (!p->lock)
+		goto fail;
+	ret = env->ops->mmio_map(env->host, c->reg_base, VTD_REG_SIZE, &v);
+	if (ret)
+		goto fail;
+	p->regs = v;
+	ret = vtd_check_unit(sys, c);
+	if (ret)
+		goto fail;
+	ret = -UMSI_ENOMEM;
+	p->irt = vtd_phys_alloc(sys, (size_t)n * 16, 4096, &p->irt_phys);
+	p->iq = vtd_phys_alloc(sys, IQ_SIZE, 4096, &p->iq_phys);
+	p->status = vtd_phys_alloc(sys, 64, 64, &p->status_phys);
+	if (!p->irt || !p->iq || !p->status)
+		goto fail;
+	ret = vtd_start(sys, c);
+	if (ret)
+		goto fail;
+	umsi_log(sys, UMSI_LOG_INFO, "x86-vtd: unit at 0x%llx, %u entries, "
+		 "table at 0x%llx, %s destinations, compatibility format %s",
+		 (unsigned long long)c->reg_base, n,
+		 (unsigned long long)p->irt_phys,
+		 p->x2apic ? "x2APIC" : "xAPIC",
+		 c->allow_compat ? "allowed" : "blocked");
+	umsi_matrix_default_config(space, ncpus);
+	if (!(env->plat_flags & UMSI_PLAT_ISA_PIC))
+		space->legacy_count = 0;
+	return 0;
+fail:
+	vtd_fini(sys);
+	return ret;
+}
+
+static int vtd_cpu_init(struct umsi_system *sys, uint32_t cpu,
+			struct umsi_ctl_cpu *out)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	int ret = env->ops->cpu_hwid(env->host, cpu, &out->hwid);
+
+	if (ret)
+		return ret;
+	/* Every message goes through an entry: 8 or 32 destination bits. */
+	out->reachable = out->hwid != 0xffffffffu &&
+			 (vtd_priv(sys)->x2apic || out->hwid <= 0xfe);
+	out->wired_reachable = out->reachable;
+	return 0;
+}
+
+const struct umsi_ctl umsi_ctl_x86_vtd = {
+	.name = "x86-vtd",
+	.move = UMSI_CTL_MOVE_COMMAND,
+	.init = vtd_init,
+	.fini = vtd_fini,
+	.cpu_init = vtd_cpu_init,
+	.compose = vtd_compose,
+	.release = vtd_release,
+	.retarget = vtd_retarget,
+	.pending = umsi_lapic_pending,
+	.resend = umsi_lapic_resend,
+	.eoi_reg = LAPIC_EOI,
+	/* Blocks of consecutive entries, addressed by subhandle. */
+	.max_block = NULL,
+	.spurious_id = 0xff,
+};
