@@ -40,6 +40,7 @@ static int its_dispatch(void *arg, uint32_t cpu, uint32_t intid)
 
 struct its_cfg {
 	uint64_t rd[16];
+	uint64_t frame[16];
 	struct umsi_its_config ic;
 	struct umsi_config cfg;
 };
@@ -92,6 +93,35 @@ static struct machine *its_machine_itt(uint32_t ncpus, uint32_t nvec,
 static struct machine *its_machine(uint32_t ncpus, uint32_t nvec)
 {
 	return its_machine_itt(ncpus, nvec, 0);
+}
+
+/* @c names every CPU's redistributor: the back end owns the LPI tables. */
+static void its_cfg_frames(struct umsi_sim *sim, uint32_t ncpus,
+			   struct its_cfg *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < ncpus; i++)
+		c->frame[i] = umsi_sim_gicr_addr(sim, i);
+	c->ic.rd_frame = c->frame;
+}
+
+/* An ITS machine whose back end owns the LPI tables. */
+static struct machine *its_machine_tables(uint32_t ncpus)
+{
+	struct machine *m = calloc(1, sizeof(*m));
+	struct its_cfg c;
+
+	assert_non_null(m);
+	m->sim = its_sim(ncpus);
+	umsi_sim_leaks(m->sim, &m->leaks0);
+	its_cfg_of(ncpus, 0, &c);
+	its_cfg_frames(m->sim, ncpus, &c);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim,
+					    &c.cfg, &m->sys), 0);
+	(void)umsi_policy_parse(m->sys, "");
+	umsi_sim_set_dispatch_id(m->sim, its_dispatch, m->sys);
+	return m;
 }
 
 /* machine_free() plus: the ITS's memory is back, nothing stalled. */
@@ -735,6 +765,157 @@ static void test_itt_sized_to_device(void **state)
 	its_machine_free(m);
 }
 
+/* ---- LPI tables owned by the back end (rd_frame) --------------------------- */
+
+/*
+ * Given every redistributor, the back end allocates the property table
+ * and a pending table per redistributor and sets EnableLPIs on each; an
+ * LPI is enabled only once its event is mapped, so none arrives held
+ * (disabled) at the redistributor; "pending" is read from its own table
+ * (no ctl_read), and a copy pending at a move still moves with MOVI and
+ * is handled once on the new CPU. At teardown EnableLPIs is cleared and
+ * every table freed.
+ */
+static void test_lpi_tables_owned_by_back_end(void **state)
+{
+	struct machine *m = its_machine_tables(4);
+	struct umsi_sim_dev_desc dx = nvme_desc();
+	struct umsi_sim_dev_desc dm = msi_desc(1, true, false);
+	struct umsi_pci_dev *x = plug(m, NVME, &dx, UMSI_PCI_ADD_FRESH);
+	struct umsi_pci_dev *msi = plug(m, DEV, &dm, 0);
+	struct umsi_sim_its_stats is;
+	struct umsi_irq_info info;
+	struct umsi_sim_stats st;
+	struct holdoff h = { .sim = m->sim, .held = true };
+	uint64_t w;
+	struct umsi_cpumask mask = { &w, 4 };
+	uint32_t k, irq, cpu;
+
+	(void)state;
+	is = istats(m);
+	assert_int_equal(is.rd_lpis_enabled, 4);
+	assert_non_null(strstr(umsi_sim_log_text(m->sim), "arm64-its: LPI "
+			       "property table at 0x"));
+	assert_non_null(strstr(umsi_sim_log_text(m->sim), "(16 INTID bits, "
+			       "priority 0xa0), pending tables for 4 "
+			       "redistributors, EnableLPIs set"));
+	for (cpu = 0; cpu < 4; cpu++)
+		assert_int_equal(umsi_sim_mmio_read32(m->sim,
+				 umsi_sim_gicr_addr(m->sim, cpu)) & 1, 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(x, 8, 8, UMSI_PCI_IRQ_MSIX),
+			 8);
+	umsi_sim_stats_reset(m->sim);
+	for (k = 0; k < 8; k++) {
+		irq = (uint32_t)umsi_pci_irq_vector(x, k);
+		assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0,
+						  "t", m), 0);
+		assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
+		assert_int_equal(umsi_sim_fire(m->sim, NVME, k),
+				 UMSI_SIM_FIRE_SENT);
+		assert_int_equal(m->handled[irq], 1);
+		assert_int_equal(m->last_cpu[irq], info.cpu);
+	}
+	assert_int_equal(istats(m).lpis_held_disabled, 0);
+	assert_int_equal(sstats(m).undeliverable, 0);
+
+	/* A copy pending at the move: read from the back end's table. */
+	assert_int_equal(umsi_pci_alloc_irq_vectors(msi, 1, 1, UMSI_PCI_IRQ_MSI),
+			 1);
+	irq = (uint32_t)umsi_pci_irq_vector(msi, 0);
+	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
+			 0);
+	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
+	h.cpu = info.cpu;
+	w = 1ull << ((info.cpu + 1) % 4);
+	assert_int_equal(umsi_sim_cpu_irq_disable(m->sim, h.cpu), 0);
+	assert_int_equal(umsi_sim_fire(m->sim, DEV, 0), UMSI_SIM_FIRE_SENT);
+	umsi_sim_stats_reset(m->sim);
+	umsi_sim_set_hook(m->sim, release_after_xcall, &h);
+	assert_int_equal(umsi_irq_set_affinity(m->sys, irq, &mask), 0);
+	umsi_sim_set_hook(m->sim, NULL, NULL);
+	assert_false(h.held);
+	assert_int_equal(m->handled[irq], 1);
+	assert_int_equal(m->last_cpu[irq], (h.cpu + 1) % 4);
+	st = sstats(m);
+	assert_int_equal(st.op_calls[UMSI_SIM_OP_CTL_READ], 0);
+	assert_int_equal(st.dispatched, 1);
+
+	umsi_pci_remove(m->sys, x);
+	umsi_pci_remove(m->sys, msi);
+	/* Teardown: EnableLPIs cleared, every table back. */
+	{
+		struct umsi_sim *sim = m->sim;
+		struct umsi_sim_leaks l;
+
+		umsi_system_destroy(m->sys);
+		for (cpu = 0; cpu < 4; cpu++)
+			assert_int_equal(umsi_sim_mmio_read32(sim,
+					 umsi_sim_gicr_addr(sim, cpu)) & 1, 0);
+		umsi_sim_leaks(sim, &l);
+		assert_true(umsi_sim_leaks_equal(&m->leaks0, &l));
+		umsi_sim_destroy(sim);
+		free(m);
+	}
+}
+
+/*
+ * A redistributor whose EnableLPIs someone already set has tables the
+ * back end did not make: creation is refused (-UMSI_EBUSY) with a line
+ * naming the CPU, and leaves nothing; every host call of a creation that
+ * owns the tables failed in turn leaves nothing either (the redistributors
+ * that were enabled are disabled again).
+ */
+static void test_lpi_tables_refused_or_undone(void **state)
+{
+	struct umsi_sim *sim = its_sim(4);
+	struct umsi_sim_leaks l0, l1;
+	struct umsi_system *sys = NULL;
+	struct umsi_sim_stats st;
+	struct its_cfg c;
+	uint64_t n, k;
+	uint32_t cpu;
+
+	(void)state;
+	its_cfg_of(4, 0, &c);
+	its_cfg_frames(sim, 4, &c);
+	umsi_sim_leaks(sim, &l0);
+	umsi_sim_mmio_write32(sim, umsi_sim_gicr_addr(sim, 2), 1);
+	umsi_sim_log_clear(sim);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim, &c.cfg,
+					    &sys), -UMSI_EBUSY);
+	assert_null(sys);
+	assert_non_null(strstr(umsi_sim_log_text(sim), "cpu 2: "
+			       "GICR_CTLR.EnableLPIs is already set"));
+	umsi_sim_leaks(sim, &l1);
+	assert_true(umsi_sim_leaks_equal(&l0, &l1));
+	for (cpu = 0; cpu < 2; cpu++)
+		assert_int_equal(umsi_sim_mmio_read32(sim,
+				 umsi_sim_gicr_addr(sim, cpu)) & 1, 0);
+	umsi_sim_mmio_write32(sim, umsi_sim_gicr_addr(sim, 2), 0);
+
+	umsi_sim_stats_reset(sim);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim, &c.cfg,
+					    &sys), 0);
+	umsi_sim_stats(sim, &st);
+	umsi_system_destroy(sys);
+	n = st.fallible_calls;
+	for (k = 1; k <= n; k++) {
+		umsi_sim_fail_at(sim, k, -UMSI_ENOMEM);
+		assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim,
+						    &c.cfg, &sys),
+				 -UMSI_ENOMEM);
+		umsi_sim_leaks(sim, &l1);
+		assert_true(umsi_sim_leaks_equal(&l0, &l1));
+		for (cpu = 0; cpu < 4; cpu++)
+			assert_int_equal(umsi_sim_mmio_read32(sim,
+					 umsi_sim_gicr_addr(sim, cpu)) & 1, 0);
+	}
+	umsi_sim_fail_at(sim, 0, 0);
+	umsi_sim_stats(sim, &st);
+	assert_int_equal(st.bad_accesses, 0);
+	umsi_sim_destroy(sim);
+}
+
 /* ---- an ITS that stops answering, a full ITT ------------------------------------ */
 
 /*
@@ -892,6 +1073,8 @@ int main(void)
 		cmocka_unit_test(test_silent_command_queue_fails),
 		cmocka_unit_test(test_full_itt_refused),
 		cmocka_unit_test(test_itt_sized_to_device),
+		cmocka_unit_test(test_lpi_tables_owned_by_back_end),
+		cmocka_unit_test(test_lpi_tables_refused_or_undone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
