@@ -376,11 +376,19 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 	uint32_t i, done = 0, cpu = 0, order = 0;
 	int ret = -UMSI_ENOMEM, v;
 	uint32_t reserved = 0;
+	bool split = false;
 
 	if (!nvec || (block && (nvec > 32 || managed)))
 		return -UMSI_EINVAL;
 	while (block && (1u << order) < nvec)
 		order++;
+	/* Messages the controller translates one by one: IRQs of their own. */
+	if (block && sys->env.ctl->split_blocks) {
+		if (nvec != 1u << order)
+			return -UMSI_EINVAL;
+		split = true;
+		block = false;
+	}
 	/* A mask to build only when the allocator cannot take "any CPU". */
 	words = NULL;
 	if (affinity) {
@@ -448,6 +456,10 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		if (ret)
 			goto unwind;
 	}
+	for (i = 0; split && i < nvec; i++)
+		out[i]->group_leader = out[0];
+	if (split)
+		out[0]->group_order = (uint8_t)order;
 	/* The numbers are theirs; publication waits for umsi_irq_activate. */
 	for (i = 0; i < nvec; i++) {
 		umsi_idmap_set(&sys->irq_ids, out[i]->irq);
@@ -609,6 +621,9 @@ static void ctl_irq(const struct umsi_irq_desc *d, struct umsi_ctl_irq *ci)
 	ci->irq = d->irq;
 	ci->source_id = d->source_id;
 	ci->source_events = d->source_events;
+	ci->group_irq = d->group_leader ? d->group_leader->irq : d->irq;
+	ci->group_count = d->group_leader ?
+			  1u << d->group_leader->group_order : 0;
 	ci->index = d->hwirq;
 	ci->count = d->block_leader == d ? 1u << d->block_order : 1;
 	ci->wired = d->chip->wired;
@@ -730,6 +745,11 @@ uint32_t umsi_irq_max_block(struct umsi_system *sys)
 	const struct umsi_ctl *ctl = sys->env.ctl;
 
 	return ctl->max_block ? ctl->max_block(sys) : 32;
+}
+
+bool umsi_irq_split_blocks(struct umsi_system *sys)
+{
+	return sys->env.ctl->split_blocks;
 }
 
 int umsi_irq_msg(struct umsi_system *sys, struct umsi_irq_desc *d,

@@ -379,6 +379,16 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 	 */
 	umsi_irq_publish(sys, dev->descs, (uint32_t)block);
 	ret = umsi_irq_msg(sys, dev->descs[0], &msg);
+	/* Messages translated one by one: each member's target set up too,
+	 * all under the block's one message. */
+	for (i = 1; !ret && umsi_irq_split_blocks(sys) && i < (uint32_t)block;
+	     i++) {
+		struct umsi_msg m;
+
+		ret = umsi_irq_msg(sys, dev->descs[i], &m);
+		if (!ret && (m.address != msg.address || m.data != msg.data))
+			ret = -UMSI_EINVAL;
+	}
 	if (!ret)
 		ret = check_msg(dev, &msg);
 	if (!ret)

@@ -127,6 +127,13 @@ struct umsi_irq_desc {
 	uint8_t block_order;        /* MSI block: log2 of vectors, on leader */
 	struct umsi_irq_desc *block_leader;  /* NULL unless in an MSI block */
 	/*
+	 * An MSI block whose messages the back end translates one by one
+	 * (umsi_ctl.split_blocks): each member its own IRQ, block_leader
+	 * NULL; @group_leader names the first, which holds @group_order.
+	 */
+	struct umsi_irq_desc *group_leader;
+	uint8_t group_order;
+	/*
 	 * Affinity: CPUs [aff_first, aff_first + aff_count) when aff_words
 	 * is NULL (every mask a range, the common case, costs no memory per
 	 * CPU), else the words (sys->mask_words long). umsi_aff_*() below.
@@ -366,6 +373,13 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 
 /* The most messages one multi-message MSI function may get (1..32). */
 uint32_t umsi_irq_max_block(struct umsi_system *sys);
+
+/*
+ * Whether a multi-message MSI block is IRQs of their own (umsi_ctl
+ * .split_blocks): each member is composed (umsi_irq_msg) and every
+ * compose gives the block's one message. Context: any.
+ */
+bool umsi_irq_split_blocks(struct umsi_system *sys);
 
 /**
  * umsi_irq_program - give @d's source the message for its current target

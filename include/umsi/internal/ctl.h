@@ -81,6 +81,10 @@ static inline struct umsi_ctl_env *umsi_ctl_env(struct umsi_system *sys)
  *         device sends @index..@index+@count-1 with the identities from
  *         the one composed onwards)
  * @wired: a wired input (IO-APIC redirection entry, APLIC), not an MSI
+ * @group_irq, @group_count: a multi-message MSI block of a back end with
+ *         @split_blocks (umsi_ctl): the block's first IRQ and its 2^k
+ *         messages; this IRQ is message @index of it (and @count is 1).
+ *         @group_count 0: not in such a block
  * @source_events: messages the source can send at most (indices 0..n-1:
  *         an MSI-X table's size, MSI's multiple message capable count), so
  *         a controller can size per-source state (an ITS's ITT); 0 when
@@ -93,6 +97,8 @@ struct umsi_ctl_irq {
 	uint32_t count;
 	bool wired;
 	uint32_t source_events;
+	uint32_t group_irq;
+	uint32_t group_count;
 };
 
 /* How an interrupt is moved to another CPU (umsi_ctl.move). */
@@ -172,6 +178,13 @@ struct umsi_ctl_cpu {
  *        (a power of two, 1..32); optional, NULL means 32. x86 under
  *        interrupt remapping says 1: each message needs its own remapping
  *        entry, and the host interface has no consecutive entries.
+ * @split_blocks: each message of a multi-message MSI block is an IRQ of
+ *        its own (its own CPU and identity; it moves alone), because the
+ *        controller translates each one separately (VT-d: an entry per
+ *        message, addressed by subhandle). Every member is composed with
+ *        @group_irq/@group_count set, and each compose must return the
+ *        same message, the block's, which the source holds; moves are
+ *        @retarget of one member. Needs UMSI_CTL_MOVE_COMMAND.
  * @spurious_id: the identity the controller itself raises when it had
  *        nothing to deliver (x86: 0xff); it is never ended. Use a value
  *        outside the space when there is none.
@@ -195,6 +208,7 @@ struct umsi_ctl {
 	bool eoi_writes_id;
 	bool global_space;
 	uint32_t (*max_block)(struct umsi_system *sys);
+	bool split_blocks;
 	uint32_t spurious_id;
 };
 

@@ -83,10 +83,16 @@
 #define VTD_TIMEOUT_NS          10000000ull
 #define VTD_MAX_POLLS           10000000u
 
-/* An IRQ's entries: @base..@base + @count - 1. */
+/*
+ * An IRQ's entries: @base..@base + @count - 1; or a split MSI block's
+ * (umsi_ctl.split_blocks), keyed by its first IRQ, entry @base + i for
+ * message i, @live the messages whose IRQ holds its entry.
+ */
 struct vtd_irq {
 	struct vtd_irq *next;
 	uint32_t irq, base, count;
+	bool group;
+	uint32_t live;
 	uint64_t high;                  /* the high 64 bits (SID, SVT) */
 };
 
@@ -347,12 +353,13 @@ static uint64_t irte_low(const struct vtd_priv *p, uint32_t apic,
  * atomically; the high half of a live entry never changes).
  */
 static void irte_write(struct vtd_priv *p, const struct vtd_irq *r,
-		       uint32_t apic, uint32_t vector, bool level, bool fresh)
+		       uint32_t from, uint32_t n, uint32_t apic,
+		       uint32_t vector, bool level, bool fresh)
 {
 	uint32_t i;
 
-	for (i = 0; i < r->count; i++) {
-		volatile uint64_t *e = &p->irt[2 * (r->base + i)];
+	for (i = 0; i < n; i++) {
+		volatile uint64_t *e = &p->irt[2 * (r->base + from + i)];
 
 		if (fresh)
 			e[1] = r->high;
@@ -369,7 +376,7 @@ static void vtd_msg(const struct vtd_irq *r, struct umsi_msg *msg)
 
 	lo |= (r->base & 0x7fff) << 5;
 	lo |= ((r->base >> 15) & 1) << 2;
-	if (r->count > 1)
+	if (r->count > 1 || r->group)
 		lo |= MSI_REMAP_SHV;
 	msg->address = lo;
 	msg->data = 0;
@@ -400,7 +407,7 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	struct vtd_priv *p = vtd_priv(sys);
 	struct vtd_irq *r, *fresh;
 	umsi_irqflags_t fl;
-	uint32_t apic, sid;
+	uint32_t apic, sid, key, n, from;
 	int ret;
 
 	ret = vtd_check(sys, ci, cpu, id, &apic);
@@ -409,19 +416,29 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	fresh = umsi_zalloc(sys, sizeof(*fresh));
 	if (!fresh)
 		return -UMSI_ENOMEM;
+	/* A split block's member: its own entry of the block's run. */
+	key = ci->group_count ? ci->group_irq : ci->irq;
+	n = ci->group_count ? ci->group_count : ci->count;
+	from = ci->group_count ? ci->index : 0;
+	if (ci->group_count && (ci->count != 1 || ci->index >= n))
+		return -UMSI_EINVAL;
 	fl = vtd_lock(sys);
-	r = vtd_find(p, ci->irq);
-	if (r && r->count != ci->count) {
+	r = vtd_find(p, key);
+	if (r && (r->count != n || r->group != (ci->group_count != 0))) {
 		ret = -UMSI_EINVAL;
 	} else if (r) {
-		irte_write(p, r, apic, id, ci->wired, false);
-		ret = vtd_invalidate(sys, r->base, r->count);
+		irte_write(p, r, from, ci->count, apic, id, ci->wired,
+			   !(r->live & (1u << from)));
+		ret = vtd_invalidate(sys, r->base + from, ci->count);
+		if (!ret)
+			r->live |= 1u << from;
 	} else {
 		r = fresh;
 		fresh = NULL;
-		r->irq = ci->irq;
-		r->count = ci->count;
-		r->base = vtd_take(p, ci->count);
+		r->irq = key;
+		r->count = n;
+		r->group = ci->group_count != 0;
+		r->base = vtd_take(p, n);
 		sid = ci->wired ? p->ioapic_sid : ci->source_id;
 		/* Verify all 16 bits of the requester ID (SQ 0). */
 		r->high = sid <= 0xffff ? IRTE_SVT_ALL | sid : 0;
@@ -430,21 +447,24 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		} else if (p->broken) {
 			ret = -UMSI_EIO;
 		} else {
-			irte_write(p, r, apic, id, ci->wired, true);
-			ret = vtd_invalidate(sys, r->base, r->count);
+			irte_write(p, r, from, ci->count, apic, id, ci->wired,
+				   true);
+			ret = vtd_invalidate(sys, r->base + from, ci->count);
 		}
 		if (!ret) {
+			r->live = 1u << from;
 			r->next = *vtd_bucket(p, r->irq);
 			*vtd_bucket(p, r->irq) = r;
 		} else {
 			fresh = r;
-			/* Not present again, and not in the cache: the wait
-			 * failed, so whether the unit saw it is unknown; the
-			 * entries stay taken (never reused). */
+			/*
+			 * Not present again. When the wait failed the unit
+			 * may still hold them: taken for good (never reused).
+			 */
 			if (r->base != UINT32_MAX && ret != -UMSI_EIO) {
 				uint32_t i;
 
-				for (i = 0; i < r->count; i++)
+				for (i = 0; i < n; i++)
 					p->irt[2 * (r->base + i)] = 0;
 			}
 		}
@@ -474,13 +494,16 @@ static int vtd_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	if (ret)
 		return ret;
 	fl = vtd_lock(sys);
-	r = vtd_find(p, ci->irq);
-	if (!r) {
+	r = vtd_find(p, ci->group_count ? ci->group_irq : ci->irq);
+	if (!r || (r->group && !(r->live & (1u << ci->index)))) {
 		ret = -UMSI_ENOENT;
 	} else if (p->broken) {
 		ret = -UMSI_EIO;
+	} else if (r->group) {
+		irte_write(p, r, ci->index, 1, apic, id, ci->wired, false);
+		ret = vtd_invalidate(sys, r->base + ci->index, 1);
 	} else {
-		irte_write(p, r, apic, id, ci->wired, false);
+		irte_write(p, r, 0, r->count, apic, id, ci->wired, false);
 		ret = vtd_invalidate(sys, r->base, r->count);
 	}
 	vtd_unlock(sys, fl);
@@ -495,23 +518,40 @@ static int vtd_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 {
 	struct vtd_priv *p = vtd_priv(sys);
+	uint32_t key = ci->group_count ? ci->group_irq : ci->irq;
+	uint32_t i, n = ci->count, from = UINT32_MAX, base = 0;
 	struct vtd_irq **l, *r;
 	umsi_irqflags_t fl;
-	uint32_t i;
 	int ret = 0;
 
 	fl = vtd_lock(sys);
-	for (l = vtd_bucket(p, ci->irq); *l && (*l)->irq != ci->irq;
-	     l = &(*l)->next)
+	for (l = vtd_bucket(p, key); *l && (*l)->irq != key; l = &(*l)->next)
 		;
 	r = *l;
-	if (r) {
+	if (r && r->group) {
+		/* One member: its entry only; the run goes with the last. */
+		from = ci->index < r->count ? ci->index : 0;
+		n = 1;
+		r->live &= ~(1u << from);
+		if (r->live)
+			r = NULL;       /* not unlinked, not freed */
+		else
+			*l = r->next;
+	} else if (r) {
 		*l = r->next;
-		for (i = 0; i < r->count; i++)
-			p->irt[2 * (r->base + i)] = 0;
+		from = 0;
+		n = r->count;
+	}
+	if (from != UINT32_MAX) {
+		struct vtd_irq *e = r ? r : vtd_find(p, key);
+
+		for (i = 0; i < n; i++)
+			p->irt[2 * (e->base + from + i)] = 0;
 		vtd_wmb();
-		ret = vtd_invalidate(sys, r->base, r->count);
-		for (i = 0; i < r->count && !ret; i++) {
+		ret = vtd_invalidate(sys, e->base + from, n);
+		base = e->base;
+		/* The whole run goes back with its record. */
+		for (i = 0; r && i < r->count && !ret; i++) {
 			p->irt[2 * (r->base + i) + 1] = 0;
 			set_used(p, r->base + i, false);
 		}
@@ -519,8 +559,7 @@ static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 	vtd_unlock(sys, fl);
 	if (ret)
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irq %u: entries %u.. "
-			 "not confirmed invalid (%d): kept", ci->irq, r->base,
-			 ret);
+			 "not confirmed invalid (%d): kept", ci->irq, base, ret);
 	umsi_free(sys, r, sizeof(*r));
 }
 
@@ -779,7 +818,9 @@ const struct umsi_ctl umsi_ctl_x86_vtd = {
 	.pending = umsi_lapic_pending,
 	.resend = umsi_lapic_resend,
 	.eoi_reg = LAPIC_EOI,
-	/* Blocks of consecutive entries, addressed by subhandle. */
+	/* Blocks of consecutive entries, addressed by subhandle, each
+	 * message with its own CPU and vector. */
 	.max_block = NULL,
+	.split_blocks = true,
 	.spurious_id = 0xff,
 };
