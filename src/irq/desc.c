@@ -433,7 +433,8 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		}
 		out[0]->block_order = (uint8_t)order;
 		done = nvec;
-		ret = take_gids(sys, out, nvec, true, order);
+		ret = sys->env.ctl->global_space ?
+		      take_gids(sys, out, nvec, true, order) : 0;
 		if (ret) {
 			umsi_matrix_free_block(sys->matrix, cpu, (uint32_t)v,
 					       order);
@@ -452,9 +453,11 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 			out[done]->vector = (uint32_t)v;
 			out[done]->local = (uint32_t)v;
 		}
-		ret = take_gids(sys, out, nvec, false, 0);
-		if (ret)
-			goto unwind;
+		if (sys->env.ctl->global_space) {
+			ret = take_gids(sys, out, nvec, false, 0);
+			if (ret)
+				goto unwind;
+		}
 	}
 	for (i = 0; split && i < nvec; i++)
 		out[i]->group_leader = out[0];
@@ -540,7 +543,8 @@ static void free_vectors(struct umsi_system *sys, struct umsi_irq_desc *d)
 
 	if (d->block_leader && d->block_leader != d)
 		return;         /* the leader frees the whole block */
-	give_gids(sys, d);
+	if (sys->env.ctl->global_space)
+		give_gids(sys, d);
 	if (d->block_leader) {
 		umsi_matrix_free_block(sys->matrix, d->cpu, d->local,
 				       d->block_order);
