@@ -202,9 +202,10 @@ extern const struct umsi_ctl umsi_ctl_arm64_its;
  * @x2apic: destinations are x2APIC IDs (32 bits, IRTA.EIME): needs the
  *            unit's ECAP.EIM and a kernel in x2APIC mode; the only way to
  *            reach APIC IDs above 255 without the extended destination ID
- * @allow_compat: leave compatibility-format interrupts allowed (GCMD.CFI
- *            clear); by default they are blocked once remapping is on, so
- *            no device can aim a message at a CPU directly
+ * @allow_compat: let compatibility-format interrupts bypass remapping
+ *            (GCMD.CFI set); by default they are blocked (CFI clear: each
+ *            is a fault) once remapping is on, so no device can aim a
+ *            message at a CPU directly
  * @ioapic_sid: the requester ID the unit sees on IO-APIC messages (the
  *            DMAR device scope's IOAPIC entry: bus << 8 | devfn), which
  *            their entries validate; UMSI_VTD_NO_SID: not validated
@@ -215,8 +216,8 @@ extern const struct umsi_ctl umsi_ctl_arm64_its;
  * remapping, queued invalidation, EIM if @x2apic), takes the table and a
  * 4 KiB invalidation queue from phys_alloc, and turns on, waiting on
  * GSTS each time: queued invalidation, the table pointer (IRTA, SIRTP),
- * a global interrupt-entry-cache invalidation, remapping (IRE) and the
- * compatibility-format block (CFI). Each MSI/MSI-X message gets an
+ * a global interrupt-entry-cache invalidation, remapping (IRE), and CFI
+ * clear (compatibility format blocked) unless @allow_compat. Each MSI/MSI-X message gets an
  * entry (a multi-message MSI block: 2^k consecutive entries, addressed by
  * subhandle, each message with its own CPU and vector) whose source-ID
  * validation names the function's requester ID (all 16 bits); the

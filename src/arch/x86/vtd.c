@@ -47,7 +47,8 @@
 #define ECAP_IR                 (1ull << 3)
 #define ECAP_EIM                (1ull << 4)
 
-/* GCMD commands and the GSTS bits that report them (11.4.4, 11.4.5). */
+/* GCMD commands and the GSTS bits that report them (11.4.4, 11.4.5);
+ * CFI set lets compatibility-format interrupts through. */
 #define GCMD_QIE                (1u << 26)
 #define GCMD_IRE                (1u << 25)
 #define GCMD_SIRTP              (1u << 24)
@@ -720,8 +721,13 @@ static int vtd_start(struct umsi_system *sys, const struct umsi_vtd_config *c)
 		return ret;
 	p->enabled = true;
 	ret = vtd_gcmd(sys, GCMD_IRE, true, "remapping on");
-	if (!ret && !c->allow_compat)
-		ret = vtd_gcmd(sys, GCMD_CFI, true,
+	/*
+	 * GCMD.CFI set lets compatibility-format messages bypass remapping
+	 * (11.4.4); clear, they fault. Blocked unless asked otherwise.
+	 */
+	if (!ret && c->allow_compat != !!(rd32(sys, VTD_GSTS) & GCMD_CFI))
+		ret = vtd_gcmd(sys, GCMD_CFI, c->allow_compat,
+			       c->allow_compat ? "compatibility format allowed" :
 			       "compatibility format blocked");
 	return ret;
 }
