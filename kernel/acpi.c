@@ -171,6 +171,140 @@ static void parse_fadt(const uint8_t *t, uint32_t len)
 		acpi.pm_timer_port = (uint16_t)rd64(t + 212);
 }
 
+/*
+ * DMAR (VT-d 8.1): after the 36-byte header, Host Address Width (HAW - 1)
+ * at 36, flags at 37 (bit 0 INTR_REMAP, bit 1 X2APIC_OPT_OUT), 10
+ * reserved bytes, then remapping structures of (type: 16 bits, length:
+ * 16 bits) from offset 48. A DRHD (type 0, 8.3) has flags at 4 (bit 0
+ * INCLUDE_PCI_ALL), the segment at 6, the Register Base Address at 8 and
+ * device scope entries from 16 (8.3.1): type, length, 2 reserved bytes,
+ * enumeration ID, start bus, then (device, function) pairs. Entries are
+ * kept as they are; iommu.c walks their paths once PCI is enumerated.
+ */
+#define DMAR_HDR_LEN        48
+#define DMAR_DRHD_MIN_LEN   16
+#define DMAR_SCOPE_MIN_LEN  6
+
+static bool dmar_fail(struct acpi_dmar *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static bool dmar_fail(struct acpi_dmar *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	kvsnprintf(out->error, sizeof(out->error), fmt, ap);
+	va_end(ap);
+	out->valid = false;
+	return false;
+}
+
+/* The device scopes of the DRHD at @e (@elen bytes, checked by the caller). */
+static bool dmar_drhd_scopes(const uint8_t *e, uint32_t elen, uint32_t at,
+			     struct acpi_drhd *d, struct acpi_dmar *out)
+{
+	for (uint32_t off = DMAR_DRHD_MIN_LEN; off < elen;) {
+		const uint8_t *s = e + off;
+		uint32_t slen, npath;
+
+		if (elen - off < 2)
+			return dmar_fail(out, "DRHD at %u: scope at %u cut short",
+					 at, off);
+		slen = s[1];
+		if (slen < DMAR_SCOPE_MIN_LEN || slen > elen - off ||
+		    (slen - DMAR_SCOPE_MIN_LEN) % 2)
+			return dmar_fail(out, "DRHD at %u: scope at %u has "
+					 "length %u (%u left)", at, off, slen,
+					 elen - off);
+		npath = (slen - DMAR_SCOPE_MIN_LEN) / 2;
+		if (!npath && s[0] >= DMAR_SCOPE_ENDPOINT &&
+		    s[0] <= DMAR_SCOPE_IOAPIC)
+			return dmar_fail(out, "DRHD at %u: scope at %u (type "
+					 "%u) has no path", at, off, s[0]);
+		if (d->nscopes < ACPI_MAX_SCOPES) {
+			struct acpi_dmar_scope *sc = &d->scope[d->nscopes];
+
+			sc->type = s[0];
+			sc->id = s[4];
+			sc->bus = s[5];
+			sc->npath = (uint8_t)(npath < ACPI_MAX_PATH ?
+					      npath : ACPI_MAX_PATH);
+			for (uint32_t k = 0; k < sc->npath; k++) {
+				sc->path[k][0] = s[6 + 2 * k];
+				sc->path[k][1] = s[7 + 2 * k];
+			}
+			if (npath > ACPI_MAX_PATH)
+				sc->npath = 0;	/* too deep: not resolved */
+		}
+		d->nscopes++;
+		off += slen;
+	}
+	return true;
+}
+
+void acpi_parse_dmar(const uint8_t *t, uint32_t len, struct acpi_dmar *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->present = true;
+	out->valid = true;
+	if (len < DMAR_HDR_LEN) {
+		dmar_fail(out, "table of %u bytes, the header alone is %u",
+			  len, DMAR_HDR_LEN);
+		return;
+	}
+	out->haw = (uint8_t)(t[36] + 1);
+	out->intr_remap = t[37] & 1;
+	out->x2apic_opt_out = (t[37] >> 1) & 1;
+	for (uint32_t off = DMAR_HDR_LEN; off < len;) {
+		const uint8_t *e = t + off;
+		uint16_t type, elen;
+
+		if (len - off < 4) {
+			dmar_fail(out, "structure at %u cut short (%u bytes left)",
+				  off, len - off);
+			return;
+		}
+		type = rd16(e);
+		elen = rd16(e + 2);
+		if (elen < 4 || elen > len - off) {
+			dmar_fail(out, "structure type %u at %u has length %u "
+				  "(%u left)", type, off, elen, len - off);
+			return;
+		}
+		if (type != 0) {
+			out->nother++;
+			off += elen;
+			continue;
+		}
+		if (elen < DMAR_DRHD_MIN_LEN) {
+			dmar_fail(out, "DRHD at %u has length %u, below %u", off,
+				  elen, DMAR_DRHD_MIN_LEN);
+			return;
+		}
+		if (out->ndrhds >= ACPI_MAX_DRHDS) {
+			dmar_fail(out, "more than %u DRHDs", ACPI_MAX_DRHDS);
+			return;
+		}
+
+		struct acpi_drhd *d = &out->drhd[out->ndrhds];
+
+		memset(d, 0, sizeof(*d));
+		d->flags = e[4];
+		d->include_pci_all = e[4] & 1;
+		d->segment = rd16(e + 6);
+		d->base = rd64(e + 8);
+		if (!d->base || d->base & 0xfff) {
+			dmar_fail(out, "DRHD at %u: register base 0x%lx not a "
+				  "4 KiB aligned address", off, d->base);
+			return;
+		}
+		if (!dmar_drhd_scopes(e, elen, off, d, out))
+			return;
+		out->ndrhds++;
+		off += elen;
+	}
+}
+
 static void parse_table(uint64_t addr)
 {
 	const struct sdt_header *h = (const void *)addr;
@@ -181,6 +315,11 @@ static void parse_table(uint64_t addr)
 	len = rd32(&h->length);
 	if (len < sizeof(*h) || !checksum_ok(h, len)) {
 		kprintf("acpi: bad table at 0x%lx\n", addr);
+		if (!memcmp(h->sig, "DMAR", 4) && !acpi.dmar.present) {
+			acpi.dmar.present = true;
+			ksnprintf(acpi.dmar.error, sizeof(acpi.dmar.error),
+				  "bad length %u or checksum", len);
+		}
 		return;
 	}
 	if (!memcmp(h->sig, "APIC", 4))
@@ -189,6 +328,8 @@ static void parse_table(uint64_t addr)
 		parse_mcfg((const uint8_t *)h, len);
 	else if (!memcmp(h->sig, "FACP", 4))
 		parse_fadt((const uint8_t *)h, len);
+	else if (!memcmp(h->sig, "DMAR", 4) && !acpi.dmar.present)
+		acpi_parse_dmar((const uint8_t *)h, len, &acpi.dmar);
 }
 
 void acpi_init(void)

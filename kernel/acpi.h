@@ -12,6 +12,44 @@
 
 #define ACPI_MAX_IOAPICS 8
 #define ACPI_MAX_ISOS    16
+#define ACPI_MAX_DRHDS   8
+#define ACPI_MAX_SCOPES  32	/* device scope entries kept per DRHD */
+#define ACPI_MAX_PATH    4	/* (device, function) steps kept per entry */
+
+/* The source ID of an IO-APIC whose device-scope path was not resolved. */
+#define ACPI_NO_SID      0xffffffffu
+
+/* DMAR device scope types (VT-d 8.3.1). */
+#define DMAR_SCOPE_ENDPOINT     1
+#define DMAR_SCOPE_SUBHIERARCHY 2
+#define DMAR_SCOPE_IOAPIC       3
+
+/*
+ * A device scope entry: a PCI endpoint, a bridge and everything below
+ * it, or an IO-APIC (@id its MADT ID), named by a start bus and a path
+ * of (device, function) steps through bridges.
+ */
+struct acpi_dmar_scope {
+	uint8_t type;
+	uint8_t id;			/* enumeration ID */
+	uint8_t bus;			/* start bus */
+	uint8_t npath;
+	uint8_t path[ACPI_MAX_PATH][2];	/* device, function */
+};
+
+/*
+ * A DMA remapping hardware unit (DMAR DRHD, VT-d 8.3): its registers,
+ * whether it covers every PCI function of its segment not claimed by
+ * another unit, and its device scope.
+ */
+struct acpi_drhd {
+	uint64_t base;			/* Register Base Address */
+	uint16_t segment;
+	uint8_t flags;
+	bool include_pci_all;		/* flags bit 0 */
+	uint32_t nscopes;		/* entries in the table */
+	struct acpi_dmar_scope scope[ACPI_MAX_SCOPES];	/* the first ones */
+};
 
 struct acpi_ioapic {
 	uint8_t id;
@@ -23,6 +61,19 @@ struct acpi_iso {
 	uint8_t bus, source;
 	uint32_t gsi;
 	uint16_t flags;		/* MPS INTI flags: polarity 1:0, trigger 3:2 */
+};
+
+/* The DMAR table (VT-d 8.1), as far as it was found sound. */
+struct acpi_dmar {
+	bool present;			/* a DMAR table was listed */
+	bool valid;			/* and it parsed; else @error says why */
+	char error[96];
+	uint8_t haw;			/* host address width, bits */
+	bool intr_remap;		/* flags bit 0 INTR_REMAP */
+	bool x2apic_opt_out;		/* flags bit 1 X2APIC_OPT_OUT */
+	uint32_t ndrhds;
+	struct acpi_drhd drhd[ACPI_MAX_DRHDS];
+	uint32_t nother;		/* RMRR, ATSR, ... (not used) */
 };
 
 struct acpi_info {
@@ -44,11 +95,21 @@ struct acpi_info {
 	bool pm_timer_32bit;
 	uint16_t iapc_boot_arch;
 	bool msi_not_supported;		/* IAPC_BOOT_ARCH bit 3 */
+	struct acpi_dmar dmar;
 };
 
 extern struct acpi_info acpi;
 
 /* Find and parse the tables; panics when there is no RSDP or MADT. */
 void acpi_init(void);
+
+/*
+ * Parse a DMAR table of @len bytes at @t (header included) into @out.
+ * The table is firmware data: every length is checked against @len and
+ * the structure it sits in; a table that does not add up leaves
+ * @out->valid false with @out->error saying where. Never reads outside
+ * [@t, @t + @len).
+ */
+void acpi_parse_dmar(const uint8_t *t, uint32_t len, struct acpi_dmar *out);
 
 #endif /* KERNEL_ACPI_H */
