@@ -189,4 +189,16 @@ static inline void mmio_write8(uint64_t addr, uint8_t v)
 #define MSR_EFER      0xc0000080
 #define MSR_GS_BASE   0xc0000101
 
+/*
+ * A device line's vector also names, under interrupt remapping, the
+ * remapping table entry its message (or IO-APIC entry) names:
+ * ,"irte":N (host.c, read from the function or the IO-APIC). Called for
+ * message vectors and, with KARCH_VECTOR_FIELDS_INTX, INTx ones too.
+ * Returns the characters written (ksnprintf's count), 0 for none.
+ */
+struct umsi_irq_info;
+#define KARCH_VECTOR_FIELDS 1
+#define KARCH_VECTOR_FIELDS_INTX 1
+int karch_vector_fields(char *buf, size_t size, const struct umsi_irq_info *ii);
+
 #endif /* KERNEL_ARCH_H */

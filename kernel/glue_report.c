@@ -198,10 +198,15 @@ void glue_report(struct glue_dev *g, bool check_pairs)
 			"\"vector\":%u", first ? "" : ",",
 			info.mode == UMSI_MODE_INTX ? i : ii.hwirq, ii.irq,
 			ii.cpu, ii.hwid, ii.vector);
-		if (info.mode == UMSI_MODE_INTX)
+		if (info.mode == UMSI_MODE_INTX) {
 			len += (size_t)ksnprintf(item + len, sizeof(item) - len,
 				",\"gsi\":%u,\"pin\":\"%c\"", info.gsi,
 				'A' + info.intx_pin - 1);
+#ifdef KARCH_VECTOR_FIELDS_INTX
+			len += (size_t)karch_vector_fields(item + len,
+						sizeof(item) - len, &ii);
+#endif
+		}
 #ifdef KARCH_VECTOR_FIELDS
 		else
 			len += (size_t)karch_vector_fields(item + len,

@@ -6,13 +6,16 @@
  * few lines over a kernel service (pci.c, mm.c, apic.c, smp.c, ioapic.c).
  * The context pointer is unused: the kernel hosts one system.
  */
+#include <umsi/ctl.h>
 #include <umsi/host.h>
+#include <umsi/irq.h>
 #include <umsi/x86.h>
 
 #include "kernel.h"
 #include "acpi.h"
 #include "apic.h"
 #include "host.h"
+#include "iommu.h"
 #include "ioapic.h"
 #include "pci.h"
 #include "smp.h"
@@ -96,6 +99,79 @@ static void h_free(void *host, void *ptr, size_t size)
 {
 	(void)host;
 	kfree(ptr, size);
+}
+
+/*
+ * Memory the remapping unit reads (its interrupt-remapping table and
+ * invalidation queue): the heap, whose blocks of 4 KiB and more are
+ * 4 KiB aligned and smaller ones aligned to their power-of-two size, is
+ * coherent with the unit on x86. An alignment above 4 KiB is met by
+ * asking for more and remembering where the block began.
+ */
+#define PHYS_BIG_MAX 8
+
+static struct {
+	void *virt, *raw;
+	size_t rawsize;
+} phys_big[PHYS_BIG_MAX];
+static struct spinlock phys_lock;
+
+static void *h_phys_alloc(void *host, size_t size, size_t align,
+			  uint64_t *phys)
+{
+	unsigned long flags;
+	void *raw, *p = NULL;
+	size_t rawsize;
+
+	(void)host;
+	if (align <= 4096) {
+		p = kalloc(size > align ? size : align);
+		if (p)
+			*phys = (uint64_t)p;
+		return p;
+	}
+	rawsize = size + align;
+	raw = kalloc(rawsize);
+	if (!raw)
+		return NULL;
+	flags = spin_lock_irqsave(&phys_lock);
+	for (uint32_t i = 0; i < PHYS_BIG_MAX; i++) {
+		if (!phys_big[i].virt) {
+			p = (void *)ALIGN_UP((uint64_t)raw, align);
+			phys_big[i].virt = p;
+			phys_big[i].raw = raw;
+			phys_big[i].rawsize = rawsize;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&phys_lock, flags);
+	if (!p) {
+		kfree(raw, rawsize);
+		return NULL;
+	}
+	*phys = (uint64_t)p;
+	return p;
+}
+
+static void h_phys_free(void *host, void *virt, size_t size)
+{
+	unsigned long flags;
+
+	(void)host;
+	flags = spin_lock_irqsave(&phys_lock);
+	for (uint32_t i = 0; i < PHYS_BIG_MAX; i++) {
+		if (phys_big[i].virt == virt && virt) {
+			void *raw = phys_big[i].raw;
+			size_t rawsize = phys_big[i].rawsize;
+
+			phys_big[i].virt = NULL;
+			spin_unlock_irqrestore(&phys_lock, flags);
+			kfree(raw, rawsize);
+			return;
+		}
+	}
+	spin_unlock_irqrestore(&phys_lock, flags);
+	kfree(virt, size);
 }
 
 static void h_log(void *host, enum umsi_log_level level, const char *msg)
@@ -226,6 +302,26 @@ static int h_gsi_program(void *host, uint32_t gsi,
 	(void)host;
 	/* The back end composed an x86 message: the entry takes it apart. */
 	umsi_x86_msg_decode(&e->msg, ext_dest, &m);
+	if (m.valid && m.remapped && iommu_remap_unit()) {
+		/*
+		 * A remappable message (the VT-d back end): the entry names
+		 * the same table entry, and carries its vector, which the
+		 * IO-APIC compares with EOI broadcasts (a level input whose
+		 * vector differs is never ended). The handle plus the
+		 * subhandle when SHV, as the unit computes the index.
+		 */
+		uint32_t index = m.handle + (m.shv ? m.subhandle : 0u);
+		uint8_t vec = 0;
+
+		if (index > 0xffff)
+			return -UMSI_EINVAL;
+		if (iommu_irte_vector(index, &vec) && !e->masked)
+			return -UMSI_EINVAL;
+		r.remap = true;
+		r.handle = (uint16_t)index;
+		r.vector = vec;
+		return ioapic_program(gsi, &r) ? -UMSI_EINVAL : 0;
+	}
 	if (!e->masked && (!m.valid || m.remapped))
 		return -UMSI_EINVAL;
 	r.apic_id = m.dest_id;
@@ -260,12 +356,112 @@ const struct umsi_host_ops kernel_host_ops = {
 	.gsi_program = h_gsi_program,
 	.remap_compose = NULL,
 	.remap_free = NULL,
+	.phys_alloc = h_phys_alloc,
+	.phys_free = h_phys_free,
 };
 
-/* The x86 local APIC back end is uMSI's default: nothing to set. */
+/*
+ * The back end: the x86 local APIC one (uMSI's default), or with
+ * interrupt remapping (iommu.c chose a unit from the DMAR table and
+ * umsi.remap=) the VT-d one, which owns the unit's table, queue and
+ * enables. UMSI_PLAT_IRQ_REMAP stays clear: it means the host composes
+ * remapped messages (remap_compose), and here the back end does.
+ */
+static struct umsi_vtd_config vtd_config;
+
 void arch_umsi_config(struct umsi_config *cfg)
 {
-	(void)cfg;
+	const struct acpi_drhd *u = iommu_remap_unit();
+	uint32_t sid = iommu_ioapic_sid();
+
+	if (!u)
+		return;
+	vtd_config.reg_base = u->base;
+	vtd_config.irte_count = 0;	/* UMSI_VTD_DEFAULT_IRTE */
+	vtd_config.x2apic = apic_mode() == APIC_X2APIC;
+	vtd_config.allow_compat = false;
+	vtd_config.ioapic_sid = sid == ACPI_NO_SID ? UMSI_VTD_NO_SID : sid;
+	cfg->ctl = &umsi_ctl_x86_vtd;
+	cfg->ctl_config = &vtd_config;
+	kprintf("remap: uMSI takes the VT-d back end: unit 0x%lx, %s, "
+		"ioapic sid 0x%x\n", u->base,
+		vtd_config.x2apic ? "x2apic" : "xapic", vtd_config.ioapic_sid);
+}
+
+/*
+ * The remapping table entry a vector's message names (glue_report.c's
+ * device lines, KARCH_VECTOR_FIELDS in arch.h): read from the function
+ * itself, as the unit will see it: the MSI-X table entry or the MSI
+ * capability (handle = address bits 19:5, bit 2 as bit 15; plus the
+ * data's subhandle with SHV, and for a block the message number the
+ * function puts in the data's low bits), or the IO-APIC entry of a
+ * wired input. Nothing when remapping is off or the message is in the
+ * compatibility format.
+ */
+static int msg_index(uint32_t addr, uint32_t data, uint32_t *index)
+{
+	struct umsi_msg msg = { .address = addr, .data = data };
+	struct umsi_x86_msi m;
+
+	umsi_x86_msg_decode(&msg, false, &m);
+	if (!m.valid || !m.remapped)
+		return -1;
+	*index = m.handle + (m.shv ? m.subhandle : 0u);
+	return 0;
+}
+
+static int vector_irte(const struct umsi_irq_info *ii, uint32_t *index)
+{
+	const struct pci_dev *d = pci_find(ii->bdf & 0xffff);
+	uint64_t rte;
+	int h;
+
+	if (!strcmp(ii->chip, "IO-APIC")) {
+		if (ioapic_read_entry(ii->hwirq, &rte))
+			return -1;
+		h = ioapic_entry_handle(rte);
+		if (h < 0)
+			return -1;
+		*index = (uint32_t)h;
+		return 0;
+	}
+	if (!d)
+		return -1;
+	if (!strcmp(ii->chip, "PCI-MSI-X") && d->msix_cap) {
+		uint32_t t = pci_cfg_read(d->bdf, d->msix_cap + 4, 4);
+		const struct pci_bar *b = &d->bar[t & 7];
+		uint64_t e;
+
+		if ((t & 7) > 5 || b->kind == PCI_BAR_IO ||
+		    b->kind == PCI_BAR_NONE || !b->addr)
+			return -1;
+		e = (uint64_t)mm_map_mmio(b->addr + (t & ~7u) + 16ull * ii->hwirq, 16);
+		return msg_index(mmio_read32(e), mmio_read32(e + 8), index);
+	}
+	if (!strcmp(ii->chip, "PCI-MSI") && d->msi_cap) {
+		uint16_t ctl = (uint16_t)pci_cfg_read(d->bdf, d->msi_cap + 2, 2);
+		bool is64 = ctl & (1u << 7);
+		uint32_t nmsg = 1u << ((ctl >> 4) & 7);
+		uint32_t addr = pci_cfg_read(d->bdf, d->msi_cap + 4, 4);
+		uint32_t data = pci_cfg_read(d->bdf, d->msi_cap + (is64 ? 12 : 8), 2);
+
+		/* Message i of a block: the function sets the data's low bits. */
+		data = (data & ~(nmsg - 1)) | (ii->hwirq & (nmsg - 1));
+		return msg_index(addr, data, index);
+	}
+	return -1;
+}
+
+int karch_vector_fields(char *buf, size_t size, const struct umsi_irq_info *ii)
+{
+	uint32_t index;
+
+	if (!size)
+		return 0;
+	buf[0] = 0;
+	if (!iommu_remap_active() || !ii->chip || vector_irte(ii, &index))
+		return 0;
+	return ksnprintf(buf, size, ",\"irte\":%u", index);
 }
 
 void host_set_debug(bool on)

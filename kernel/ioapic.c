@@ -8,6 +8,14 @@
  * vector 7:0, delivery mode 10:8 (0 = fixed), destination mode 11
  * (0 = physical), polarity 13 (1 = active low), trigger 15 (1 = level),
  * mask 16; destination APIC ID in bits 63:56.
+ *
+ * Under interrupt remapping an entry may be in the remappable format
+ * instead (VT-d 5.1.5.1 "I/O xAPIC Programming"): bit 48 set, the
+ * interrupt handle's bits 14:0 in 63:49 and bit 15 in 11 (the destination
+ * mode's place), delivery mode 0, the vector equal to the remapping table
+ * entry's (an EOI broadcast names the vector); trigger, polarity and mask
+ * as before. The input then sends a remappable-format message that the
+ * remapping unit looks up.
  */
 #include "kernel.h"
 #include "acpi.h"
@@ -108,24 +116,31 @@ static struct ioapic *find(uint32_t gsi, uint32_t *pin)
  * The entry is masked while its halves are written, so the input never
  * delivers a half-updated entry; the final write sets the wanted mask.
  * Return: 0, or -1 when no IO-APIC has @gsi or the APIC ID needs more
- * than the 8 bits an IO-APIC entry holds (no interrupt remapping).
+ * than the 8 bits a compatibility-format entry holds.
  */
 int ioapic_program(uint32_t gsi, const struct ioapic_route *r)
 {
-	uint32_t pin, lo;
+	uint32_t pin, lo, hi;
 	struct ioapic *io = find(gsi, &pin);
 	unsigned long flags;
 
-	if (!io || r->apic_id > 0xff)
+	if (!io || (!r->remap && r->apic_id > 0xff))
 		return -1;
 	lo = r->vector;
+	if (r->remap) {
+		lo |= (uint32_t)(r->handle >> 15) << 11;
+		hi = (uint32_t)(IOAPIC_RTE_REMAP >> 32) |
+		     (uint32_t)(r->handle & 0x7fff) << 17;
+	} else {
+		hi = r->apic_id << 24;
+	}
 	if (r->polarity == IOAPIC_POL_LOW)
 		lo |= RTE_POLARITY_LOW;
 	if (r->trigger == IOAPIC_TRIGGER_LEVEL)
 		lo |= RTE_LEVEL;
 	flags = spin_lock_irqsave(&io->lock);
 	reg_write(io, (uint8_t)(0x10 + 2 * pin), lo | RTE_MASKED);
-	reg_write(io, (uint8_t)(0x11 + 2 * pin), r->apic_id << 24);
+	reg_write(io, (uint8_t)(0x11 + 2 * pin), hi);
 	reg_write(io, (uint8_t)(0x10 + 2 * pin), lo | (r->masked ? RTE_MASKED : 0));
 	spin_unlock_irqrestore(&io->lock, flags);
 	return 0;
@@ -160,4 +175,11 @@ int ioapic_read_entry(uint32_t gsi, uint64_t *entry)
 		 ((uint64_t)reg_read(io, (uint8_t)(0x11 + 2 * pin)) << 32);
 	spin_unlock_irqrestore(&io->lock, flags);
 	return 0;
+}
+
+int ioapic_entry_handle(uint64_t entry)
+{
+	if (!(entry & IOAPIC_RTE_REMAP))
+		return -1;
+	return (int)(((entry >> 49) & 0x7fff) | ((entry >> 11) & 1) << 15);
 }

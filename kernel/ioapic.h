@@ -13,13 +13,27 @@
 #define IOAPIC_POL_HIGH       0
 #define IOAPIC_POL_LOW        1
 
+/*
+ * A redirection entry. Compatibility format: @apic_id and @vector.
+ * Remappable format (@remap, VT-d 5.1.5.1): the input sends interrupt
+ * @handle through the remapping unit's table; @vector must equal the
+ * vector of that table entry (the IO-APIC matches EOIs by it).
+ */
 struct ioapic_route {
 	uint32_t apic_id;	/* physical destination */
 	uint8_t vector;
 	uint8_t trigger;	/* IOAPIC_TRIGGER_* */
 	uint8_t polarity;	/* IOAPIC_POL_* */
 	bool masked;
+	bool remap;		/* remappable format */
+	uint16_t handle;	/* its interrupt index */
 };
+
+/* Entry bits of the remappable format: bit 48, handle 14:0 in 63:49, 15 in 11. */
+#define IOAPIC_RTE_REMAP        (1ull << 48)
+
+/* The remappable entry's interrupt handle, or -1 for a compatibility one. */
+int ioapic_entry_handle(uint64_t entry);
 
 void pic_disable(void);
 void ioapic_init(void);			/* every input masked */

@@ -5,6 +5,7 @@
 #include "kernel.h"
 #include "acpi.h"
 #include "apic.h"
+#include "iommu.h"
 #include "ioapic.h"
 #include "pci.h"
 #include "selftest.h"
@@ -73,8 +74,9 @@ static void print_ready(void)
 					 smp_cpu_online(cpu) ? "true" : "false");
 	if (len < sizeof(line))
 		ksnprintf(line + len, sizeof(line) - len,
-			  "],\"apic\":\"%s\",\"allocated\":%u}\n",
+			  "],\"apic\":\"%s\",\"remap\":%s,\"allocated\":%u}\n",
 			  apic_mode() == APIC_X2APIC ? "x2apic" : "xapic",
+			  iommu_remap_active() ? "true" : "false",
 			  umsi_glue_allocated());
 	console_write(line);
 }
@@ -83,11 +85,13 @@ static void print_ready(void)
  * The boot CPU after set-up: halt until an interrupt, and serve the live
  * events it queued (hot plug, surprise removal) in process context. The
  * check and the halt are one step with interrupts off (sti's shadow), so
- * a wake-up between them is not lost.
+ * a wake-up between them is not lost. Every pass also reports the
+ * remapping unit's recorded faults (its fault event wakes the loop).
  */
 static __attribute__((noreturn)) void work_loop(void)
 {
 	for (;;) {
+		iommu_poll_faults();
 		irq_disable();
 		if (!umsi_glue_work_pending()) {
 			irq_enable_and_halt();
@@ -165,6 +169,7 @@ void kmain(uint32_t magic, uint32_t mbi_addr)
 	pci_judge_fresh();
 	pci_resources_init();
 	print_pci();
+	iommu_init();
 
 	int selftest_bad = 0;
 
@@ -177,6 +182,7 @@ void kmain(uint32_t magic, uint32_t mbi_addr)
 	} else {
 		umsi_glue_run();
 	}
+	iommu_setup_done();
 
 	print_ready();
 

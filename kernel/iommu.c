@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iommu.c - the Intel VT-d remapping unit and the kernel (VT-d 4.x).
+ *
+ * uMSI's VT-d back end (umsi_ctl_x86_vtd, include/umsi/ctl.h) owns the
+ * interrupt-remapping table, the invalidation queue and the enables; the
+ * kernel chooses the unit from the ACPI DMAR table (acpi.c) and
+ * umsi.remap=, hands its register base over (host.c), and keeps what the
+ * back end leaves it: the fault recording registers (10.4.14):
+ *
+ *   CAP (0x08): FRO, bits 33:24, times 16 is the offset of the first
+ *   fault recording register; NFR, bits 47:40, plus 1 of them.
+ *   FSTS (0x34): PFO bit 0 (overflow, write 1 to clear), PPF bit 1 (a
+ *   record is set; read-only, clear once every F is), FRI bits 15:8 (the
+ *   first record to look at).
+ *   FRCD (128 bits each): F bit 127 (write 1 to clear), T 126, FR (the
+ *   reason) 103:96, SID 79:64, FI 63:12; an interrupt-remapping fault
+ *   has the interrupt index in 63:48.
+ *   FECTL/FEDATA/FEADDR/FEUADDR (0x38-0x44): the fault event interrupt,
+ *   a compatibility-format message the unit itself sends (not remapped).
+ *
+ * The fault event is aimed at the boot CPU's wake vector: it ends the
+ * work loop's halt, and the loop reads the records on every pass.
+ */
+#include "kernel.h"
+#include "acpi.h"
+#include "apic.h"
+#include "iommu.h"
+#include "pci.h"
+#include "smp.h"
+
+#define DMAR_CAP        0x08
+#define DMAR_GSTS       0x1c
+#define DMAR_FSTS       0x34
+#define DMAR_FECTL      0x38
+#define DMAR_FEDATA     0x3c
+#define DMAR_FEADDR     0x40
+#define DMAR_FEUADDR    0x44
+#define DMAR_IRTA       0xb8
+
+#define GSTS_TES        (1u << 31)
+#define GSTS_QIES       (1u << 26)
+#define GSTS_IRES       (1u << 25)
+#define GSTS_IRTPS      (1u << 24)
+#define GSTS_CFIS       (1u << 23)
+
+#define FSTS_PFO        (1u << 0)
+#define FSTS_PPF        (1u << 1)
+
+#define FRCD_F          (1u << 31)	/* of the record's top dword */
+#define FRCD_T          (1u << 30)
+
+#define IRTA_EIME       (1u << 11)
+#define IRTE_P          1ull
+
+static const struct acpi_drhd *unit;	/* chosen for uMSI, or NULL */
+static uint64_t regs;			/* its registers, mapped */
+static uint32_t ioapic_sid = ACPI_NO_SID;
+static uint32_t faults;			/* reported so far */
+
+static uint64_t rd64(uint32_t off)
+{
+	return mmio_read32(regs + off) |
+	       (uint64_t)mmio_read32(regs + off + 4) << 32;
+}
+
+static const char *mode_name(int mode)
+{
+	return mode == 1 ? "on" : mode == 2 ? "off" : "auto";
+}
+
+/*
+ * The function a scope entry names (bus << 8 | devfn), or -1: its path
+ * walked from the start bus, each step but the last a bridge whose
+ * secondary bus the next step is on (read now, after enumeration).
+ */
+static int scope_bdf(const struct acpi_dmar_scope *sc)
+{
+	uint32_t bus = sc->bus, bdf = 0;
+
+	if (!sc->npath)
+		return -1;
+	for (uint32_t k = 0; k < sc->npath; k++) {
+		uint8_t dev = sc->path[k][0], fn = sc->path[k][1];
+
+		if (dev > 31 || fn > 7)
+			return -1;
+		bdf = PCI_BDF(bus, dev, fn);
+		if (k + 1 == sc->npath)
+			break;
+		if (sc->type == DMAR_SCOPE_IOAPIC && bus > acpi.ecam_bus_end)
+			return -1;	/* a pseudo bus has no bridges */
+		if ((pci_cfg_read(bdf, 0x0e, 1) & 0x7f) != 1)
+			return -1;
+		bus = pci_cfg_read(bdf, 0x19, 1);
+	}
+	return (int)bdf;
+}
+
+static const char *scope_name(uint8_t type)
+{
+	switch (type) {
+	case DMAR_SCOPE_ENDPOINT:
+		return "pci_endpoint";
+	case DMAR_SCOPE_SUBHIERARCHY:
+		return "pci_subhierarchy";
+	case DMAR_SCOPE_IOAPIC:
+		return "ioapic";
+	case 4:
+		return "hpet";
+	case 5:
+		return "acpi_namespace";
+	default:
+		return "unknown";
+	}
+}
+
+static uint32_t nkept(const struct acpi_drhd *d)
+{
+	return d->nscopes < ACPI_MAX_SCOPES ? d->nscopes : ACPI_MAX_SCOPES;
+}
+
+static void print_dmar(const struct acpi_dmar *dm)
+{
+	if (!dm->present) {
+		kprintf("dmar: no DMAR table\n");
+		return;
+	}
+	if (!dm->valid) {
+		kprintf("dmar: bad table: %s; not used\n", dm->error);
+		return;
+	}
+	kprintf("dmar: haw %u intr_remap %u x2apic_opt_out %u, %u DRHD, "
+		"%u other structures\n", dm->haw, dm->intr_remap,
+		dm->x2apic_opt_out, dm->ndrhds, dm->nother);
+	for (uint32_t i = 0; i < dm->ndrhds; i++) {
+		const struct acpi_drhd *d = &dm->drhd[i];
+		char io[128];
+		size_t len = 0;
+
+		io[0] = 0;
+		for (uint32_t k = 0; k < nkept(d) && len < sizeof(io); k++) {
+			const struct acpi_dmar_scope *sc = &d->scope[k];
+			int bdf = scope_bdf(sc);
+
+			if (sc->type != DMAR_SCOPE_IOAPIC)
+				continue;
+			if (bdf < 0)
+				len += (size_t)ksnprintf(io + len, sizeof(io) - len,
+					" ioapic %u sid unresolved", sc->id);
+			else
+				len += (size_t)ksnprintf(io + len, sizeof(io) - len,
+					" ioapic %u sid 0x%04x", sc->id, bdf);
+		}
+		kprintf("dmar: DRHD 0x%lx segment %u flags 0x%x%s, %u scopes%s "
+			"intr_remap %u x2apic_opt_out %u\n", d->base, d->segment,
+			d->flags, d->include_pci_all ? " include_pci_all" : "",
+			d->nscopes, io, dm->intr_remap, dm->x2apic_opt_out);
+		for (uint32_t k = 0; k < nkept(d); k++) {
+			const struct acpi_dmar_scope *sc = &d->scope[k];
+			int bdf = scope_bdf(sc);
+
+			if (sc->type == DMAR_SCOPE_IOAPIC)
+				continue;
+			if (bdf < 0)
+				kprintf("dmar: DRHD 0x%lx scope %s id %u bus %u "
+					"unresolved\n", d->base,
+					scope_name(sc->type), sc->id, sc->bus);
+			else
+				kprintf("dmar: DRHD 0x%lx scope %s %04x:%02x:%02x.%u\n",
+					d->base, scope_name(sc->type), d->segment,
+					PCI_BUS(bdf), PCI_DEV(bdf), PCI_FN(bdf));
+		}
+	}
+}
+
+/* Does unit @u remap what function @bdf sends (its device scope)? */
+static bool unit_covers(const struct acpi_drhd *u, uint32_t bdf)
+{
+	if (u->include_pci_all)
+		return true;
+	for (uint32_t k = 0; k < nkept(u); k++) {
+		const struct acpi_dmar_scope *sc = &u->scope[k];
+		int b = scope_bdf(sc);
+		uint32_t sec, sub;
+
+		if (b < 0 || (sc->type != DMAR_SCOPE_ENDPOINT &&
+			      sc->type != DMAR_SCOPE_SUBHIERARCHY))
+			continue;
+		if ((uint32_t)b == bdf)
+			return true;
+		if (sc->type != DMAR_SCOPE_SUBHIERARCHY ||
+		    (pci_cfg_read((uint32_t)b, 0x0e, 1) & 0x7f) != 1)
+			continue;
+		sec = pci_cfg_read((uint32_t)b, 0x19, 1);
+		sub = pci_cfg_read((uint32_t)b, 0x1a, 1);
+		if (sec && PCI_BUS(bdf) >= sec && PCI_BUS(bdf) <= sub)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The unit uMSI can drive, or NULL with @why: one back end drives one
+ * unit, so it must be the only one of segment 0 and cover every function
+ * the kernel found (INCLUDE_PCI_ALL, or device scopes naming them all:
+ * QEMU 7.2 lists its root bus's functions and bridges instead).
+ */
+static const struct acpi_drhd *usable_unit(const struct acpi_dmar *dm,
+					   bool need_flag, const char **why)
+{
+	static char buf[96];
+	const struct acpi_drhd *found = NULL;
+	uint32_t seg0 = 0;
+
+	if (!dm->present) {
+		*why = "no DMAR table";
+		return NULL;
+	}
+	if (!dm->valid) {
+		*why = "the DMAR table is bad";
+		return NULL;
+	}
+	if (need_flag && !dm->intr_remap) {
+		*why = "the DMAR flags say no interrupt remapping";
+		return NULL;
+	}
+	for (uint32_t i = 0; i < dm->ndrhds; i++) {
+		if (dm->drhd[i].segment)
+			continue;
+		seg0++;
+		found = &dm->drhd[i];
+	}
+	if (!found) {
+		*why = "no DRHD in segment 0";
+		return NULL;
+	}
+	if (seg0 > 1) {
+		*why = "several DRHDs in segment 0; uMSI drives one unit";
+		return NULL;
+	}
+	if (!found->include_pci_all && found->nscopes > ACPI_MAX_SCOPES) {
+		*why = "the DRHD's device scope is too long to check";
+		return NULL;
+	}
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		const struct pci_dev *d = &pci_devs[i];
+
+		if (!d->present || unit_covers(found, d->bdf))
+			continue;
+		ksnprintf(buf, sizeof(buf), "function 0000:%02x:%02x.%u is "
+			  "outside the DRHD's device scope", PCI_BUS(d->bdf),
+			  PCI_DEV(d->bdf), PCI_FN(d->bdf));
+		*why = buf;
+		return NULL;
+	}
+	return found;
+}
+
+/* The source ID of the one IO-APIC, from any unit's device scope. */
+static uint32_t find_ioapic_sid(const struct acpi_dmar *dm)
+{
+	if (acpi.nioapics != 1)
+		return ACPI_NO_SID;
+	for (uint32_t i = 0; i < dm->ndrhds; i++) {
+		const struct acpi_drhd *d = &dm->drhd[i];
+
+		for (uint32_t k = 0; k < nkept(d); k++) {
+			const struct acpi_dmar_scope *sc = &d->scope[k];
+			int bdf = scope_bdf(sc);
+
+			if (sc->type == DMAR_SCOPE_IOAPIC &&
+			    sc->id == acpi.ioapic[0].id && bdf >= 0)
+				return (uint32_t)bdf;
+		}
+	}
+	return ACPI_NO_SID;
+}
+
+void iommu_init(void)
+{
+	const struct acpi_dmar *dm = &acpi.dmar;
+	const struct acpi_drhd *d;
+	const char *why = NULL;
+	char val[16];
+	int mode = 0;	/* auto */
+
+	print_dmar(dm);
+	if (cmdline_value("umsi.remap", val, sizeof(val))) {
+		if (!strcmp(val, "on"))
+			mode = 1;
+		else if (!strcmp(val, "off"))
+			mode = 2;
+		else if (strcmp(val, "auto"))
+			kprintf("remap: umsi.remap=%s: not on, off or auto; "
+				"auto\n", val);
+	}
+	if (mode == 2) {
+		kprintf("remap: off (umsi.remap=off)\n");
+		return;
+	}
+	d = usable_unit(dm, mode == 0, &why);
+	if (!d) {
+		if (mode == 1)
+			kprintf("remap: error: umsi.remap=on, but %s; "
+				"remapping stays off\n", why);
+		else
+			kprintf("remap: off (umsi.remap=auto: %s)\n", why);
+		return;
+	}
+	if (!dm->intr_remap)
+		kprintf("remap: the DMAR flags say no interrupt remapping; "
+			"umsi.remap=on tries the unit anyway\n");
+	unit = d;
+	regs = (uint64_t)mm_map_mmio(d->base, 4096);
+	ioapic_sid = find_ioapic_sid(dm);
+	if (ioapic_sid == ACPI_NO_SID)
+		kprintf("remap: the IO-APIC's source ID is not known "
+			"(%u IO-APICs); its entries are not validated\n",
+			acpi.nioapics);
+	kprintf("remap: on (umsi.remap=%s): unit 0x%lx, ioapic sid 0x%x\n",
+		mode_name(mode), d->base, ioapic_sid);
+}
+
+const struct acpi_drhd *iommu_remap_unit(void)
+{
+	return unit;
+}
+
+uint32_t iommu_ioapic_sid(void)
+{
+	return ioapic_sid;
+}
+
+bool iommu_remap_active(void)
+{
+	return unit && (mmio_read32(regs + DMAR_GSTS) & GSTS_IRES);
+}
+
+int iommu_irte_vector(uint32_t index, uint8_t *vector)
+{
+	uint64_t irta, lo;
+
+	if (!unit)
+		return -1;
+	irta = rd64(DMAR_IRTA);
+	if (!(irta & ~(uint64_t)0xfff) || index >= 2u << (irta & 0xf))
+		return -1;
+	lo = *(volatile uint64_t *)((irta & ~(uint64_t)0xfff) + 16ull * index);
+	if (!(lo & IRTE_P))
+		return -1;
+	*vector = (uint8_t)(lo >> 16);
+	return 0;
+}
+
+void iommu_setup_done(void)
+{
+	uint32_t gsts, bsp_id;
+	uint64_t irta;
+
+	if (!unit)
+		return;
+	gsts = mmio_read32(regs + DMAR_GSTS);
+	irta = rd64(DMAR_IRTA);
+	kprintf("dmar: unit 0x%lx gsts 0x%08x fsts 0x%x: ir %s, qi %s, "
+		"compat %s, translation %s; table 0x%lx entries %u eime %u\n",
+		unit->base, gsts, mmio_read32(regs + DMAR_FSTS),
+		gsts & GSTS_IRES ? "on" : "off",
+		gsts & GSTS_QIES ? "on" : "off",
+		gsts & GSTS_CFIS ? "allowed" : "blocked",
+		gsts & GSTS_TES ? "on" : "off", irta & ~(uint64_t)0xfff,
+		2u << (irta & 0xf), (irta & IRTA_EIME) ? 1 : 0);
+	if (!(gsts & GSTS_IRES))
+		kprintf("remap: error: interrupt remapping is off in the unit "
+			"after uMSI's set-up\n");
+	/* The fault event: the wake vector, physical, to the boot CPU. */
+	bsp_id = smp_cpu_apic_id(smp_bsp_cpu);
+	mmio_write32(regs + DMAR_FEDATA, VECTOR_WAKE);
+	mmio_write32(regs + DMAR_FEADDR, 0xfee00000u | (bsp_id & 0xff) << 12);
+	mmio_write32(regs + DMAR_FEUADDR,
+		     apic_mode() == APIC_X2APIC ? bsp_id & ~0xffu : 0);
+	mmio_write32(regs + DMAR_FECTL, 0);
+	iommu_poll_faults();
+}
+
+/* The interrupt-remapping fault reasons (VT-d 7.1.3, 0x20-0x28). */
+static const char *ir_reason(uint8_t fr)
+{
+	static const char *const text[] = {
+		"reserved bits set in the request",
+		"index beyond the table",
+		"entry not present",
+		"table pointer unreadable",
+		"reserved bits set in the entry",
+		"compatibility format blocked",
+		"source ID check failed",
+		"posted descriptor unreadable",
+		"reserved bits set in the posted descriptor",
+	};
+
+	return fr >= 0x20 && fr <= 0x28 ? text[fr - 0x20] : NULL;
+}
+
+uint32_t iommu_poll_faults(void)
+{
+	uint64_t cap;
+	uint32_t fsts, fro, nfr, first, n = 0;
+
+	if (!unit)
+		return 0;
+	fsts = mmio_read32(regs + DMAR_FSTS);
+	if (!(fsts & (FSTS_PPF | FSTS_PFO)))
+		return 0;
+	cap = rd64(DMAR_CAP);
+	fro = (uint32_t)((cap >> 24) & 0x3ff) * 16;
+	nfr = (uint32_t)((cap >> 40) & 0xff) + 1;
+	first = (fsts >> 8) & 0xff;
+	for (uint32_t i = 0; i < nfr && fro + 16 * nfr <= 4096; i++) {
+		uint32_t rec = fro + 16 * ((first + i) % nfr);
+		uint32_t top = mmio_read32(regs + rec + 12);
+		uint64_t fi;
+		uint32_t sid;
+		uint8_t fr;
+		const char *why;
+
+		if (!(top & FRCD_F))
+			continue;
+		fi = rd64(rec);
+		sid = mmio_read32(regs + rec + 8) & 0xffff;
+		fr = (uint8_t)top;
+		why = ir_reason(fr);
+		if (why)
+			kprintf("UMSI {\"event\":\"ir_fault\",\"sid\":\"%04x:%02x:%02x.%u\","
+				"\"index\":%lu,\"reason\":\"0x%02x %s\"}\n",
+				unit->segment, sid >> 8, (sid >> 3) & 0x1f, sid & 7,
+				fi >> 48, fr, why);
+		else
+			kprintf("UMSI {\"event\":\"dma_fault\",\"sid\":\"%04x:%02x:%02x.%u\","
+				"\"addr\":\"0x%lx\",\"%s\":true,\"reason\":\"0x%02x\"}\n",
+				unit->segment, sid >> 8, (sid >> 3) & 0x1f, sid & 7,
+				fi & ~(uint64_t)0xfff, top & FRCD_T ? "read" : "write", fr);
+		mmio_write32(regs + rec + 12, FRCD_F);	/* write 1 to clear */
+		n++;
+	}
+	if (fsts & FSTS_PFO) {
+		kprintf("dmar: fault records overflowed: faults were lost\n");
+		mmio_write32(regs + DMAR_FSTS, FSTS_PFO);
+	}
+	faults += n;
+	return n;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iommu.h - the Intel VT-d remapping unit as the kernel sees it: whether
+ * uMSI gets it for interrupt remapping (umsi.remap=, the ACPI DMAR
+ * table), and its fault recording registers, which the kernel reads.
+ */
+#ifndef KERNEL_IOMMU_H
+#define KERNEL_IOMMU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "acpi.h"
+
+/*
+ * After PCI enumeration: print what the DMAR table says, read
+ * umsi.remap= (on, off, auto; auto is the default) and choose the unit
+ * uMSI's VT-d back end is to drive, if any: the one unit of segment 0,
+ * covering every function found.
+ */
+void iommu_init(void);
+
+/* The unit chosen for interrupt remapping, or NULL: remapping off. */
+const struct acpi_drhd *iommu_remap_unit(void);
+
+/* The IO-APIC's source ID from the DMAR device scope, or ACPI_NO_SID. */
+uint32_t iommu_ioapic_sid(void);
+
+/*
+ * After uMSI's set-up: print the unit's state (remapping, queued
+ * invalidation, compatibility format, the table it points at), aim the
+ * fault event interrupt at the boot CPU's wake vector and report the
+ * faults recorded so far. Nothing without a chosen unit.
+ */
+void iommu_setup_done(void);
+
+/* Is remapping on in the chosen unit (GSTS.IRES), as read now? */
+bool iommu_remap_active(void);
+
+/*
+ * The vector of interrupt-remapping table entry @index, read from the
+ * table the unit points at (IRTA). Returns 0, or -1 without a chosen
+ * unit, with @index beyond the table or the entry not present.
+ */
+int iommu_irte_vector(uint32_t index, uint8_t *vector);
+
+/*
+ * Report every fault the unit recorded (a UMSI ir_fault line each; other
+ * faults as dma_fault) and clear it. Returns how many. Any context but
+ * one CPU at a time (the boot CPU's set-up and work loop).
+ */
+uint32_t iommu_poll_faults(void);
+
+#endif /* KERNEL_IOMMU_H */
