@@ -545,21 +545,21 @@ int sim_deliver_phys_locked(struct umsi_sim *sim, uint32_t apic_id,
 }
 
 /* Logical destination, flat model: CPU n < 8 has logical ID 1 << n. */
-static int deliver_logical_locked(struct umsi_sim *sim,
-				  const struct umsi_x86_msi *d,
-				  uint64_t address, uint32_t data)
+int sim_deliver_logical_locked(struct umsi_sim *sim, uint32_t mask,
+			       uint8_t vector, bool lowest, bool level,
+			       uint64_t address, uint32_t data)
 {
-	uint32_t mask = d->dest_id & 0xff;
 	int n = 0, matched = 0;
 
+	mask &= 0xff;
 	for (uint32_t i = 0; i < sim->ncpus && i < 8; i++) {
 		if (!(mask & (1u << i)))
 			continue;
 		matched++;
 		if (!sim->cpus[i].online)
 			continue;
-		n += sim_lapic_accept_locked(sim, i, d->vector, false);
-		if (d->delivery == UMSI_X86_DM_LOWPRI)
+		n += sim_lapic_accept_locked(sim, i, vector, level);
+		if (lowest)
 			break;	/* one CPU of the set: the lowest numbered */
 	}
 	if (!n)
@@ -595,7 +595,12 @@ static int x86_deliver_locked(struct umsi_sim *sim, uint64_t address,
 {
 	struct umsi_msg m = { address, data };
 	struct umsi_x86_msi d;
+	int n;
 
+	/* A VT-d unit remapping: it takes the message, or lets it by. */
+	if (sim_vtd_intercept_locked(sim, sim->msg_requester, address, data,
+				     &n, NULL, NULL))
+		return n;
 	umsi_x86_msg_decode(&m, (sim->plat_flags & UMSI_PLAT_EXT_DEST_ID) != 0,
 			    &d);
 	if (!d.valid)
@@ -620,7 +625,10 @@ static int x86_deliver_locked(struct umsi_sim *sim, uint64_t address,
 		return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_VECTOR,
 					    address, data);
 	if (d.logical)
-		return deliver_logical_locked(sim, &d, address, data);
+		return sim_deliver_logical_locked(sim, d.dest_id, d.vector,
+						  d.delivery ==
+						  UMSI_X86_DM_LOWPRI, false,
+						  address, data);
 	return sim_deliver_phys_locked(sim, d.dest_id, d.vector, false,
 				       address, data);
 }
@@ -681,7 +689,17 @@ static bool x86_target_locked(struct umsi_sim *sim, uint64_t address,
 	struct umsi_x86_msi d;
 	uint32_t apic_id;
 	uint8_t v = 0, *vector = &v;
+	bool ok;
 
+	if (sim_vtd_target_locked(sim, sim->msg_requester, address, data, &ok,
+				  &apic_id, vector)) {
+		if (!ok)
+			return false;
+		*cpu = apic_id == UINT32_MAX ? UINT32_MAX :
+		       sim_cpu_of_apic_locked(sim, apic_id);
+		*id = v;
+		return true;
+	}
 	umsi_x86_msg_decode(&m, (sim->plat_flags & UMSI_PLAT_EXT_DEST_ID) != 0,
 			    &d);
 	if (!d.valid)
@@ -789,6 +807,7 @@ static void sim_free(struct umsi_sim *sim)
 	sim_remap_fini(sim);
 	sim_imsic_fini(sim);
 	sim_its_fini(sim);
+	sim_vtd_fini(sim);
 	free(sim->log);
 	sim_index_fini(sim);
 	free(sim->vec_stats);
@@ -859,6 +878,12 @@ struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg)
 	/* An ITS machine: its model and redistributors (sim_its.c). */
 	if (sim->cpus && cfg->controller == UMSI_SIM_CTL_ITS &&
 	    sim_its_init(sim, cfg)) {
+		sim_free(sim);
+		return NULL;
+	}
+	/* A VT-d unit (sim_vtd.c): x86 machines only. */
+	if (cfg->vtd && (cfg->controller != UMSI_SIM_CTL_X86_LAPIC ||
+			 sim_vtd_init(sim, cfg))) {
 		sim_free(sim);
 		return NULL;
 	}

@@ -15,6 +15,9 @@
  *
  * Remapping (VT-d 5.1 in spirit): entries hold (APIC ID, vector); messages
  * name them by handle, plus the subhandle in the data when SHV is set.
+ * That is the host-hook model of UMSI_PLAT_IRQ_REMAP machines; a machine
+ * with a VT-d unit (sim_vtd.c) sends every IO-APIC message through it,
+ * and its entries may be remappable (a handle instead of a destination).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +126,30 @@ static bool gsi_asserted_locked(struct umsi_sim *sim, uint32_t gsi)
 	return false;
 }
 
+/*
+ * A remappable entry's message goes through the VT-d unit as the IO-APIC's
+ * requester; the vector it reached is the one its EOI will name (Linux
+ * programs the entry's vector field with the remapping entry's vector).
+ * Without remapping on, nothing decodes it.
+ */
+static int rte_send_remapped_locked(struct umsi_sim *sim, struct sim_rte *e)
+{
+	uint32_t apic_id = e->r.apic_id;
+	uint8_t vector = e->r.vector;
+	int n;
+
+	if (!sim->vtd ||
+	    !sim_vtd_intercept_locked(sim, sim->vtd->ioapic_sid, e->msg_addr,
+				      e->msg_data, &n, &apic_id, &vector))
+		return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_REMAP,
+						e->msg_addr, e->msg_data);
+	if (n) {
+		e->r.apic_id = apic_id;
+		e->r.vector = vector;
+	}
+	return n;
+}
+
 static void rte_send_locked(struct umsi_sim *sim, uint32_t gsi)
 {
 	struct sim_rte *e = &sim->rtes[gsi];
@@ -130,11 +157,55 @@ static void rte_send_locked(struct umsi_sim *sim, uint32_t gsi)
 	uint64_t addr = UMSI_X86_MSI_BASE |
 			((e->r.apic_id & 0xff) << UMSI_X86_ADDR_DEST_SHIFT);
 	uint32_t data = e->r.vector | (level ? UMSI_X86_DATA_TRIGGER_LEVEL : 0);
+	int n;
 
 	e->r.deliveries++;
-	if (sim_deliver_phys_locked(sim, e->r.apic_id, e->r.vector, level,
-				    addr, data) && level)
+	if (e->r.remappable)
+		n = rte_send_remapped_locked(sim, e);
+	else if (!sim->vtd ||
+		 !sim_vtd_intercept_locked(sim, sim->vtd->ioapic_sid, addr,
+					   data, &n, NULL, NULL))
+		n = sim_deliver_phys_locked(sim, e->r.apic_id, e->r.vector,
+					    level, addr, data);
+	if (n && level)
 		e->r.remote_irr = true;
+}
+
+/*
+ * gsi_program of a remappable-format message on a VT-d machine: the
+ * entry keeps the interrupt index (handle, plus the subhandle if the
+ * message has one: an IO-APIC entry has no SHV) and sends it.
+ */
+static int rte_program_remapped_locked(struct umsi_sim *sim, uint32_t gsi,
+				       const struct umsi_gsi_entry *in,
+				       const struct umsi_x86_msi *m)
+{
+	struct sim_rte *e = &sim->rtes[gsi];
+	uint32_t h = (uint32_t)m->handle + (m->shv ? m->subhandle : 0u);
+	uint32_t apic_id = 0;
+	uint8_t vector = 0;
+	bool ok = false;
+
+	if (!sim->vtd || h > 0xffff)
+		return -UMSI_EINVAL;
+	if (in->trigger == UMSI_INTX_EDGE)
+		e->r.remote_irr = false;
+	e->msg_addr = UMSI_X86_MSI_BASE | UMSI_X86_ADDR_REMAP |
+		      (h & 0x7fff) << 5 | ((h >> 15) & 1) << 2;
+	e->msg_data = 0;
+	if (!sim_vtd_target_locked(sim, sim->vtd->ioapic_sid, e->msg_addr,
+				   e->msg_data, &ok, &apic_id, &vector) || !ok)
+		apic_id = vector = 0;
+	e->r.programmed = true;
+	e->r.remappable = true;
+	e->r.handle = (uint16_t)h;
+	e->r.apic_id = apic_id;
+	e->r.vector = vector;
+	e->r.trigger = in->trigger;
+	e->r.polarity = in->polarity;
+	e->r.masked = in->masked;
+	sim_ioapic_eval_locked(sim, gsi);
+	return 0;
 }
 
 /*
@@ -250,7 +321,9 @@ int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
 	/* The entry takes destination and vector from the x86 message. */
 	umsi_x86_msg_decode(&in->msg, sim->plat_flags & UMSI_PLAT_EXT_DEST_ID,
 			    &m);
-	if (!m.valid || m.remapped || m.vector < 16)
+	if (m.valid && m.remapped)
+		return rte_program_remapped_locked(sim, gsi, in, &m);
+	if (!m.valid || m.vector < 16)
 		return -UMSI_EINVAL;
 	/* Destination bits 14:8 in address 11:5 only where decoded. */
 	if (!(sim->plat_flags & UMSI_PLAT_EXT_DEST_ID) &&
@@ -263,6 +336,8 @@ int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
 	if (in->trigger == UMSI_INTX_EDGE)
 		e->r.remote_irr = false;
 	e->r.programmed = true;
+	e->r.remappable = false;
+	e->r.handle = 0;
 	e->r.apic_id = m.dest_id;
 	e->r.vector = m.vector;
 	e->r.trigger = in->trigger;

@@ -455,8 +455,9 @@ uint32_t sim_phys_read32_locked(struct umsi_sim *sim, uint64_t phys,
 	const struct umsi_sim_msix_desc *mx;
 	uint32_t v;
 
-	/* The ITS's registers (the ITS back end's MMIO). */
-	if (sim_its_mmio_locked(sim, phys, false, &v))
+	/* The ITS's or the VT-d unit's registers (their back ends' MMIO). */
+	if (sim_its_mmio_locked(sim, phys, false, &v) ||
+	    sim_vtd_mmio_locked(sim, phys, false, &v))
 		return v;
 	d = sim_decode_locked(sim, phys, &bar, &off);
 	if (!d) {
@@ -495,7 +496,8 @@ void sim_phys_write32_locked(struct umsi_sim *sim, uint64_t phys, uint32_t val,
 
 	/* A CPU's write to an interrupt file (the IMSIC back end's resend). */
 	if (sim_imsic_mmio_write_locked(sim, phys, val) ||
-	    sim_its_mmio_locked(sim, phys, true, &val))
+	    sim_its_mmio_locked(sim, phys, true, &val) ||
+	    sim_vtd_mmio_locked(sim, phys, true, &val))
 		return;
 	d = sim_decode_locked(sim, phys, &bar, &off);
 	if (!d) {
@@ -1287,7 +1289,23 @@ unsigned umsi_sim_live_targets(struct umsi_sim *sim,
 		t.vector = e->r.vector;
 		t.id = e->r.vector;
 		t.cpu = sim_cpu_of_apic_locked(sim, e->r.apic_id);
-		if (sim->ctl == &sim_imsic_model) {
+		if (e->r.remappable) {
+			/* Through the VT-d unit's table, as it would go. */
+			uint32_t apic_id = 0;
+			uint8_t vector = 0;
+			bool ok = false;
+
+			t.address = e->msg_addr;
+			t.data = e->msg_data;
+			t.resolved = sim_vtd_target_locked(sim,
+					sim->vtd->ioapic_sid, t.address,
+					t.data, &ok, &apic_id, &vector) && ok;
+			t.vector = vector;
+			t.id = vector;
+			t.cpu = !t.resolved || apic_id == UINT32_MAX ?
+				UINT32_MAX : sim_cpu_of_apic_locked(sim,
+								    apic_id);
+		} else if (sim->ctl == &sim_imsic_model) {
 			t.address = e->msg_addr;
 			t.data = e->msg_data;
 			t.resolved = sim_msg_target_locked(sim, t.address,

@@ -133,6 +133,38 @@ struct sim_its {
 	struct umsi_sim_its_stats st;
 };
 
+/* One interrupt entry cache slot of the VT-d unit (sim_vtd.c). */
+struct sim_vtd_iec {
+	uint64_t gen;                 /* == sim_vtd.gen: valid */
+	uint64_t lo, hi;
+};
+
+struct sim_vtd_fault {
+	uint32_t sid, index, reason;
+};
+
+/*
+ * The VT-d interrupt-remapping unit (sim_vtd.c): its registers, the
+ * interrupt entry cache (@iec, 65536 slots, a slot valid while its @gen
+ * equals @gen: a global invalidation is one increment) and every fault.
+ */
+struct sim_vtd {
+	bool eim;
+	uint32_t ioapic_sid;
+	uint32_t gsts, fsts, ics;
+	uint32_t fri;
+	uint64_t iqa, iqa_latched;    /* IQA as written, as QIE latched it */
+	uint32_t iqh, iqt;            /* descriptor indices */
+	uint64_t irta, irta_latched;  /* IRTA as written, as SIRTP latched */
+	uint64_t frcd[UMSI_SIM_VTD_NFR][2];
+	bool silent;
+	uint64_t gen;
+	struct sim_vtd_iec *iec;
+	struct sim_vtd_fault *faults;
+	size_t nfaults, faults_cap;
+	struct umsi_sim_vtd_stats st;
+};
+
 /* Header in front of every alloc() block (32 bytes: 16-byte alignment). */
 struct sim_alloc_hdr {
 	uint64_t magic;
@@ -152,7 +184,10 @@ struct sim_lock {
 struct sim_rte {
 	struct umsi_sim_rte r;
 	bool active;                  /* input state seen by the last evaluation */
-	/* IMSIC machines (an APLIC in MSI mode): the message as programmed. */
+	/*
+	 * IMSIC machines (an APLIC in MSI mode), and a VT-d machine's
+	 * remappable entries (r.remappable): the message as programmed.
+	 */
 	uint64_t msg_addr;
 	uint32_t msg_data;
 	bool sent;                    /* sent since the input last rose */
@@ -222,6 +257,8 @@ struct umsi_sim {
 	uint64_t *imsic_bits;         /* every CPU's eip and eie */
 	/* ITS model (sim_its.c); NULL on other machines. */
 	struct sim_its *its;
+	/* The VT-d unit (sim_vtd.c); NULL without config.vtd. */
+	struct sim_vtd *vtd;
 	/* Who writes the message being delivered (UMSI_SIM_NO_REQUESTER). */
 	uint32_t msg_requester;
 	/* phys_alloc() blocks, and where the next one goes. */
@@ -319,6 +356,9 @@ int sim_lapic_accept_locked(struct umsi_sim *sim, uint32_t cpu,
 int sim_deliver_phys_locked(struct umsi_sim *sim, uint32_t apic_id,
 			    uint8_t vector, bool level, uint64_t address,
 			    uint32_t data);
+int sim_deliver_logical_locked(struct umsi_sim *sim, uint32_t mask,
+			       uint8_t vector, bool lowest, bool level,
+			       uint64_t address, uint32_t data);
 void sim_eoi_locked(struct umsi_sim *sim, uint8_t vector);
 void sim_irq_enable_locked(struct umsi_sim *sim, uint32_t cpu);
 void sim_cpu_kick_locked(struct umsi_sim *sim, uint32_t cpu);
@@ -374,6 +414,18 @@ bool sim_its_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
 			 uint32_t *val);
 int sim_msg_write_from_locked(struct umsi_sim *sim, uint32_t rid,
 			      uint64_t address, uint32_t data);
+
+/* sim_vtd.c */
+int sim_vtd_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg);
+void sim_vtd_fini(struct umsi_sim *sim);
+bool sim_vtd_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
+			 uint32_t *val);
+bool sim_vtd_intercept_locked(struct umsi_sim *sim, uint32_t rid,
+			      uint64_t address, uint32_t data, int *n,
+			      uint32_t *apic_id, uint8_t *vector);
+bool sim_vtd_target_locked(struct umsi_sim *sim, uint32_t rid,
+			   uint64_t address, uint32_t data, bool *ok,
+			   uint32_t *apic_id, uint8_t *vector);
 
 /* sim_index.c */
 int sim_apic_index_init(struct umsi_sim *sim);

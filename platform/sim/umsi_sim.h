@@ -196,6 +196,13 @@ enum umsi_sim_ctl {
  * @its_base: ITS machines: ITS_base, 64 KiB aligned (0: UMSI_SIM_ITS_BASE)
  * @its_lpi_bits: ITS machines: INTID bits of the redistributors, 14..16
  *              (0: 16, as QEMU's GICD_TYPER.IDbits)
+ * @vtd: x86 machines: an Intel VT-d interrupt-remapping unit at
+ *       UMSI_SIM_VTD_BASE (see "The VT-d interrupt-remapping unit" below)
+ * @vtd_eim: the unit has Extended Interrupt Mode (ECAP.EIM: 32-bit x2APIC
+ *           destinations in its table entries)
+ * @vtd_ioapic_sid: the requester ID the unit sees on IO-APIC messages
+ *                  (bus << 8 | devfn, as the DMAR table's IOAPIC device
+ *                  scope says; QEMU q35: UMSI_SIM_VTD_IOAPIC_SID)
  */
 struct umsi_sim_config {
 	uint32_t ncpus;
@@ -208,6 +215,9 @@ struct umsi_sim_config {
 	uint64_t imsic_base;
 	uint64_t its_base;
 	uint32_t its_lpi_bits;
+	bool vtd;
+	bool vtd_eim;
+	uint32_t vtd_ioapic_sid;
 };
 
 /**
@@ -216,8 +226,8 @@ struct umsi_sim_config {
  *
  * Return: the machine, or NULL for an invalid configuration (no CPUs, more
  * than UMSI_SIM_MAX_CPUS, duplicate APIC IDs, an unknown controller, an
- * IMSIC num-ids not of the form 64k-1 in 63..2047 or a misaligned base)
- * or when out of memory.
+ * IMSIC num-ids not of the form 64k-1 in 63..2047 or a misaligned base,
+ * a VT-d unit on a machine that is not x86) or when out of memory.
  */
 struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg);
 
@@ -395,6 +405,9 @@ enum umsi_sim_undeliv {
 	UMSI_SIM_UNDELIV_ITS,       /* a GITS_TRANSLATER write the ITS could
 				     * not translate (no requester, ITS off,
 				     * device, event or collection unmapped) */
+	UMSI_SIM_UNDELIV_IR,        /* the VT-d unit refused it: a remapping
+				     * fault (recorded in its fault registers)
+				     * or a blocked compatibility format */
 	UMSI_SIM_UNDELIV_NR
 };
 
@@ -476,6 +489,140 @@ int umsi_sim_its_translate(struct umsi_sim *sim, uint32_t devid,
  * 0 when the machine has no ITS or @cpu is out of range
  */
 uint64_t umsi_sim_gicr_addr(struct umsi_sim *sim, uint32_t cpu);
+
+/* ---- The VT-d interrupt-remapping unit (config.vtd) ------------------------ */
+
+/*
+ * An x86 machine with config.vtd has one Intel VT-d remapping unit (VT-d
+ * specification rev. 3, chapters 5, 6.5, 7, 9.10, 11; QEMU 7.2's
+ * intel-iommu register layout) covering every function and the IO-APIC,
+ * interrupt remapping only (no DMA translation). Its 4 KiB of registers
+ * at UMSI_SIM_VTD_BASE are reached by 32-bit MMIO (mmio_map, or
+ * umsi_sim_mmio_read32/write32), 64-bit registers as two halves, low
+ * first; offsets not listed read 0 and ignore writes:
+ *  - VER 0x00: 0x10 (1.0). CAP 0x08: NFR - 1 in bits 47:40 and FRO in
+ *    bits 33:24 (UMSI_SIM_VTD_NFR fault recording registers at
+ *    UMSI_SIM_VTD_FRCD). ECAP 0x10: QI (bit 1), IR (bit 3), EIM (bit 4)
+ *    with config.vtd_eim.
+ *  - GCMD 0x18 (write only; software writes the whole command, GSTS's
+ *    persistent bits with the one it changes) and GSTS 0x1c, acted on at
+ *    once: QIE (26; enabling latches IQA, disabling resets IQH), IRE (25),
+ *    SIRTP (24: IRTA latched, IRTPS set), CFI (23). Only those four.
+ *  - FSTS 0x34: PFO (0, RW1C), PPF (1, some FRCD has F), IQE (4, RW1C;
+ *    clearing it resumes the queue at IQH), FRI (15:8).
+ *  - IQH 0x80 (read only), IQT 0x88 (bits 18:4), IQA 0x90 (base 63:12,
+ *    QS 2:0: 2^QS pages of 128-bit descriptors), ICS 0x9c (IWC bit 0,
+ *    RW1C), IRTA 0xb8 (base 63:12, EIME 11 (kept 0 without EIM), S 3:0:
+ *    2^(S+1) entries).
+ *  - FRCD n at UMSI_SIM_VTD_FRCD + 16 n: low 64 bits FI (an interrupt
+ *    fault: the interrupt index in 63:48), high 64 bits SID (15:0), FR
+ *    (39:32), F (63, write 1 to clear).
+ *
+ * Queued invalidation: while QIES and not silent, an IQT write runs the
+ * descriptors from IQH to IQT out of the queue in phys_alloc memory:
+ * interrupt entry cache invalidation (type 4: G bit 4 clear global, set
+ * index-selective with IIDX 47:32 and IM 31:27, 2^IM entries) and
+ * invalidation wait (type 5: SW bit 5 writes the status data, bits 63:32,
+ * to the dword at the high quadword's bits 63:2; IF bit 4 sets ICS.IWC;
+ * FN and PD accepted). Any other type, a reserved bit set, a descriptor or
+ * status address outside phys_alloc memory, or IQT beyond the queue sets
+ * FSTS.IQE and stops with IQH at the bad descriptor.
+ *
+ * Remapping: while IRES, every message the machine delivers to the
+ * 0xfeexxxxx window (devices' MSI and MSI-X, umsi_sim_msg_write(_from),
+ * IO-APIC inputs, requester vtd_ioapic_sid) goes through the unit (VT-d
+ * 5.1.4):
+ *  - remappable format (address bit 4): index = handle (address 19:5,
+ *    bit 2 as bit 15), plus data 15:0 when SHV (bit 3). Beyond the table
+ *    (2^(S+1) entries): fault 0x21. The entry comes from the interrupt
+ *    entry cache, else from the table in memory (not memory: 0x23), and a
+ *    present entry is cached until an invalidation covers it: an entry
+ *    changed in memory without one is not seen. Not present: 0x22.
+ *    Reserved bits (low 14:12, 15 (IM: no posted interrupts), 31:24 and,
+ *    without EIME, destination bits other than 47:40; high 63:20; SVT 3):
+ *    0x24. Source-ID validation: SVT 1 compares the requester with SID
+ *    under SQ (0: all 16 bits, 1..3: function bits 2, 2:1, 2:0 ignored),
+ *    SVT 2 wants the requester's bus within SID 15:8 .. SID 7:0; a
+ *    mismatch (or no requester) is 0x26. Then the entry's vector goes to
+ *    its destination (EIME: bits 63:32, else 47:40; DM logical as the
+ *    flat model), edge or level as its TM says;
+ *  - compatibility format: blocked (fault 0x25) when EIME or when CFIS is
+ *    clear (VT-d 5.1.4: CFI set means pass-through), else delivered as
+ *    without the unit.
+ * A faulting message reaches no CPU (undeliverable, UMSI_SIM_UNDELIV_IR)
+ * and is recorded in FRCD[FRI] (F, SID = requester, FR, the index), FRI
+ * moving on and FSTS.PPF set; if that FRCD is still full, or PFO is set,
+ * FSTS.PFO is set and the fault is not recorded there (it is in
+ * umsi_sim_vtd_fault() anyway). While IRES is clear the machine behaves as
+ * without the unit.
+ *
+ * IO-APIC: with a unit, gsi_program takes a remappable-format message
+ * (the library's x86-vtd back end composes one): the redirection entry is
+ * remappable (struct umsi_sim_rte.remappable, .handle) and the input
+ * sends that handle (SHV clear) through the unit. Its vector for the
+ * EOI's Remote IRR match is the one the last message went to.
+ */
+#define UMSI_SIM_VTD_BASE 0xfed90000ull
+/* Fault recording registers: how many, where (offset). */
+#define UMSI_SIM_VTD_NFR 4
+#define UMSI_SIM_VTD_FRCD 0x400u
+/* QEMU q35's IO-APIC requester ID (bus 0xff, devfn 0). */
+#define UMSI_SIM_VTD_IOAPIC_SID 0xff00u
+
+/* VT-d interrupt remapping fault reasons (7.1.3 table 24). */
+#define UMSI_SIM_VTD_FR_INDEX      0x21  /* index beyond the table */
+#define UMSI_SIM_VTD_FR_NOT_PRESENT 0x22 /* entry's present bit clear */
+#define UMSI_SIM_VTD_FR_TABLE      0x23  /* entry not in memory */
+#define UMSI_SIM_VTD_FR_RESERVED   0x24  /* entry has reserved bits set */
+#define UMSI_SIM_VTD_FR_COMPAT     0x25  /* compatibility format blocked */
+#define UMSI_SIM_VTD_FR_SID        0x26  /* source-ID validation failed */
+
+/**
+ * struct umsi_sim_vtd_stats - what the VT-d unit did
+ * @iec_global, @iec_index: interrupt entry cache invalidations run
+ *     (index-selective ones count once per descriptor)
+ * @waits: invalidation wait descriptors run
+ * @remapped: messages delivered through a table entry
+ * @faults: remapping faults (every reason, 0x25 too)
+ * @blocked_compat: of those, compatibility-format messages blocked
+ * @cache_fills: entries read from memory into the entry cache
+ */
+struct umsi_sim_vtd_stats {
+	uint64_t iec_global, iec_index, waits, remapped, faults;
+	uint64_t blocked_compat, cache_fills;
+};
+
+/** umsi_sim_vtd_stats - copy the unit's counters. Return: 0 or -UMSI_EINVAL (no unit). */
+int umsi_sim_vtd_stats(struct umsi_sim *sim, struct umsi_sim_vtd_stats *out);
+
+/**
+ * umsi_sim_vtd_silent - a unit that stops answering: while @silent, IQT
+ * writes run no descriptor (IQH stays); remapping goes on. Back to false:
+ * what was queued runs at once.
+ * Return: 0 or -UMSI_EINVAL (no unit).
+ */
+int umsi_sim_vtd_silent(struct umsi_sim *sim, bool silent);
+
+/**
+ * umsi_sim_vtd_irte - entry @index of the table the unit uses (latched by
+ * SIRTP), read from memory now (not from the entry cache): @out[0] the
+ * low 64 bits, @out[1] the high 64 bits.
+ * Return: 0, -UMSI_EINVAL (no unit), -UMSI_ENOENT (no table latched,
+ * @index beyond it, or the entry not in phys_alloc memory).
+ */
+int umsi_sim_vtd_irte(struct umsi_sim *sim, uint32_t index, uint64_t out[2]);
+
+/**
+ * umsi_sim_vtd_fault - the @n-th remapping fault since creation (0 the
+ * first), whether or not it fitted in a fault recording register and
+ * whether or not software cleared it: the requester (@sid;
+ * UMSI_SIM_NO_REQUESTER when the message had none), the interrupt index
+ * (@index, 0 for a compatibility-format message) and the reason (@reason,
+ * UMSI_SIM_VTD_FR_*). Any output may be NULL.
+ * Return: 0, -UMSI_EINVAL (no unit), -UMSI_ENOENT (fewer faults).
+ */
+int umsi_sim_vtd_fault(struct umsi_sim *sim, uint32_t n, uint32_t *sid,
+		       uint32_t *index, uint32_t *reason);
 
 /**
  * umsi_sim_retrigger - send a fixed IPI of @vector to @cpu, uncounted
@@ -1023,6 +1170,10 @@ int umsi_sim_gsi_set(struct umsi_sim *sim, uint32_t gsi, bool asserted);
  * @remote_irr: level: delivered and not yet EOIed
  * @line: the input is asserted (logical, after wire polarity)
  * @deliveries: messages the entry sent
+ * @remappable: a VT-d machine's remappable-format entry: it sends
+ *              interrupt @handle through the unit; @apic_id and @vector
+ *              are then what the table entry said when it was programmed
+ *              or last sent (0 when it could not be read)
  */
 struct umsi_sim_rte {
 	bool programmed;
@@ -1032,6 +1183,8 @@ struct umsi_sim_rte {
 	bool remote_irr;
 	bool line;
 	uint64_t deliveries;
+	bool remappable;
+	uint16_t handle;
 };
 
 /**
