@@ -677,6 +677,13 @@ static int vtd_check_unit(struct umsi_system *sys,
 	struct vtd_priv *p = vtd_priv(sys);
 	uint32_t ver = rd32(sys, VTD_VER);
 
+	/* Nothing there: a bus reads all-ones (or zeros). */
+	if (ver == 0xffffffffu || !ver) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: no remapping unit at "
+			 "0x%llx (VER reads 0x%x)",
+			 (unsigned long long)c->reg_base, ver);
+		return -UMSI_EINVAL;
+	}
 	p->ecap = rd64(sys, VTD_ECAP);
 	if (!(p->ecap & ECAP_IR) || !(p->ecap & ECAP_QI)) {
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: unit at 0x%llx (version "
