@@ -2636,6 +2636,683 @@ static void test_its_enable_lpis_reads_the_pending_table_unless_ptz(void **st)
 	its_world_free(w);
 }
 
+/* ---- The VT-d interrupt-remapping unit ----------------------------------------- */
+
+#define VTD(off)        (UMSI_SIM_VTD_BASE + (off))
+#define VTD_GCMD        0x18u
+#define VTD_GSTS        0x1cu
+#define VTD_FSTS        0x34u
+#define VTD_IQH         0x80u
+#define VTD_IQT         0x88u
+#define VTD_IQA         0x90u
+#define VTD_ICS         0x9cu
+#define VTD_IRTA        0xb8u
+#define G_QIE           (1u << 26)
+#define G_IRE           (1u << 25)
+#define G_SIRTP         (1u << 24)
+#define G_CFI           (1u << 23)
+#define FSTS_PFO        (1u << 0)
+#define FSTS_PPF        (1u << 1)
+#define FSTS_IQE        (1u << 4)
+#define IRTE_P          (1ull << 0)
+#define IRTE_TM         (1ull << 4)
+#define SVT_SID(sq, sid) (1ull << 18 | (uint64_t)(sq) << 16 | (sid))
+#define SVT_BUS(lo, hi) (2ull << 18 | (uint64_t)(lo) << 8 | (hi))
+#define IOAPIC_SID      0xff00u
+
+/* The remapping table (16 entries) and a 4 KiB queue in phys_alloc memory. */
+struct vtd_world {
+	struct world *w;
+	uint64_t *irt, *iq;
+	uint32_t *status;
+	uint64_t irt_pa, iq_pa, status_pa;
+	uint32_t tail, seq;
+};
+
+static void *vtd_zalloc(struct world *w, size_t size, uint64_t *pa)
+{
+	void *p = w->ops->phys_alloc(w->sim, size, 4096, pa);
+
+	assert_non_null(p);
+	memset(p, 0, size);	/* phys_alloc poisons */
+	return p;
+}
+
+/* Write GCMD as software does: GSTS without its one-shot bits, @bit set or clear. */
+static void vtd_gcmd(struct umsi_sim *sim, uint32_t bit, bool on)
+{
+	uint32_t sts = umsi_sim_mmio_read32(sim, VTD(VTD_GSTS)) &
+		       ~(1u << 30 | 1u << 29 | 1u << 27 | G_SIRTP);
+
+	umsi_sim_mmio_write32(sim, VTD(VTD_GCMD), on ? sts | bit : sts & ~bit);
+}
+
+/* Queue one descriptor and move IQT past it. */
+static void vtd_desc(struct vtd_world *v, uint64_t lo, uint64_t hi)
+{
+	v->iq[2 * v->tail] = lo;
+	v->iq[2 * v->tail + 1] = hi;
+	v->tail = (v->tail + 1) % 256;
+	umsi_sim_mmio_write32(v->w->sim, VTD(VTD_IQT), v->tail << 4);
+}
+
+/* A wait descriptor writing the next sequence number; true when written. */
+static bool vtd_wait(struct vtd_world *v)
+{
+	*v->status = 0;
+	vtd_desc(v, 0x5 | 1ull << 5 | (uint64_t)++v->seq << 32, v->status_pa);
+	return *v->status == v->seq;
+}
+
+static void vtd_iec_global(struct vtd_world *v)
+{
+	vtd_desc(v, 0x4, 0);
+	assert_true(vtd_wait(v));
+}
+
+static void vtd_iec_index(struct vtd_world *v, uint32_t index, uint32_t im)
+{
+	vtd_desc(v, 0x4 | 1ull << 4 | (uint64_t)im << 27 |
+		 (uint64_t)index << 32, 0);
+	assert_true(vtd_wait(v));
+}
+
+/* A remapped-format entry: xAPIC destination in 47:40, x2APIC in 63:32. */
+static uint64_t irte_lo(uint32_t apic, uint8_t vec, bool level, bool x2)
+{
+	return IRTE_P | (level ? IRTE_TM : 0) | (uint64_t)vec << 16 |
+	       (x2 ? (uint64_t)apic << 32 : (uint64_t)(apic & 0xff) << 40);
+}
+
+static void irte_set(struct vtd_world *v, uint32_t i, uint64_t lo, uint64_t hi)
+{
+	v->irt[2 * i] = lo;
+	v->irt[2 * i + 1] = hi;
+}
+
+/* The remappable-format address of handle @h (SHV: bit 3). */
+static uint64_t remap_addr(uint32_t h, bool shv)
+{
+	return 0xfee00000u | 1u << 4 | (shv ? 1u << 3 : 0) |
+	       (h & 0x7fff) << 5 | ((h >> 15) & 1) << 2;
+}
+
+static uint64_t vtd_undeliv_ir(struct umsi_sim *sim)
+{
+	struct umsi_sim_stats s;
+
+	umsi_sim_stats(sim, &s);
+	return s.undeliverable_by[UMSI_SIM_UNDELIV_IR];
+}
+
+static struct umsi_sim_vtd_stats vtd_stats(struct umsi_sim *sim)
+{
+	struct umsi_sim_vtd_stats s;
+
+	assert_int_equal(umsi_sim_vtd_stats(sim, &s), 0);
+	return s;
+}
+
+/*
+ * A machine with the unit; with @on, software's enable sequence: queue,
+ * table pointer (16 entries, EIME with @eime), a global IEC invalidation
+ * and a wait, then remapping (CFI left clear: compatibility blocked).
+ */
+static struct vtd_world *vtd_world_new(uint32_t ncpus, const uint32_t *ids,
+				       bool eim, bool eime, bool on)
+{
+	struct umsi_sim_config cfg = { .ncpus = ncpus, .apic_ids = ids,
+				       .vtd = true, .vtd_eim = eim,
+				       .vtd_ioapic_sid = IOAPIC_SID };
+	struct vtd_world *v = calloc(1, sizeof(*v));
+
+	assert_non_null(v);
+	v->w = world_new(&cfg);
+	v->irt = vtd_zalloc(v->w, 16 * 16, &v->irt_pa);
+	v->iq = vtd_zalloc(v->w, 4096, &v->iq_pa);
+	v->status = vtd_zalloc(v->w, 64, &v->status_pa);
+	if (!on)
+		return v;
+	mmio_write64(v->w->sim, VTD(VTD_IQT), 0);
+	mmio_write64(v->w->sim, VTD(VTD_IQA), v->iq_pa);
+	vtd_gcmd(v->w->sim, G_QIE, true);
+	mmio_write64(v->w->sim, VTD(VTD_IRTA), v->irt_pa |
+		     (eime ? 1ull << 11 : 0) | 3);
+	vtd_gcmd(v->w->sim, G_SIRTP, true);
+	vtd_iec_global(v);
+	vtd_gcmd(v->w->sim, G_IRE, true);
+	assert_int_equal(umsi_sim_mmio_read32(v->w->sim, VTD(VTD_GSTS)),
+			 G_QIE | G_IRE | G_SIRTP);
+	return v;
+}
+
+static void vtd_world_free(struct vtd_world *v)
+{
+	world_free(v->w);	/* frees the phys_alloc blocks too */
+	free(v);
+}
+
+static void test_vtd_registers_and_enable_sequence(void **st)
+{
+	struct umsi_sim_config bad = { .ncpus = 1, .vtd = true,
+				       .controller = UMSI_SIM_CTL_IMSIC };
+	struct umsi_sim_config plain = { .ncpus = 1 };
+	struct vtd_world *v = vtd_world_new(2, NULL, false, false, false);
+	struct umsi_sim *sim = v->w->sim, *x = umsi_sim_create(&plain);
+	uint64_t cap, q;
+
+	(void)st;
+	assert_null(umsi_sim_create(&bad));	/* x86 machines only */
+	assert_non_null(x);
+	assert_int_equal(umsi_sim_vtd_stats(x, &(struct umsi_sim_vtd_stats){0}),
+			 -UMSI_EINVAL);
+	assert_int_equal(umsi_sim_vtd_silent(x, true), -UMSI_EINVAL);
+	assert_int_equal(umsi_sim_mmio_read32(x, VTD(0)), 0xffffffffu);
+	umsi_sim_destroy(x);
+
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(0)), 0x10);
+	cap = mmio_read64(sim, VTD(0x08));
+	assert_int_equal((cap >> 40) & 0xff, UMSI_SIM_VTD_NFR - 1);
+	assert_int_equal(((cap >> 24) & 0x3ff) * 16, UMSI_SIM_VTD_FRCD);
+	assert_int_equal(mmio_read64(sim, VTD(0x10)), 1u << 1 | 1u << 3);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_GSTS)), 0);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_FSTS)), 0);
+	/* IRTA keeps base and size; EIME only with ECAP.EIM. */
+	mmio_write64(sim, VTD(VTD_IRTA), v->irt_pa | 1ull << 11 | 3 | 0x30);
+	assert_int_equal(mmio_read64(sim, VTD(VTD_IRTA)), v->irt_pa | 3);
+	/* Nothing latched before SIRTP. */
+	assert_int_equal(umsi_sim_vtd_irte(sim, 0, (uint64_t[2]){ 0 }),
+			 -UMSI_ENOENT);
+	/* Queue: IQA latched by QIE, IQT stored, IQH read-only. */
+	mmio_write64(sim, VTD(VTD_IQA), v->iq_pa);
+	assert_int_equal(mmio_read64(sim, VTD(VTD_IQA)), v->iq_pa);
+	vtd_gcmd(sim, G_QIE, true);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_GSTS)), G_QIE);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_GCMD)), 0);
+	vtd_gcmd(sim, G_SIRTP, true);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_GSTS)),
+			 G_QIE | G_SIRTP);
+	v->irt[2 * 15] = 0x1234;
+	assert_int_equal(umsi_sim_vtd_irte(sim, 15, (uint64_t[2]){ 0 }), 0);
+	assert_int_equal(umsi_sim_vtd_irte(sim, 16, (uint64_t[2]){ 0 }),
+			 -UMSI_ENOENT);
+	vtd_iec_global(v);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_IQH)), 2 << 4);
+	vtd_gcmd(sim, G_IRE, true);
+	vtd_gcmd(sim, G_CFI, true);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_GSTS)),
+			 G_QIE | G_IRE | G_SIRTP | G_CFI);
+	/* Off again: IRE, CFI, then QIE (IQH back to 0). */
+	vtd_gcmd(sim, G_CFI, false);
+	vtd_gcmd(sim, G_IRE, false);
+	vtd_gcmd(sim, G_QIE, false);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_GSTS)), G_SIRTP);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_IQH)), 0);
+	/* An IQT write while QI is off runs nothing. */
+	q = vtd_stats(sim).waits;
+	vtd_desc(v, 0x5 | 1ull << 5 | 7ull << 32, v->status_pa);
+	assert_int_equal(vtd_stats(sim).waits, q);
+	assert_int_equal(bad_accesses(sim), 0);
+	vtd_world_free(v);
+
+	/* With EIM: ECAP says so, IRTA keeps EIME. */
+	v = vtd_world_new(1, NULL, true, true, true);
+	assert_int_equal(mmio_read64(v->w->sim, VTD(0x10)),
+			 1u << 1 | 1u << 3 | 1u << 4);
+	assert_int_equal(mmio_read64(v->w->sim, VTD(VTD_IRTA)),
+			 v->irt_pa | 1ull << 11 | 3);
+	vtd_world_free(v);
+}
+
+static void test_vtd_iec_invalidation_and_wait_status_write(void **st)
+{
+	struct vtd_world *v = vtd_world_new(1, NULL, false, false, true);
+	struct umsi_sim *sim = v->w->sim;
+	struct umsi_sim_vtd_stats s0 = vtd_stats(sim), s1;
+
+	(void)st;
+	assert_int_equal(s0.iec_global, 1);
+	assert_int_equal(s0.waits, 1);
+	vtd_iec_index(v, 5, 0);
+	vtd_iec_index(v, 8, 3);
+	vtd_iec_global(v);
+	s1 = vtd_stats(sim);
+	assert_int_equal(s1.iec_index, 2);
+	assert_int_equal(s1.iec_global, 2);
+	assert_int_equal(s1.waits, 4);
+	/* Status data 63:32 at the high quadword's address. */
+	assert_int_equal(*v->status, v->seq);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_IQH)), v->tail << 4);
+	/* IF: ICS.IWC, cleared by writing 1; no status write without SW. */
+	*v->status = 0;
+	vtd_desc(v, 0x5 | 1ull << 4 | 9ull << 32, v->status_pa);
+	assert_int_equal(*v->status, 0);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_ICS)), 1);
+	umsi_sim_mmio_write32(sim, VTD(VTD_ICS), 1);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_ICS)), 0);
+	/* The queue wraps at 256 descriptors (QS 0: one page). */
+	for (int i = 0; i < 300; i++)
+		assert_true(vtd_wait(v));
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_IQH)), v->tail << 4);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_FSTS)), 0);
+	assert_int_equal(bad_accesses(sim), 0);
+	vtd_world_free(v);
+}
+
+static void test_vtd_silent_unit_runs_nothing_until_it_wakes(void **st)
+{
+	struct vtd_world *v = vtd_world_new(1, NULL, false, false, true);
+	struct umsi_sim *sim = v->w->sim;
+	uint32_t head = umsi_sim_mmio_read32(sim, VTD(VTD_IQH));
+
+	(void)st;
+	assert_int_equal(umsi_sim_vtd_silent(sim, true), 0);
+	vtd_desc(v, 0x4, 0);
+	assert_false(vtd_wait(v));
+	assert_false(vtd_wait(v));
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_IQH)), head);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_FSTS)), 0);
+	assert_int_equal(umsi_sim_vtd_silent(sim, false), 0);
+	assert_int_equal(*v->status, v->seq);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_IQH)), v->tail << 4);
+	assert_int_equal(vtd_stats(sim).iec_global, 2);
+	assert_int_equal(vtd_stats(sim).waits, 3);
+	vtd_world_free(v);
+}
+
+static void test_vtd_bad_descriptor_sets_iqe_and_stops_the_queue(void **st)
+{
+	struct vtd_world *v = vtd_world_new(1, NULL, false, false, true);
+	struct umsi_sim *sim = v->w->sim;
+	uint32_t bad;
+	uint64_t ba = bad_accesses(sim);
+
+	(void)st;
+	/* An IOTLB invalidation (type 2): not supported here. */
+	bad = v->tail;
+	vtd_desc(v, 0x2, 0);
+	assert_false(vtd_wait(v));
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_FSTS)), FSTS_IQE);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_IQH)), bad << 4);
+	assert_int_equal(bad_accesses(sim), ba + 1);
+	/* More descriptors wait while IQE is set. */
+	assert_false(vtd_wait(v));
+	/* Software fixes it and clears IQE: the queue goes on from IQH. */
+	v->iq[2 * bad] = 0x4;
+	umsi_sim_mmio_write32(sim, VTD(VTD_FSTS), FSTS_IQE);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_FSTS)), 0);
+	assert_int_equal(*v->status, v->seq);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_IQH)), v->tail << 4);
+	/* Reserved bits: IEC's high quadword; a wait's bit 8. */
+	bad = v->tail;
+	vtd_desc(v, 0x4, 1);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_FSTS)), FSTS_IQE);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_IQH)), bad << 4);
+	v->iq[2 * bad + 1] = 0;
+	umsi_sim_mmio_write32(sim, VTD(VTD_FSTS), FSTS_IQE);
+	bad = v->tail;
+	vtd_desc(v, 0x5 | 1ull << 8, 0);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_IQH)), bad << 4);
+	v->iq[2 * bad] = 0x5;
+	umsi_sim_mmio_write32(sim, VTD(VTD_FSTS), FSTS_IQE);
+	/* A status address outside memory. */
+	bad = v->tail;
+	vtd_desc(v, 0x5 | 1ull << 5 | 1ull << 32, 0x40000000);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_FSTS)), FSTS_IQE);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_IQH)), bad << 4);
+	v->iq[2 * bad + 1] = v->status_pa;
+	umsi_sim_mmio_write32(sim, VTD(VTD_FSTS), FSTS_IQE);
+	assert_int_equal(*v->status, 1);
+	/* IQT beyond the queue. */
+	umsi_sim_mmio_write32(sim, VTD(VTD_IQT), 300 << 4);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_FSTS)), FSTS_IQE);
+	assert_int_equal(bad_accesses(sim), ba + 5);
+	vtd_world_free(v);
+}
+
+static void test_vtd_remaps_device_and_cpu_messages(void **st)
+{
+	static const uint32_t ids[2] = { 0, 0x300 };
+	struct vtd_world *v = vtd_world_new(2, NULL, false, false, true);
+	struct world *w = v->w;
+	struct umsi_sim_vtd_stats s;
+	struct umsi_sim_stats ss;
+
+	(void)st;
+	irte_set(v, 5, irte_lo(1, 0x40, false, false), SVT_SID(0, DEV_A));
+	irte_set(v, 6, irte_lo(0, 0x41, false, false), 0);
+	/* A requester-validated entry, by its requester. */
+	assert_int_equal(umsi_sim_msg_write_from(w->sim, DEV_A,
+						 remap_addr(5, false), 0), 1);
+	assert_int_equal(w->n, 1);
+	assert_int_equal(w->log[0].cpu, 1);
+	assert_int_equal(w->log[0].vector, 0x40);
+	/* SHV: handle 4 + subhandle 2 is entry 6, which checks no SID. */
+	assert_int_equal(umsi_sim_msg_write(w->sim, remap_addr(4, true), 2), 1);
+	assert_int_equal(w->log[1].cpu, 0);
+	assert_int_equal(w->log[1].vector, 0x41);
+	/* A device's MSI-X entry through the table, its BDF the requester. */
+	add_msix(w, DEV_A, 4);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 2, remap_addr(5, false), 0, 0);
+	msix_enable(w, DEV_A, false);
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 2), UMSI_SIM_FIRE_SENT);
+	assert_int_equal(w->n, 3);
+	assert_int_equal(w->log[2].cpu, 1);
+	assert_int_equal(w->log[2].vector, 0x40);
+	s = vtd_stats(w->sim);
+	assert_int_equal(s.remapped, 3);
+	assert_int_equal(s.cache_fills, 2);
+	assert_int_equal(s.faults, 0);
+	/* Remapping off: as without the unit (no host remapping here). */
+	vtd_gcmd(w->sim, G_IRE, false);
+	assert_int_equal(umsi_sim_msg_write(w->sim, remap_addr(6, false), 0), 0);
+	assert_int_equal(umsi_sim_msg_write(w->sim, msg_addr(1, 0), 0x42), 1);
+	assert_int_equal(w->log[3].cpu, 1);
+	assert_int_equal(w->log[3].vector, 0x42);
+	umsi_sim_stats(w->sim, &ss);
+	assert_int_equal(ss.undeliverable_by[UMSI_SIM_UNDELIV_REMAP], 1);
+	assert_int_equal(vtd_stats(w->sim).remapped, 3);
+	vtd_world_free(v);
+
+	/* x2APIC mode (EIME): 32-bit destinations. */
+	v = vtd_world_new(2, ids, true, true, true);
+	w = v->w;
+	irte_set(v, 1, irte_lo(0x300, 0x50, false, true), 0);
+	assert_int_equal(umsi_sim_msg_write(w->sim, remap_addr(1, false), 0), 1);
+	assert_int_equal(w->log[0].cpu, 1);
+	assert_int_equal(w->log[0].vector, 0x50);
+	vtd_world_free(v);
+}
+
+/* An entry changed in memory is not seen until an invalidation covers it. */
+static void test_vtd_entry_cache_is_stale_until_invalidated(void **st)
+{
+	struct vtd_world *v = vtd_world_new(2, NULL, false, false, true);
+	struct world *w = v->w;
+	uint64_t a = remap_addr(5, false);
+	uint32_t sid, index, reason;
+
+	(void)st;
+	irte_set(v, 5, irte_lo(0, 0x40, false, false), 0);
+	umsi_sim_msg_write(w->sim, a, 0);
+	irte_set(v, 5, irte_lo(1, 0x50, false, false), 0);
+	umsi_sim_msg_write(w->sim, a, 0);
+	assert_int_equal(w->log[1].cpu, 0);		/* stale */
+	assert_int_equal(w->log[1].vector, 0x40);
+	vtd_iec_index(v, 4, 0);				/* not entry 5 */
+	umsi_sim_msg_write(w->sim, a, 0);
+	assert_int_equal(w->log[2].vector, 0x40);
+	vtd_iec_index(v, 6, 2);				/* 4..7 */
+	umsi_sim_msg_write(w->sim, a, 0);
+	assert_int_equal(w->log[3].cpu, 1);
+	assert_int_equal(w->log[3].vector, 0x50);
+	irte_set(v, 5, irte_lo(0, 0x60, false, false), 0);
+	vtd_iec_global(v);
+	umsi_sim_msg_write(w->sim, a, 0);
+	assert_int_equal(w->log[4].cpu, 0);
+	assert_int_equal(w->log[4].vector, 0x60);
+	/* The table reads what memory holds, not the cache. */
+	v->irt[2 * 5] = 0;
+	{
+		uint64_t e[2];
+
+		assert_int_equal(umsi_sim_vtd_irte(w->sim, 5, e), 0);
+		assert_int_equal(e[0], 0);
+	}
+	/* Cleared but not invalidated: still delivered. */
+	assert_int_equal(umsi_sim_msg_write(w->sim, a, 0), 1);
+	assert_int_equal(w->log[5].vector, 0x60);
+	vtd_iec_index(v, 5, 0);
+	assert_int_equal(umsi_sim_msg_write(w->sim, a, 0), 0);
+	assert_int_equal(w->n, 6);
+	assert_int_equal(umsi_sim_vtd_fault(w->sim, 0, &sid, &index, &reason),
+			 0);
+	assert_int_equal(reason, UMSI_SIM_VTD_FR_NOT_PRESENT);
+	assert_int_equal(index, 5);
+	assert_int_equal(sid, UMSI_SIM_NO_REQUESTER);
+	/* Present entries are cached when used; a not-present one is not. */
+	assert_int_equal(vtd_stats(w->sim).cache_fills, 3);
+	vtd_world_free(v);
+}
+
+static void assert_frcd(struct umsi_sim *sim, uint32_t n, uint32_t sid,
+			uint32_t index, uint32_t reason)
+{
+	uint64_t lo = mmio_read64(sim, VTD(UMSI_SIM_VTD_FRCD + 16 * n));
+	uint64_t hi = mmio_read64(sim, VTD(UMSI_SIM_VTD_FRCD + 16 * n + 8));
+
+	assert_int_equal(lo, (uint64_t)index << 48);
+	assert_int_equal(hi, 1ull << 63 | (uint64_t)reason << 32 | sid);
+}
+
+static void assert_fault(struct umsi_sim *sim, uint32_t n, uint32_t sid,
+			 uint32_t index, uint32_t reason)
+{
+	uint32_t s, i, r;
+
+	assert_int_equal(umsi_sim_vtd_fault(sim, n, &s, &i, &r), 0);
+	assert_int_equal(s, sid);
+	assert_int_equal(i, index);
+	assert_int_equal(r, reason);
+}
+
+static void test_vtd_faults_are_recorded_with_sid_index_and_reason(void **st)
+{
+	struct vtd_world *v = vtd_world_new(2, NULL, false, false, true);
+	struct world *w = v->w;
+	struct umsi_sim *sim = w->sim;
+	umsi_bdf_t fn3 = UMSI_BDF(0, 0, 3, 3), bus4 = UMSI_BDF(0, 4, 0, 0);
+	struct umsi_sim_vtd_stats s;
+
+	(void)st;
+	/* 0x21: index 16 of a 16-entry table. */
+	assert_int_equal(umsi_sim_msg_write_from(sim, DEV_A,
+						 remap_addr(16, false), 0), 0);
+	assert_frcd(sim, 0, DEV_A, 16, UMSI_SIM_VTD_FR_INDEX);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_FSTS)),
+			 FSTS_PPF | 1u << 8);
+	/* 0x22: not present. */
+	umsi_sim_msg_write_from(sim, DEV_B, remap_addr(2, false), 0);
+	assert_frcd(sim, 1, DEV_B, 2, UMSI_SIM_VTD_FR_NOT_PRESENT);
+	/* 0x24: reserved bits: low 14:12, xAPIC destination 39:32, high. */
+	irte_set(v, 3, irte_lo(1, 0x40, false, false) | 1ull << 12, 0);
+	irte_set(v, 4, irte_lo(1, 0x40, false, false) | 1ull << 33, 0);
+	irte_set(v, 5, irte_lo(1, 0x40, false, false), 1ull << 20);
+	umsi_sim_msg_write_from(sim, DEV_A, remap_addr(3, false), 0);
+	assert_frcd(sim, 2, DEV_A, 3, UMSI_SIM_VTD_FR_RESERVED);
+	/* 0x26: SID validation, all 16 bits. */
+	irte_set(v, 6, irte_lo(1, 0x41, false, false), SVT_SID(0, DEV_A));
+	umsi_sim_msg_write_from(sim, DEV_B, remap_addr(6, false), 0);
+	assert_frcd(sim, 3, DEV_B, 6, UMSI_SIM_VTD_FR_SID);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_FSTS)), FSTS_PPF);
+	/* All four full, FRI back at 0: the next one overflows (PFO). */
+	umsi_sim_msg_write_from(sim, DEV_A, remap_addr(4, false), 0);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_FSTS)),
+			 FSTS_PPF | FSTS_PFO);
+	assert_frcd(sim, 0, DEV_A, 16, UMSI_SIM_VTD_FR_INDEX);
+	/* Software clears FRCD 0 and PFO: recording goes on there. */
+	umsi_sim_mmio_write32(sim, VTD(UMSI_SIM_VTD_FRCD + 12), 1u << 31);
+	umsi_sim_mmio_write32(sim, VTD(VTD_FSTS), FSTS_PFO);
+	assert_int_equal(mmio_read64(sim, VTD(UMSI_SIM_VTD_FRCD + 8)) >> 63, 0);
+	umsi_sim_msg_write_from(sim, DEV_A, remap_addr(5, false), 0);
+	assert_frcd(sim, 0, DEV_A, 5, UMSI_SIM_VTD_FR_RESERVED);
+	for (uint32_t i = 0; i < UMSI_SIM_VTD_NFR; i++)
+		umsi_sim_mmio_write32(sim, VTD(UMSI_SIM_VTD_FRCD + 16 * i + 12),
+				      1u << 31);
+	assert_int_equal(umsi_sim_mmio_read32(sim, VTD(VTD_FSTS)), 1u << 8);
+	/* 0x25: compatibility format, CFIS clear. No requester: SID 0. */
+	assert_int_equal(umsi_sim_msg_write(sim, msg_addr(1, 0), 0x42), 0);
+	assert_frcd(sim, 1, 0, 0, UMSI_SIM_VTD_FR_COMPAT);
+	/* CFI set: compatibility format goes by the unit. */
+	vtd_gcmd(sim, G_CFI, true);
+	assert_int_equal(umsi_sim_msg_write(sim, msg_addr(1, 0), 0x42), 1);
+	assert_int_equal(w->log[0].vector, 0x42);
+	/* SQ: function bits ignored; SVT 2: a bus range. */
+	irte_set(v, 7, irte_lo(0, 0x43, false, false), SVT_SID(3, DEV_A));
+	irte_set(v, 8, irte_lo(0, 0x44, false, false), SVT_SID(1, DEV_A));
+	irte_set(v, 9, irte_lo(0, 0x45, false, false), SVT_BUS(2, 5));
+	assert_int_equal(umsi_sim_msg_write_from(sim, fn3,
+						 remap_addr(7, false), 0), 1);
+	assert_int_equal(umsi_sim_msg_write_from(sim, fn3,
+						 remap_addr(8, false), 0), 0);
+	assert_int_equal(umsi_sim_msg_write_from(sim, bus4,
+						 remap_addr(9, false), 0), 1);
+	assert_int_equal(umsi_sim_msg_write_from(sim, DEV_A,
+						 remap_addr(9, false), 0), 0);
+	assert_int_equal(umsi_sim_msg_write(sim, remap_addr(7, false), 0), 0);
+	/* 0x23: a table bigger than its memory (S 7: 256 entries). */
+	mmio_write64(sim, VTD(VTD_IRTA), v->irt_pa | 7);
+	vtd_gcmd(sim, G_SIRTP, true);
+	umsi_sim_msg_write_from(sim, DEV_A, remap_addr(100, false), 0);
+	/* Every fault, in order, FRCDs cleared or not. */
+	assert_fault(sim, 0, DEV_A, 16, UMSI_SIM_VTD_FR_INDEX);
+	assert_fault(sim, 1, DEV_B, 2, UMSI_SIM_VTD_FR_NOT_PRESENT);
+	assert_fault(sim, 2, DEV_A, 3, UMSI_SIM_VTD_FR_RESERVED);
+	assert_fault(sim, 3, DEV_B, 6, UMSI_SIM_VTD_FR_SID);
+	assert_fault(sim, 4, DEV_A, 4, UMSI_SIM_VTD_FR_RESERVED);
+	assert_fault(sim, 5, DEV_A, 5, UMSI_SIM_VTD_FR_RESERVED);
+	assert_fault(sim, 6, UMSI_SIM_NO_REQUESTER, 0, UMSI_SIM_VTD_FR_COMPAT);
+	assert_fault(sim, 7, fn3, 8, UMSI_SIM_VTD_FR_SID);
+	assert_fault(sim, 8, DEV_A, 9, UMSI_SIM_VTD_FR_SID);
+	assert_fault(sim, 9, UMSI_SIM_NO_REQUESTER, 7, UMSI_SIM_VTD_FR_SID);
+	assert_fault(sim, 10, DEV_A, 100, UMSI_SIM_VTD_FR_TABLE);
+	assert_int_equal(umsi_sim_vtd_fault(sim, 11, NULL, NULL, NULL),
+			 -UMSI_ENOENT);
+	s = vtd_stats(sim);
+	assert_int_equal(s.faults, 11);
+	assert_int_equal(s.blocked_compat, 1);
+	assert_int_equal(s.remapped, 2);
+	assert_int_equal(vtd_undeliv_ir(sim), 11);
+	assert_int_equal(w->n, 3);
+	vtd_world_free(v);
+
+	/* EIME: compatibility format blocked even with CFI set. */
+	v = vtd_world_new(1, NULL, true, true, true);
+	vtd_gcmd(v->w->sim, G_CFI, true);
+	assert_int_equal(umsi_sim_msg_write(v->w->sim, msg_addr(0, 0), 0x42), 0);
+	assert_fault(v->w->sim, 0, UMSI_SIM_NO_REQUESTER, 0,
+		     UMSI_SIM_VTD_FR_COMPAT);
+	vtd_world_free(v);
+}
+
+struct vtd_targets {
+	unsigned n;
+	struct umsi_sim_target t[8];
+};
+
+static void vtd_target_rec(void *arg, const struct umsi_sim_target *t)
+{
+	struct vtd_targets *r = arg;
+
+	if (r->n < 8)
+		r->t[r->n++] = *t;
+}
+
+static void test_vtd_ioapic_remappable_entry_goes_through_the_unit(void **st)
+{
+	struct vtd_world *v = vtd_world_new(2, NULL, false, false, true);
+	struct world *w = v->w;
+	struct umsi_sim *sim = w->sim;
+	struct umsi_gsi_entry e = { { remap_addr(7, false), 0 },
+				    UMSI_INTX_LEVEL, UMSI_INTX_ACTIVE_LOW,
+				    false };
+	struct umsi_gsi_entry c = GSI(1, 0x70, UMSI_INTX_EDGE,
+				      UMSI_INTX_ACTIVE_HIGH, false);
+	struct vtd_targets tg = { 0 };
+	struct umsi_sim_rte r;
+
+	(void)st;
+	irte_set(v, 7, irte_lo(1, 0x60, true, false), SVT_SID(0, IOAPIC_SID));
+	assert_int_equal(w->ops->gsi_program(sim, 16, &e), 0);
+	assert_int_equal(umsi_sim_ioapic_get(sim, 16, &r), 0);
+	assert_true(r.remappable);
+	assert_int_equal(r.handle, 7);
+	assert_int_equal(r.vector, 0x60);
+	assert_int_equal(r.apic_id, 1);
+	/* Live targets: through the table. */
+	assert_int_equal(umsi_sim_live_targets(sim, vtd_target_rec, &tg), 1);
+	assert_int_equal(tg.t[0].gsi, 16);
+	assert_true(tg.t[0].resolved);
+	assert_int_equal(tg.t[0].cpu, 1);
+	assert_int_equal(tg.t[0].vector, 0x60);
+	/* The line fires: level, as the entry's TM says; Remote IRR till EOI. */
+	w->no_eoi = true;
+	assert_int_equal(umsi_sim_gsi_set(sim, 16, true), 0);
+	assert_int_equal(w->n, 1);
+	assert_int_equal(w->log[0].cpu, 1);
+	assert_int_equal(w->log[0].vector, 0x60);
+	umsi_sim_ioapic_get(sim, 16, &r);
+	assert_true(r.remote_irr);
+	assert_int_equal(r.deliveries, 1);
+	umsi_sim_gsi_set(sim, 16, false);
+	umsi_sim_set_current_cpu(sim, 1);
+	umsi_sim_eoi(sim, 0x60);
+	umsi_sim_ioapic_get(sim, 16, &r);
+	assert_false(r.remote_irr);
+	assert_int_equal(vtd_stats(sim).remapped, 1);
+	/* An entry validating another requester: fault as the IO-APIC. */
+	irte_set(v, 7, irte_lo(1, 0x60, true, false), SVT_SID(0, DEV_A));
+	vtd_iec_index(v, 7, 0);
+	tg.n = 0;
+	umsi_sim_live_targets(sim, vtd_target_rec, &tg);
+	assert_false(tg.t[0].resolved);
+	umsi_sim_gsi_set(sim, 16, true);
+	assert_int_equal(w->n, 1);
+	assert_fault(sim, 0, IOAPIC_SID, 7, UMSI_SIM_VTD_FR_SID);
+	umsi_sim_ioapic_get(sim, 16, &r);
+	assert_false(r.remote_irr);
+	/* A compatibility-format entry is blocked (CFIS clear). */
+	assert_int_equal(w->ops->gsi_program(sim, 3, &c), 0);
+	umsi_sim_ioapic_get(sim, 3, &r);
+	assert_false(r.remappable);
+	umsi_sim_gsi_set(sim, 3, true);
+	assert_fault(sim, 1, IOAPIC_SID, 0, UMSI_SIM_VTD_FR_COMPAT);
+	assert_int_equal(w->n, 1);
+	/* A machine without the unit refuses remappable entries. */
+	{
+		struct world *x = world_cpus(1, NULL, 0);
+
+		assert_int_equal(x->ops->gsi_program(x->sim, 16, &e),
+				 -UMSI_EINVAL);
+		world_free(x);
+	}
+	vtd_world_free(v);
+}
+
+static void test_vtd_live_targets_resolve_through_the_table(void **st)
+{
+	struct vtd_world *v = vtd_world_new(2, NULL, false, false, true);
+	struct world *w = v->w;
+	struct vtd_targets tg = { 0 };
+
+	(void)st;
+	add_msix(w, DEV_A, 4);
+	irte_set(v, 3, irte_lo(1, 0x48, false, false), SVT_SID(0, DEV_A));
+	irte_set(v, 4, irte_lo(0, 0x49, false, false), SVT_SID(0, DEV_B));
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 0, remap_addr(3, false), 0, 0);
+	umsi_sim_msix_entry_set(w->sim, DEV_A, 1, remap_addr(4, false), 0, 0);
+	msix_enable(w, DEV_A, false);
+	/* Entries 2 and 3 are masked (reset state). */
+	assert_int_equal(umsi_sim_live_targets(w->sim, vtd_target_rec, &tg), 2);
+	assert_true(tg.t[0].resolved);
+	assert_int_equal(tg.t[0].cpu, 1);
+	assert_int_equal(tg.t[0].vector, 0x48);
+	assert_false(tg.t[1].resolved);	/* DEV_B's entry */
+	/* The cache wins over memory, as it does for delivery. */
+	assert_int_equal(umsi_sim_fire(w->sim, DEV_A, 0), UMSI_SIM_FIRE_SENT);
+	irte_set(v, 3, irte_lo(0, 0x58, false, false), SVT_SID(0, DEV_A));
+	tg.n = 0;
+	umsi_sim_live_targets(w->sim, vtd_target_rec, &tg);
+	assert_int_equal(tg.t[0].cpu, 1);
+	assert_int_equal(tg.t[0].vector, 0x48);
+	vtd_iec_global(v);
+	tg.n = 0;
+	umsi_sim_live_targets(w->sim, vtd_target_rec, &tg);
+	assert_int_equal(tg.t[0].cpu, 0);
+	assert_int_equal(tg.t[0].vector, 0x58);
+	vtd_world_free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2705,6 +3382,15 @@ int main(void)
 		cmocka_unit_test(test_its_managed_redistributor_pends_in_its_table_and_holds_disabled_lpis),
 		cmocka_unit_test(test_its_redistributor_tables_outside_memory_drop_lpis),
 		cmocka_unit_test(test_its_enable_lpis_reads_the_pending_table_unless_ptz),
+		cmocka_unit_test(test_vtd_registers_and_enable_sequence),
+		cmocka_unit_test(test_vtd_iec_invalidation_and_wait_status_write),
+		cmocka_unit_test(test_vtd_silent_unit_runs_nothing_until_it_wakes),
+		cmocka_unit_test(test_vtd_bad_descriptor_sets_iqe_and_stops_the_queue),
+		cmocka_unit_test(test_vtd_remaps_device_and_cpu_messages),
+		cmocka_unit_test(test_vtd_entry_cache_is_stale_until_invalidated),
+		cmocka_unit_test(test_vtd_faults_are_recorded_with_sid_index_and_reason),
+		cmocka_unit_test(test_vtd_ioapic_remappable_entry_goes_through_the_unit),
+		cmocka_unit_test(test_vtd_live_targets_resolve_through_the_table),
 	};
 	const char *filter = getenv("UMSI_SIM_TEST_FILTER");
 
