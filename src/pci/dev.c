@@ -501,6 +501,37 @@ static int probe(struct umsi_pci_dev *dev)
 	return probe_intx(dev);
 }
 
+/*
+ * The requester ID @dev's messages carry when they reach the root (what
+ * an IOMMU or an ITS sees): its own, unless a bridge on the way takes
+ * the request over. Below a PCI Express to PCI/PCI-X bridge a
+ * conventional function is (the bridge's secondary bus, devfn 0), below
+ * a conventional PCI-to-PCI bridge it is that bridge (PCI Express to
+ * PCI/PCI-X Bridge Specification 2.3); the walk goes on to the root. Only
+ * a conventional function costs a config read (its bridge's type).
+ */
+static uint32_t requester_of(struct umsi_pci_dev *dev)
+{
+	struct umsi_pci_dev *c = dev, *b = dev->parent;
+	uint32_t rid = dev->bdf, flags, depth;
+
+	for (depth = 0; b && depth < 256; depth++, c = b, b = b->parent) {
+		if (c->pcie_cap)
+			continue;
+		if (!b->pcie_cap) {
+			rid = b->bdf;
+		} else if (!umsi_pci_cfg_read(b, b->pcie_cap + UMSI_PCIE_FLAGS,
+					      2, &flags) &&
+			   ((flags & UMSI_PCIE_FLAGS_TYPE) >>
+			    UMSI_PCIE_FLAGS_TYPE_SHIFT) ==
+			   UMSI_PCIE_TYPE_PCI_BRIDGE) {
+			/* Same segment; the bus the function sits on. */
+			rid = (c->bdf & ~0xffffu) | (c->bdf & 0xff00u);
+		}
+	}
+	return rid;
+}
+
 int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
 		 struct umsi_pci_dev *parent, uint32_t flags,
 		 struct umsi_pci_dev **out)
@@ -536,6 +567,7 @@ int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
 		dev_free(dev);
 		return ret;
 	}
+	dev->requester_id = requester_of(dev);
 	fl = umsi_lock(sys);
 	for (d = st->devs; d && d->bdf != bdf; d = d->next)
 		;

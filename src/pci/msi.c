@@ -369,7 +369,7 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 	for (i = 0; i < (uint32_t)block; i++) {
 		dev->descs[i]->chip_data = dev;
 		dev->descs[i]->hwirq = i;
-		dev->descs[i]->source_id = dev->bdf;
+		dev->descs[i]->source_id = dev->requester_id;
 		dev->descs[i]->source_events = dev->msi_mmc;
 	}
 	dev->ndesc = (uint32_t)block;

@@ -500,7 +500,7 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 		set_used(dev, v->index, true);
 		d->chip_data = v;
 		d->hwirq = v->index;
-		d->source_id = dev->bdf;
+		d->source_id = dev->requester_id;
 		d->source_events = dev->msix_size;
 	}
 	/* Bound: published, still ours until set up (entries masked). */
@@ -652,7 +652,7 @@ int umsi_msix_add_entry(struct umsi_pci_dev *dev, int32_t index, bool dynamic)
 	v->ctrl = UMSI_MSIX_CTRL_MASKBIT;
 	d->chip_data = v;
 	d->hwirq = idx;
-	d->source_id = dev->bdf;
+	d->source_id = dev->requester_id;
 	d->source_events = dev->msix_size;
 	umsi_irq_publish(sys, &d, 1);
 	ret = umsi_irq_msg(sys, d, &v->msg);

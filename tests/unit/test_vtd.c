@@ -421,6 +421,73 @@ static void test_msi_block_spread(void **state)
 	vtd_machine_free(m);
 }
 
+/* ---- requester IDs behind bridges ------------------------------------------ */
+
+/*
+ * Source-ID validation names the requester ID the unit will see: a
+ * conventional function behind a PCI Express to PCI bridge is (the
+ * bridge's secondary bus, devfn 0), behind a conventional PCI-to-PCI
+ * bridge it is that bridge; a PCIe function is itself.
+ */
+static void test_requester_alias_behind_bridges(void **state)
+{
+	struct machine *m = vtd_machine(2, 0);
+	struct umsi_sim_dev_desc pb, cb, d = msi_desc(1, true, true);
+	struct umsi_pci_dev *bp, *bc, *a, *b;
+	struct umsi_msg msg;
+	uint16_t cap;
+
+	(void)state;
+	memset(&pb, 0, sizeof(pb));
+	pb.vendor = 0x1b36;
+	pb.device = 0x000e;                     /* QEMU's pcie-pci-bridge */
+	pb.header_type = 1;
+	pb.secondary_bus = 5;
+	pb.subordinate_bus = 5;
+	pb.pcie.present = true;
+	pb.pcie.type = UMSI_PCIE_TYPE_PCI_BRIDGE;
+	cb = pb;
+	cb.device = 0x0001;                     /* a conventional bridge */
+	cb.secondary_bus = 6;
+	cb.subordinate_bus = 6;
+	cb.pcie.present = false;
+	bp = plug(m, UMSI_BDF(0, 0, 0x1e, 0), &pb, 0);
+	bc = plug(m, UMSI_BDF(0, 0, 0x1f, 0), &cb, 0);
+	assert_int_equal(umsi_sim_add_device(m->sim, UMSI_BDF(0, 5, 1, 0), &d),
+			 0);
+	assert_int_equal(umsi_pci_add(m->sys, UMSI_BDF(0, 5, 1, 0), bp, 0, &a),
+			 0);
+	assert_int_equal(umsi_sim_add_device(m->sim, UMSI_BDF(0, 6, 2, 0), &d),
+			 0);
+	assert_int_equal(umsi_pci_add(m->sys, UMSI_BDF(0, 6, 2, 0), bc, 0, &b),
+			 0);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_PCI_IRQ_MSI),
+			 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_PCI_IRQ_MSI),
+			 1);
+	cap = find_cap(m, UMSI_BDF(0, 5, 1, 0), UMSI_PCI_CAP_ID_MSI);
+	msg.address = umsi_sim_cfg_read(m->sim, UMSI_BDF(0, 5, 1, 0), cap + 4, 4);
+	msg.data = 0;
+	{
+		uint64_t e[2];
+
+		assert_int_equal(umsi_sim_vtd_irte(m->sim, handle_of(&msg, 0),
+						   e), 0);
+		assert_int_equal(IRTE_SID(e[1]), 0x0500);
+		cap = find_cap(m, UMSI_BDF(0, 6, 2, 0), UMSI_PCI_CAP_ID_MSI);
+		msg.address = umsi_sim_cfg_read(m->sim, UMSI_BDF(0, 6, 2, 0),
+						cap + 4, 4);
+		assert_int_equal(umsi_sim_vtd_irte(m->sim, handle_of(&msg, 0),
+						   e), 0);
+		assert_int_equal(IRTE_SID(e[1]), UMSI_BDF(0, 0, 0x1f, 0));
+	}
+	umsi_pci_remove(m->sys, a);
+	umsi_pci_remove(m->sys, b);
+	umsi_pci_remove(m->sys, bp);
+	umsi_pci_remove(m->sys, bc);
+	vtd_machine_free(m);
+}
+
 /* ---- APIC IDs above 255 -------------------------------------------------------- */
 
 /*
@@ -709,6 +776,7 @@ int main(void)
 		cmocka_unit_test(test_msix_remapped),
 		cmocka_unit_test(test_migration_rewrites_entry),
 		cmocka_unit_test(test_msi_block_spread),
+		cmocka_unit_test(test_requester_alias_behind_bridges),
 		cmocka_unit_test(test_apic_ids_above_255),
 		cmocka_unit_test(test_forged_messages_refused),
 		cmocka_unit_test(test_intx_through_remapping),

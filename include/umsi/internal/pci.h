@@ -109,6 +109,8 @@ struct umsi_pci_dev {
 	uint8_t header_type;
 	uint32_t add_flags;
 	uint16_t pcie_cap;
+	/* The requester ID its messages carry upstream (requester_of). */
+	uint32_t requester_id;
 
 	/* Why MSI and MSI-X are forbidden (policy, quirk), or NULL. */
 	const char *deny_reason;
