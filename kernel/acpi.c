@@ -84,16 +84,37 @@ static void add_cpu(uint32_t apic_id)
  * then entries of (type, length). A CPU entry counts when its Enabled
  * flag is set; its position among those is the kernel's CPU number.
  */
+/* The least length of each MADT entry type this parser reads (5.2.12). */
+static uint8_t madt_min_len(uint8_t type)
+{
+	switch (type) {
+	case 0:  return 8;      /* Processor Local APIC */
+	case 1:  return 12;     /* I/O APIC */
+	case 2:  return 10;     /* Interrupt Source Override */
+	case 5:  return 12;     /* Local APIC Address Override */
+	case 9:  return 16;     /* Processor Local x2APIC */
+	default: return 2;
+	}
+}
+
 static void parse_madt(const uint8_t *t, uint32_t len)
 {
+	if (len < 44) {
+		kprintf("acpi: MADT of %u bytes, shorter than its header\n", len);
+		return;
+	}
 	acpi.lapic_addr = rd32(t + 36);
 	acpi.pcat_compat = rd32(t + 40) & 1;
 	for (uint32_t off = 44; off + 2 <= len;) {
 		const uint8_t *e = t + off;
 		uint8_t type = e[0], elen = e[1];
 
-		if (elen < 2 || off + elen > len)
+		/* An entry shorter than its type, or past the end: stop. */
+		if (elen < madt_min_len(type) || elen > len - off) {
+			kprintf("acpi: MADT entry type %u at %u has length %u "
+				"(%u left)\n", type, off, elen, len - off);
 			break;
+		}
 		switch (type) {
 		case 0:		/* Processor Local APIC */
 			if (rd32(e + 4) & 1)

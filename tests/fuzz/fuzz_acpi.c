@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_acpi - the x86 reference kernel's ACPI table parsers (kernel/acpi.c:
+ * MADT, MCFG, FADT and the VT-d DMAR), compiled hosted and unmodified, on
+ * hostile tables: ACPI tables are firmware data. The input is one table;
+ * its signature picks the parser, or, when it names none of them, the
+ * first byte does (the signature is then overwritten), so every parser
+ * sees every shape. The header's length field is set to the input's size
+ * and the checksum is not checked, so the parsers, not the checksum, are
+ * what the fuzzer meets. The sanitizers report any read outside the
+ * table; the DMAR parser's result must hold together.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../kernel/acpi.c"
+
+#define FUZZ_CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
+
+/* The kernel services acpi.c uses, hosted. */
+void kprintf(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
+int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	return vsnprintf(buf, size, fmt, ap);
+}
+
+int ksnprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+void panic(const char *fmt, ...)
+{
+	(void)fmt;
+	abort();
+}
+
+static void check_dmar(const struct acpi_dmar *d)
+{
+	uint32_t i;
+
+	FUZZ_CHECK(d->present);
+	if (!d->valid) {
+		FUZZ_CHECK(memchr(d->error, 0, sizeof(d->error)) != NULL);
+		return;
+	}
+	FUZZ_CHECK(d->ndrhds <= ACPI_MAX_DRHDS);
+	for (i = 0; i < d->ndrhds; i++) {
+		const struct acpi_drhd *h = &d->drhd[i];
+		uint32_t k, n = h->nscopes < ACPI_MAX_SCOPES ? h->nscopes :
+				ACPI_MAX_SCOPES;
+
+		FUZZ_CHECK(h->base && !(h->base & 0xfff));
+		for (k = 0; k < n; k++)
+			FUZZ_CHECK(h->scope[k].npath <= ACPI_MAX_PATH);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char sigs[4][4] = { "APIC", "MCFG", "FACP", "DMAR" };
+	uint8_t *t;
+	uint32_t len = (uint32_t)size;
+	int kind = -1, k;
+
+	if (size < sizeof(struct sdt_header) || size > (1u << 20))
+		return 0;
+	/* A copy of exactly @size bytes: ASan sees every byte past it. */
+	t = malloc(size);
+	if (!t)
+		return 0;
+	memcpy(t, data, size);
+	for (k = 0; k < 4; k++)
+		if (!memcmp(t, sigs[k], 4))
+			kind = k;
+	if (kind < 0) {
+		kind = t[0] % 4;
+		memcpy(t, sigs[kind], 4);
+	}
+	memcpy(t + 4, &len, 4);
+	memset(&acpi, 0, sizeof(acpi));
+	switch (kind) {
+	case 0:
+		parse_madt(t, len);
+		FUZZ_CHECK(acpi.nioapics <= ACPI_MAX_IOAPICS);
+		break;
+	case 1:
+		parse_mcfg(t, len);
+		break;
+	case 2:
+		parse_fadt(t, len);
+		break;
+	default:
+		acpi_parse_dmar(t, len, &acpi.dmar);
+		check_dmar(&acpi.dmar);
+		break;
+	}
+	free(t);
+	return 0;
+}
