@@ -582,7 +582,8 @@ uint64_t umsi_sim_gicr_addr(struct umsi_sim *sim, uint32_t cpu);
  * @iec_global, @iec_index: interrupt entry cache invalidations run
  *     (index-selective ones count once per descriptor)
  * @waits: invalidation wait descriptors run
- * @remapped: messages delivered through a table entry
+ * @remapped: messages that passed their table entry and were sent to its
+ *     destination (an offline CPU there still makes them undeliverable)
  * @faults: remapping faults (every reason, 0x25 too)
  * @blocked_compat: of those, compatibility-format messages blocked
  * @cache_fills: entries read from memory into the entry cache
