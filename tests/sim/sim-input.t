@@ -189,8 +189,14 @@ rejects(machine("cpus 2\nplatform imsic\n\nplatform its\n"),
 rejects(machine("cpus 2\nplatform its num-ids=127\n"),
 	qr/:2: num-ids= is for 'platform imsic'\n/, 'num-ids on an ITS machine');
 rejects(machine("cpus 2\nplatform gic\n"),
-	qr/:2: unknown platform feature 'gic' \(.*imsic, its, num-ids=N\)\n/,
+	qr/:2: unknown platform feature 'gic' \(.*imsic, its, vtd, num-ids=N\)\n/,
 	'an unknown feature, the list naming its');
+rejects(machine("cpus 2\nplatform its\nplatform vtd\n"),
+	qr/:3: platform vtd is an x86 remapping unit: not with platform its or imsic\n/,
+	'a VT-d unit on an ITS machine');
+rejects(machine("cpus 2\nplatform remap vtd\n"),
+	qr/:2: platform vtd and remap: the unit is uMSI's \(vtd\) or the host's \(remap\), not both\n/,
+	'VT-d and the host remapping hook together');
 
 # The file as a whole.
 rejects(machine(""), qr/: no 'cpus' line\n/, 'an empty file');

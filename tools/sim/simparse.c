@@ -259,7 +259,7 @@ static int sim_parse_platform(struct sim_parser *p)
 	if (p->n < 2)
 		return sim_fail(p, "'platform' needs a feature (ext-dest-id, "
 				"remap, x2apic, no-msi, isa-pic, imsic, its, "
-				"num-ids=N)");
+				"vtd, num-ids=N)");
 	for (unsigned i = 1; i < p->n; i++) {
 		size_t k;
 
@@ -275,6 +275,12 @@ static int sim_parse_platform(struct sim_parser *p)
 				p->sp->its_line = p->line;
 			continue;
 		}
+		if (!strcmp(p->tok[i], "vtd")) {
+			p->sp->vtd = true;
+			if (!p->sp->vtd_line)
+				p->sp->vtd_line = p->line;
+			continue;
+		}
 		if (!strncmp(p->tok[i], "num-ids=", 8)) {
 			if (sim_parse_num_ids(p, p->tok[i] + 8))
 				return -1;
@@ -286,7 +292,7 @@ static int sim_parse_platform(struct sim_parser *p)
 		if (k == sizeof(feats) / sizeof(feats[0]))
 			return sim_fail(p, "unknown platform feature '%s' "
 					"(ext-dest-id, remap, x2apic, no-msi, "
-					"isa-pic, imsic, its, num-ids=N)",
+					"isa-pic, imsic, its, vtd, num-ids=N)",
 					sim_quote(p->tok[i], q));
 		p->sp->plat |= feats[k].flag;
 	}
@@ -317,6 +323,16 @@ static int sim_check_imsic(struct sim_parser *p)
 		p->line = sp->its_line;
 		return sim_fail(p, "platform its has Arm CPUs: x2apic, "
 				"ext-dest-id and remap are x86 features");
+	}
+	if (sp->vtd && (sp->its || sp->imsic)) {
+		p->line = sp->vtd_line;
+		return sim_fail(p, "platform vtd is an x86 remapping unit: not "
+				"with platform its or imsic");
+	}
+	if (sp->vtd && (sp->plat & UMSI_PLAT_IRQ_REMAP)) {
+		p->line = sp->vtd_line;
+		return sim_fail(p, "platform vtd and remap: the unit is uMSI's "
+				"(vtd) or the host's (remap), not both");
 	}
 	if (sp->imsic && (sp->plat & x86)) {
 		p->line = sp->imsic_line;

@@ -63,6 +63,8 @@ struct sim_spec {
 	unsigned imsic_line;
 	bool its;               /* platform its: Arm CPUs, a GICv3 ITS (LPIs) */
 	unsigned its_line;
+	bool vtd;               /* platform vtd: x86 with a VT-d unit uMSI owns */
+	unsigned vtd_line;
 	uint32_t num_ids;       /* platform num-ids=N (imsic); 0: 255 */
 	unsigned num_ids_line;
 	char cmdline[SIM_CMDLINE_MAX];

@@ -150,10 +150,13 @@ static int sim_spread_get(const struct sim_machine *m, struct sim_spread *s)
 
 		umsi_matrix_cpu_stats(mx, i, &cs);
 		s->used[i] = cs.allocated + cs.managed_allocated;
+		/* VT-d in x2APIC mode names any APIC ID, as remapping does. */
 		s->reach[i] = cs.online &&
 			      (sp->imsic || sp->its ||
 			       umsi_x86_dest_reachable(sp->apic_ids[i],
-						       sp->plat));
+					sp->plat | (sp->vtd && (sp->plat &
+					UMSI_PLAT_X2APIC) ? UMSI_PLAT_IRQ_REMAP :
+					0)));
 		s->total += s->used[i];
 		s->reserved += cs.managed - cs.managed_allocated;
 		if (cs.capacity > s->capacity)
@@ -467,8 +470,8 @@ static void sim_print_landing_row(const struct sim_machine *m,
 		printf("  %-20s %u on %u CPU%s (at most %u on one): %s%s\n",
 		       name, sim_granted(first), together,
 		       together == 1 ? "" : "s", most, list,
-		       first->mode == UMSI_MODE_MSI && most > 1 ?
-		       " (an MSI block sits on one CPU)" : "");
+		       first->mode == UMSI_MODE_MSI && most > 1 &&
+		       !m->spec->vtd ? " (an MSI block sits on one CPU)" : "");
 		return;
 	}
 	if (lo == hi)
@@ -653,11 +656,12 @@ static void sim_print_machine_line(const struct sim_machine *m)
 		       (unsigned long long)sp->nvec);
 		return;
 	}
-	printf("machine: %u CPU%s (APIC IDs %s)%s%s%s%s, %u device%s asking "
+	printf("machine: %u CPU%s (APIC IDs %s)%s%s%s%s%s, %u device%s asking "
 	       "for %llu vectors\n\n", sp->ncpus, sp->ncpus == 1 ? "" : "s",
 	       ids, sp->plat & UMSI_PLAT_X2APIC ? ", x2apic" : "",
 	       sp->plat & UMSI_PLAT_EXT_DEST_ID ? ", ext-dest-id" : "",
 	       sp->plat & UMSI_PLAT_IRQ_REMAP ? ", remap" : "",
+	       sp->vtd ? ", a VT-d remapping unit (uMSI's table)" : "",
 	       sp->plat & UMSI_PLAT_NO_MSI ? ", no-msi" : "", m->ninst,
 	       m->ninst == 1 ? "" : "s", (unsigned long long)sp->nvec);
 }

@@ -224,6 +224,7 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	struct umsi_config ucfg = { 0 };
 	struct umsi_imsic_config icfg = { 0 };
 	struct umsi_its_config itscfg = { 0 };
+	struct umsi_vtd_config vtdcfg = { 0 };
 	uint64_t *files = NULL;
 	int ret;
 
@@ -244,6 +245,17 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	}
 	if (sp->its)
 		scfg.controller = UMSI_SIM_CTL_ITS;
+	if (sp->vtd) {
+		/* x2APIC destinations through EIM when the CPUs are x2APIC. */
+		scfg.vtd = true;
+		scfg.vtd_eim = (sp->plat & UMSI_PLAT_X2APIC) != 0;
+		scfg.vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
+		vtdcfg.reg_base = UMSI_SIM_VTD_BASE;
+		vtdcfg.x2apic = scfg.vtd_eim;
+		vtdcfg.ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
+		ucfg.ctl = &umsi_ctl_x86_vtd;
+		ucfg.ctl_config = &vtdcfg;
+	}
 	m->sim = umsi_sim_create(&scfg);
 	/* IMSIC: each hart's file; ITS: each CPU's MAPC target. */
 	if ((sp->imsic || sp->its) && m->sim)
