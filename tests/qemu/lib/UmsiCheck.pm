@@ -13,6 +13,19 @@
 #   - x86-64: address 0xfeeXXXXX with the destination APIC ID in bits
 #     19:12 (and 11:5, extended), vector in data bits 7:0; the line names
 #     the CPU by "apic_id";
+#   - x86-64 under interrupt remapping (the ready line's "remap":true):
+#     address bit 4 set is the remappable format (VT-d 5.1.5.2): the
+#     interrupt handle in bits 19:5 and 2 (bit 15), SHV in bit 3, then the
+#     data is a subhandle added to it (a block's message i: data | i). The
+#     table entry (IRTE) it names is read through the monitor from the
+#     table the unit's IRTA register points at (the unit's base from the
+#     kernel's "remap: on" line) and decoded here (9.10): P bit 0, trigger
+#     bit 4, vector 23:16, destination 63:32 (xAPIC: APIC ID in 47:40), and
+#     in the high half SID 15:0, SQ 17:16, SVT 19:18. The entry must be
+#     present, send the line's vector to the line's APIC ID, validate the
+#     function's requester ID (the IO-APIC's for wired inputs, from the
+#     DMAR line), and be the line's "irte". A remappable IO-APIC entry
+#     (bit 48) carries the handle in 63:49 and 11, its vector in 7:0;
 #   - riscv64 (AIA IMSIC): the address is a hart's S-level interrupt file,
 #     one of the "file" addresses of the ready line, and the data the
 #     identity; the line names the CPU by "hart". The ECAM window is the
@@ -36,6 +49,10 @@ use strict;
 use warnings;
 no warnings 'portable';	# 64-bit hex addresses
 use JSON::PP;
+
+# The architecture the messages are decoded for, and under remapping the
+# unit and its entries (set by check()).
+our $HW = {};
 
 sub parse_bdf {
 	my ($s) = @_;
@@ -163,9 +180,96 @@ sub snapshot {
 		$fn{$bdf} = decode_function($mon, \@w);
 	}
 	my ($arch, $files, $its) = arch_of($text);
-	return { ecam => $ecam, functions => \%fn, arch => $arch, files => $files,
-		 its => $its,
-		 ioapic => $arch eq 'x86_64' ? ioapic_entries($mon) : {} };
+	my $hw = { ecam => $ecam, functions => \%fn, arch => $arch, files => $files,
+		   its => $its,
+		   ioapic => $arch eq 'x86_64' ? ioapic_entries($mon) : {} };
+	remap_snapshot($mon, $text, $hw) if $arch eq 'x86_64';
+	return $hw;
+}
+
+# The remapping unit and the table entries the messages and IO-APIC
+# entries of $hw name, when the ready line says "remap":true.
+sub remap_snapshot {
+	my ($mon, $text, $hw) = @_;
+	my ($line) = $text =~ /^UMSI (\{"event":"ready".*\})\s*$/m;
+	my $ready = $line ? eval { decode_json($line) } : undef;
+	return unless $ready && $ready->{remap};
+	my ($base) = $text =~ /^remap: on \(umsi\.remap=\w+\): unit 0x([0-9a-f]+)/m;
+	my ($iosid) = $text =~ /^dmar: DRHD 0x[0-9a-f]+ .* ioapic \d+ sid 0x([0-9a-f]+)/m;
+	my $r = $hw->{remap} = { on => 1, ioapic_sid => defined $iosid ? hex($iosid) : undef };
+	if (!defined $base) {
+		$r->{error} = 'no "remap: on" line naming the unit';
+		return;
+	}
+	$r->{base} = hex($base);
+	my ($gsts) = $mon->read32($r->{base} + 0x1c, 1);
+	my ($lo, $hi) = $mon->read32($r->{base} + 0xb8, 2);
+	$r->{gsts} = $gsts // 0;
+	$r->{table} = (($lo // 0) & ~0xfff) + ($hi // 0) * 2**32;
+	$r->{size} = 2 << (($lo // 0) & 0xf);
+	$r->{eime} = (($lo // 0) >> 11) & 1;
+	my %want;
+	for my $f (values %{$hw->{functions}}) {
+		if (my $x = $f->{msix}) {
+			for my $e (@{$x->{entries} // []}) {
+				next if $e->{masked} || !remappable($e->{addr});
+				my $i = remap_index($e->{addr}, $e->{data});
+				$want{$i} = 1;
+			}
+		}
+		if (my $m = $f->{msi}) {
+			next unless $m->{enable} && remappable($m->{addr});
+			for my $k (0 .. (1 << $m->{mme}) - 1) {
+				$want{remap_index($m->{addr}, $m->{data} | $k)} = 1;
+			}
+		}
+	}
+	for my $e (values %{$hw->{ioapic}}) {
+		$want{$e->{handle}} = 1 if $e->{remap};
+	}
+	for my $i (sort { $a <=> $b } keys %want) {
+		next if $i >= $r->{size};
+		my @w = $mon->read32($r->{table} + 16 * $i, 4);
+		next unless @w == 4;
+		$r->{irte}{$i} = { present => $w[0] & 1, level => ($w[0] >> 4) & 1,
+				   vector => ($w[0] >> 16) & 0xff,
+				   dest => $r->{eime} ? $w[1] : ($w[1] >> 8) & 0xff,
+				   sid => $w[2] & 0xffff, sq => ($w[2] >> 16) & 3,
+				   svt => ($w[2] >> 18) & 3 };
+	}
+}
+
+sub remappable { my ($addr) = @_; return ($addr & 0xfff00010) == 0xfee00010; }
+
+# The entry a remappable message names: handle (+ subhandle with SHV).
+sub remap_index {
+	my ($addr, $data) = @_;
+	my $h = (($addr >> 5) & 0x7fff) | ((($addr >> 2) & 1) << 15);
+	$h += $data & 0xffff if ($addr >> 3) & 1;
+	return $h;
+}
+
+# Problems of remapping table entry $i against a line's vector $v sent
+# by requester $sid (undef: not checked); "what" names it in the text.
+sub irte_problems {
+	my ($what, $i, $v, $sid) = @_;
+	my $r = $HW->{remap} // {};
+	my $e = $r->{irte}{$i};
+	my @bad;
+	push @bad, "$what names entry $i, line says irte " . ($v->{irte} // 'none')
+		if ($v->{irte} // -1) != $i;
+	return (@bad, "$what: entry $i beyond the table ($r->{size})")
+		if $i >= ($r->{size} // 0);
+	return (@bad, "$what: entry $i unread") unless $e;
+	return (@bad, "$what: entry $i not present") unless $e->{present};
+	push @bad, "$what: entry $i vector $e->{vector}, line says $v->{vector}"
+		if $e->{vector} != ($v->{vector} // -1);
+	push @bad, "$what: entry $i dest $e->{dest}, line says apic_id $v->{apic_id}"
+		if $e->{dest} != ($v->{apic_id} // -1);
+	push @bad, sprintf('%s: entry %d validates SID 0x%04x (SVT %d SQ %d), requester is 0x%04x',
+			   $what, $i, $e->{sid}, $e->{svt}, $e->{sq}, $sid)
+		if defined $sid && ($e->{svt} != 1 || $e->{sq} != 0 || $e->{sid} != $sid);
+	return @bad;
 }
 
 # IO-APIC redirection entries from `info pic` ("pin N 0x<64-bit entry>"),
@@ -178,21 +282,27 @@ sub ioapic_entries {
 		my ($pin, $hi, $lo) = ($1, hex(substr($2, 0, 8)), hex(substr($2, 8, 8)));
 		$e{$pin} = { vector => $lo & 0xff, active_low => ($lo >> 13) & 1,
 			     level => ($lo >> 15) & 1, masked => ($lo >> 16) & 1,
-			     dest => $hi >> 24 };
+			     dest => $hi >> 24,
+			     # remappable format (VT-d 5.1.5.1): bit 48, handle
+			     # 14:0 in 63:49, 15 in 11
+			     remap => ($hi >> 16) & 1,
+			     handle => (($hi >> 17) & 0x7fff) | ((($lo >> 11) & 1) << 15) };
 	}
 	return \%e;
 }
 
-# The architecture the messages are decoded for (set by check()).
-our $HW = {};
 
 sub riscv { return ($HW->{arch} // '') eq 'riscv64'; }
 sub arm64 { return ($HW->{arch} // '') eq 'arm64'; }
 
 sub msg_dest {
-	my ($addr) = @_;
+	my ($addr, $data) = @_;
 	return $HW->{files}{$addr} // -1 if riscv();
 	return -1 if arm64();	# an ITS message names no CPU
+	if (remappable($addr)) {
+		my $e = ($HW->{remap}{irte} // {})->{remap_index($addr, $data // 0)};
+		return $e && $e->{present} ? $e->{dest} : -1;
+	}
 	return (($addr >> 12) & 0xff) | ((($addr >> 5) & 0x7f) << 8);
 }
 
@@ -203,10 +313,16 @@ sub msg_ok {
 	return ($addr & 0xfff00000) == 0xfee00000 && $addr < 2**32;
 }
 
-# The vector (x86) or identity (IMSIC) a message's data delivers.
+# The vector (x86) or identity (IMSIC) a message's data delivers; under
+# remapping the vector of the table entry the message names.
 sub msg_vector {
-	my ($data) = @_;
-	return riscv() || arm64() ? $data : $data & 0xff;
+	my ($data, $addr) = @_;
+	return $data if riscv() || arm64();
+	if (defined $addr && remappable($addr)) {
+		my $e = ($HW->{remap}{irte} // {})->{remap_index($addr, $data)};
+		return $e && $e->{present} ? $e->{vector} : -1;
+	}
+	return $data & 0xff;
 }
 
 # The line's name for the CPU a vector targets.
@@ -236,6 +352,9 @@ sub check_device {
 			   $f->{vendor}, $f->{device}, $d->{vendor}, $d->{device})
 		if hex($d->{vendor}) != $f->{vendor} || hex($d->{device}) != $f->{device};
 	my @vecs = @{$d->{vectors} // []};
+	my $remap = $HW->{remap} && $HW->{remap}{on};
+	my (undef, $rbus, $rdev, $rfn) = parse_bdf($d->{bdf});
+	my $rid = defined $rfn ? ($rbus << 8) | ($rdev << 3) | $rfn : undef;
 	push @bad, 'device line cut short: no closing continuation line'
 		if $d->{incomplete};
 	push @bad, sprintf('%d vectors listed, line says nvec %d', scalar @vecs, $d->{nvec})
@@ -258,13 +377,20 @@ sub check_device {
 			$listed{$v->{index}} = 1;
 			push @bad, sprintf('entry %d address 0x%x not an interrupt message',
 					   $v->{index}, $e->{addr}) unless msg_ok($e->{addr});
+			if ($remap && !remappable($e->{addr})) {
+				push @bad, sprintf('entry %d address 0x%x: compatibility format under remapping',
+						   $v->{index}, $e->{addr});
+			} elsif ($remap) {
+				push @bad, irte_problems("entry $v->{index}",
+					remap_index($e->{addr}, $e->{data}), $v, $rid);
+			}
 			push @bad, sprintf('entry %d dest %d, line says %s %d',
-					   $v->{index}, msg_dest($e->{addr}), hwid_key(), line_hwid($v))
-				if msg_dest($e->{addr}) != line_hwid($v);
+					   $v->{index}, msg_dest($e->{addr}, $e->{data}), hwid_key(), line_hwid($v))
+				if msg_dest($e->{addr}, $e->{data}) != line_hwid($v);
 			push @bad, sprintf('entry %d %s %d, line says %d',
 					   $v->{index}, arm64() ? 'EventID' : 'vector',
-					   msg_vector($e->{data}), want_data($v))
-				if msg_vector($e->{data}) != want_data($v);
+					   msg_vector($e->{data}, $e->{addr}), want_data($v))
+				if msg_vector($e->{data}, $e->{addr}) != want_data($v);
 			# A managed IRQ shut down (its CPUs offline) must be masked
 			# and its old vector is free for others; one disabled by
 			# storm detection must be masked too.
@@ -277,8 +403,8 @@ sub check_device {
 			} else {
 				push @bad, "entry $v->{index} masked" if $e->{masked};
 			}
-			push @{$pairs->{(arm64() ? $d->{bdf} : msg_dest($e->{addr})) . '/' .
-					msg_vector($e->{data})}}, "$d->{bdf}#$v->{index}";
+			push @{$pairs->{(arm64() ? $d->{bdf} : msg_dest($e->{addr}, $e->{data})) . '/' .
+					msg_vector($e->{data}, $e->{addr})}}, "$d->{bdf}#$v->{index}";
 		}
 		for my $i (0 .. $#{$x->{entries}}) {
 			push @bad, "unlisted entry $i unmasked"
@@ -294,27 +420,40 @@ sub check_device {
 		push @bad, "multiple message enable $block, line says reserved $d->{reserved}"
 			if ($d->{reserved} // -1) != $block;
 		push @bad, "MME $m->{mme} above MMC $m->{mmc}" if $m->{mme} > $m->{mmc};
-		my $base = msg_vector($m->{data});
-		push @bad, sprintf('data vector 0x%x not aligned to %d', $base, $block)
+		# Remappable: the data is a subhandle, message i sends data | i,
+		# each naming its own entry; else the data is the base vector.
+		my $rm = !riscv() && !arm64() && remappable($m->{addr});
+		my $base = $rm ? $m->{data} & 0xffff : msg_vector($m->{data});
+		push @bad, sprintf('data %s 0x%x not aligned to %d', $rm ? 'subhandle' : 'vector',
+				   $base, $block)
 			if $base % $block;
 		push @bad, sprintf('address 0x%x not an interrupt message', $m->{addr})
 			unless msg_ok($m->{addr});
+		push @bad, sprintf('address 0x%x: compatibility format under remapping', $m->{addr})
+			if $remap && !$rm;
 		push @bad, sprintf('%d vectors listed, block holds %d', scalar @vecs, $block)
 			if @vecs > $block;
+		my $mdata = sub { return $rm ? $m->{data} | $_[0] : $m->{data}; };
+		my $mvec = sub { return $rm ? msg_vector($mdata->($_[0]), $m->{addr}) : $base + $_[0]; };
 		for my $v (@vecs) {
+			my $i = $v->{index};
+			push @bad, irte_problems("message $i", remap_index($m->{addr}, $mdata->($i)),
+						 $v, $rid) if $rm;
 			push @bad, sprintf('message %d dest %d, line says %s %d',
-					   $v->{index}, msg_dest($m->{addr}), hwid_key(), line_hwid($v))
-				if msg_dest($m->{addr}) != line_hwid($v);
+					   $i, msg_dest($m->{addr}, $mdata->($i)), hwid_key(), line_hwid($v))
+				if msg_dest($m->{addr}, $mdata->($i)) != line_hwid($v);
 			push @bad, sprintf('message %d %s %d, line says %d',
-					   $v->{index}, arm64() ? 'EventID' : 'vector',
-					   $base + $v->{index}, want_data($v))
-				if $base + $v->{index} != want_data($v);
-			push @bad, "message $v->{index} masked"
-				if $m->{pvm} && (($m->{mask} >> $v->{index}) & 1);
+					   $i, arm64() ? 'EventID' : 'vector',
+					   $mvec->($i), want_data($v))
+				if $mvec->($i) != want_data($v);
+			push @bad, "message $i masked"
+				if $m->{pvm} && (($m->{mask} >> $i) & 1);
 		}
 		for my $i (0 .. $block - 1) {
-			push @{$pairs->{(arm64() ? $d->{bdf} : msg_dest($m->{addr})) .
-					'/' . ($base + $i)}}, "$d->{bdf}#$i";
+			# Under remapping only the listed messages have entries.
+			next if $rm && !grep { $_->{index} == $i } @vecs;
+			push @{$pairs->{(arm64() ? $d->{bdf} : msg_dest($m->{addr}, $mdata->($i))) .
+					'/' . $mvec->($i)}}, "$d->{bdf}#$i";
 		}
 	} elsif ($mode eq 'intx') {
 		push @bad, 'MSI enabled' if $msi_en;
@@ -332,8 +471,15 @@ sub check_device {
 			} else {
 				push @bad, "IO-APIC pin $v->{gsi} vector $e->{vector}, line says $v->{vector}"
 					if $e->{vector} != $v->{vector};
-				push @bad, "IO-APIC pin $v->{gsi} dest $e->{dest}, line says apic_id $v->{apic_id}"
-					if $e->{dest} != $v->{apic_id};
+				if ($e->{remap}) {
+					push @bad, irte_problems("IO-APIC pin $v->{gsi}", $e->{handle}, $v,
+								 $HW->{remap}{ioapic_sid});
+				} else {
+					push @bad, "IO-APIC pin $v->{gsi}: compatibility format under remapping"
+						if $remap;
+					push @bad, "IO-APIC pin $v->{gsi} dest $e->{dest}, line says apic_id $v->{apic_id}"
+						if $e->{dest} != $v->{apic_id};
+				}
 				push @bad, "IO-APIC pin $v->{gsi} not level/active-low"
 					unless $e->{level} && $e->{active_low};
 				push @bad, "IO-APIC pin $v->{gsi} masked" if $e->{masked};
@@ -403,6 +549,18 @@ sub check {
 			    'no (APIC ID, vector) pair used twice',
 		    join('; ', map { "$_: @{$pairs{$_}}" } @dups)];
 	push @res, lpi_check($hw, $r) if arm64();
+	if (my $rm = $hw->{remap}) {
+		my @rbad;
+		push @rbad, $rm->{error} if $rm->{error};
+		# GSTS (11.4.5): QIES 26, IRES 25, IRTPS 24 set; CFIS 23 clear.
+		push @rbad, sprintf('GSTS 0x%08x: not QIES|IRES|IRTPS', $rm->{gsts} // 0)
+			if !$rm->{error} && (($rm->{gsts} // 0) & 0x07000000) != 0x07000000;
+		push @rbad, sprintf('GSTS 0x%08x: compatibility format let through (CFIS)', $rm->{gsts})
+			if !$rm->{error} && ($rm->{gsts} >> 23) & 1;
+		push @res, [!@rbad, sprintf('remapping unit on, table at 0x%x (%d entries)',
+					    $rm->{table} // 0, $rm->{size} // 0),
+			    join('; ', @rbad)];
+	}
 	# BARs the kernel printed against configuration space.
 	my @barbad;
 	for my $l (@{$r->{lines}}) {
