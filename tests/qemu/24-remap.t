@@ -110,6 +110,9 @@ for my $accel ('tcg', 'kvm') {
 			my ($x) = UmsiTest::devices_by_id($r, '0x1033', '0x0194');
 			is(($x // {})->{mode}, 'msi', 'xhci in MSI mode');
 			is(scalar @{($x // {})->{vectors} // []}, 16, 'xhci: a 16-message block, each message its own entry');
+			my %xcpu = map { ($_->{cpu} // -1) => 1 } @{($x // {})->{vectors} // []};
+			ok(keys(%xcpu) >= 2, 'xhci: the block\'s messages spread over ' .
+			   scalar(keys %xcpu) . ' CPUs (each message its own CPU)');
 			my ($n) = UmsiTest::devices_by_id($r, '0x1b36', '0x0010');
 			is(($n // {})->{mode}, 'msix', 'nvme in MSI-X mode');
 			# The checker sees a wrong entry number, CPU or vector.
