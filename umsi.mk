@@ -34,6 +34,7 @@ UMSI_SRCS := $(addprefix $(UMSI_DIR)/src/, \
 	arch/riscv/imsic.c \
 	arch/x86/lapic.c \
 	arch/x86/msg.c \
+	arch/x86/vtd.c \
 	irq/affinity.c \
 	irq/desc.c \
 	irq/dispatch.c \
