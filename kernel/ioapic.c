@@ -25,6 +25,7 @@
 #define IOWIN    0x10
 
 #define RTE_POLARITY_LOW (1u << 13)
+#define RTE_REMOTE_IRR   (1u << 14)
 #define RTE_LEVEL        (1u << 15)
 #define RTE_MASKED       (1u << 16)
 
@@ -120,7 +121,7 @@ static struct ioapic *find(uint32_t gsi, uint32_t *pin)
  */
 int ioapic_program(uint32_t gsi, const struct ioapic_route *r)
 {
-	uint32_t pin, lo, hi;
+	uint32_t pin, lo, hi, old_lo, old_hi;
 	struct ioapic *io = find(gsi, &pin);
 	unsigned long flags;
 
@@ -139,6 +140,22 @@ int ioapic_program(uint32_t gsi, const struct ioapic_route *r)
 	if (r->trigger == IOAPIC_TRIGGER_LEVEL)
 		lo |= RTE_LEVEL;
 	flags = spin_lock_irqsave(&io->lock);
+	old_lo = reg_read(io, (uint8_t)(0x10 + 2 * pin));
+	old_hi = reg_read(io, (uint8_t)(0x11 + 2 * pin));
+	/*
+	 * A level entry delivered and not yet ended (Remote IRR) that is
+	 * re-aimed: the EOI that will come names the old vector, which no
+	 * longer matches, so Remote IRR would never clear and the line would
+	 * never fire again (a move landing between a delivery and its EOI).
+	 * Clear it as an edge entry does (82093AA: Remote IRR is for level
+	 * entries only), masked; if the line is still asserted it fires
+	 * again at the new target, and the handler that finds nothing to do
+	 * says so: one extra call, never a lost or stuck line.
+	 */
+	if ((old_lo & RTE_LEVEL) && (old_lo & RTE_REMOTE_IRR) &&
+	    ((old_lo & 0xff) != (lo & 0xff) || old_hi != hi))
+		reg_write(io, (uint8_t)(0x10 + 2 * pin),
+			  (old_lo & ~RTE_LEVEL) | RTE_MASKED);
 	reg_write(io, (uint8_t)(0x10 + 2 * pin), lo | RTE_MASKED);
 	reg_write(io, (uint8_t)(0x11 + 2 * pin), hi);
 	reg_write(io, (uint8_t)(0x10 + 2 * pin), lo | (r->masked ? RTE_MASKED : 0));
