@@ -647,6 +647,8 @@ void umsi_glue_run(void)
 	}
 	if (glue_cfg.have_fire)
 		glue_fire_all();
+	if (cmdline_value("umsi.forge", val, sizeof(val)) && strcmp(val, "0"))
+		glue_forge();
 	/* Slot events already queued (a card waiting in an unpowered slot):
 	 * served now, so that the ready line counts what they set up. */
 	if (umsi_glue_work_pending())

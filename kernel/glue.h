@@ -81,6 +81,12 @@ void glue_fire(struct glue_dev *g, uint32_t events);
 void glue_fire_all(void);	/* every claimed device, umsi.fire=N each */
 void glue_report_all(void);	/* device lines of every function */
 
+/*
+ * umsi.forge=1 (x86): the edu forges messages with its DMA engine, one
+ * UMSI forge line per case (glue_forge.c).
+ */
+void glue_forge(void);
+
 /* A `step` line; with umsi.steps, wait for the harness's key press. */
 void glue_step(const char *name);
 

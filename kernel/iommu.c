@@ -353,6 +353,16 @@ int iommu_irte_vector(uint32_t index, uint8_t *vector)
 	return 0;
 }
 
+uint32_t iommu_irte_count(void)
+{
+	uint64_t irta;
+
+	if (!unit)
+		return 0;
+	irta = rd64(DMAR_IRTA);
+	return irta & ~(uint64_t)0xfff ? 2u << (irta & 0xf) : 0;
+}
+
 void iommu_setup_done(void)
 {
 	uint32_t gsts, bsp_id;

@@ -45,6 +45,12 @@ bool iommu_remap_active(void);
 int iommu_irte_vector(uint32_t index, uint8_t *vector);
 
 /*
+ * Entries of the interrupt-remapping table the unit points at (IRTA), or
+ * 0 without a chosen unit or a table.
+ */
+uint32_t iommu_irte_count(void);
+
+/*
  * Report every fault the unit recorded (a UMSI ir_fault line each; other
  * faults as dma_fault) and clear it. Returns how many. Any context but
  * one CPU at a time (the boot CPU's set-up and work loop).
