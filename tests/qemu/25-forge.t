@@ -79,6 +79,7 @@ sub nic_vec0 {
 # (if any) and whether it was delivered (remapped) before the next one.
 sub ir_trace {
 	my ($file) = @_;
+	no warnings 'portable';		# 64-bit entry quadwords
 	my @req;
 	open(my $fh, '<', $file) or return [];
 	while (my $l = <$fh>) {
