@@ -28,6 +28,9 @@
 #include "iommu.h"
 #include "pci.h"
 #include "smp.h"
+#include "glue.h"
+
+#include <umsi/ctl.h>
 
 #define DMAR_CAP        0x08
 #define DMAR_GSTS       0x1c
@@ -47,8 +50,6 @@
 #define FSTS_PFO        (1u << 0)
 #define FSTS_PPF        (1u << 1)
 
-#define FRCD_F          (1u << 31)	/* of the record's top dword */
-#define FRCD_T          (1u << 30)
 
 #define IRTA_EIME       (1u << 11)
 #define IRTE_P          1ull
@@ -411,51 +412,43 @@ static const char *ir_reason(uint8_t fr)
 	return fr >= 0x20 && fr <= 0x28 ? text[fr - 0x20] : NULL;
 }
 
+/* One fault the library read from the unit, as a UMSI line. */
+static void report_fault(void *arg, const struct umsi_vtd_fault *f)
+{
+	const char *why = f->interrupt ? ir_reason(f->reason) : NULL;
+
+	(void)arg;
+	if (why)
+		kprintf("UMSI {\"event\":\"ir_fault\",\"sid\":\"%04x:%02x:%02x.%u\","
+			"\"index\":%u,\"reason\":\"0x%02x %s\"}\n",
+			unit->segment, f->sid >> 8, (f->sid >> 3) & 0x1f,
+			f->sid & 7, f->index, f->reason, why);
+	else
+		kprintf("UMSI {\"event\":\"dma_fault\",\"sid\":\"%04x:%02x:%02x.%u\","
+			"\"addr\":\"0x%lx\",\"%s\":true,\"reason\":\"0x%02x\"}\n",
+			unit->segment, f->sid >> 8, (f->sid >> 3) & 0x1f,
+			f->sid & 7, f->addr, f->write ? "write" : "read",
+			f->reason);
+}
+
+/*
+ * The fault recording registers, read and cleared by the library's VT-d
+ * back end (umsi_vtd_faults, which the simulator's unit tests cover):
+ * each fault becomes a UMSI line.
+ */
 uint32_t iommu_poll_faults(void)
 {
-	uint64_t cap;
-	uint32_t fsts, fro, nfr, first, n = 0;
+	struct umsi_system *s = kernel_umsi_system();
+	bool lost = false;
+	int n;
 
-	if (!unit)
+	if (!unit || !s)
 		return 0;
-	fsts = mmio_read32(regs + DMAR_FSTS);
-	if (!(fsts & (FSTS_PPF | FSTS_PFO)))
+	n = umsi_vtd_faults(s, report_fault, NULL, &lost);
+	if (n < 0)
 		return 0;
-	cap = rd64(DMAR_CAP);
-	fro = (uint32_t)((cap >> 24) & 0x3ff) * 16;
-	nfr = (uint32_t)((cap >> 40) & 0xff) + 1;
-	first = (fsts >> 8) & 0xff;
-	for (uint32_t i = 0; i < nfr && fro + 16 * nfr <= 4096; i++) {
-		uint32_t rec = fro + 16 * ((first + i) % nfr);
-		uint32_t top = mmio_read32(regs + rec + 12);
-		uint64_t fi;
-		uint32_t sid;
-		uint8_t fr;
-		const char *why;
-
-		if (!(top & FRCD_F))
-			continue;
-		fi = rd64(rec);
-		sid = mmio_read32(regs + rec + 8) & 0xffff;
-		fr = (uint8_t)top;
-		why = ir_reason(fr);
-		if (why)
-			kprintf("UMSI {\"event\":\"ir_fault\",\"sid\":\"%04x:%02x:%02x.%u\","
-				"\"index\":%lu,\"reason\":\"0x%02x %s\"}\n",
-				unit->segment, sid >> 8, (sid >> 3) & 0x1f, sid & 7,
-				fi >> 48, fr, why);
-		else
-			kprintf("UMSI {\"event\":\"dma_fault\",\"sid\":\"%04x:%02x:%02x.%u\","
-				"\"addr\":\"0x%lx\",\"%s\":true,\"reason\":\"0x%02x\"}\n",
-				unit->segment, sid >> 8, (sid >> 3) & 0x1f, sid & 7,
-				fi & ~(uint64_t)0xfff, top & FRCD_T ? "read" : "write", fr);
-		mmio_write32(regs + rec + 12, FRCD_F);	/* write 1 to clear */
-		n++;
-	}
-	if (fsts & FSTS_PFO) {
+	if (lost)
 		kprintf("dmar: fault records overflowed: faults were lost\n");
-		mmio_write32(regs + DMAR_FSTS, FSTS_PFO);
-	}
-	faults += n;
-	return n;
+	faults += (uint32_t)n;
+	return (uint32_t)n;
 }

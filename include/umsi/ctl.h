@@ -37,6 +37,7 @@
 #include <umsi/types.h>
 
 struct umsi_ctl;
+struct umsi_system;
 
 /* The x86 local APIC back end (src/arch/x86). */
 extern const struct umsi_ctl umsi_ctl_x86_lapic;
@@ -253,5 +254,53 @@ struct umsi_vtd_config {
 
 /* The Intel VT-d interrupt-remapping back end (src/arch/x86/vtd.c). */
 extern const struct umsi_ctl umsi_ctl_x86_vtd;
+
+/* VT-d fault reasons of interrupt requests (VT-d 7.1.3). */
+#define UMSI_VTD_FR_IR_FIRST     0x20
+#define UMSI_VTD_FR_IR_LAST      0x28
+#define UMSI_VTD_FR_INDEX        0x21  /* handle beyond the table */
+#define UMSI_VTD_FR_NOT_PRESENT  0x22  /* entry not present */
+#define UMSI_VTD_FR_RESERVED     0x24  /* reserved bits set in the entry */
+#define UMSI_VTD_FR_COMPAT       0x25  /* compatibility format blocked */
+#define UMSI_VTD_FR_SID          0x26  /* source-ID validation failed */
+
+/**
+ * struct umsi_vtd_fault - one fault the remapping unit recorded
+ * @sid: the requester ID of the request that faulted
+ * @reason: the fault reason (VT-d 7.1.3): 0x20-0x28 for an interrupt
+ *          request (UMSI_VTD_FR_*), else a DMA-remapping fault
+ * @interrupt: an interrupt request (reason 0x20-0x28)
+ * @index: an interrupt request's handle (+ subhandle): the table entry
+ * @addr: a DMA fault's page address (FI, bits 63:12)
+ * @write: a DMA fault on a write (FRCD.T clear)
+ */
+struct umsi_vtd_fault {
+	uint32_t sid;
+	uint8_t reason;
+	bool interrupt;
+	uint32_t index;
+	uint64_t addr;
+	bool write;
+};
+
+/**
+ * umsi_vtd_faults - read and clear what the remapping unit recorded
+ * @sys: a system created with umsi_ctl_x86_vtd
+ * @report: called once per recorded fault (any context the caller is in;
+ *          it must not call back into uMSI)
+ * @arg: passed to @report
+ * @overflowed: set when the unit lost faults for want of records
+ *          (FSTS.PFO, then cleared); may be NULL
+ *
+ * Walks the fault recording registers (CAP.FRO, CAP.NFR) from FSTS.FRI,
+ * reports each with F set and clears it (write 1 to F). uMSI never reads
+ * them otherwise: the kernel calls this from its fault event or a poll.
+ * Context: any; takes the back end's spinlock.
+ * Return: the number of faults reported, or -UMSI_EINVAL when @sys has
+ * another back end.
+ */
+int umsi_vtd_faults(struct umsi_system *sys,
+		    void (*report)(void *arg, const struct umsi_vtd_fault *f),
+		    void *arg, bool *overflowed);
 
 #endif /* UMSI_CTL_H */

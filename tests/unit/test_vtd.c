@@ -566,6 +566,20 @@ static void test_apic_ids_above_255(void **state)
 	vtd_machine_free(m);
 }
 
+/* Faults as umsi_vtd_faults() reports them. */
+struct faults {
+	struct umsi_vtd_fault f[8];
+	unsigned n;
+};
+
+static void collect(void *arg, const struct umsi_vtd_fault *f)
+{
+	struct faults *fl = arg;
+
+	if (fl->n < 8)
+		fl->f[fl->n++] = *f;
+}
+
 /* ---- forgery ------------------------------------------------------------------ */
 
 /*
@@ -574,7 +588,9 @@ static void test_apic_ids_above_255(void **state)
  * requester and the entry recorded) and no CPU takes it; a handle nobody
  * owns faults as not present; a compatibility-format message aimed
  * straight at a CPU and vector the nvme owns is blocked. No handler runs,
- * nothing counts as spurious.
+ * nothing counts as spurious. umsi_vtd_faults() reads each from the
+ * fault recording registers once (requester, entry, reason), and says
+ * when more faults came than the unit has records.
  */
 static void test_forged_messages_refused(void **state)
 {
@@ -585,8 +601,10 @@ static void test_forged_messages_refused(void **state)
 	struct umsi_pci_dev *rogue = plug(m, DEV, &dm, 0);
 	struct umsi_irq_info info;
 	struct umsi_msg msg, direct;
-	uint32_t irq, sid, index, reason, h;
+	uint32_t irq, sid, index, reason, h, k;
 	struct umsi_sim_stats st;
+	struct faults fl;
+	bool over;
 
 	(void)state;
 	assert_int_equal(umsi_pci_alloc_irq_vectors(x, 1, 1, UMSI_PCI_IRQ_MSIX),
@@ -622,6 +640,20 @@ static void test_forged_messages_refused(void **state)
 						 direct.data), 0);
 	assert_int_equal(umsi_sim_vtd_fault(m->sim, 2, &sid, NULL, &reason), 0);
 	assert_int_equal(reason, UMSI_SIM_VTD_FR_COMPAT);
+	/* What a kernel reads from the fault recording registers. */
+	fl.n = 0;
+	assert_int_equal(umsi_vtd_faults(m->sys, collect, &fl, &over), 3);
+	assert_false(over);
+	assert_int_equal(fl.f[0].sid, DEV);
+	assert_int_equal(fl.f[0].index, h);
+	assert_int_equal(fl.f[0].reason, UMSI_VTD_FR_SID);
+	assert_true(fl.f[0].interrupt);
+	assert_int_equal(fl.f[1].sid, NVME);
+	assert_int_equal(fl.f[1].index, 1000);
+	assert_int_equal(fl.f[1].reason, UMSI_VTD_FR_NOT_PRESENT);
+	assert_int_equal(fl.f[2].reason, UMSI_VTD_FR_COMPAT);
+	/* Read once: cleared. */
+	assert_int_equal(umsi_vtd_faults(m->sys, collect, &fl, &over), 0);
 	st = sstats(m);
 	assert_int_equal(st.dispatched, 0);
 	assert_int_equal(st.undeliverable_by[UMSI_SIM_UNDELIV_IR], 3);
@@ -630,6 +662,17 @@ static void test_forged_messages_refused(void **state)
 	/* The owner's own message still arrives. */
 	assert_int_equal(umsi_sim_fire(m->sim, NVME, 0), UMSI_SIM_FIRE_SENT);
 	assert_int_equal(m->handled[irq], 1);
+	/* More faults than records (4): the unit says some were lost. */
+	for (k = 0; k < 6; k++)
+		assert_int_equal(umsi_sim_msg_write_from(m->sim, DEV, msg.address,
+							 msg.data), 0);
+	fl.n = 0;
+	assert_int_equal(umsi_vtd_faults(m->sys, collect, &fl, &over),
+			 UMSI_SIM_VTD_NFR);
+	assert_true(over);
+	assert_int_equal(umsi_vtd_faults(m->sys, NULL, NULL, &over), 0);
+	assert_false(over);
+	assert_int_equal(umsi_vtd_faults(NULL, NULL, NULL, NULL), -UMSI_EINVAL);
 	umsi_pci_remove(m->sys, x);
 	umsi_pci_remove(m->sys, rogue);
 	vtd_machine_free(m);

@@ -56,8 +56,15 @@
 /* GSTS bits that are one-shot commands in GCMD: never written back. */
 #define GSTS_ONE_SHOT           (1u << 30 | 1u << 29 | 1u << 27 | 1u << 24)
 
+#define FSTS_PFO                (1u << 0)
+#define FSTS_PPF                (1u << 1)
 #define FSTS_IQE                (1u << 4)
 #define FSTS_ITE                (1u << 6)
+#define FSTS_FRI(f)             (((f) >> 8) & 0xffu)
+#define CAP_FRO(c)              ((uint32_t)(((c) >> 24) & 0x3ff) * 16u)
+#define CAP_NFR(c)              ((uint32_t)(((c) >> 40) & 0xff) + 1u)
+#define FRCD_F                  (1u << 31)      /* of the top dword */
+#define FRCD_T                  (1u << 30)
 
 #define IRTA_EIME               (1ull << 11)
 
@@ -817,6 +824,59 @@ static int vtd_cpu_init(struct umsi_system *sys, uint32_t cpu,
 			 (vtd_priv(sys)->x2apic || out->hwid <= 0xfe);
 	out->wired_reachable = out->reachable;
 	return 0;
+}
+
+int umsi_vtd_faults(struct umsi_system *sys,
+		    void (*report)(void *arg, const struct umsi_vtd_fault *f),
+		    void *arg, bool *overflowed)
+{
+	umsi_irqflags_t fl;
+	uint32_t fsts, fro, nfr, i;
+	uint64_t cap;
+	int n = 0;
+
+	if (overflowed)
+		*overflowed = false;
+	if (!sys || umsi_ctl_env(sys)->ctl != &umsi_ctl_x86_vtd)
+		return -UMSI_EINVAL;
+	fl = vtd_lock(sys);
+	fsts = rd32(sys, VTD_FSTS);
+	cap = rd64(sys, VTD_CAP);
+	fro = CAP_FRO(cap);
+	nfr = CAP_NFR(cap);
+	/* Records beyond the register page are the unit's lie: none. */
+	if (!(fsts & (FSTS_PPF | FSTS_PFO)) || fro < 0x40 ||
+	    fro + 16 * nfr > VTD_REG_SIZE)
+		nfr = 0;
+	for (i = 0; i < nfr; i++) {
+		uint32_t rec = fro + 16 * ((FSTS_FRI(fsts) + i) % nfr);
+		uint32_t top = rd32(sys, rec + 12);
+		struct umsi_vtd_fault f = { 0 };
+		uint64_t fi;
+
+		if (!(top & FRCD_F))
+			continue;
+		fi = rd64(sys, rec);
+		f.sid = rd32(sys, rec + 8) & 0xffff;
+		f.reason = (uint8_t)top;
+		f.interrupt = f.reason >= UMSI_VTD_FR_IR_FIRST &&
+			      f.reason <= UMSI_VTD_FR_IR_LAST;
+		f.index = (uint32_t)(fi >> 48);
+		f.addr = fi & ~0xfffull;
+		f.write = !(top & FRCD_T);
+		/* Cleared before reported: a new fault may take it again. */
+		wr32(sys, rec + 12, FRCD_F);
+		if (report)
+			report(arg, &f);
+		n++;
+	}
+	if (fsts & FSTS_PFO) {
+		wr32(sys, VTD_FSTS, FSTS_PFO);
+		if (overflowed)
+			*overflowed = true;
+	}
+	vtd_unlock(sys, fl);
+	return n;
 }
 
 const struct umsi_ctl umsi_ctl_x86_vtd = {
