@@ -39,6 +39,23 @@ void umsi_mmio_write32(struct umsi_system *sys, volatile void *addr,
 		*(volatile uint32_t *)addr = val;
 }
 
+uint64_t umsi_mmio_read64_lohi(struct umsi_system *sys, volatile void *addr)
+{
+	volatile uint32_t *w = addr;
+
+	return umsi_mmio_read32(sys, w) |
+	       (uint64_t)umsi_mmio_read32(sys, w + 1) << 32;
+}
+
+void umsi_mmio_write64_lohi(struct umsi_system *sys, volatile void *addr,
+			    uint64_t val)
+{
+	volatile uint32_t *w = addr;
+
+	umsi_mmio_write32(sys, w, (uint32_t)val);
+	umsi_mmio_write32(sys, w + 1, (uint32_t)(val >> 32));
+}
+
 void umsi_free(struct umsi_system *sys, void *p, size_t size)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);

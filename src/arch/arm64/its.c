@@ -203,13 +203,12 @@ static void its_write32(struct umsi_system *sys, uint32_t off, uint32_t v)
 /* 64-bit registers in two 32-bit halves, low first (12.1.3 allows it). */
 static uint64_t its_read64(struct umsi_system *sys, uint32_t off)
 {
-	return its_read32(sys, off) | (uint64_t)its_read32(sys, off + 4) << 32;
+	return umsi_mmio_read64_lohi(sys, its_priv(sys)->regs + off);
 }
 
 static void its_write64(struct umsi_system *sys, uint32_t off, uint64_t v)
 {
-	its_write32(sys, off, (uint32_t)v);
-	its_write32(sys, off + 4, (uint32_t)(v >> 32));
+	umsi_mmio_write64_lohi(sys, its_priv(sys)->regs + off, v);
 }
 
 /* Redistributor @cpu's RD_base frame (the back end owns the LPI tables). */
@@ -226,45 +225,13 @@ static void rd_write32(struct umsi_system *sys, uint32_t cpu, uint32_t off,
 
 static uint64_t rd_read64(struct umsi_system *sys, uint32_t cpu, uint32_t off)
 {
-	return rd_read32(sys, cpu, off) |
-	       (uint64_t)rd_read32(sys, cpu, off + 4) << 32;
+	return umsi_mmio_read64_lohi(sys, its_priv(sys)->rd[cpu] + off);
 }
 
 static void rd_write64(struct umsi_system *sys, uint32_t cpu, uint32_t off,
 		       uint64_t v)
 {
-	rd_write32(sys, cpu, off, (uint32_t)v);
-	rd_write32(sys, cpu, off + 4, (uint32_t)(v >> 32));
-}
-
-/*
- * Memory the ITS reads (tables, commands) written before the register
- * write that tells it to look: on arm64 a DSB, as Linux's writel() has.
- */
-static void its_wmb(void)
-{
-#if defined(__aarch64__)
-	__asm__ volatile("dsb st" ::: "memory");
-#elif defined(__x86_64__)
-	/* (A hosted build: the simulator.) Not a C11 fence: TSan refuses them. */
-	__asm__ volatile("mfence" ::: "memory");
-#elif defined(__i386__)
-	__asm__ volatile("lock; addl $0, (%%esp)" ::: "memory", "cc");
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
-/* A polling loop says so to the CPU. */
-static void its_relax(void)
-{
-#if defined(__aarch64__)
-	__asm__ volatile("yield" ::: "memory");
-#elif defined(__x86_64__) || defined(__i386__)
-	__asm__ volatile("pause" ::: "memory");
-#else
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-#endif
+	umsi_mmio_write64_lohi(sys, its_priv(sys)->rd[cpu] + off, v);
 }
 
 /* Poll until (GITS_CTLR & @mask) == @want or time runs out. */
@@ -280,7 +247,7 @@ static bool its_wait_ctlr(struct umsi_system *sys, uint32_t mask,
 			return true;
 		if (env->ops->clock_ns(env->host) > end)
 			break;
-		its_relax();
+		umsi_cpu_relax();
 	}
 	return false;
 }
@@ -305,7 +272,7 @@ static int its_flush(struct umsi_system *sys)
 	if (!p->queued)
 		return 0;
 	/* The commands in memory before the ITS is told where they end. */
-	its_wmb();
+	umsi_dev_wmb();
 	its_write32(sys, GITS_CWRITER, p->cwriter);
 	end = env->ops->clock_ns(env->host) + ITS_TIMEOUT_NS;
 	for (n = 0; n < ITS_MAX_POLLS; n++) {
@@ -322,7 +289,7 @@ static int its_flush(struct umsi_system *sys)
 		}
 		if (env->ops->clock_ns(env->host) > end)
 			break;
-		its_relax();
+		umsi_cpu_relax();
 	}
 	p->broken = true;
 	p->fail_creadr = rd;
@@ -433,7 +400,7 @@ static void its_lpi_config(struct umsi_system *sys, const struct its_irq *ir,
 		i = p->first_lpi + ir->g + k - UMSI_ITS_LPI_BASE;
 		prop[i] = on ? (uint8_t)(p->prio | LPI_ENABLE) : 0;
 	}
-	its_wmb();
+	umsi_dev_wmb();
 }
 
 /*
@@ -733,7 +700,7 @@ static int its_setup_baser(struct umsi_system *sys, uint32_t n)
 	ret = its_table_alloc(sys, &p->tables[n], size, page);
 	if (ret)
 		return ret;
-	its_wmb();
+	umsi_dev_wmb();
 	/* A 64 KiB page puts address bits 51:48 in 15:12: ours are below. */
 	want = BASER_VALID | BASER_INNER_WB | (v & (0x7ull << 56)) |
 	       (v & (0x1full << 48)) | p->tables[n].phys | BASER_INNER_SHARE |
@@ -772,7 +739,7 @@ static void its_lpis_down(struct umsi_system *sys)
 				   GICR_CTLR) & ~GICR_CTLR_ENABLE_LPIS);
 			for (n = 0; n < ITS_MAX_POLLS && (rd_read32(sys, cpu,
 			     GICR_CTLR) & GICR_CTLR_RWP); n++)
-				its_relax();
+				umsi_cpu_relax();
 			stuck = rd_read32(sys, cpu, GICR_CTLR) &
 				(GICR_CTLR_ENABLE_LPIS | GICR_CTLR_RWP);
 		}
@@ -852,7 +819,7 @@ static int its_lpis_up(struct umsi_system *sys,
 				      GITS_FRAME_SIZE);
 		if (ret)
 			return ret;
-		its_wmb();
+		umsi_dev_wmb();
 		rd_write64(sys, cpu, GICR_PROPBASER, p->prop.phys |
 			   GICR_BASER_ATTRS | (p->lpi_bits - 1));
 		rd_write64(sys, cpu, GICR_PENDBASER, p->pend[cpu].phys |
@@ -950,7 +917,7 @@ static int its_start(struct umsi_system *sys)
 	ret = its_table_alloc(sys, &p->cmdq, CMDQ_SIZE, CMDQ_ALIGN);
 	if (ret)
 		return ret;
-	its_wmb();
+	umsi_dev_wmb();
 	its_write64(sys, GITS_CBASER, BASER_VALID | BASER_INNER_WB |
 		    p->cmdq.phys | BASER_INNER_SHARE | (CMDQ_SIZE / 4096 - 1));
 	its_write32(sys, GITS_CWRITER, 0);

@@ -148,33 +148,12 @@ static void wr32(struct umsi_system *sys, uint32_t off, uint32_t v)
 /* 64-bit registers as two 32-bit accesses, low first (11.2). */
 static uint64_t rd64(struct umsi_system *sys, uint32_t off)
 {
-	return rd32(sys, off) | (uint64_t)rd32(sys, off + 4) << 32;
+	return umsi_mmio_read64_lohi(sys, vtd_priv(sys)->regs + off);
 }
 
 static void wr64(struct umsi_system *sys, uint32_t off, uint64_t v)
 {
-	wr32(sys, off, (uint32_t)v);
-	wr32(sys, off + 4, (uint32_t)(v >> 32));
-}
-
-/* Memory the unit reads (entries, descriptors) before it is told to. */
-static void vtd_wmb(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	/* x86 orders stores; stop the compiler (TSan refuses C11 fences). */
-	__asm__ volatile("" ::: "memory");
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
-static void vtd_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ volatile("pause" ::: "memory");
-#else
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-#endif
+	umsi_mmio_write64_lohi(sys, vtd_priv(sys)->regs + off, v);
 }
 
 /* Poll until @done(sys, arg) or the deadline; false on timeout. */
@@ -190,7 +169,7 @@ static bool vtd_poll(struct umsi_system *sys,
 			return true;
 		if (env->ops->clock_ns(env->host) - start > VTD_TIMEOUT_NS)
 			break;
-		vtd_relax();
+		umsi_cpu_relax();
 	}
 	return done(sys, arg);
 }
@@ -262,7 +241,7 @@ static int vtd_invalidate(struct umsi_system *sys, uint32_t index, uint32_t n)
 		       (uint64_t)(index + i) << 32, 0);
 	iq_put(sys, INV_WAIT | INV_WAIT_SW | INV_WAIT_FN | (uint64_t)seq << 32,
 	       p->status_phys);
-	vtd_wmb();
+	umsi_dev_wmb();
 	wr64(sys, VTD_IQT, (uint64_t)p->iq_tail << 4);
 	if (vtd_poll(sys, status_is, seq))
 		return 0;
@@ -371,10 +350,10 @@ static void irte_write(struct vtd_priv *p, const struct vtd_irq *r,
 
 		if (fresh)
 			e[1] = r->high;
-		vtd_wmb();
+		umsi_dev_wmb();
 		e[0] = irte_low(p, apic, vector + i, level);
 	}
-	vtd_wmb();
+	umsi_dev_wmb();
 }
 
 /* The message that names @r's first entry (a block: by subhandle). */
@@ -555,7 +534,7 @@ static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 
 		for (i = 0; i < n; i++)
 			p->irt[2 * (e->base + from + i)] = 0;
-		vtd_wmb();
+		umsi_dev_wmb();
 		ret = vtd_invalidate(sys, e->base + from, n);
 		base = e->base;
 		/* The whole run goes back with its record. */
