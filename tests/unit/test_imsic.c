@@ -161,21 +161,11 @@ static void test_model_topei_rules(void **state)
 
 /* ---- configuration -------------------------------------------------------- */
 
+/* A creation refused with -UMSI_EINVAL and a line naming @why. */
 static void refused(struct umsi_sim *sim, const struct umsi_config *cfg,
 		    const char *why)
 {
-	struct umsi_sim_leaks l0, l1;
-	struct umsi_system *sys = NULL;
-
-	umsi_sim_log_clear(sim);
-	umsi_sim_leaks(sim, &l0);
-	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim, cfg,
-					    &sys), -UMSI_EINVAL);
-	umsi_sim_leaks(sim, &l1);
-	assert_true(umsi_sim_leaks_equal(&l0, &l1));
-	if (!strstr(umsi_sim_log_text(sim), why))
-		fail_msg("no log line with \"%s\" in:\n%s", why,
-			 umsi_sim_log_text(sim));
+	fx_refused(sim, cfg, -UMSI_EINVAL, why);
 }
 
 static void test_contradictory_config_refused(void **state)
@@ -224,7 +214,6 @@ static void test_create_failure_leaves_nothing(void **state)
 	struct umsi_system *sys;
 	struct umsi_sim_stats st;
 	struct imsic_cfg c;
-	uint64_t n, k;
 
 	(void)state;
 	imsic_cfg_of(sim, 255, &c);
@@ -240,16 +229,7 @@ static void test_create_failure_leaves_nothing(void **state)
 	umsi_system_destroy(sys);
 	umsi_sim_leaks(sim, &l1);
 	assert_true(umsi_sim_leaks_equal(&l0, &l1));
-	n = st.fallible_calls;
-	for (k = 1; k <= n; k++) {
-		umsi_sim_fail_at(sim, k, -UMSI_ENOMEM);
-		assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim,
-						    &c.cfg, &sys),
-				 -UMSI_ENOMEM);
-		umsi_sim_leaks(sim, &l1);
-		assert_true(umsi_sim_leaks_equal(&l0, &l1));
-	}
-	umsi_sim_fail_at(sim, 0, 0);
+	fx_fail_each_create(sim, &c.cfg, &l0, st.fallible_calls, NULL);
 	umsi_sim_destroy(sim);
 }
 

@@ -162,22 +162,11 @@ static void assert_maps_to(struct machine *m, umsi_bdf_t bdf, uint32_t k,
 
 /* ---- configuration ------------------------------------------------------- */
 
+/* A creation refused with -UMSI_EINVAL and a line naming @why. */
 static void refused(struct umsi_sim *sim, const struct umsi_config *cfg,
 		    const char *why)
 {
-	struct umsi_sim_leaks l0, l1;
-	struct umsi_system *sys = NULL;
-
-	umsi_sim_log_clear(sim);
-	umsi_sim_leaks(sim, &l0);
-	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim, cfg,
-					    &sys), -UMSI_EINVAL);
-	assert_null(sys);
-	umsi_sim_leaks(sim, &l1);
-	assert_true(umsi_sim_leaks_equal(&l0, &l1));
-	if (!strstr(umsi_sim_log_text(sim), why))
-		fail_msg("no log line with \"%s\" in:\n%s", why,
-			 umsi_sim_log_text(sim));
+	fx_refused(sim, cfg, -UMSI_EINVAL, why);
 }
 
 static void test_contradictory_config_refused(void **state)
@@ -229,7 +218,6 @@ static void test_create_failure_leaves_nothing(void **state)
 	struct umsi_system *sys;
 	struct umsi_sim_stats st;
 	struct its_cfg c;
-	uint64_t n, k;
 
 	(void)state;
 	its_cfg_of(4, 0, &c);
@@ -250,16 +238,7 @@ static void test_create_failure_leaves_nothing(void **state)
 	umsi_system_destroy(sys);
 	umsi_sim_leaks(sim, &l1);
 	assert_true(umsi_sim_leaks_equal(&l0, &l1));
-	n = st.fallible_calls;
-	for (k = 1; k <= n; k++) {
-		umsi_sim_fail_at(sim, k, -UMSI_ENOMEM);
-		assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim,
-						    &c.cfg, &sys),
-				 -UMSI_ENOMEM);
-		umsi_sim_leaks(sim, &l1);
-		assert_true(umsi_sim_leaks_equal(&l0, &l1));
-	}
-	umsi_sim_fail_at(sim, 0, 0);
+	fx_fail_each_create(sim, &c.cfg, &l0, st.fallible_calls, NULL);
 	umsi_sim_stats(sim, &st);
 	assert_int_equal(st.bad_accesses, 0);
 	umsi_sim_destroy(sim);
@@ -858,6 +837,16 @@ static void test_lpi_tables_owned_by_back_end(void **state)
 	}
 }
 
+/* No redistributor of the 4 has EnableLPIs (a creation undone). */
+static void no_lpis_enabled(struct umsi_sim *sim)
+{
+	uint32_t cpu;
+
+	for (cpu = 0; cpu < 4; cpu++)
+		assert_int_equal(umsi_sim_mmio_read32(sim,
+				 umsi_sim_gicr_addr(sim, cpu)) & 1, 0);
+}
+
 /*
  * A redistributor whose EnableLPIs someone already set has tables the
  * back end did not make: creation is refused (-UMSI_EBUSY) with a line
@@ -872,7 +861,6 @@ static void test_lpi_tables_refused_or_undone(void **state)
 	struct umsi_system *sys = NULL;
 	struct umsi_sim_stats st;
 	struct its_cfg c;
-	uint64_t n, k;
 	uint32_t cpu;
 
 	(void)state;
@@ -898,19 +886,8 @@ static void test_lpi_tables_refused_or_undone(void **state)
 					    &sys), 0);
 	umsi_sim_stats(sim, &st);
 	umsi_system_destroy(sys);
-	n = st.fallible_calls;
-	for (k = 1; k <= n; k++) {
-		umsi_sim_fail_at(sim, k, -UMSI_ENOMEM);
-		assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim,
-						    &c.cfg, &sys),
-				 -UMSI_ENOMEM);
-		umsi_sim_leaks(sim, &l1);
-		assert_true(umsi_sim_leaks_equal(&l0, &l1));
-		for (cpu = 0; cpu < 4; cpu++)
-			assert_int_equal(umsi_sim_mmio_read32(sim,
-					 umsi_sim_gicr_addr(sim, cpu)) & 1, 0);
-	}
-	umsi_sim_fail_at(sim, 0, 0);
+	fx_fail_each_create(sim, &c.cfg, &l0, st.fallible_calls,
+			    no_lpis_enabled);
 	umsi_sim_stats(sim, &st);
 	assert_int_equal(st.bad_accesses, 0);
 	umsi_sim_destroy(sim);

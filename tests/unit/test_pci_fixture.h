@@ -162,6 +162,58 @@ static inline struct umsi_pci_dev *plug(struct machine *m, umsi_bdf_t bdf,
 	return dev;
 }
 
+/* ---- back-end creation -------------------------------------------------------- */
+
+/*
+ * umsi_system_create() of @cfg on @sim fails with @err, leaves nothing
+ * behind (leak accounting as before) and logs a line holding @why.
+ */
+static inline void fx_refused(struct umsi_sim *sim,
+			      const struct umsi_config *cfg, int err,
+			      const char *why)
+{
+	struct umsi_sim_leaks l0, l1;
+	struct umsi_system *sys = NULL;
+
+	umsi_sim_log_clear(sim);
+	umsi_sim_leaks(sim, &l0);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim, cfg,
+					    &sys), err);
+	assert_null(sys);
+	umsi_sim_leaks(sim, &l1);
+	assert_true(umsi_sim_leaks_equal(&l0, &l1));
+	if (!strstr(umsi_sim_log_text(sim), why))
+		fail_msg("no log line with \"%s\" in:\n%s", why,
+			 umsi_sim_log_text(sim));
+}
+
+/*
+ * Each of the first @n fallible host calls of a creation of @cfg failed
+ * in turn: the creation fails with that error and leaves nothing (leaks
+ * as @l0); @after (may be NULL) checks the hardware each time.
+ */
+static inline void fx_fail_each_create(struct umsi_sim *sim,
+				       const struct umsi_config *cfg,
+				       const struct umsi_sim_leaks *l0,
+				       uint64_t n,
+				       void (*after)(struct umsi_sim *sim))
+{
+	struct umsi_sim_leaks l1;
+	struct umsi_system *sys;
+	uint64_t k;
+
+	for (k = 1; k <= n; k++) {
+		umsi_sim_fail_at(sim, k, -UMSI_ENOMEM);
+		assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim,
+						    cfg, &sys), -UMSI_ENOMEM);
+		umsi_sim_leaks(sim, &l1);
+		assert_true(umsi_sim_leaks_equal(l0, &l1));
+		if (after)
+			after(sim);
+	}
+	umsi_sim_fail_at(sim, 0, 0);
+}
+
 /* ---- observation ------------------------------------------------------------ */
 
 static inline struct umsi_sim_dev_stats dstats(struct machine *m, umsi_bdf_t bdf)

@@ -131,23 +131,6 @@ static struct umsi_msg msix_msg(struct machine *m, umsi_bdf_t bdf, uint32_t k)
 
 /* ---- configuration --------------------------------------------------------- */
 
-static void refused(struct umsi_sim *sim, const struct umsi_config *cfg,
-		    int err, const char *why)
-{
-	struct umsi_sim_leaks l0, l1;
-	struct umsi_system *sys = NULL;
-
-	umsi_sim_log_clear(sim);
-	umsi_sim_leaks(sim, &l0);
-	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim, cfg,
-					    &sys), err);
-	assert_null(sys);
-	umsi_sim_leaks(sim, &l1);
-	assert_true(umsi_sim_leaks_equal(&l0, &l1));
-	if (!strstr(umsi_sim_log_text(sim), why))
-		fail_msg("no log line with \"%s\" in:\n%s", why,
-			 umsi_sim_log_text(sim));
-}
 
 static void test_contradictory_config_refused(void **state)
 {
@@ -159,19 +142,19 @@ static void test_contradictory_config_refused(void **state)
 	(void)state;
 	vtd_cfg_of(0, &c);
 	c.cfg.ctl_config = NULL;
-	refused(sim, &c.cfg, -UMSI_EINVAL, "x86-vtd: no configuration");
+	fx_refused(sim, &c.cfg, -UMSI_EINVAL, "x86-vtd: no configuration");
 	vtd_cfg_of(0, &c);
 	c.vc.reg_base += 0x800;
-	refused(sim, &c.cfg, -UMSI_EINVAL, "reg_base 0xfed90800 is not a 4 KiB");
+	fx_refused(sim, &c.cfg, -UMSI_EINVAL, "reg_base 0xfed90800 is not a 4 KiB");
 	vtd_cfg_of(24, &c);
-	refused(sim, &c.cfg, -UMSI_EINVAL, "irte_count 24 is not a power of two");
+	fx_refused(sim, &c.cfg, -UMSI_EINVAL, "irte_count 24 is not a power of two");
 	vtd_cfg_of(0, &c);
 	c.vc.x2apic = true;
-	refused(sim, &c.cfg, -UMSI_EINVAL, "x2apic asked but ECAP");
+	fx_refused(sim, &c.cfg, -UMSI_EINVAL, "x2apic asked but ECAP");
 	/* Remapping already on: someone else's table. */
 	umsi_sim_mmio_write32(sim, UMSI_SIM_VTD_BASE + 0x18, 1u << 25);
 	vtd_cfg_of(0, &c);
-	refused(sim, &c.cfg, -UMSI_EBUSY, "remapping or queued invalidation "
+	fx_refused(sim, &c.cfg, -UMSI_EBUSY, "remapping or queued invalidation "
 		"already on");
 	umsi_sim_mmio_write32(sim, UMSI_SIM_VTD_BASE + 0x18, 0);
 	umsi_sim_destroy(sim);
@@ -179,9 +162,16 @@ static void test_contradictory_config_refused(void **state)
 	plain = umsi_sim_create(&sc);
 	assert_non_null(plain);
 	vtd_cfg_of(0, &c);
-	refused(plain, &c.cfg, -UMSI_EINVAL, "x86-vtd: no remapping unit at "
+	fx_refused(plain, &c.cfg, -UMSI_EINVAL, "x86-vtd: no remapping unit at "
 		"0xfed90000");
 	umsi_sim_destroy(plain);
+}
+
+/* Remapping and queued invalidation are off (a creation undone). */
+static void remapping_off(struct umsi_sim *sim)
+{
+	assert_int_equal(umsi_sim_mmio_read32(sim, UMSI_SIM_VTD_BASE + 0x1c) &
+			 (3u << 25), 0);
 }
 
 /*
@@ -198,7 +188,6 @@ static void test_create_failure_leaves_nothing(void **state)
 	struct umsi_sim_stats st;
 	struct vtd_cfg c;
 	uint32_t gsts;
-	uint64_t n, k;
 
 	(void)state;
 	vtd_cfg_of(0, &c);
@@ -219,18 +208,8 @@ static void test_create_failure_leaves_nothing(void **state)
 	assert_true(umsi_sim_leaks_equal(&l0, &l1));
 	assert_int_equal(umsi_sim_mmio_read32(sim, UMSI_SIM_VTD_BASE + 0x1c) &
 			 (3u << 25), 0);
-	n = st.fallible_calls;
-	for (k = 1; k <= n; k++) {
-		umsi_sim_fail_at(sim, k, -UMSI_ENOMEM);
-		assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim,
-						    &c.cfg, &sys),
-				 -UMSI_ENOMEM);
-		umsi_sim_leaks(sim, &l1);
-		assert_true(umsi_sim_leaks_equal(&l0, &l1));
-		assert_int_equal(umsi_sim_mmio_read32(sim, UMSI_SIM_VTD_BASE +
-						      0x1c) & (3u << 25), 0);
-	}
-	umsi_sim_fail_at(sim, 0, 0);
+	fx_fail_each_create(sim, &c.cfg, &l0, st.fallible_calls,
+			    remapping_off);
 	umsi_sim_stats(sim, &st);
 	assert_int_equal(st.bad_accesses, 0);
 	umsi_sim_destroy(sim);
