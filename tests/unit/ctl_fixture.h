@@ -14,6 +14,11 @@
  *                                  CPU, processor number n for CPU n);
  *                                  the kernel's dispatch takes INTID -
  *                                  8192 (UMSI_ITS_LPI_BASE)
+ *   UMSI_TEST_CTL=vtd              the simulator's x86 machine with its
+ *                                  VT-d remapping unit and the VT-d back
+ *                                  end (umsi_ctl_x86_vtd): the same
+ *                                  vectors, every message through a table
+ *                                  entry (EIM when the machine is x2APIC)
  *
  * make test runs each binary that uses the fixtures three ways
  * (mk/unit-imsic.mk and mk/unit-its.mk for the second and third). A test
@@ -42,7 +47,7 @@
 #define FX_IMSIC_NUM_IDS 255u
 #define FX_ITS_NVEC      256u
 
-enum fx_ctl { FX_CTL_X86, FX_CTL_IMSIC, FX_CTL_ITS };
+enum fx_ctl { FX_CTL_X86, FX_CTL_IMSIC, FX_CTL_ITS, FX_CTL_VTD };
 
 /* The controller UMSI_TEST_CTL asks for; any other value than unset, "",
  * "x86", "imsic" and "its" is a mistake and stops the binary. */
@@ -56,7 +61,10 @@ static inline enum fx_ctl fx_ctl(void)
 		return FX_CTL_IMSIC;
 	if (!strcmp(e, "its"))
 		return FX_CTL_ITS;
-	fprintf(stderr, "UMSI_TEST_CTL=%s: expected x86, imsic or its\n", e);
+	if (!strcmp(e, "vtd"))
+		return FX_CTL_VTD;
+	fprintf(stderr, "UMSI_TEST_CTL=%s: expected x86, imsic, its or vtd\n",
+		e);
 	exit(2);
 }
 
@@ -75,9 +83,14 @@ static inline bool fx_its(void)
 	return fx_ctl() == FX_CTL_ITS;
 }
 
+static inline bool fx_vtd(void)
+{
+	return fx_ctl() == FX_CTL_VTD;
+}
+
 static inline const char *fx_ctl_name(void)
 {
-	static const char *const n[] = { "x86", "imsic", "its" };
+	static const char *const n[] = { "x86", "imsic", "its", "vtd" };
 
 	return n[fx_ctl()];
 }
@@ -93,8 +106,10 @@ static inline const char *fx_ctl_name(void)
 /* Skip the current test on the named machine(s), saying why. */
 #define fx_skip_on_imsic(why) fx_skip_if_(fx_imsic(), "IMSIC", why)
 #define fx_skip_on_its(why)   fx_skip_if_(fx_its(), "ITS", why)
+#define fx_skip_on_vtd(why)   fx_skip_if_(fx_vtd(), "VTD", why)
 #define fx_skip_unless_x86(why)                                             \
-	fx_skip_if_(!fx_x86(), fx_imsic() ? "IMSIC" : "ITS", why)
+	fx_skip_if_(!fx_x86(), fx_imsic() ? "IMSIC" : fx_its() ? "ITS" :     \
+		    "VTD", why)
 
 /* Why INTx tests skip on the ITS (its.c: wired_reachable false). */
 #define FX_ITS_NO_INTX                                                      \
@@ -108,6 +123,10 @@ static inline void fx_sim_config(struct umsi_sim_config *sc)
 		sc->imsic_num_ids = FX_IMSIC_NUM_IDS;
 	} else if (fx_its()) {
 		sc->controller = UMSI_SIM_CTL_ITS;
+	} else if (fx_vtd()) {
+		sc->vtd = true;
+		sc->vtd_eim = (sc->plat_flags & UMSI_PLAT_X2APIC) != 0;
+		sc->vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
 	}
 }
 
@@ -168,6 +187,22 @@ static inline int fx_system_create_nofile(const struct umsi_host_ops *ops,
 
 	if (fx_its())
 		return fx_its_system_create(ops, sim, base, nofile, out);
+	if (fx_vtd()) {
+		struct umsi_vtd_config vc;
+
+		memset(&vc, 0, sizeof(vc));
+		vc.reg_base = UMSI_SIM_VTD_BASE;
+		vc.x2apic = (umsi_sim_host_ops()->platform_flags(sim) &
+			     UMSI_PLAT_X2APIC) != 0;
+		vc.ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
+		if (base)
+			cfg = *base;
+		else
+			memset(&cfg, 0, sizeof(cfg));
+		cfg.ctl = &umsi_ctl_x86_vtd;
+		cfg.ctl_config = &vc;
+		return umsi_system_create(ops, sim, &cfg, out);
+	}
 	if (!fx_imsic())
 		return umsi_system_create(ops, sim, base, out);
 	files = calloc(n, sizeof(*files));

@@ -561,6 +561,7 @@ static void offline_during_block_alloc_keeps_block_whole(void **state)
 	int i, ret;
 
 	(void)state;
+	fx_skip_on_vtd("blocks are split there: each message is an IRQ that moves alone");
 	r.m = machine_new(2, 0, NULL);
 	r.dev = plug(r.m, REPRO_BDF, &desc, 0);
 	/* Where the block goes (the allocator is deterministic). */
