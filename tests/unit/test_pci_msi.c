@@ -23,16 +23,19 @@ static uint16_t msi_off(struct machine *m)
  */
 static void test_msi_block_of_eight_for_five(void **state)
 {
-	struct machine *m = machine_new(4, 0, NULL);
 	struct umsi_sim_dev_desc d = msi_desc(32, true, true);
-	struct umsi_pci_dev *dev = plug(m, DEV, &d, 0);
 	struct umsi_sim_dev_stats s;
 	struct umsi_irq_info i0, in;
 	struct umsi_pci_info pi;
+	struct umsi_pci_dev *dev;
+	struct machine *m;
 	uint32_t k;
 
 	(void)state;
+	/* Before anything is made: a skipped test leaves nothing behind. */
 	fx_skip_on_vtd("a block's messages are IRQs of their own there, each with its own CPU (test_vtd)");
+	m = machine_new(4, 0, NULL);
+	dev = plug(m, DEV, &d, 0);
 	umsi_sim_stats_reset(m->sim);
 	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 5, UMSI_PCI_IRQ_MSI),
 			 5);
@@ -333,15 +336,18 @@ static void test_msi_retarget_under_fire(void **state)
  */
 static void test_msix_retarget_live_entry(void **state)
 {
-	struct machine *m = machine_new(4, 0, NULL);
 	struct umsi_sim_dev_desc d = nvme_desc();
-	struct umsi_pci_dev *dev = plug(m, NVME, &d, UMSI_PCI_ADD_FRESH);
 	struct umsi_irq_info info;
 	struct umsi_sim_dev_stats s;
+	struct umsi_pci_dev *dev;
+	struct machine *m;
 	uint32_t irq;
 
 	(void)state;
+	/* Before anything is made: a skipped test leaves nothing behind. */
 	fx_skip_on_vtd("a move rewrites the remapping entry there, never the MSI-X entry (test_vtd)");
+	m = machine_new(4, 0, NULL);
+	dev = plug(m, NVME, &d, UMSI_PCI_ADD_FRESH);
 	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 2, 2, UMSI_PCI_IRQ_MSIX),
 			 2);
 	irq = (uint32_t)umsi_pci_irq_vector(dev, 1);
