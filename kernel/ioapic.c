@@ -23,6 +23,7 @@
 
 #define IOREGSEL 0x00
 #define IOWIN    0x10
+#define IOEOI    0x40	/* version 0x20+: Remote IRR of a vector's entries */
 
 #define RTE_POLARITY_LOW (1u << 13)
 #define RTE_REMOTE_IRR   (1u << 14)
@@ -33,6 +34,7 @@ struct ioapic {
 	uint64_t base;
 	uint32_t gsi_base;
 	uint32_t count;
+	uint8_t version;	/* 0x20 and up: the EOI register at +0x40 */
 	struct spinlock lock;
 };
 
@@ -78,6 +80,7 @@ void ioapic_init(void)
 		io->base = (uint64_t)mm_map_mmio(acpi.ioapic[i].addr, 4096);
 		io->gsi_base = acpi.ioapic[i].gsi_base;
 		io->count = ((reg_read(io, 1) >> 16) & 0xff) + 1;
+		io->version = (uint8_t)reg_read(io, 1);
 		for (uint32_t n = 0; n < io->count; n++) {
 			reg_write(io, (uint8_t)(0x10 + 2 * n), RTE_MASKED);
 			reg_write(io, (uint8_t)(0x11 + 2 * n), 0);
@@ -147,15 +150,22 @@ int ioapic_program(uint32_t gsi, const struct ioapic_route *r)
 	 * re-aimed: the EOI that will come names the old vector, which no
 	 * longer matches, so Remote IRR would never clear and the line would
 	 * never fire again (a move landing between a delivery and its EOI).
-	 * Clear it as an edge entry does (82093AA: Remote IRR is for level
-	 * entries only), masked; if the line is still asserted it fires
-	 * again at the new target, and the handler that finds nothing to do
-	 * says so: one extra call, never a lost or stuck line.
+	 * End it here, masked: by the EOI register with the old vector
+	 * (version 0x20 and up; an entry of another pin with that vector is
+	 * ended too, which costs it at most one more delivery), else by
+	 * making it edge for a moment (82093AA: Remote IRR is for level
+	 * entries). If the line is still asserted it fires again at the new
+	 * target once unmasked; the handler that finds nothing says so.
 	 */
 	if ((old_lo & RTE_LEVEL) && (old_lo & RTE_REMOTE_IRR) &&
-	    ((old_lo & 0xff) != (lo & 0xff) || old_hi != hi))
-		reg_write(io, (uint8_t)(0x10 + 2 * pin),
-			  (old_lo & ~RTE_LEVEL) | RTE_MASKED);
+	    ((old_lo & 0xff) != (lo & 0xff) || old_hi != hi)) {
+		reg_write(io, (uint8_t)(0x10 + 2 * pin), old_lo | RTE_MASKED);
+		if (io->version >= 0x20)
+			mmio_write32(io->base + IOEOI, old_lo & 0xff);
+		else
+			reg_write(io, (uint8_t)(0x10 + 2 * pin),
+				  (old_lo & ~RTE_LEVEL) | RTE_MASKED);
+	}
 	reg_write(io, (uint8_t)(0x10 + 2 * pin), lo | RTE_MASKED);
 	reg_write(io, (uint8_t)(0x11 + 2 * pin), hi);
 	reg_write(io, (uint8_t)(0x10 + 2 * pin), lo | (r->masked ? RTE_MASKED : 0));

@@ -71,7 +71,17 @@ static void move_cleanup_on_old_cpu(void *arg)
 			atomic_store(&umsi_slot(sys, mv->old_cpu,
 						mv->new_vec + i)->d,
 				     &sys->moved);
-		if (pending && !(mv->resent & (1u << i))) {
+		/*
+		 * A wired (level-triggered) input is not resent: its line
+		 * stays asserted until the device is served, and the IO-APIC
+		 * sends it again at the new target once the stale copy's EOI
+		 * (or the re-aimed entry) clears Remote IRR. A resend would
+		 * be an edge IPI of a vector a level copy may also be pending
+		 * on there: the CPU would then end it without telling the
+		 * IO-APIC, whose Remote IRR would never clear.
+		 */
+		if (pending && !mv->d->chip->wired &&
+		    !(mv->resent & (1u << i))) {
 			ctl->resend(sys, mv->new_cpu, mv->new_vec + i);
 			mv->resent |= 1u << i;
 		}

@@ -180,6 +180,21 @@ subtest 'tcg remap: INTx through remappable IO-APIC entries' => sub {
 	is(scalar(events($r, 'ir_fault')), 0, 'no remapping fault recorded');
 };
 
+subtest 'tcg remap: INTx moved under fire' => sub {
+	my $r = UmsiTest::run_checked(smp => 4,
+		devices => [@iommu, '-device', 'edu,addr=6', '-device', 'edu,addr=7'],
+		append => 'umsi.drivers=edu umsi.migrate=300 pci_nomsi',
+		name => 'remap intx migrate');
+	my @m = events($r, 'migrate');
+	is(scalar @m, 2, 'two INTx lines migrated');
+	for my $m (@m) {
+		ok($m->{ok} && !$m->{lost} && $m->{moved} == 300 && $m->{received} == $m->{sent},
+		   "$m->{bdf}: 300 moves through remappable entries, $m->{sent} events, none late or lost")
+			or diag(JSON::PP::encode_json($m));
+		cmp_ok($m->{not_mine}, '<=', 300, "$m->{bdf}: at most one stray call a move ($m->{not_mine})");
+	}
+};
+
 subtest 'tcg umsi.remap=off with the IOMMU: as today' => sub {
 	my $r = UmsiTest::run_checked(smp => 4, devices => \@zoo, timeout => 120,
 		append => 'umsi.drivers=all umsi.fire=20 umsi.probe_max=16 umsi.remap=off',
