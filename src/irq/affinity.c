@@ -12,9 +12,11 @@
  *     controller that moves interrupts itself, its retarget command;
  *  3. ask the old CPU, by a cross-call that runs with its interrupts off,
  *     whether the old identity is pending in its controller (the back
- *     end's "pending": on x86 the IRR): if so, resend it to the new CPU;
- *     then, still there, replace the old slot by a "moved" placeholder so
- *     the pending copy is acknowledged without a handler;
+ *     end's "pending": on x86 the IRR): if so, resend it to the new CPU
+ *     (not a wired, level-triggered input: its line stays asserted and
+ *     the IO-APIC sends it again); then, still there, replace the old
+ *     slot by a "moved" placeholder so the pending copy is acknowledged
+ *     without a handler;
  *  4. only then return the old vector to the allocator.
  * Interrupts that arrive on the old vector between 1 and 3 are handled on
  * the old CPU by the still-published old slot. Every interrupt therefore
