@@ -305,21 +305,17 @@ static int h_gsi_program(void *host, uint32_t gsi,
 	if (m.valid && m.remapped && iommu_remap_unit()) {
 		/*
 		 * A remappable message (the VT-d back end): the entry names
-		 * the same table entry, and carries its vector, which the
-		 * IO-APIC compares with EOI broadcasts (a level input whose
-		 * vector differs is never ended). The handle plus the
-		 * subhandle when SHV, as the unit computes the index.
+		 * the same table entry, and its vector, which the IO-APIC
+		 * compares with EOI broadcasts (a level input whose vector
+		 * differs is never ended): the back end gives it in the data
+		 * of a wired input's message (SHV clear, so the unit ignores
+		 * it).
 		 */
-		uint32_t index = m.handle + (m.shv ? m.subhandle : 0u);
-		uint8_t vec = 0;
-
-		if (index > 0xffff)
-			return -UMSI_EINVAL;
-		if (iommu_irte_vector(index, &vec) && !e->masked)
+		if (m.shv || !m.subhandle)
 			return -UMSI_EINVAL;
 		r.remap = true;
-		r.handle = (uint16_t)index;
-		r.vector = vec;
+		r.handle = m.handle;
+		r.vector = (uint8_t)m.subhandle;
 		return ioapic_program(gsi, &r) ? -UMSI_EINVAL : 0;
 	}
 	if (!e->masked && (!m.valid || m.remapped))

@@ -229,8 +229,10 @@ extern const struct umsi_ctl umsi_ctl_arm64_its;
  * Every invalidation waits for a wait descriptor's status write; one that
  * does not come within 10 ms fails the call with -UMSI_ETIMEDOUT and the
  * unit is not trusted again. Wired inputs (the IO-APIC) get entries too,
- * composed as remappable messages that the host's gsi_program turns into
- * remappable-format redirection entries.
+ * composed as remappable messages (SHV clear, data = the entry's vector)
+ * that the host's gsi_program turns into remappable-format redirection
+ * entries: handle from the address, vector field from the data (EOI
+ * broadcasts match it).
  *
  * Host operations: those of umsi_ctl_x86_lapic, plus mmio_map of the
  * unit's 4 KiB register page and phys_alloc/phys_free. The platform flag

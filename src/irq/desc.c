@@ -306,41 +306,23 @@ effective_mask(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 static int take_gids(struct umsi_system *sys, struct umsi_irq_desc **ds,
 		     uint32_t n, bool block, uint32_t order)
 {
-	uint32_t i, k, g, run = 1u << order;
+	uint32_t i, g;
 
-	if (!sys->env.ctl->global_space)
-		return 0;
 	if (block) {
-		for (g = umsi_idmap_next_free(&sys->gids, 0);
-		     g != UINT32_MAX && g + run <= sys->id_limit;
-		     g = umsi_idmap_next_free(&sys->gids, g)) {
-			if (g & (run - 1)) {
-				g = (g | (run - 1)) + 1;
-				continue;
-			}
-			for (k = 0; k < run &&
-			     !umsi_idmap_test(&sys->gids, g + k); k++)
-				;
-			if (k == run)
-				break;
-			g += run;
-		}
-		if (g == UINT32_MAX || g + run > sys->id_limit)
+		g = umsi_idmap_take_run(&sys->gids, 1u << order, 1u << order);
+		if (g == UINT32_MAX)
 			return -UMSI_ENOSPC;
-		for (k = 0; k < run; k++)
-			umsi_idmap_set(&sys->gids, g + k);
 		for (i = 0; i < n; i++)
 			ds[i]->vector = g + i;
 		return 0;
 	}
 	for (i = 0; i < n; i++) {
-		g = umsi_idmap_next_free(&sys->gids, 0);
-		if (g == UINT32_MAX || g >= sys->id_limit) {
+		g = umsi_idmap_take_run(&sys->gids, 1, 1);
+		if (g == UINT32_MAX) {
 			while (i--)
 				umsi_idmap_clear(&sys->gids, ds[i]->vector);
 			return -UMSI_ENOSPC;
 		}
-		umsi_idmap_set(&sys->gids, g);
 		ds[i]->vector = g;
 	}
 	return 0;
@@ -351,8 +333,6 @@ static void give_gids(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
 	uint32_t k, run = d->block_leader ? 1u << d->block_order : 1;
 
-	if (!sys->env.ctl->global_space)
-		return;
 	for (k = 0; k < run; k++)
 		umsi_idmap_clear(&sys->gids, d->vector + k);
 }
@@ -513,7 +493,8 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 		v = umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags, &cpu);
 		if (v >= 0) {
 			d->vector = (uint32_t)v;
-			ret = take_gids(sys, &d, 1, false, 0);
+			ret = sys->env.ctl->global_space ?
+			      take_gids(sys, &d, 1, false, 0) : 0;
 			if (ret)
 				umsi_matrix_free(sys->matrix, cpu, (uint32_t)v,
 						 false);

@@ -64,6 +64,36 @@ void umsi_idmap_clear(struct umsi_idmap *m, uint32_t id)
 	m->w2[w1 / 64] &= ~(1ull << (w1 % 64));
 }
 
+uint32_t umsi_idmap_take_run(struct umsi_idmap *m, uint32_t n, uint32_t align)
+{
+	uint32_t g, k;
+
+	if (!n || !align || (align & (align - 1)))
+		return UINT32_MAX;
+	for (g = umsi_idmap_next_free(m, 0);
+	     g != UINT32_MAX && n <= m->nbits - g;
+	     g = umsi_idmap_next_free(m, g)) {
+		if (g & (align - 1)) {
+			g = (g | (align - 1)) + 1;
+			if (g >= m->nbits)
+				break;
+			continue;
+		}
+		for (k = 0; k < n && !umsi_idmap_test(m, g + k); k++)
+			;
+		if (k == n) {
+			while (k--)
+				umsi_idmap_set(m, g + k);
+			return g;
+		}
+		/* Taken at g + k: the next run starts after it. */
+		g += k + 1;
+		if (g >= m->nbits)
+			break;
+	}
+	return UINT32_MAX;
+}
+
 bool umsi_idmap_test(const struct umsi_idmap *m, uint32_t id)
 {
 	return (m->w0[id / 64] >> (id % 64)) & 1;

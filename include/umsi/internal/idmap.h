@@ -34,5 +34,11 @@ void umsi_idmap_clear(struct umsi_idmap *m, uint32_t id);
 bool umsi_idmap_test(const struct umsi_idmap *m, uint32_t id);
 /* The lowest free number >= @from, or UINT32_MAX when none. */
 uint32_t umsi_idmap_next_free(const struct umsi_idmap *m, uint32_t from);
+/*
+ * Take the lowest run of @n free numbers whose first is a multiple of
+ * @align (a power of two, 1 for any): all marked, the first returned, or
+ * UINT32_MAX (nothing taken) when there is none.
+ */
+uint32_t umsi_idmap_take_run(struct umsi_idmap *m, uint32_t n, uint32_t align);
 
 #endif /* UMSI_INTERNAL_IDMAP_H */

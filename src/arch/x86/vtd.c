@@ -25,6 +25,7 @@
  */
 #include <umsi/ctl.h>
 #include <umsi/internal/ctl.h>
+#include <umsi/internal/idmap.h>
 #include <umsi/internal/lib.h>
 #include <umsi/x86.h>
 
@@ -100,6 +101,7 @@ struct vtd_irq {
 	struct vtd_irq *next;
 	uint32_t irq, base, count;
 	bool group;
+	bool stuck;             /* an invalidation unconfirmed: never reused */
 	uint32_t live;
 	uint64_t high;                  /* the high 64 bits (SID, SVT) */
 };
@@ -123,7 +125,7 @@ struct vtd_priv {
 	uint32_t wait_seq;
 	bool broken, told;
 	bool enabled;                   /* IRE set by us */
-	uint64_t *used;                 /* nirte bits */
+	struct umsi_idmap used;         /* the entries taken */
 	struct vtd_irq **hash;          /* nirte buckets, by IRQ */
 	size_t size;
 };
@@ -289,40 +291,6 @@ static struct vtd_irq *vtd_find(struct vtd_priv *p, uint32_t irq)
 	return r;
 }
 
-static bool used(const struct vtd_priv *p, uint32_t i)
-{
-	return (p->used[i / 64] >> (i % 64)) & 1;
-}
-
-static void set_used(struct vtd_priv *p, uint32_t i, bool on)
-{
-	if (on)
-		p->used[i / 64] |= 1ull << (i % 64);
-	else
-		p->used[i / 64] &= ~(1ull << (i % 64));
-}
-
-/* The lowest run of @n free entries, or UINT32_MAX. [vtd lock] */
-static uint32_t vtd_take(struct vtd_priv *p, uint32_t n)
-{
-	uint32_t i, run = 0;
-
-	for (i = 0; i < p->nirte; i++) {
-		if (p->used[i / 64] == ~0ull && i % 64 == 0) {
-			i += 63;
-			run = 0;
-			continue;
-		}
-		run = used(p, i) ? 0 : run + 1;
-		if (run == n) {
-			for (run = 0; run < n; run++)
-				set_used(p, i + 1 - n + run, true);
-			return i + 1 - n;
-		}
-	}
-	return UINT32_MAX;
-}
-
 /* The low 64 bits of an entry that sends @vector to @apic. */
 static uint64_t irte_low(const struct vtd_priv *p, uint32_t apic,
 			 uint32_t vector, bool level)
@@ -356,8 +324,14 @@ static void irte_write(struct vtd_priv *p, const struct vtd_irq *r,
 	umsi_dev_wmb();
 }
 
-/* The message that names @r's first entry (a block: by subhandle). */
-static void vtd_msg(const struct vtd_irq *r, struct umsi_msg *msg)
+/*
+ * The message that names @r's first entry (a block: by subhandle, data
+ * 0). A wired input's data carries the entry's @vector: the unit ignores
+ * it (SHV clear), and an IO-APIC's remappable redirection entry needs it
+ * in its vector field, which EOI broadcasts match (VT-d 5.1.5.1).
+ */
+static void vtd_msg(const struct vtd_irq *r, bool wired, uint32_t vector,
+		    struct umsi_msg *msg)
 {
 	uint32_t lo = UMSI_X86_MSI_BASE | MSI_REMAP_FORMAT;
 
@@ -366,7 +340,7 @@ static void vtd_msg(const struct vtd_irq *r, struct umsi_msg *msg)
 	if (r->count > 1 || r->group)
 		lo |= MSI_REMAP_SHV;
 	msg->address = lo;
-	msg->data = 0;
+	msg->data = wired && !(lo & MSI_REMAP_SHV) ? vector : 0;
 }
 
 static int vtd_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
@@ -384,6 +358,29 @@ static int vtd_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 }
 
 /*
+ * Which record and which of its entries @ci names: an IRQ's own (all of
+ * them), or in a split MSI block (umsi_ctl.split_blocks) the block's
+ * record, keyed by its first IRQ, and entry @ci->index of it.
+ */
+struct vtd_slice {
+	uint32_t key, n;                /* the record: IRQ, entries */
+	uint32_t from, count;           /* the entries @ci names */
+	bool group;
+};
+
+static int vtd_slice(const struct umsi_ctl_irq *ci, struct vtd_slice *sl)
+{
+	sl->group = ci->group_count != 0;
+	sl->key = sl->group ? ci->group_irq : ci->irq;
+	sl->n = sl->group ? ci->group_count : ci->count;
+	sl->from = sl->group ? ci->index : 0;
+	sl->count = ci->count;
+	if (sl->group && (ci->count != 1 || ci->index >= sl->n || sl->n > 32))
+		return -UMSI_EINVAL;
+	return 0;
+}
+
+/*
  * The first compose of an IRQ takes its entries and writes them; a later
  * one (the message asked for again, or a move of a wired input) rewrites
  * them. The message is the same every time.
@@ -393,77 +390,66 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 {
 	struct vtd_priv *p = vtd_priv(sys);
 	struct vtd_irq *r, *fresh;
+	struct vtd_slice sl;
 	umsi_irqflags_t fl;
-	uint32_t apic, sid, key, n, from;
+	uint32_t apic, sid, i;
+	bool new_entry;
 	int ret;
 
 	ret = vtd_check(sys, ci, cpu, id, &apic);
+	if (!ret)
+		ret = vtd_slice(ci, &sl);
 	if (ret)
 		return ret;
 	fresh = umsi_zalloc(sys, sizeof(*fresh));
 	if (!fresh)
 		return -UMSI_ENOMEM;
-	/* A split block's member: its own entry of the block's run. */
-	key = ci->group_count ? ci->group_irq : ci->irq;
-	n = ci->group_count ? ci->group_count : ci->count;
-	from = ci->group_count ? ci->index : 0;
-	if (ci->group_count && (ci->count != 1 || ci->index >= n))
-		return -UMSI_EINVAL;
 	fl = vtd_lock(sys);
-	r = vtd_find(p, key);
-	if (r && (r->count != n || r->group != (ci->group_count != 0))) {
+	r = vtd_find(p, sl.key);
+	if (r && (r->count != sl.n || r->group != sl.group)) {
 		ret = -UMSI_EINVAL;
-	} else if (r) {
-		irte_write(p, r, from, ci->count, apic, id, ci->wired,
-			   !(r->live & (1u << from)));
-		ret = vtd_invalidate(sys, r->base + from, ci->count);
-		if (!ret)
-			r->live |= 1u << from;
-	} else {
+		goto out;
+	}
+	if (!r) {
 		r = fresh;
-		fresh = NULL;
-		r->irq = key;
-		r->count = n;
-		r->group = ci->group_count != 0;
-		r->base = vtd_take(p, n);
+		r->irq = sl.key;
+		r->count = sl.n;
+		r->group = sl.group;
 		sid = ci->wired ? p->ioapic_sid : ci->source_id;
 		/* Verify all 16 bits of the requester ID (SQ 0). */
 		r->high = sid <= 0xffff ? IRTE_SVT_ALL | sid : 0;
+		r->base = p->broken ? UINT32_MAX :
+			  umsi_idmap_take_run(&p->used, sl.n, 1);
 		if (r->base == UINT32_MAX) {
-			ret = -UMSI_ENOSPC;
-		} else if (p->broken) {
-			ret = -UMSI_EIO;
-		} else {
-			irte_write(p, r, from, ci->count, apic, id, ci->wired,
-				   true);
-			ret = vtd_invalidate(sys, r->base + from, ci->count);
-		}
-		if (!ret) {
-			r->live = 1u << from;
-			r->next = *vtd_bucket(p, r->irq);
-			*vtd_bucket(p, r->irq) = r;
-		} else {
-			fresh = r;
-			/*
-			 * Not present again. When the wait failed the unit
-			 * may still hold them: taken for good (never reused).
-			 */
-			if (r->base != UINT32_MAX && ret != -UMSI_EIO) {
-				uint32_t i;
-
-				for (i = 0; i < n; i++)
-					p->irt[2 * (r->base + i)] = 0;
-			}
+			ret = p->broken ? -UMSI_EIO : -UMSI_ENOSPC;
+			goto out;
 		}
 	}
-	if (!ret)
-		vtd_msg(r, msg);
+	new_entry = !(r->live & (1u << sl.from));
+	irte_write(p, r, sl.from, sl.count, apic, id, ci->wired, new_entry);
+	ret = vtd_invalidate(sys, r->base + sl.from, sl.count);
+	/*
+	 * Unconfirmed: the unit may hold them; never reused (fini frees the
+	 * record). New ones are made not present again all the same.
+	 */
+	r->stuck |= ret != 0;
+	for (i = 0; ret && new_entry && i < sl.count; i++)
+		p->irt[2 * (r->base + sl.from + i)] = 0;
+	if (r == fresh) {
+		fresh = NULL;
+		r->next = *vtd_bucket(p, r->irq);
+		*vtd_bucket(p, r->irq) = r;
+	}
+	if (!ret) {
+		r->live |= 1u << sl.from;
+		vtd_msg(r, ci->wired, id, msg);
+	}
+out:
 	vtd_unlock(sys, fl);
 	umsi_free(sys, fresh, sizeof(*fresh));
 	if (ret == -UMSI_ENOSPC)
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irq %u: no %u free "
-			 "consecutive entries of %u", ci->irq, ci->count,
-			 p->nirte);
+			 "consecutive entries of %u", ci->irq, sl.n, p->nirte);
 	return ret ? ret : 1;
 }
 
@@ -472,82 +458,75 @@ static int vtd_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 			uint32_t cpu, uint32_t id)
 {
 	struct vtd_priv *p = vtd_priv(sys);
+	struct vtd_slice sl;
 	struct vtd_irq *r;
 	umsi_irqflags_t fl;
 	uint32_t apic;
 	int ret;
 
 	ret = vtd_check(sys, ci, cpu, id, &apic);
+	if (!ret)
+		ret = vtd_slice(ci, &sl);
 	if (ret)
 		return ret;
 	fl = vtd_lock(sys);
-	r = vtd_find(p, ci->group_count ? ci->group_irq : ci->irq);
-	if (!r || (r->group && !(r->live & (1u << ci->index)))) {
+	r = vtd_find(p, sl.key);
+	if (!r || !(r->live & (1u << sl.from))) {
 		ret = -UMSI_ENOENT;
 	} else if (p->broken) {
 		ret = -UMSI_EIO;
-	} else if (r->group) {
-		irte_write(p, r, ci->index, 1, apic, id, ci->wired, false);
-		ret = vtd_invalidate(sys, r->base + ci->index, 1);
 	} else {
-		irte_write(p, r, 0, r->count, apic, id, ci->wired, false);
-		ret = vtd_invalidate(sys, r->base, r->count);
+		irte_write(p, r, sl.from, sl.count, apic, id, ci->wired, false);
+		ret = vtd_invalidate(sys, r->base + sl.from, sl.count);
+		r->stuck |= ret != 0;
 	}
 	vtd_unlock(sys, fl);
 	return ret;
 }
 
 /*
- * The IRQ goes: its entries not present, out of the cache, free. If the
- * unit did not confirm the invalidation they stay taken: it may still
- * hold them.
+ * The IRQ goes: its entries not present, out of the cache, free (a split
+ * block's run with its last member). Entries whose invalidation the unit
+ * did not confirm stay taken: it may still hold them.
  */
 static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 {
 	struct vtd_priv *p = vtd_priv(sys);
-	uint32_t key = ci->group_count ? ci->group_irq : ci->irq;
-	uint32_t i, n = ci->count, from = UINT32_MAX, base = 0;
-	struct vtd_irq **l, *r;
+	struct vtd_irq **l, *r, *gone = NULL;
+	struct vtd_slice sl;
 	umsi_irqflags_t fl;
+	uint32_t i;
 	int ret = 0;
 
+	if (vtd_slice(ci, &sl))
+		return;
 	fl = vtd_lock(sys);
-	for (l = vtd_bucket(p, key); *l && (*l)->irq != key; l = &(*l)->next)
+	for (l = vtd_bucket(p, sl.key); *l && (*l)->irq != sl.key;
+	     l = &(*l)->next)
 		;
 	r = *l;
-	if (r && r->group) {
-		/* One member: its entry only; the run goes with the last. */
-		from = ci->index < r->count ? ci->index : 0;
-		n = 1;
-		r->live &= ~(1u << from);
-		if (r->live)
-			r = NULL;       /* not unlinked, not freed */
-		else
-			*l = r->next;
-	} else if (r) {
-		*l = r->next;
-		from = 0;
-		n = r->count;
-	}
-	if (from != UINT32_MAX) {
-		struct vtd_irq *e = r ? r : vtd_find(p, key);
-
-		for (i = 0; i < n; i++)
-			p->irt[2 * (e->base + from + i)] = 0;
+	if (r && (r->live & (1u << sl.from))) {
+		for (i = 0; i < sl.count; i++)
+			p->irt[2 * (r->base + sl.from + i)] = 0;
 		umsi_dev_wmb();
-		ret = vtd_invalidate(sys, e->base + from, n);
-		base = e->base;
-		/* The whole run goes back with its record. */
-		for (i = 0; r && i < r->count && !ret; i++) {
-			p->irt[2 * (r->base + i) + 1] = 0;
-			set_used(p, r->base + i, false);
+		ret = vtd_invalidate(sys, r->base + sl.from, sl.count);
+		r->stuck |= ret != 0;
+		r->live &= ~(1u << sl.from);
+		if (!r->live) {
+			*l = r->next;
+			gone = r;
+			for (i = 0; i < r->count && !r->stuck; i++) {
+				p->irt[2 * (r->base + i) + 1] = 0;
+				umsi_idmap_clear(&p->used, r->base + i);
+			}
 		}
 	}
 	vtd_unlock(sys, fl);
 	if (ret)
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irq %u: entries %u.. "
-			 "not confirmed invalid (%d): kept", ci->irq, base, ret);
-	umsi_free(sys, r, sizeof(*r));
+			 "not confirmed invalid (%d): kept", ci->irq,
+			 r->base + sl.from, ret);
+	umsi_free(sys, gone, sizeof(*gone));
 }
 
 /* ---- Creation ---------------------------------------------------------------- */
@@ -739,15 +718,14 @@ static int vtd_init(struct umsi_system *sys, uint32_t ncpus,
 	ret = vtd_check_config(sys, c, &n);
 	if (ret)
 		return ret;
-	size = sizeof(*p) + (size_t)(n + 63) / 64 * 8 +
-	       (size_t)n * sizeof(*p->hash);
+	size = sizeof(*p) + umsi_idmap_size(n) + (size_t)n * sizeof(*p->hash);
 	p = umsi_zalloc(sys, size);
 	if (!p)
 		return -UMSI_ENOMEM;
 	p->size = size;
 	p->nirte = n;
-	p->used = (uint64_t *)(p + 1);
-	p->hash = (struct vtd_irq **)(p->used + (n + 63) / 64);
+	p->hash = (struct vtd_irq **)(p + 1);
+	umsi_idmap_init(&p->used, n, (uint64_t *)(p->hash + n));
 	while ((1u << p->irta_bits) < n)
 		p->irta_bits++;
 	if (!p->irta_bits)
