@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include <umsi/internal/core.h>
+#include <umsi/internal/idmap.h>
 
 #define NCPU 4
 #define NVEC 64
@@ -298,6 +299,67 @@ static void global_space_serves_an_its_like_controller(void **state)
 	umsi_system_destroy(sys);
 }
 
+/* The lowest free run of @n at a multiple of @align, by a plain scan. */
+static uint32_t naive_run(const bool *used, uint32_t nbits, uint32_t n,
+			  uint32_t align)
+{
+	uint32_t g, k;
+
+	for (g = 0; g + n <= nbits; g += align) {
+		for (k = 0; k < n && !used[g + k]; k++)
+			;
+		if (k == n)
+			return g;
+	}
+	return UINT32_MAX;
+}
+
+/*
+ * umsi_idmap_take_run(), which hands out global identities and VT-d
+ * entries, against a plain scan: random runs (aligned or not, across
+ * word boundaries) taken and freed on a 3000-number map until it is full;
+ * the same first number every time, all or nothing.
+ */
+static void idmap_take_run_matches_a_plain_scan(void **state)
+{
+	enum { NB = 3000 };
+	static bool used[NB];
+	struct umsi_idmap m;
+	uint64_t *mem = calloc(1, umsi_idmap_size(NB));
+	uint32_t seed = 2003, i, k;
+
+	(void)state;
+	assert_non_null(mem);
+	umsi_idmap_init(&m, NB, mem);
+	memset(used, 0, sizeof(used));
+	for (i = 0; i < 20000; i++) {
+		uint32_t n, align, want, got;
+
+		seed = seed * 1103515245u + 12345u;
+		n = 1 + (seed >> 16) % 40;
+		align = (seed >> 8) & 1 ? 1u : 1u << ((seed >> 4) % 6);
+		if ((seed >> 24) % 3 == 0) {
+			/* Free a random taken number. */
+			k = (seed >> 5) % NB;
+			if (used[k]) {
+				used[k] = false;
+				umsi_idmap_clear(&m, k);
+			}
+			continue;
+		}
+		want = naive_run(used, NB, n, align);
+		got = umsi_idmap_take_run(&m, n, align);
+		assert_int_equal(got, want);
+		for (k = 0; got != UINT32_MAX && k < n; k++)
+			used[got + k] = true;
+		for (k = 0; k < NB; k += 97)
+			assert_int_equal(umsi_idmap_test(&m, k), used[k]);
+	}
+	assert_int_equal(umsi_idmap_take_run(&m, 0, 1), UINT32_MAX);
+	assert_int_equal(umsi_idmap_take_run(&m, 1, 3), UINT32_MAX);
+	free(mem);
+}
+
 static void global_space_without_retarget_is_refused(void **state)
 {
 	struct umsi_config cfg = { .ctl = &global_ctl_no_retarget };
@@ -314,6 +376,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(global_space_serves_an_its_like_controller),
 		cmocka_unit_test(global_space_without_retarget_is_refused),
+		cmocka_unit_test(idmap_take_run_matches_a_plain_scan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
