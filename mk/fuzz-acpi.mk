@@ -20,6 +20,8 @@ TEST_SCRIPTS += tests/fuzz/fuzz_acpi.t
 .PHONY: fuzz-acpi
 fuzz-acpi: $(FUZZ_ACPI)
 
-$(FUZZ_ACPI): tests/fuzz/fuzz_acpi.c kernel/acpi.c kernel/acpi.h kernel/kernel.h
+$(FUZZ_ACPI): tests/fuzz/fuzz_acpi.c kernel/acpi.c kernel/acpi.h kernel/kernel.h \
+		kernel/lib/printf.c src/lib/format.c src/lib/mem.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_ACPI_CC) $(FUZZ_ACPI_FLAGS) -Ikernel -Ikernel/lib -Iinclude -o $@ $<
+	$(FUZZ_ACPI_CC) $(FUZZ_ACPI_FLAGS) -Ikernel -Ikernel/lib -Iinclude -o $@ $< \
+		kernel/lib/printf.c src/lib/format.c src/lib/mem.c
