@@ -657,15 +657,6 @@ static void test_63_ids_shrink_to_what_fits(void **state)
 	machine_free(m);
 }
 
-static struct machine *intx_m;
-
-static int intx_handler(uint32_t irq, void *dev_id)
-{
-	(void)dev_id;
-	umsi_sim_intx_set(intx_m->sim, INTX, false);
-	return fx_handler(irq, intx_m);
-}
-
 /*
  * One identity left: an INTx-only function takes it for its line, which
  * the APLIC (MSI mode) sends as a message to a hart's file like any other
@@ -692,8 +683,8 @@ static void test_63_ids_exhausted_intx_and_fewer(void **state)
 						    UMSI_PCI_IRQ_ALL_TYPES), 1);
 	assert_int_equal(umsi_pci_mode(line), UMSI_MODE_INTX);
 	irq = umsi_pci_irq_vector(line, 0);
-	intx_m = m;
-	assert_int_equal(umsi_request_irq(m->sys, (uint32_t)irq, intx_handler,
+	fx_intx_serve(m, INTX);
+	assert_int_equal(umsi_request_irq(m->sys, (uint32_t)irq, fx_intx_handler,
 					  UMSI_IRQF_SHARED, "t", m), 0);
 	assert_int_equal(umsi_irq_get_info(m->sys, (uint32_t)irq, &info), 0);
 	assert_int_equal(umsi_sim_ioapic_get(m->sim, (uint32_t)irq, &rte), 0);

@@ -162,6 +162,60 @@ static inline struct umsi_pci_dev *plug(struct machine *m, umsi_bdf_t bdf,
 	return dev;
 }
 
+/*
+ * machine_free() for the back-end tests: no bad access and no host call
+ * made where host.h forbids it, everything given back (every leak
+ * counter), then @after (may be NULL) looks at the hardware the system
+ * left, before the simulator goes.
+ */
+static inline void machine_free_checked(struct machine *m,
+					void (*after)(struct umsi_sim *sim))
+{
+	struct umsi_sim_stats st;
+	struct umsi_sim_leaks l;
+
+	umsi_sim_stats(m->sim, &st);
+	assert_int_equal(st.bad_accesses, 0);
+	assert_int_equal(st.lock_errors, 0);
+	umsi_system_destroy(m->sys);
+	umsi_sim_leaks(m->sim, &l);
+	assert_true(umsi_sim_leaks_equal(&m->leaks0, &l));
+	if (after)
+		after(m->sim);
+	umsi_sim_destroy(m->sim);
+	free(m);
+}
+
+/*
+ * A level INTx handler that serves the line: deasserts the function's
+ * INTx in the simulator, then counts as fx_handler() does. fx_intx_serve()
+ * names the machine and function it serves (one at a time).
+ */
+struct fx_intx {
+	struct machine *m;
+	umsi_bdf_t bdf;
+};
+
+static inline struct fx_intx *fx_intx(void)
+{
+	static struct fx_intx x;
+
+	return &x;
+}
+
+static inline void fx_intx_serve(struct machine *m, umsi_bdf_t bdf)
+{
+	fx_intx()->m = m;
+	fx_intx()->bdf = bdf;
+}
+
+static inline int fx_intx_handler(uint32_t irq, void *dev_id)
+{
+	(void)dev_id;
+	umsi_sim_intx_set(fx_intx()->m->sim, fx_intx()->bdf, false);
+	return fx_handler(irq, fx_intx()->m);
+}
+
 /* ---- back-end creation -------------------------------------------------------- */
 
 /*

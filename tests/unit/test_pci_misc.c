@@ -19,16 +19,6 @@ static uint32_t gsi_of(unsigned dev, unsigned pin)
 /* ---- INTx ------------------------------------------------------------------ */
 
 /* A level-triggered handler must quiet its device, or the line re-fires. */
-static struct machine *intx_m;
-static umsi_bdf_t intx_bdf;
-
-static int intx_handler(uint32_t irq, void *dev_id)
-{
-	(void)dev_id;
-	umsi_sim_intx_set(intx_m->sim, intx_bdf, false);
-	return fx_handler(irq, intx_m);
-}
-
 /*
  * No MSI capability: the function gets its INTx line, whose IRQ number is
  * the GSI; the IO-APIC entry is level, masked until a handler comes.
@@ -55,9 +45,8 @@ static void test_intx_fallback_irq_is_the_gsi(void **state)
 	assert_true(rte.programmed);
 	assert_true(rte.masked);
 	assert_int_equal(rte.trigger, UMSI_INTX_LEVEL);
-	intx_m = m;
-	intx_bdf = DEV6;
-	assert_int_equal(umsi_request_irq(m->sys, gsi, intx_handler,
+	fx_intx_serve(m, DEV6);
+	assert_int_equal(umsi_request_irq(m->sys, gsi, fx_intx_handler,
 					  UMSI_IRQF_SHARED, "t", m), 0);
 	assert_int_equal(umsi_sim_ioapic_get(m->sim, gsi, &rte), 0);
 	assert_false(rte.masked);
@@ -96,11 +85,10 @@ static void test_intx_shared_line(void **state)
 	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_PCI_IRQ_INTX), 1);
 	assert_int_equal(umsi_pci_irq_vector(a, 0), 20);
 	assert_int_equal(umsi_pci_irq_vector(b, 0), 20);
-	intx_m = m;
-	intx_bdf = DEV6;
-	assert_int_equal(umsi_request_irq(m->sys, 20, intx_handler,
+	fx_intx_serve(m, DEV6);
+	assert_int_equal(umsi_request_irq(m->sys, 20, fx_intx_handler,
 					  UMSI_IRQF_SHARED, "a", m), 0);
-	assert_int_equal(umsi_request_irq(m->sys, 20, intx_handler,
+	assert_int_equal(umsi_request_irq(m->sys, 20, fx_intx_handler,
 					  UMSI_IRQF_SHARED, "b", &dummy), 0);
 	umsi_sim_intx_set(m->sim, DEV6, true);
 	assert_int_equal(m->handled[20], 2);    /* both handlers ran */
@@ -558,10 +546,9 @@ static void test_removal_restores_allocator(void **state)
 				assert_int_equal(umsi_request_irq(m->sys,
 					(uint32_t)umsi_pci_irq_vector(dev,
 							(uint32_t)i),
-					intx_handler, UMSI_IRQF_SHARED, "t", m),
+					fx_intx_handler, UMSI_IRQF_SHARED, "t", m),
 					0);
-			intx_m = m;
-			intx_bdf = NVME;
+			fx_intx_serve(m, NVME);
 			if (gone) {
 				umsi_sim_remove_device(m->sim, NVME);
 				assert_int_equal(umsi_pci_restore_state(dev),

@@ -68,21 +68,17 @@ static struct machine *vtd_machine(uint32_t ncpus, uint32_t nirte)
 	return m;
 }
 
+/* Remapping and queued invalidation are off (teardown, a creation undone). */
+static void remapping_off(struct umsi_sim *sim)
+{
+	assert_int_equal(umsi_sim_mmio_read32(sim, UMSI_SIM_VTD_BASE + 0x1c) &
+			 (3u << 25), 0);
+}
+
 /* machine_free() plus: remapping off at teardown, its memory back. */
 static void vtd_machine_free(struct machine *m)
 {
-	struct umsi_sim_stats st;
-	struct umsi_sim_leaks l;
-
-	umsi_sim_stats(m->sim, &st);
-	assert_int_equal(st.bad_accesses, 0);
-	umsi_system_destroy(m->sys);
-	umsi_sim_leaks(m->sim, &l);
-	assert_true(umsi_sim_leaks_equal(&m->leaks0, &l));
-	assert_int_equal(umsi_sim_mmio_read32(m->sim, UMSI_SIM_VTD_BASE + 0x1c) &
-			 (1u << 25), 0);
-	umsi_sim_destroy(m->sim);
-	free(m);
+	machine_free_checked(m, remapping_off);
 }
 
 static struct umsi_sim_vtd_stats vstats(struct machine *m)
@@ -165,13 +161,6 @@ static void test_contradictory_config_refused(void **state)
 	fx_refused(plain, &c.cfg, -UMSI_EINVAL, "x86-vtd: no remapping unit at "
 		"0xfed90000");
 	umsi_sim_destroy(plain);
-}
-
-/* Remapping and queued invalidation are off (a creation undone). */
-static void remapping_off(struct umsi_sim *sim)
-{
-	assert_int_equal(umsi_sim_mmio_read32(sim, UMSI_SIM_VTD_BASE + 0x1c) &
-			 (3u << 25), 0);
 }
 
 /*
@@ -659,15 +648,6 @@ static void test_forged_messages_refused(void **state)
 
 /* ---- INTx ----------------------------------------------------------------------- */
 
-static struct machine *intx_m;
-
-static int intx_handler(uint32_t irq, void *dev_id)
-{
-	(void)dev_id;
-	umsi_sim_intx_set(intx_m->sim, DEV6, false);
-	return fx_handler(irq, intx_m);
-}
-
 /*
  * INTx: the IO-APIC's redirection entry is remappable (a handle), its
  * table entry validates the IO-APIC's requester ID and is level
@@ -688,8 +668,8 @@ static void test_intx_through_remapping(void **state)
 	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1,
 						    UMSI_PCI_IRQ_INTX), 1);
 	gsi = (uint32_t)umsi_pci_irq_vector(dev, 0);
-	intx_m = m;
-	assert_int_equal(umsi_request_irq(m->sys, gsi, intx_handler,
+	fx_intx_serve(m, DEV6);
+	assert_int_equal(umsi_request_irq(m->sys, gsi, fx_intx_handler,
 					  UMSI_IRQF_SHARED, "t", m), 0);
 	assert_int_equal(umsi_irq_get_info(m->sys, gsi, &info), 0);
 	assert_int_equal(umsi_sim_ioapic_get(m->sim, gsi, &rte), 0);
