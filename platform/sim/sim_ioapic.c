@@ -44,8 +44,8 @@ void sim_ioapic_fini(struct umsi_sim *sim)
 
 /* ---- Routing ----------------------------------------------------------------- */
 
-/* The bridge whose secondary bus is @bus in @bdf's segment, or NULL. */
-static struct sim_dev *bridge_to_locked(struct umsi_sim *sim, umsi_bdf_t bdf)
+/* The bridge whose secondary bus is @bdf's bus, in its segment, or NULL. */
+struct sim_dev *sim_bridge_to_locked(struct umsi_sim *sim, umsi_bdf_t bdf)
 {
 	if (!sim->nbridges)
 		return NULL;
@@ -72,7 +72,7 @@ static int route_default_locked(struct umsi_sim *sim, umsi_bdf_t bdf,
 		return -1;
 	/* Bounded: a bridge list that loops must not hang the sim. */
 	for (int depth = 0; depth < 256 && UMSI_BDF_BUS(bdf) != 0; depth++) {
-		struct sim_dev *b = bridge_to_locked(sim, bdf);
+		struct sim_dev *b = sim_bridge_to_locked(sim, bdf);
 
 		if (!b)
 			break;

@@ -126,6 +126,39 @@ static unsigned int msi_log2_enabled(const struct sim_dev *d)
 
 /* ---- Sending ----------------------------------------------------------------- */
 
+/*
+ * The requester ID the root sees on @d's writes, as the fabric rewrites
+ * it on the way up (PCI Express to PCI/PCI-X Bridge Specification 2.3;
+ * QEMU's pci_req_id_cache_get): a PCI Express to PCI bridge forwards a
+ * request from its secondary side as (that bus, devfn 0), a conventional
+ * PCI-to-PCI bridge as itself; PCIe ports and switches keep it. The last
+ * bridge on the way to the root decides. Bounded: a bus list that loops
+ * ends after 256 bridges.
+ */
+uint32_t sim_requester_locked(struct umsi_sim *sim, const struct sim_dev *d)
+{
+	uint32_t rid = d->bdf;
+	umsi_bdf_t at = d->bdf;
+
+	for (int depth = 0; depth < 256; depth++) {
+		struct sim_dev *b = sim_bridge_to_locked(sim, at);
+		unsigned int type;
+
+		if (!b || b == d)
+			break;
+		if (!b->pcie_off) {
+			rid = b->bdf;
+		} else {
+			type = (cfg16(b, b->pcie_off + UMSI_PCIE_FLAGS) &
+				UMSI_PCIE_FLAGS_TYPE) >> UMSI_PCIE_FLAGS_TYPE_SHIFT;
+			if (type == UMSI_PCIE_TYPE_PCI_BRIDGE)
+				rid = (uint32_t)(at & ~0xffu);
+		}
+		at = b->bdf;
+	}
+	return rid;
+}
+
 /* The device writes @data to @addr as a bus master. */
 static int dev_dma_msg_locked(struct umsi_sim *sim, struct sim_dev *d,
 			      uint64_t addr, uint32_t data)
@@ -136,7 +169,8 @@ static int dev_dma_msg_locked(struct umsi_sim *sim, struct sim_dev *d,
 		return UMSI_SIM_FIRE_BLOCKED;
 	}
 	d->st.msgs++;
-	sim_msg_write_from_locked(sim, d->bdf, addr, data);
+	sim_msg_write_from_locked(sim, sim_requester_locked(sim, d), addr,
+				  data);
 	return UMSI_SIM_FIRE_SENT;
 }
 
@@ -1224,15 +1258,15 @@ int umsi_sim_dev_stats(struct umsi_sim *sim, umsi_bdf_t bdf,
 
 /* ---- What can still send ---------------------------------------------------- */
 
-static void live_target(struct umsi_sim *sim, umsi_bdf_t bdf, int gsi,
+static void live_target(struct umsi_sim *sim, const struct sim_dev *d,
 			uint64_t addr, uint32_t data,
 			void (*fn)(void *arg, const struct umsi_sim_target *t),
 			void *arg, unsigned *n)
 {
-	struct umsi_sim_target t = { .bdf = bdf, .gsi = gsi, .address = addr,
+	struct umsi_sim_target t = { .bdf = d->bdf, .gsi = -1, .address = addr,
 				     .data = data };
 
-	sim->msg_requester = bdf;
+	sim->msg_requester = sim_requester_locked(sim, d);
 	t.resolved = sim_msg_target_locked(sim, addr, data, &t.cpu, &t.id);
 	sim->msg_requester = UMSI_SIM_NO_REQUESTER;
 	t.vector = (uint8_t)t.id;
@@ -1259,7 +1293,7 @@ unsigned umsi_sim_live_targets(struct umsi_sim *sim,
 					     (uint64_t)d->msix_tbl[k * 4 + 1] << 32;
 
 				if (!msix_entry_masked(d, k))
-					live_target(sim, d->bdf, -1, a,
+					live_target(sim, d, a,
 						    d->msix_tbl[k * 4 + 2], fn,
 						    arg, &n);
 			}
@@ -1275,7 +1309,7 @@ unsigned umsi_sim_live_targets(struct umsi_sim *sim,
 						     UMSI_MSI_ADDR_HI) << 32;
 			for (uint32_t k = 0; k < nvec; k++)
 				if (!(mask & (1u << k)))
-					live_target(sim, d->bdf, -1, a,
+					live_target(sim, d, a,
 						    (data & ~(nvec - 1)) | k,
 						    fn, arg, &n);
 		}

@@ -384,6 +384,10 @@ void sim_phys_write32_locked(struct umsi_sim *sim, uint64_t phys,
 int sim_ioapic_init(struct umsi_sim *sim, uint32_t pins);
 void sim_ioapic_fini(struct umsi_sim *sim);
 int sim_dev_gsi_locked(struct umsi_sim *sim, struct sim_dev *d, uint8_t pin);
+/* The bridge whose secondary bus is @bdf's bus, or NULL (sim_ioapic.c). */
+struct sim_dev *sim_bridge_to_locked(struct umsi_sim *sim, umsi_bdf_t bdf);
+/* The requester ID the root sees on @d's writes (sim_pci.c). */
+uint32_t sim_requester_locked(struct umsi_sim *sim, const struct sim_dev *d);
 void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi);
 void sim_ioapic_eval_all_locked(struct umsi_sim *sim);
 void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector);

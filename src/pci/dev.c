@@ -502,34 +502,97 @@ static int probe(struct umsi_pci_dev *dev)
 }
 
 /*
+ * How bridge @b forwards a request from below (PCI Express to PCI/PCI-X
+ * Bridge Specification 2.3): a conventional PCI-to-PCI bridge as its own
+ * ID, a PCI Express to PCI bridge as (its secondary bus, devfn 0), PCI
+ * Express ports and switches unchanged. The bridge's type is read once.
+ */
+static enum alias { ALIAS_NONE, ALIAS_BRIDGE, ALIAS_SECONDARY }
+bridge_alias(struct umsi_pci_dev *b)
+{
+	uint32_t flags;
+
+	if (!b->pcie_cap)
+		return ALIAS_BRIDGE;
+	if (!b->port_type_known) {
+		if (umsi_pci_cfg_read(b, b->pcie_cap + UMSI_PCIE_FLAGS, 2,
+				      &flags))
+			return ALIAS_NONE;
+		b->port_type = (uint8_t)((flags & UMSI_PCIE_FLAGS_TYPE) >>
+					 UMSI_PCIE_FLAGS_TYPE_SHIFT);
+		b->port_type_known = true;
+	}
+	switch (b->port_type) {
+	case UMSI_PCIE_TYPE_PCI_BRIDGE:
+		return ALIAS_SECONDARY;
+	case UMSI_PCIE_TYPE_PCIE_BRIDGE:
+		return ALIAS_BRIDGE;
+	default:
+		return ALIAS_NONE;
+	}
+}
+
+/*
  * The requester ID @dev's messages carry when they reach the root (what
- * an IOMMU or an ITS sees): its own, unless a bridge on the way takes
- * the request over. Below a PCI Express to PCI/PCI-X bridge a
- * conventional function is (the bridge's secondary bus, devfn 0), below
- * a conventional PCI-to-PCI bridge it is that bridge (PCI Express to
- * PCI/PCI-X Bridge Specification 2.3); the walk goes on to the root. Only
- * a conventional function costs a config read (its bridge's type).
+ * an IOMMU or an ITS sees): each bridge on the way up may take the
+ * request over, and what the last one makes of it is what the root sees.
+ * Which bridge, not which function, decides: a PCI Express function
+ * behind a PCI Express to PCI bridge is aliased as a conventional one is.
  */
 static uint32_t requester_of(struct umsi_pci_dev *dev)
 {
 	struct umsi_pci_dev *c = dev, *b = dev->parent;
-	uint32_t rid = dev->bdf, flags, depth;
+	uint32_t rid = dev->bdf, depth;
 
 	for (depth = 0; b && depth < 256; depth++, c = b, b = b->parent) {
-		if (c->pcie_cap)
-			continue;
-		if (!b->pcie_cap) {
+		switch (bridge_alias(b)) {
+		case ALIAS_BRIDGE:
 			rid = b->bdf;
-		} else if (!umsi_pci_cfg_read(b, b->pcie_cap + UMSI_PCIE_FLAGS,
-					      2, &flags) &&
-			   ((flags & UMSI_PCIE_FLAGS_TYPE) >>
-			    UMSI_PCIE_FLAGS_TYPE_SHIFT) ==
-			   UMSI_PCIE_TYPE_PCI_BRIDGE) {
+			dev->aliased = true;
+			break;
+		case ALIAS_SECONDARY:
 			/* Same segment; the bus the function sits on. */
-			rid = (c->bdf & ~0xffffu) | (c->bdf & 0xff00u);
+			rid = c->bdf & ~0xffu;
+			dev->aliased = true;
+			break;
+		case ALIAS_NONE:
+			break;
 		}
 	}
 	return rid;
+}
+
+/* Messages @dev can send at most: its MSI-X table, or its MSI block. */
+static uint32_t own_events(const struct umsi_pci_dev *dev)
+{
+	uint32_t n = dev->msix_cap ? dev->msix_size : 0;
+
+	if (dev->msi_cap && dev->msi_mmc > n)
+		n = dev->msi_mmc;
+	return n;
+}
+
+/*
+ * Messages every function that shares @dev's requester ID can send, all
+ * together: a controller that names sources by requester (an ITS's
+ * DeviceID) sizes one table for all of them.
+ */
+uint32_t umsi_pci_source_events(struct umsi_pci_dev *dev)
+{
+	struct umsi_system *sys = dev->sys;
+	struct umsi_pci_dev *d;
+	umsi_irqflags_t fl;
+	uint64_t n = 0;
+
+	/* Only a function behind an aliasing bridge, or a bridge, shares. */
+	if (!dev->aliased && dev->header_type != 1)
+		return own_events(dev);
+	fl = umsi_lock(sys);
+	for (d = umsi_pci_devs(sys); d; d = d->next)
+		if (d->requester_id == dev->requester_id)
+			n += own_events(d);
+	umsi_unlock(sys, fl);
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,

@@ -342,7 +342,7 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 {
 	struct umsi_system *sys = dev->sys;
 	struct umsi_msg msg;
-	uint32_t n = max, i;
+	uint32_t n = max, i, events;
 	int block, ret;
 
 	if (!dev->msi_cap)
@@ -358,6 +358,7 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 		n = 1;
 	if (n < min)
 		return -UMSI_ENOSPC;
+again:
 	ret = umsi_pci_descs_alloc(dev, 1u << order_of(n));
 	if (ret)
 		return ret;
@@ -366,11 +367,12 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 		umsi_pci_descs_free(dev);
 		return block;
 	}
+	events = umsi_pci_source_events(dev);
 	for (i = 0; i < (uint32_t)block; i++) {
 		dev->descs[i]->chip_data = dev;
 		dev->descs[i]->hwirq = i;
 		dev->descs[i]->source_id = dev->requester_id;
-		dev->descs[i]->source_events = dev->msi_mmc;
+		dev->descs[i]->source_events = events;
 	}
 	dev->ndesc = (uint32_t)block;
 	/*
@@ -396,6 +398,15 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 	if (ret) {
 		umsi_irq_release(sys, dev->descs, (uint32_t)block);
 		umsi_pci_descs_free(dev);
+		/*
+		 * The controller had no room for the block (an ITS's ITT
+		 * shared by the functions behind one bridge): a smaller one.
+		 */
+		if (ret == -UMSI_ENOSPC && block > 1 &&
+		    (uint32_t)block / 2 >= min) {
+			n = (uint32_t)block / 2;
+			goto again;
+		}
 		return ret;
 	}
 	dev->msi_block = (uint32_t)block;

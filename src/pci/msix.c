@@ -291,6 +291,29 @@ static void unlink_vec(struct umsi_pci_dev *dev, struct umsi_msix_vec *v)
 		*l = v->next;
 }
 
+/*
+ * Keep the first @keep of @n bound IRQs (dev->descs, entries 0..n-1 in
+ * order, none written to the device yet): the rest go, with their entry
+ * state. Returns @keep.
+ */
+static uint32_t shrink(struct umsi_pci_dev *dev, uint32_t keep, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = keep; i < n; i++) {
+		struct umsi_msix_vec *v = dev->descs[i]->chip_data;
+
+		unlink_vec(dev, v);
+		set_used(dev, v->index, false);
+		umsi_free(dev->sys, v, sizeof(*v));
+	}
+	umsi_irq_release(dev->sys, dev->descs + keep, n - keep);
+	for (i = keep; i < n; i++)
+		dev->descs[i] = NULL;
+	dev->ndesc = keep;
+	return keep;
+}
+
 static int map_table(struct umsi_pci_dev *dev)
 {
 	struct umsi_system *sys = dev->sys;
@@ -448,7 +471,7 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 		     uint32_t min, uint32_t max, bool managed, int64_t irq_at)
 {
 	struct umsi_system *sys = dev->sys;
-	uint32_t n = max, i;
+	uint32_t n = max, i, events;
 	int got, ret;
 
 	if (!dev->msix_cap)
@@ -483,6 +506,7 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 	}
 	n = (uint32_t)got;
 	dev->ndesc = n;
+	events = umsi_pci_source_events(dev);
 	ret = 0;
 	for (i = 0; i < n && !ret; i++) {
 		struct umsi_irq_desc *d = dev->descs[i];
@@ -501,7 +525,7 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 		d->chip_data = v;
 		d->hwirq = v->index;
 		d->source_id = dev->requester_id;
-		d->source_events = dev->msix_size;
+		d->source_events = events;
 	}
 	/* Bound: published, still ours until set up (entries masked). */
 	if (!ret)
@@ -510,6 +534,14 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 		ret = umsi_irq_msg(sys, dev->descs[i],
 				   &((struct umsi_msix_vec *)
 				     dev->descs[i]->chip_data)->msg);
+	/*
+	 * The controller had room for fewer (an ITS's ITT shared by the
+	 * functions behind one bridge): keep what it took, if enough.
+	 */
+	if (ret == -UMSI_ENOSPC && i - 1 >= min && !indices) {
+		n = shrink(dev, i - 1, n);
+		ret = 0;
+	}
 	if (!ret)
 		ret = map_table(dev);
 	if (!ret) {
@@ -653,7 +685,7 @@ int umsi_msix_add_entry(struct umsi_pci_dev *dev, int32_t index, bool dynamic)
 	d->chip_data = v;
 	d->hwirq = idx;
 	d->source_id = dev->requester_id;
-	d->source_events = dev->msix_size;
+	d->source_events = umsi_pci_source_events(dev);
 	umsi_irq_publish(sys, &d, 1);
 	ret = umsi_irq_msg(sys, d, &v->msg);
 	if (ret) {

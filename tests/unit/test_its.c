@@ -985,13 +985,13 @@ static void test_full_itt_refused(void **state)
 	ret = umsi_pci_alloc_irq_vectors(msix, 9, 16, UMSI_PCI_IRQ_MSIX);
 	assert_true(ret < 0);
 	assert_non_null(strstr(umsi_sim_log_text(m->sim),
-			       "beyond an ITT of 8"));
+			       "ITT of 8"));
 	assert_false(msix_enabled(m, NVME));
 	umsi_sim_log_clear(m->sim);
 	ret = umsi_pci_alloc_irq_vectors(msi, 16, 16, UMSI_PCI_IRQ_MSI);
 	assert_true(ret < 0);
 	assert_non_null(strstr(umsi_sim_log_text(m->sim),
-			       "beyond an ITT of 8"));
+			       "ITT of 8"));
 	assert_false(msi_enabled(m, DEV));
 	/* MSI-X entries are activated one by one: 0..7 may have been
 	 * mapped before 8 was refused; every one was undone. */
@@ -1030,6 +1030,304 @@ static void test_full_itt_refused(void **state)
 	its_machine_free(m);
 }
 
+/* ---- functions that share a DeviceID ---------------------------------------- */
+
+#define CB     UMSI_BDF(0, 0, 0x1d, 0)
+#define CB_FN(d) UMSI_BDF(0, 3, (d), 0)
+
+/* A conventional PCI-to-PCI bridge to bus 3 with one MSI message. */
+static struct umsi_sim_dev_desc conv_bridge_desc(void)
+{
+	struct umsi_sim_dev_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.vendor = 0x1b36;
+	d.device = 0x0001;
+	d.class_code = 0x060400;
+	d.header_type = 1;
+	d.secondary_bus = 3;
+	d.subordinate_bus = 3;
+	d.msi.present = true;
+	d.msi.nvec = 1;
+	d.msi.is64 = true;
+	return d;
+}
+
+/* A conventional function with an MSI-X table of @n entries. */
+static struct umsi_sim_dev_desc conv_msix_desc(uint16_t n)
+{
+	struct umsi_sim_dev_desc d = nvme_desc();
+
+	d.pcie.present = false;
+	d.msix.nentries = n;
+	return d;
+}
+
+static struct umsi_pci_dev *plug_below(struct machine *m, umsi_bdf_t bdf,
+				       const struct umsi_sim_dev_desc *d,
+				       struct umsi_pci_dev *parent)
+{
+	struct umsi_pci_dev *dev = NULL;
+
+	assert_int_equal(umsi_sim_add_device(m->sim, bdf, d), 0);
+	assert_int_equal(umsi_pci_add(m->sys, bdf, parent, UMSI_PCI_ADD_FRESH,
+				      &dev), 0);
+	return dev;
+}
+
+/* Every vector of @dev (@n) fires once and is handled on its CPU. */
+static void fire_all(struct machine *m, struct umsi_pci_dev *dev,
+		     umsi_bdf_t bdf, uint32_t n)
+{
+	uint32_t k;
+
+	for (k = 0; k < n; k++) {
+		int irq = umsi_pci_irq_vector(dev, k);
+		struct umsi_irq_info info;
+		uint64_t before = m->handled[irq];
+
+		assert_int_equal(umsi_irq_get_info(m->sys, (uint32_t)irq,
+						   &info), 0);
+		assert_int_equal(umsi_sim_fire(m->sim, bdf, k),
+				 UMSI_SIM_FIRE_SENT);
+		assert_int_equal(m->handled[irq], before + 1);
+		assert_int_equal(m->last_cpu[irq], info.cpu);
+	}
+}
+
+/*
+ * A conventional PCI-to-PCI bridge forwards its functions' messages with
+ * its own requester ID, so the bridge (its hot-plug MSI) and the three
+ * functions behind it are one DeviceID to the ITS: one MAPD, one ITT
+ * sized for every message they can send together (1 + 1 + 8 + 4: 16
+ * events, 256 bytes), each IRQ its own events in it (the MSI block an
+ * aligned run), every message delivered. The ITT stays while any of
+ * them has an IRQ and goes with the last.
+ */
+static void test_shared_deviceid_one_itt(void **state)
+{
+	struct machine *m = its_machine(4, 0);
+	struct umsi_sim_dev_desc db = conv_bridge_desc();
+	struct umsi_sim_dev_desc d1 = msi_desc(1, true, false);
+	struct umsi_sim_dev_desc dx = conv_msix_desc(8);
+	struct umsi_sim_dev_desc d4 = msi_desc(4, true, true);
+	struct umsi_pci_dev *b = plug_below(m, CB, &db, NULL);
+	struct umsi_pci_dev *f1 = plug_below(m, CB_FN(1), &d1, b);
+	struct umsi_pci_dev *fx = plug_below(m, CB_FN(2), &dx, b);
+	struct umsi_pci_dev *f4 = plug_below(m, CB_FN(5), &d4, b);
+	struct umsi_sim_its_stats is0 = istats(m), is;
+	struct umsi_sim_leaks l0, l1;
+	bool seen[16] = { false };
+	uint32_t k, intid, c;
+
+	(void)state;
+	umsi_sim_leaks(m->sim, &l0);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_PCI_IRQ_MSI),
+			 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(f1, 1, 1,
+						    UMSI_PCI_IRQ_MSI), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(fx, 8, 8,
+						    UMSI_PCI_IRQ_MSIX), 8);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(f4, 4, 4,
+						    UMSI_PCI_IRQ_MSI), 4);
+	is = istats(m);
+	assert_int_equal(is.devices, 1);
+	assert_int_equal(is.cmds[C_MAPD] - is0.cmds[C_MAPD], 1);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_int_equal(l1.phys_bytes - l0.phys_bytes, 256);
+	/* 14 events of DeviceID CB taken, each to an LPI of its own. */
+	for (k = 0; k < 16; k++) {
+		if (umsi_sim_its_translate(m->sim, CB, k, &c, &intid))
+			continue;
+		assert_true(intid >= FIRST_LPI);
+		seen[k] = true;
+	}
+	for (k = 0, c = 0; k < 16; k++)
+		c += seen[k];
+	assert_int_equal(c, 14);
+	/* The block's data is a multiple of 4: the device ORs k in. */
+	assert_int_equal(umsi_sim_cfg_read(m->sim, CB_FN(5), find_cap(m,
+			 CB_FN(5), UMSI_PCI_CAP_ID_MSI) + 12, 2) % 4, 0);
+	for (k = 0; k < 8; k++)
+		assert_int_equal(umsi_pci_request_irq(fx, k, fx_handler, 0,
+						      "x", m), 0);
+	for (k = 0; k < 4; k++)
+		assert_int_equal(umsi_pci_request_irq(f4, k, fx_handler, 0,
+						      "4", m), 0);
+	assert_int_equal(umsi_pci_request_irq(f1, 0, fx_handler, 0, "1", m), 0);
+	assert_int_equal(umsi_pci_request_irq(b, 0, fx_handler, 0, "b", m), 0);
+	fire_all(m, b, CB, 1);
+	fire_all(m, f1, CB_FN(1), 1);
+	fire_all(m, fx, CB_FN(2), 8);
+	fire_all(m, f4, CB_FN(5), 4);
+	assert_int_equal(sstats(m).unassigned, 0);
+	assert_int_equal(istats(m).cmd_errors, 0);
+
+	/* The ITT goes with the last of them, not before. */
+	umsi_pci_remove(m->sys, fx);
+	umsi_pci_remove(m->sys, b);
+	umsi_pci_remove(m->sys, f1);
+	assert_int_equal(istats(m).devices, 1);
+	fire_all(m, f4, CB_FN(5), 4);
+	umsi_pci_remove(m->sys, f4);
+	is = istats(m);
+	assert_int_equal(is.devices, 0);
+	assert_int_equal(is.cmds[C_MAPD] - is0.cmds[C_MAPD], 2);
+	assert_int_equal(is.cmds[C_MAPTI] - is0.cmds[C_MAPTI],
+			 is.cmds[C_DISCARD] - is0.cmds[C_DISCARD]);
+	assert_int_equal(is.cmd_errors, 0);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_int_equal(l1.phys_bytes, l0.phys_bytes);
+	its_machine_free(m);
+}
+
+/*
+ * A function that joins a shared DeviceID after its ITT was sized (hot
+ * plug behind the bridge): it gets the events still free, as many
+ * vectors as fit when it asks for a range, and a clean refusal (nothing
+ * mapped, nothing held) when even its minimum does not fit. Once the
+ * others leave, the ITT is made anew for what is there.
+ */
+static void test_late_function_shares_what_is_left(void **state)
+{
+	struct machine *m = its_machine(2, 0);
+	struct umsi_sim_dev_desc db = conv_bridge_desc();
+	struct umsi_sim_dev_desc dx = conv_msix_desc(8);
+	struct umsi_sim_dev_desc d4 = msi_desc(4, true, true);
+	struct umsi_pci_dev *b = plug_below(m, CB, &db, NULL);
+	struct umsi_pci_dev *fx = plug_below(m, CB_FN(2), &dx, b);
+	struct umsi_pci_dev *late, *late2;
+	struct umsi_sim_its_stats is0, is1;
+	struct snapshot s0;
+
+	(void)state;
+	/* 1 + 8 = 9 messages: an ITT of 16 events. */
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_PCI_IRQ_MSI),
+			 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(fx, 8, 8,
+						    UMSI_PCI_IRQ_MSIX), 8);
+	late = plug_below(m, CB_FN(3), &dx, b);
+	s0 = snap(m);
+	is0 = istats(m);
+	/* 7 events left: 8 at least is refused, leaving nothing. */
+	umsi_sim_log_clear(m->sim);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(late, 8, 8,
+						    UMSI_PCI_IRQ_MSIX),
+			 -UMSI_ENOSPC);
+	assert_non_null(strstr(umsi_sim_log_text(m->sim), "ITT of 16"));
+	assert_false(msix_enabled(m, CB_FN(3)));
+	is1 = istats(m);
+	assert_int_equal(is1.cmds[C_MAPTI] - is0.cmds[C_MAPTI],
+			 is1.cmds[C_DISCARD] - is0.cmds[C_DISCARD]);
+	assert_int_equal(is1.cmds[C_MAPD], is0.cmds[C_MAPD]);
+	{
+		struct snapshot s1 = snap(m);
+
+		assert_same(&s0, &s1);
+	}
+	/* Asked for 1..8: the 7 that fit, every one delivered. */
+	assert_int_equal(umsi_pci_alloc_irq_vectors(late, 1, 8,
+						    UMSI_PCI_IRQ_MSIX), 7);
+	for (uint32_t k = 0; k < 7; k++)
+		assert_int_equal(umsi_pci_request_irq(late, k, fx_handler, 0,
+						      "late", m), 0);
+	fire_all(m, late, CB_FN(3), 7);
+	/* A 4-message MSI function finds no room: a smaller block? none. */
+	late2 = plug_below(m, CB_FN(4), &d4, b);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(late2, 1, 4,
+						    UMSI_PCI_IRQ_MSI),
+			 -UMSI_ENOSPC);
+	assert_false(msi_enabled(m, CB_FN(4)));
+	/* Everyone else leaves: a new ITT, sized for who is there. */
+	umsi_pci_remove(m->sys, fx);
+	umsi_pci_remove(m->sys, late);
+	umsi_pci_free_irq_vectors(b);
+	assert_int_equal(istats(m).devices, 0);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(late2, 1, 4,
+						    UMSI_PCI_IRQ_MSI), 4);
+	umsi_pci_remove(m->sys, late2);
+	umsi_pci_remove(m->sys, b);
+	assert_int_equal(istats(m).devices, 0);
+	assert_int_equal(istats(m).cmd_errors, 0);
+	its_machine_free(m);
+}
+
+/*
+ * ITTs of 8 events: a driver asking for 1..16 of MSI-X or MSI gets the 8
+ * that fit (MSI-X shrinks towards its minimum; MSI halves its block),
+ * not an error.
+ */
+static void test_small_itt_shrinks_towards_min(void **state)
+{
+	struct machine *m = its_machine_itt(2, 0, 8);
+	struct umsi_sim_dev_desc dx = nvme_desc();
+	struct umsi_sim_dev_desc dm = msi_desc(32, true, true);
+	struct umsi_pci_dev *x = plug(m, NVME, &dx, UMSI_PCI_ADD_FRESH);
+	struct umsi_pci_dev *msi = plug(m, DEV, &dm, 0);
+	uint32_t k;
+
+	(void)state;
+	assert_int_equal(umsi_pci_alloc_irq_vectors(x, 1, 16,
+			 UMSI_PCI_IRQ_MSIX | UMSI_PCI_IRQ_MSI), 8);
+	assert_true(msix_enabled(m, NVME));
+	for (k = 0; k < 8; k++)
+		assert_int_equal(umsi_pci_request_irq(x, k, fx_handler, 0,
+						      "x", m), 0);
+	fire_all(m, x, NVME, 8);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(msi, 1, 16,
+						    UMSI_PCI_IRQ_MSI), 8);
+	for (k = 0; k < 8; k++)
+		assert_int_equal(umsi_pci_request_irq(msi, k, fx_handler, 0,
+						      "m", m), 0);
+	fire_all(m, msi, DEV, 8);
+	assert_int_equal(istats(m).cmd_errors, 0);
+	umsi_pci_remove(m->sys, x);
+	umsi_pci_remove(m->sys, msi);
+	assert_int_equal(istats(m).devices, 0);
+	its_machine_free(m);
+}
+
+/*
+ * MSI's Message Control write fails at free: the IRQ stays quarantined
+ * with its events mapped (the device may still send). The function gets
+ * vectors again, on other events, and frees them; at removal the
+ * quarantined IRQ's events are discarded once. The ITS never refuses a
+ * command and the next function is served.
+ */
+static void test_quarantined_events_released_once(void **state)
+{
+	struct machine *m = its_machine(2, 0);
+	struct umsi_sim_dev_desc d = msi_desc(1, true, false);
+	struct umsi_pci_dev *a = plug(m, DEV, &d, 0), *b;
+	struct umsi_sim_its_stats is;
+
+	(void)state;
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_PCI_IRQ_MSI),
+			 1);
+	/* Free: 1 Command read, then the Message Control write fails. */
+	umsi_sim_fail_at(m->sim, 2, -UMSI_EIO);
+	umsi_pci_free_irq_vectors(a);
+	assert_int_equal(umsi_irq_quarantined(m->sys, NULL), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_PCI_IRQ_MSI),
+			 1);
+	assert_int_equal(umsi_pci_request_irq(a, 0, fx_handler, 0, "a", m), 0);
+	fire_all(m, a, DEV, 1);
+	umsi_pci_free_irq_vectors(a);
+	umsi_sim_remove_device(m->sim, DEV);
+	umsi_pci_remove(m->sys, a);
+	assert_int_equal(umsi_irq_quarantined(m->sys, NULL), 0);
+	is = istats(m);
+	assert_int_equal(is.cmd_errors, 0);
+	assert_int_equal(is.devices, 0);
+	assert_int_equal(is.cmds[C_MAPTI], is.cmds[C_DISCARD]);
+	b = plug(m, NVME, &d, 0);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_PCI_IRQ_MSI),
+			 1);
+	umsi_pci_remove(m->sys, b);
+	assert_int_equal(istats(m).devices, 0);
+	its_machine_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1047,6 +1345,10 @@ int main(void)
 		cmocka_unit_test(test_itt_sized_to_device),
 		cmocka_unit_test(test_lpi_tables_owned_by_back_end),
 		cmocka_unit_test(test_lpi_tables_refused_or_undone),
+		cmocka_unit_test(test_shared_deviceid_one_itt),
+		cmocka_unit_test(test_late_function_shares_what_is_left),
+		cmocka_unit_test(test_small_itt_shrinks_towards_min),
+		cmocka_unit_test(test_quarantined_events_released_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -85,10 +85,13 @@ static inline struct umsi_ctl_env *umsi_ctl_env(struct umsi_system *sys)
  *         @split_blocks (umsi_ctl): the block's first IRQ and its 2^k
  *         messages; this IRQ is message @index of it (and @count is 1).
  *         @group_count 0: not in such a block
- * @source_events: messages the source can send at most (indices 0..n-1:
- *         an MSI-X table's size, MSI's multiple message capable count), so
- *         a controller can size per-source state (an ITS's ITT); 0 when
- *         unknown
+ * @source_events: messages every source that shares @source_id can send
+ *         at most, all together (a function's MSI-X table size or MSI
+ *         multiple message capable count, summed over the functions behind
+ *         a bridge that takes their requests over), so a controller can
+ *         size per-requester state (an ITS's ITT); 0 when unknown. A
+ *         controller that runs out of such state returns -UMSI_ENOSPC, and
+ *         the PCI layer asks for fewer.
  */
 struct umsi_ctl_irq {
 	uint32_t irq;

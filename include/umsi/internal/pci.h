@@ -109,8 +109,13 @@ struct umsi_pci_dev {
 	uint8_t header_type;
 	uint32_t add_flags;
 	uint16_t pcie_cap;
+	/* A PCIe bridge's device/port type (UMSI_PCIE_TYPE_*), once read. */
+	uint8_t port_type;
+	bool port_type_known;
 	/* The requester ID its messages carry upstream (requester_of). */
 	uint32_t requester_id;
+	/* A bridge on the way up takes its requests over: it may share. */
+	bool aliased;
 
 	/* Why MSI and MSI-X are forbidden (policy, quirk), or NULL. */
 	const char *deny_reason;
@@ -165,6 +170,11 @@ int umsi_pci_cfg_read(struct umsi_pci_dev *dev, uint16_t off, uint8_t width,
 		      uint32_t *val);
 int umsi_pci_cfg_write(struct umsi_pci_dev *dev, uint16_t off, uint8_t width,
 		       uint32_t val);
+/*
+ * Messages all functions sharing @dev's requester ID can send together
+ * (umsi_ctl_irq.source_events). Takes the system lock.
+ */
+uint32_t umsi_pci_source_events(struct umsi_pci_dev *dev);
 /* Read Command; -UMSI_ENODEV when the function reads all-ones. */
 int umsi_pci_read_command(struct umsi_pci_dev *dev, uint16_t *cmd);
 /* Write Command only when @cmd differs from @old. */

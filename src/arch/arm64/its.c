@@ -27,13 +27,18 @@
 
  * Collections: collection c is CPU c's redistributor, mapped at init
  * (MAPC) for every CPU that has one. Devices are mapped on their first
- * message (MAPD with an ITT of itt_events events) and unmapped with
- * their last IRQ. The command queue is written under a host spinlock
+ * message (MAPD with an ITT sized for every message the sources behind
+ * that DeviceID can send, at most itt_events) and unmapped with their
+ * last IRQ. Functions behind a bridge that takes their requests over
+ * share a DeviceID and so one ITT: an IRQ's EventIDs are not its message
+ * numbers but events of its own taken from the ITT (a block an aligned
+ * run), and the message's data names them. The command queue is written under a host spinlock
  * (resend runs in any context) and each batch is waited for: GITS_CREADR
  * reaching GITS_CWRITER means the ITS has done it.
  */
 #include <umsi/ctl.h>
 #include <umsi/internal/ctl.h>
+#include <umsi/internal/idmap.h>
 #include <umsi/internal/lib.h>
 
 /* IHI 0069 12.19: ITS control frame registers. */
@@ -117,7 +122,11 @@ struct its_table {
 
 /*
  * A mapped device: its DeviceID, its ITT (2^itt_bits events, sized to
- * the messages the device can send) and how many IRQs use it.
+ * the messages every source behind that DeviceID can send), which of
+ * its events are taken and how many IRQs use it. Functions behind a
+ * bridge that takes their requests over share one DeviceID, so one ITT:
+ * each IRQ gets events of its own from @events (a block: an aligned run,
+ * since the device ORs the message number into the data).
  */
 struct its_dev {
 	struct its_dev *next;
@@ -127,6 +136,8 @@ struct its_dev {
 	size_t itt_size;
 	uint32_t itt_bits;
 	uint32_t nirqs;
+	struct umsi_idmap events;
+	size_t size;                     /* of the record and its map */
 };
 
 /*
@@ -1057,11 +1068,11 @@ static int its_check_irq(struct umsi_system *sys,
 			 p->dev_limit);
 		return -UMSI_EINVAL;
 	}
-	if ((uint64_t)ci->index + ci->count > (1ull << p->itt_bits)) {
-		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: irq %u: event %u "
-			 "beyond an ITT of %u", ci->irq,
-			 ci->index + ci->count - 1, 1u << p->itt_bits);
-		return -UMSI_EINVAL;
+	if (ci->count > (1u << p->itt_bits)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: irq %u: %u events "
+			 "exceed an ITT of %u", ci->irq, ci->count,
+			 1u << p->itt_bits);
+		return -UMSI_ENOSPC;
 	}
 	return 0;
 }
@@ -1075,31 +1086,54 @@ static struct its_dev *its_dev_new(struct umsi_system *sys, uint32_t devid,
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 	struct its_priv *p = env->priv;
-	struct its_dev *dev = umsi_zalloc(sys, sizeof(*dev));
+	struct its_dev *dev;
+	uint32_t bits;
+	size_t size;
 
-	if (!dev)
-		return NULL;
-	dev->devid = devid;
 	/*
 	 * Sized to the device: every message it can send (MAPD's Size is
 	 * EventID bits - 1, so at least 2 events), at most itt_events.
 	 */
-	dev->itt_bits = events ? its_log2(events) : p->itt_bits;
-	if (dev->itt_bits < 1)
-		dev->itt_bits = 1;
-	if (dev->itt_bits > p->itt_bits)
-		dev->itt_bits = p->itt_bits;
-	dev->itt_size = ((size_t)p->ite_size << dev->itt_bits) +
-			ITS_ITT_ALIGN - 1;
+	bits = events ? its_log2(events) : p->itt_bits;
+	if (bits < 1)
+		bits = 1;
+	if (bits > p->itt_bits)
+		bits = p->itt_bits;
+	/* One allocation: the record, then the map of its events. */
+	size = (sizeof(*dev) + 7) / 8 * 8 + umsi_idmap_size(1u << bits);
+	dev = umsi_zalloc(sys, size);
+	if (!dev)
+		return NULL;
+	dev->size = size;
+	dev->devid = devid;
+	dev->itt_bits = bits;
+	umsi_idmap_init(&dev->events, 1u << bits, (uint64_t *)(void *)
+			((char *)dev + (sizeof(*dev) + 7) / 8 * 8));
+	dev->itt_size = ((size_t)p->ite_size << bits) + ITS_ITT_ALIGN - 1;
 	dev->itt_size -= dev->itt_size % ITS_ITT_ALIGN;
 	dev->itt = env->ops->phys_alloc(env->host, dev->itt_size,
 					ITS_ITT_ALIGN, &dev->itt_phys);
 	if (!dev->itt) {
-		umsi_free(sys, dev, sizeof(*dev));
+		umsi_free(sys, dev, size);
 		return NULL;
 	}
 	umsi_memset(dev->itt, 0, dev->itt_size);
 	return dev;
+}
+
+/* A block's events are an aligned run: the device ORs k into the data. */
+static uint32_t its_align(uint32_t count)
+{
+	return (count & (count - 1)) ? 1 : count;
+}
+
+/* Give @ir's events back to its device's ITT. [lock] */
+static void its_events_put(struct its_irq *ir)
+{
+	uint32_t k;
+
+	for (k = 0; k < ir->count; k++)
+		umsi_idmap_clear(&ir->dev->events, ir->event + k);
 }
 
 /* Keep @dev's ITT until fini: the ITS may still read it. [no lock] */
@@ -1123,7 +1157,7 @@ static void its_dev_free(struct umsi_system *sys, struct its_dev *dev)
 	if (!dev)
 		return;
 	env->ops->phys_free(env->host, dev->itt, dev->itt_size);
-	umsi_free(sys, dev, sizeof(*dev));
+	umsi_free(sys, dev, dev->size);
 }
 
 /*
@@ -1133,7 +1167,7 @@ static void its_dev_free(struct umsi_system *sys, struct its_dev *dev)
  */
 static int its_compose_new(struct umsi_system *sys,
 			   const struct umsi_ctl_irq *ci, uint32_t devid,
-			   uint32_t cpu, uint32_t id)
+			   uint32_t cpu, uint32_t id, uint32_t *event)
 {
 	struct its_priv *p = its_priv(sys);
 	struct its_irq *ir = umsi_zalloc(sys, sizeof(*ir));
@@ -1149,14 +1183,15 @@ static int its_compose_new(struct umsi_system *sys,
 	have_dev = its_find_dev(p, devid) != NULL;
 	its_unlock(sys, fl);
 	if (!have_dev) {
-		fresh = its_dev_new(sys, devid, ci->source_events);
+		/* Room for this IRQ at least, so a new ITT never refuses. */
+		fresh = its_dev_new(sys, devid, ci->source_events > ci->count ?
+					       ci->source_events : ci->count);
 		if (!fresh) {
 			umsi_free(sys, ir, sizeof(*ir));
 			return -UMSI_ENOMEM;
 		}
 	}
 	ir->irq = ci->irq;
-	ir->event = ci->index;
 	ir->count = ci->count;
 	ir->cpu = cpu;
 	ir->g = id;
@@ -1177,20 +1212,32 @@ static int its_compose_new(struct umsi_system *sys,
 	if (!dev) {
 		/* It went between the look-ups: ask the caller to retry. */
 		ret = -UMSI_EAGAIN;
-	} else if ((uint64_t)ci->index + ci->count > (1ull << dev->itt_bits)) {
-		/* Sized for fewer events (another source, the same DeviceID). */
-		small = dev->itt_bits;
-		ret = -UMSI_EINVAL;
+	} else if (ret || (ir->event = umsi_idmap_take_run(&dev->events,
+			ci->count, its_align(ci->count))) == UINT32_MAX) {
+		/*
+		 * Every event of the DeviceID's ITT is taken (sources that
+		 * share it, one added after it was sized): refused, so the
+		 * caller can ask for fewer.
+		 */
+		if (!ret) {
+			small = dev->itt_bits;
+			ret = -UMSI_ENOSPC;
+		}
+		if (dev->nirqs == 0) {
+			its_unlink_dev(p, dev);
+			fresh = dev;
+		}
 	} else {
 		ir->dev = dev;
 		dev->nirqs++;
 		ir->next = p->irqs;
 		p->irqs = ir;
+		*event = ir->event;
 		/* Step 2: its events to the CPU's LPIs and collection. */
-		if (!ret)
-			ret = its_map_events(sys, ir, UINT32_MAX);
+		ret = its_map_events(sys, ir, UINT32_MAX);
 		if (ret) {
 			its_unlink_irq(p, ir);
+			its_events_put(ir);
 			if (--dev->nirqs == 0) {
 				its_unlink_dev(p, dev);
 				fresh = dev;
@@ -1200,9 +1247,10 @@ static int its_compose_new(struct umsi_system *sys,
 	its_unlock(sys, fl);
 	its_tell(sys);
 	if (small)
-		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: irq %u: event %u "
-			 "beyond DeviceID 0x%x's ITT of %u", ci->irq,
-			 ci->index + ci->count - 1, devid, 1u << small);
+		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: irq %u: no %u free "
+			 "events in DeviceID 0x%x's ITT of %u (shared by every "
+			 "source with that requester)", ci->irq, ci->count,
+			 devid, 1u << small);
 	/*
 	 * A device the ITS was told about (MAPD queued) but that failed with
 	 * it: if the ITS stopped answering, it may run that MAPD later.
@@ -1235,11 +1283,11 @@ static int its_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	if (ret)
 		return ret;
 	msg->address = p->translater;
-	msg->data = ci->index;
 	for (tries = 0; tries < 4; tries++) {
 		fl = its_lock(sys);
 		ir = its_find_irq(p, ci->irq);
 		if (ir) {
+			msg->data = ir->event;
 			old = ir->cpu;
 			ret = 0;
 			if (ir->g != id) {
@@ -1256,7 +1304,7 @@ static int its_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 			return ret ? ret : 1;
 		}
 		its_unlock(sys, fl);
-		ret = its_compose_new(sys, ci, devid, cpu, id);
+		ret = its_compose_new(sys, ci, devid, cpu, id, &msg->data);
 		if (ret != -UMSI_EAGAIN)
 			return ret ? ret : 1;
 	}
@@ -1320,6 +1368,7 @@ static void its_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 	ir = its_find_irq(p, ci->irq);
 	if (ir) {
 		its_unlink_irq(p, ir);
+		its_events_put(ir);
 		for (k = 0; k < ir->count && !ret; k++)
 			ret = its_event_cmd(sys, CMD_DISCARD, ir->dev->devid,
 					    ir->event + k);
