@@ -409,7 +409,8 @@ static int msg_index(uint32_t addr, uint32_t data, uint32_t *index)
 static int vector_irte(const struct umsi_irq_info *ii, uint32_t *index)
 {
 	const struct pci_dev *d = pci_find(ii->bdf & 0xffff);
-	uint64_t rte;
+	uint64_t rte, addr;
+	uint32_t data;
 	int h;
 
 	if (!strcmp(ii->chip, "IO-APIC")) {
@@ -423,28 +424,11 @@ static int vector_irte(const struct umsi_irq_info *ii, uint32_t *index)
 	}
 	if (!d)
 		return -1;
-	if (!strcmp(ii->chip, "PCI-MSI-X") && d->msix_cap) {
-		uint32_t t = pci_cfg_read(d->bdf, d->msix_cap + 4, 4);
-		const struct pci_bar *b = &d->bar[t & 7];
-		uint64_t e;
-
-		if ((t & 7) > 5 || b->kind == PCI_BAR_IO ||
-		    b->kind == PCI_BAR_NONE || !b->addr)
-			return -1;
-		e = (uint64_t)mm_map_mmio(b->addr + (t & ~7u) + 16ull * ii->hwirq, 16);
-		return msg_index(mmio_read32(e), mmio_read32(e + 8), index);
-	}
-	if (!strcmp(ii->chip, "PCI-MSI") && d->msi_cap) {
-		uint16_t ctl = (uint16_t)pci_cfg_read(d->bdf, d->msi_cap + 2, 2);
-		bool is64 = ctl & (1u << 7);
-		uint32_t nmsg = 1u << ((ctl >> 4) & 7);
-		uint32_t addr = pci_cfg_read(d->bdf, d->msi_cap + 4, 4);
-		uint32_t data = pci_cfg_read(d->bdf, d->msi_cap + (is64 ? 12 : 8), 2);
-
-		/* Message i of a block: the function sets the data's low bits. */
-		data = (data & ~(nmsg - 1)) | (ii->hwirq & (nmsg - 1));
-		return msg_index(addr, data, index);
-	}
+	if ((!strcmp(ii->chip, "PCI-MSI-X") &&
+	     !pci_read_msg(d->bdf, true, ii->hwirq, &addr, &data)) ||
+	    (!strcmp(ii->chip, "PCI-MSI") &&
+	     !pci_read_msg(d->bdf, false, ii->hwirq, &addr, &data)))
+		return msg_index((uint32_t)addr, data, index);
 	return -1;
 }
 

@@ -488,3 +488,46 @@ void pci_print(const struct pci_dev *d)
 			bar->size, bar->assigned ? "" : " unassigned");
 	}
 }
+
+int pci_read_msg(uint32_t bdf, bool msix, uint32_t index, uint64_t *addr,
+		 uint32_t *data)
+{
+	const struct pci_dev *d = pci_find(bdf);
+
+	if (!d)
+		return -1;
+	if (msix && d->msix_cap) {
+		uint32_t t = pci_cfg_read(d->bdf, d->msix_cap + 4, 4);
+		uint16_t ctl = (uint16_t)pci_cfg_read(d->bdf, d->msix_cap + 2, 2);
+		const struct pci_bar *b;
+		uint64_t e;
+
+		if ((t & 7) > 5 || index > (ctl & 0x7ffu))
+			return -1;
+		b = &d->bar[t & 7];
+		if (b->kind == PCI_BAR_IO || b->kind == PCI_BAR_NONE || !b->addr)
+			return -1;
+		e = (uint64_t)mm_map_mmio(b->addr + (t & ~7u) + 16ull * index,
+					  16);
+		*addr = mmio_read32(e) | (uint64_t)mmio_read32(e + 4) << 32;
+		*data = mmio_read32(e + 8);
+		return 0;
+	}
+	if (!msix && d->msi_cap) {
+		uint16_t ctl = (uint16_t)pci_cfg_read(d->bdf, d->msi_cap + 2, 2);
+		bool is64 = ctl & (1u << 7);
+		uint32_t nmsg = 1u << ((ctl >> 4) & 7);
+
+		if (index >= nmsg)
+			return -1;
+		*addr = pci_cfg_read(d->bdf, d->msi_cap + 4, 4);
+		if (is64)
+			*addr |= (uint64_t)pci_cfg_read(d->bdf, d->msi_cap + 8,
+							4) << 32;
+		*data = pci_cfg_read(d->bdf, d->msi_cap + (is64 ? 12 : 8), 2);
+		/* Message i of a block: the function sets the data's low bits. */
+		*data = (*data & ~(nmsg - 1)) | index;
+		return 0;
+	}
+	return -1;
+}

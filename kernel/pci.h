@@ -74,6 +74,14 @@ void pci_init(void);		/* x86: ECAM from MCFG, or 0xcf8 without it */
 void pci_set_ecam(uint64_t base, uint8_t start, uint8_t end);
 void pci_enumerate(void);	/* fills pci_devs, sizes BARs */
 struct pci_dev *pci_find(uint32_t bdf);	/* a present function, or NULL */
+/*
+ * The message function @bdf holds for its MSI-X entry @index (@msix) or
+ * MSI message @index (a block's message i: the data with i in its low
+ * bits, as the function sends it), read from the function itself.
+ * Returns 0, or -1 when it has no such capability or table.
+ */
+int pci_read_msg(uint32_t bdf, bool msix, uint32_t index, uint64_t *addr,
+		 uint32_t *data);
 
 /* Print @d's "pci" lines (IDs, capabilities, INTx route, BARs). */
 void pci_print(const struct pci_dev *d);

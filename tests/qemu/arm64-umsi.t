@@ -70,40 +70,6 @@ sub devices {
 		'-device', 'usb-kbd,bus=xhci.0');
 }
 
-sub bdf_rid {
-	my ($bdf) = @_;
-	my (undef, $b, $d, $f) = UmsiCheck::parse_bdf($bdf);
-	return ($b << 8) | ($d << 3) | $f;
-}
-
-# QEMU's trace: the last MAPTI of each (DeviceID, EventID) still mapped,
-# and the writes to GITS_TRANSLATER per (requester ID, EventID).
-sub its_trace {
-	my ($file) = @_;
-	my (%map, %writes, %remaps);
-	my $movi = 0;
-	open(my $t, '<', $file) or return (\%map, \%writes, 0, 0);
-	while (<$t>) {
-		if (/command MAPTI DeviceID (0x[0-9a-f]+) EventID (0x[0-9a-f]+) ICID (0x[0-9a-f]+) pINTID (0x[0-9a-f]+)/) {
-			$map{hex($1) . '/' . hex($2)} = [hex($3), hex($4)];
-			$remaps{hex($1) . '/' . hex($2)}++;
-		} elsif (/command MOVI DeviceID (0x[0-9a-f]+) EventID (0x[0-9a-f]+) ICID (0x[0-9a-f]+)/) {
-			my $m = $map{hex($1) . '/' . hex($2)};
-			$m->[0] = hex($3) if $m;
-			$movi++;
-		} elsif (/command DISCARD DeviceID (0x[0-9a-f]+) EventID (0x[0-9a-f]+)/) {
-			delete $map{hex($1) . '/' . hex($2)};
-		} elsif (/TRANSLATER write: offset 0x40 data (0x[0-9a-f]+) size \d+ requester_id (0x[0-9a-f]+)/) {
-			$writes{hex($2) . '/' . hex($1)}++;
-		}
-	}
-	close($t);
-	# MAPTIs of an event beyond its first: remaps (a move must not be one).
-	my $again = 0;
-	$again += $_ - 1 for values %remaps;
-	return (\%map, \%writes, $movi, $again);
-}
-
 sub no_crash {
 	my ($r, $what) = @_;
 	ok(!grep({ /EXCEPTION|PANIC|^check: |"event":"error"/ } @{$r->{lines}}),
@@ -176,9 +142,10 @@ for my $run ([1, 'cortex-a57'], [4, 'cortex-a57'], [6, 'cortex-a57'], [4, 'max']
 					 $_->{vector} >= $nvec * @{$ready->{cpus} // []} }
 				@{$d->{vectors} // []};
 			ok(!@bad, "$drv: each vector names its cpu, that cpu's mpidr, an identity below ncpus * nvec");
-			# The ITS's view of each message: EventID = the message
-			# number (MSI) or table index (MSI-X); LPI = first_lpi +
-			# vector (the global identity, whatever the CPU).
+			# The ITS's view of each message: alone on its DeviceID
+			# (a root port each), EventID = the message number (MSI)
+			# or table index (MSI-X); LPI = first_lpi + vector (the
+			# global identity, whatever the CPU).
 			my @its = grep { ($_->{event_id} // -1) != $_->{index} ||
 					 ($_->{lpi} // -1) != $first + $_->{vector} }
 				@{$d->{vectors} // []};
@@ -209,12 +176,13 @@ for my $run ([1, 'cortex-a57'], [4, 'cortex-a57'], [6, 'cortex-a57'], [4, 'max']
 		   !$xe->{bad_events}, 'xhci: 16 messages, a device descriptor read');
 
 		# The ITS's own view, from QEMU's trace.
-		my ($map, $writes) = its_trace($trace);
+		my ($map, $writes) = UmsiCheck::its_trace($trace);
 		my (@unmapped, $nmapped);
 		for my $d (grep { ($_->{mode} // '') =~ /^msix?$/ } @{$r->{devices}}) {
-			my $rid = bdf_rid($d->{bdf});
+			my $rid = do { local $UmsiCheck::HW = $r->{monitor};
+				       UmsiCheck::requester($d->{bdf}) } // -1;
 			for my $v (@{$d->{vectors} // []}) {
-				my $m = $map->{"$rid/$v->{index}"};
+				my $m = $map->{"$rid/" . ($v->{event_id} // -1)};
 				my $lpi = $first + $v->{vector};
 				if (!$m || $m->[0] != $v->{cpu} || $m->[1] != $lpi) {
 					push @unmapped, sprintf('%s#%d: MAPTI %s, line says collection %d LPI %d',
@@ -230,7 +198,11 @@ for my $run ([1, 'cortex-a57'], [4, 'cortex-a57'], [6, 'cortex-a57'], [4, 'max']
 			or diag(join("\n", @unmapped));
 		my @short;
 		for my $f (@fire) {
-			my $key = bdf_rid($f->{bdf}) . "/$f->{index}";
+			my ($d) = grep { $_->{bdf} eq $f->{bdf} } @{$r->{devices}};
+			my ($v) = grep { $_->{index} == $f->{index} } @{($d // {})->{vectors} // []};
+			my $rid = do { local $UmsiCheck::HW = $r->{monitor};
+				       UmsiCheck::requester($f->{bdf}) } // -1;
+			my $key = "$rid/" . (($v // {})->{event_id} // -1);
 			push @short, "$f->{driver} #$f->{index}: " . ($writes->{$key} // 0) .
 				" writes, $f->{received} received"
 				if ($writes->{$key} // 0) < $f->{received};
@@ -275,7 +247,7 @@ subtest 'umsi.offline=1,2 umsi.online=2 (-smp 4)' => sub {
 	my $r = held(smp => 4, trace => $trace, append => 'umsi.drivers=edu,e1000e umsi.probe=all '
 		     . 'umsi.fire=10 umsi.offline=1,2 umsi.online=2');
 	fires_ok($r, 'before, between and after');
-	my (undef, undef, $movi, $again) = its_trace($trace);
+	my (undef, undef, $movi, $again) = UmsiCheck::its_trace($trace);
 	ok($movi > 0 && !$again, "IRQs left the offline CPUs by MOVI ($movi), no event mapped twice")
 		or diag("MOVI $movi, MAPTI of a mapped event $again");
 	my %online = map { $_->{cpu} => $_->{online} } @{$r->{ready}{cpus} // []};
@@ -296,7 +268,7 @@ subtest 'umsi.migrate=300 (-smp 4)' => sub {
 	my @bad = grep { !$_->{ok} || $_->{lost} || $_->{moved} != 300 } @m;
 	ok(!@bad, '300 moves each under fire, every event received, none lost')
 		or diag(join("\n", map { encode_json($_) } @bad));
-	my (undef, undef, $movi, $again) = its_trace($trace);
+	my (undef, undef, $movi, $again) = UmsiCheck::its_trace($trace);
 	ok($movi >= 600 && !$again, "every move a MOVI ($movi), no event mapped twice (LPIs kept)")
 		or diag("MOVI $movi, MAPTI of a mapped event $again");
 };

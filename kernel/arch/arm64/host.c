@@ -283,14 +283,22 @@ void host_set_debug(bool on)
 }
 
 /*
- * The ITS's part of a device line's message vector (karch.h): the back
- * end maps a function's message k to EventID k (MSI: message number,
- * MSI-X: table index), translated to the LPI of the vector's identity
- * (global: first_lpi + identity, whatever the CPU) and the collection of
- * its CPU.
+ * The ITS's part of a device line's message vector (karch.h): the EventID
+ * the function's message carries, read from the function (the back end
+ * gives functions that share a DeviceID events of their own, so it is not
+ * always the message number), translated to the LPI of the vector's
+ * identity (global: first_lpi + identity, whatever the CPU) and the
+ * collection of its CPU.
  */
 int karch_vector_fields(char *buf, size_t size, const struct umsi_irq_info *ii)
 {
-	return ksnprintf(buf, size, ",\"event_id\":%u,\"lpi\":%u", ii->hwirq,
+	uint64_t addr;
+	uint32_t data;
+	bool msix = ii->chip && !strcmp(ii->chip, "PCI-MSI-X");
+
+	if (pci_read_msg(ii->bdf & 0xffff, msix, ii->hwirq, &addr, &data))
+		return ksnprintf(buf, size, ",\"lpi\":%u",
+				 A64_UMSI_FIRST_LPI + ii->vector);
+	return ksnprintf(buf, size, ",\"event_id\":%u,\"lpi\":%u", data,
 			 A64_UMSI_FIRST_LPI + ii->vector);
 }

@@ -31,15 +31,22 @@
 #     identity; the line names the CPU by "hart". The ECAM window is the
 #     `pcie-ecam` alias of QEMU virt.
 #   - arm64 (GICv3 ITS): every message goes to GITS_TRANSLATER (the ready
-#     line's "translater") with data = the EventID, which uMSI's ITS back
-#     end makes the message index (MSI-X table index, or message i of an
-#     MSI block: data base 0). The message names no CPU and no LPI: the
-#     (DeviceID, EventID) -> (LPI, collection) mapping lives in the ITS's
-#     tables, not in config space, so it is not checked here (tests read
-#     QEMU's MAPTI trace for it); what is checked is the address, the
-#     EventID, no (function, EventID) twice, and from the device lines no
-#     LPI (first_lpi + vector, the global identity) twice or outside
-#     uMSI's range.
+#     line's "translater") with data = the EventID (the line's "event_id";
+#     message i of an MSI block: data | i). The message names no CPU and
+#     no LPI: the (DeviceID, EventID) -> (LPI, collection) mapping lives in
+#     the ITS's tables, not in config space, so it is not checked here
+#     (tests read QEMU's MAPTI trace for it); what is checked is the
+#     address, the EventID, no (DeviceID, EventID) twice, and from the
+#     device lines no LPI (first_lpi + vector, the global identity) twice
+#     or outside uMSI's range.
+#
+# The requester ID the root sees (an ITS's DeviceID, VT-d's source ID) is
+# worked out here from the bridges' configuration space, as the PCI
+# Express to PCI/PCI-X Bridge specification (2.3) and QEMU's
+# pci_req_id_cache_get() have it: walking up from the function, a PCI
+# Express to PCI bridge forwards as (its secondary bus, devfn 0), a
+# conventional PCI-to-PCI bridge as itself, PCI Express ports and switches
+# leave it; the last bridge on the way decides (requester()).
 #
 #   my $hw = UmsiCheck::snapshot($mon, $serial_text);   # in the callback
 #   my @results = UmsiCheck::check($hw, $run_result);   # [ok, name, diag]
@@ -119,6 +126,7 @@ sub decode_function {
 		}
 	}
 	$f{bars} = \@bars;
+	$f{secondary} = b8($w, 0x19) if $f{header} == 1;
 	return \%f unless $f{status} & 0x10;
 	my $ptr = b8($w, 0x34);
 	for (my $n = 0; $n < 48 && $ptr >= 0x40; $n++) {
@@ -135,6 +143,8 @@ sub decode_function {
 				  data => b16($w, $ptr + ($is64 ? 12 : 8)) };
 			$m->{mask} = b32($w, $ptr + ($is64 ? 16 : 12)) if $m->{pvm};
 			$f{msi} = $m;
+		} elsif ($id == 0x10 && !defined $f{pcie_type}) {
+			$f{pcie_type} = (b16($w, $ptr + 2) >> 4) & 0xf;
 		} elsif ($id == 0x11 && !$f{msix}) {
 			my $ctl = b16($w, $ptr + 2);
 			my $t = b32($w, $ptr + 4);
@@ -239,6 +249,33 @@ sub remap_snapshot {
 	}
 }
 
+# The requester ID the root sees on writes of function $bdf (see the top
+# of this file), from the bridges read in $HW; undef if $bdf is unknown.
+sub requester {
+	my ($bdf) = @_;
+	my (undef, $bus, $dev, $fn) = parse_bdf($bdf);
+	return undef unless defined $fn;
+	my $rid = ($bus << 8) | ($dev << 3) | $fn;
+	my $fns = $HW->{functions} // {};
+	for (my $depth = 0; $depth < 256; $depth++) {
+		my ($up) = grep { $fns->{$_}{header} == 1 &&
+				  ($fns->{$_}{secondary} // -1) == $bus } sort keys %$fns;
+		last unless defined $up;
+		my $b = $fns->{$up};
+		my (undef, $ubus, $udev, $ufn) = parse_bdf($up);
+		if (!defined $b->{pcie_type}) {
+			$rid = ($ubus << 8) | ($udev << 3) | $ufn;
+		} elsif ($b->{pcie_type} == 7) {
+			$rid = $bus << 8;
+		} elsif ($b->{pcie_type} == 8) {
+			$rid = ($ubus << 8) | ($udev << 3) | $ufn;
+		}
+		last if $ubus == $bus;
+		$bus = $ubus;
+	}
+	return $rid;
+}
+
 sub remappable { my ($addr) = @_; return ($addr & 0xfff00010) == 0xfee00010; }
 
 # The entry a remappable message names: handle (+ subhandle with SHV).
@@ -335,8 +372,11 @@ sub line_hwid {
 sub hwid_key { return riscv() ? 'hart' : arm64() ? 'mpidr' : 'apic_id'; }
 
 # What a message's data must be for the line's vector @v: the identity,
-# or on arm64 the EventID, the message index.
-sub want_data { my ($v) = @_; return arm64() ? $v->{index} : $v->{vector}; }
+# or on arm64 the EventID the line names.
+sub want_data {
+	my ($v) = @_;
+	return arm64() ? $v->{event_id} // -1 : $v->{vector};
+}
 
 # Check one UMSI device line against the hardware. Returns a list of
 # problems (empty when all agree) and adds the pairs it sees to $pairs.
@@ -353,8 +393,7 @@ sub check_device {
 		if hex($d->{vendor}) != $f->{vendor} || hex($d->{device}) != $f->{device};
 	my @vecs = @{$d->{vectors} // []};
 	my $remap = $HW->{remap} && $HW->{remap}{on};
-	my (undef, $rbus, $rdev, $rfn) = parse_bdf($d->{bdf});
-	my $rid = defined $rfn ? ($rbus << 8) | ($rdev << 3) | $rfn : undef;
+	my $rid = requester($d->{bdf});
 	push @bad, 'device line cut short: no closing continuation line'
 		if $d->{incomplete};
 	push @bad, sprintf('%d vectors listed, line says nvec %d', scalar @vecs, $d->{nvec})
@@ -403,7 +442,7 @@ sub check_device {
 			} else {
 				push @bad, "entry $v->{index} masked" if $e->{masked};
 			}
-			push @{$pairs->{(arm64() ? $d->{bdf} : msg_dest($e->{addr}, $e->{data})) . '/' .
+			push @{$pairs->{(arm64() ? $rid : msg_dest($e->{addr}, $e->{data})) . '/' .
 					msg_vector($e->{data}, $e->{addr})}}, "$d->{bdf}#$v->{index}";
 		}
 		for my $i (0 .. $#{$x->{entries}}) {
@@ -452,7 +491,7 @@ sub check_device {
 		for my $i (0 .. $block - 1) {
 			# Under remapping only the listed messages have entries.
 			next if $rm && !grep { $_->{index} == $i } @vecs;
-			push @{$pairs->{(arm64() ? $d->{bdf} : msg_dest($m->{addr}, $mdata->($i))) .
+			push @{$pairs->{(arm64() ? $rid : msg_dest($m->{addr}, $mdata->($i))) .
 					'/' . $mvec->($i)}}, "$d->{bdf}#$i";
 		}
 	} elsif ($mode eq 'intx') {
@@ -545,7 +584,7 @@ sub check {
 	}
 	my @dups = grep { @{$pairs{$_}} > 1 } sort keys %pairs;
 	push @res, [!@dups, riscv() ? 'no (hart, identity) pair used twice' :
-			    arm64() ? 'no (function, EventID) pair used twice' :
+			    arm64() ? 'no (DeviceID, EventID) pair used twice' :
 			    'no (APIC ID, vector) pair used twice',
 		    join('; ', map { "$_: @{$pairs{$_}}" } @dups)];
 	push @res, lpi_check($hw, $r) if arm64();
@@ -573,6 +612,34 @@ sub check {
 	}
 	push @res, [!@barbad, 'BARs as the kernel reported them', join('; ', @barbad)];
 	return @res;
+}
+
+# QEMU's trace: the last MAPTI of each (DeviceID, EventID) still mapped,
+# and the writes to GITS_TRANSLATER per (requester ID, EventID).
+sub its_trace {
+	my ($file) = @_;
+	my (%map, %writes, %remaps);
+	my $movi = 0;
+	open(my $t, '<', $file) or return (\%map, \%writes, 0, 0);
+	while (<$t>) {
+		if (/command MAPTI DeviceID (0x[0-9a-f]+) EventID (0x[0-9a-f]+) ICID (0x[0-9a-f]+) pINTID (0x[0-9a-f]+)/) {
+			$map{hex($1) . '/' . hex($2)} = [hex($3), hex($4)];
+			$remaps{hex($1) . '/' . hex($2)}++;
+		} elsif (/command MOVI DeviceID (0x[0-9a-f]+) EventID (0x[0-9a-f]+) ICID (0x[0-9a-f]+)/) {
+			my $m = $map{hex($1) . '/' . hex($2)};
+			$m->[0] = hex($3) if $m;
+			$movi++;
+		} elsif (/command DISCARD DeviceID (0x[0-9a-f]+) EventID (0x[0-9a-f]+)/) {
+			delete $map{hex($1) . '/' . hex($2)};
+		} elsif (/TRANSLATER write: offset 0x40 data (0x[0-9a-f]+) size \d+ requester_id (0x[0-9a-f]+)/) {
+			$writes{hex($2) . '/' . hex($1)}++;
+		}
+	}
+	close($t);
+	# MAPTIs of an event beyond its first: remaps (a move must not be one).
+	my $again = 0;
+	$again += $_ - 1 for values %remaps;
+	return (\%map, \%writes, $movi, $again);
 }
 
 1;
