@@ -62,9 +62,12 @@ static void ioapic_describe(struct umsi_system *sys,
 			    struct umsi_irq_info *info)
 {
 	const struct umsi_intx_line *l = d->chip_data;
+	const struct umsi_irq_action *a = atomic_load(&d->actions);
+	const struct umsi_pci_dev *o = a ? a->owner : NULL;
 
 	(void)sys;
-	info->bdf = l->bdf;
+	/* The function whose handler names the line (info->owner). */
+	info->bdf = o ? o->bdf : l->bdf;
 }
 
 /* Trigger mode is the line's (l->route); the core needs no copy of it. */
@@ -169,7 +172,15 @@ static void put_line(struct umsi_pci_dev *dev, struct umsi_intx_line *l)
 	struct umsi_system *sys = dev->sys;
 	umsi_irqflags_t fl = umsi_lock(sys);
 	bool last = --l->users == 0;
+	struct umsi_pci_dev *o;
 
+	/* The line is no longer the leaver's: name one who stays. */
+	if (!last && l->bdf == dev->bdf)
+		for (o = umsi_pci_devs(sys); o; o = o->next)
+			if (o != dev && o->intx == l) {
+				l->bdf = o->bdf;
+				break;
+			}
 	umsi_unlock(sys, fl);
 	if (!last)
 		return;

@@ -98,6 +98,14 @@ static void test_intx_shared_line(void **state)
 	assert_non_null(umsi_irq_to_desc(m->sys, 20));
 	assert_int_equal(umsi_sim_ioapic_get(m->sim, 20, &rte), 0);
 	assert_false(rte.masked);
+	/* ...and the line is described as the one who stays. */
+	{
+		struct umsi_irq_info info;
+
+		assert_int_equal(umsi_irq_get_info(m->sys, 20, &info), 0);
+		assert_string_equal(info.owner, "b");
+		assert_int_equal(info.bdf, DEV6);
+	}
 	assert_int_equal(umsi_free_irq(m->sys, 20, &dummy), 0);
 	umsi_pci_remove(m->sys, b);
 	assert_null(umsi_irq_to_desc(m->sys, 20));
@@ -106,6 +114,50 @@ static void test_intx_shared_line(void **state)
 
 		assert_same(&s0, &s1);
 	}
+	machine_free(m);
+}
+
+/*
+ * Owned handlers (umsi_pci_request_irq) on a shared line: whoever leaves,
+ * the line's info names the owner of the handler it reports, with that
+ * owner's BDF, not the departed function's.
+ */
+static void test_intx_shared_line_info_after_leave(void **state)
+{
+	fx_skip_on_its(FX_ITS_NO_INTX);
+	struct machine *m = machine_new(2, 0, NULL);
+	struct umsi_sim_dev_desc d = intx_desc(1);
+	struct umsi_pci_dev *a, *b;
+	struct umsi_irq_info info;
+
+	(void)state;
+	assert_int_equal(umsi_sim_add_device(m->sim, DEV5, &d), 0);
+	assert_int_equal(umsi_sim_add_device(m->sim, DEV6, &d), 0);
+	assert_int_equal(umsi_sim_set_intx_route(m->sim, DEV5, 20), 0);
+	assert_int_equal(umsi_sim_set_intx_route(m->sim, DEV6, 20), 0);
+	assert_int_equal(umsi_pci_add(m->sys, DEV5, NULL, 0, &a), 0);
+	assert_int_equal(umsi_pci_add(m->sys, DEV6, NULL, 0, &b), 0);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_PCI_IRQ_INTX), 1);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1, UMSI_PCI_IRQ_INTX), 1);
+	assert_int_equal(umsi_pci_request_irq(a, 0, fx_intx_handler,
+					      UMSI_IRQF_SHARED, "a", m), 0);
+	assert_int_equal(umsi_pci_request_irq(b, 0, fx_intx_handler,
+					      UMSI_IRQF_SHARED, "b", m), 0);
+	assert_int_equal(umsi_irq_get_info(m->sys, 20, &info), 0);
+	assert_string_equal(info.owner, "a");
+	assert_int_equal(info.bdf, DEV5);
+	umsi_pci_remove(m->sys, a);
+	assert_int_equal(umsi_irq_get_info(m->sys, 20, &info), 0);
+	assert_string_equal(info.owner, "b");
+	assert_int_equal(info.bdf, DEV6);
+	/* The handler's owner names it even when the creator stays. */
+	assert_int_equal(umsi_pci_add(m->sys, DEV5, NULL, 0, &a), 0);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(a, 1, 1, UMSI_PCI_IRQ_INTX), 1);
+	umsi_pci_remove(m->sys, b);
+	assert_int_equal(umsi_irq_get_info(m->sys, 20, &info), 0);
+	assert_null(info.owner);
+	assert_int_equal(info.bdf, DEV5);
+	umsi_pci_remove(m->sys, a);
 	machine_free(m);
 }
 
@@ -756,6 +808,7 @@ int main(void)
 		cmocka_unit_test(test_removal_restores_allocator),
 		cmocka_unit_test(test_surprise_removal_is_recognised),
 		cmocka_unit_test(test_functions_behind_bridges),
+		cmocka_unit_test(test_intx_shared_line_info_after_leave),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

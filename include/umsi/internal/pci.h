@@ -92,7 +92,7 @@ struct umsi_intx_line {
 	uint32_t users;             /* functions using it [sys lock] */
 	struct umsi_irq_desc *desc;
 	struct umsi_msg msg;        /* the entry's message as last written */
-	umsi_bdf_t bdf;             /* the function that set it up */
+	umsi_bdf_t bdf;             /* a user: its creator until it leaves */
 };
 
 #define UMSI_MSIX_BITMAP_WORDS (UMSI_MSIX_MAX_VECTORS / 64)
