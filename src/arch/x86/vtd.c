@@ -124,6 +124,10 @@ struct vtd_priv {
 	uint32_t iq_tail;
 	uint32_t wait_seq;
 	bool broken, told;
+	/* What vtd_tell() says once the lock is dropped (vtd_invalidate). */
+	bool tell;
+	uint64_t tell_iqh, tell_iqt;
+	uint32_t tell_fsts;
 	bool enabled;                   /* IRE set by us */
 	struct umsi_idmap used;         /* the entries taken */
 	struct vtd_irq **hash;          /* nirte buckets, by IRQ */
@@ -249,13 +253,12 @@ static int vtd_invalidate(struct umsi_system *sys, uint32_t index, uint32_t n)
 		return 0;
 	p->broken = true;
 	if (!p->told) {
+		/* Said by vtd_tell(): log is not called under our lock. */
 		p->told = true;
-		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: invalidation not done "
-			 "within 10 ms (IQH 0x%llx, IQT 0x%llx, FSTS 0x%x); the "
-			 "unit is not trusted again",
-			 (unsigned long long)rd64(sys, VTD_IQH),
-			 (unsigned long long)rd64(sys, VTD_IQT),
-			 rd32(sys, VTD_FSTS));
+		p->tell = true;
+		p->tell_iqh = rd64(sys, VTD_IQH);
+		p->tell_iqt = rd64(sys, VTD_IQT);
+		p->tell_fsts = rd32(sys, VTD_FSTS);
 	}
 	return (rd32(sys, VTD_FSTS) & (FSTS_IQE | FSTS_ITE)) ? -UMSI_EIO :
 	       -UMSI_ETIMEDOUT;
@@ -275,6 +278,32 @@ static void vtd_unlock(struct umsi_system *sys, umsi_irqflags_t fl)
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 
 	env->ops->lock_release(env->host, vtd_priv(sys)->lock, fl);
+}
+
+/*
+ * Say what vtd_invalidate() found, once, outside the lock (host.h: log
+ * is never called under a lock). [no lock]
+ */
+static void vtd_tell(struct umsi_system *sys)
+{
+	struct vtd_priv *p = vtd_priv(sys);
+	umsi_irqflags_t fl;
+	uint64_t iqh, iqt;
+	uint32_t fsts;
+	bool tell;
+
+	fl = vtd_lock(sys);
+	tell = p->tell;
+	p->tell = false;
+	iqh = p->tell_iqh;
+	iqt = p->tell_iqt;
+	fsts = p->tell_fsts;
+	vtd_unlock(sys, fl);
+	if (tell)
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: invalidation not done "
+			 "within 10 ms (IQH 0x%llx, IQT 0x%llx, FSTS 0x%x); the "
+			 "unit is not trusted again", (unsigned long long)iqh,
+			 (unsigned long long)iqt, fsts);
 }
 
 static struct vtd_irq **vtd_bucket(struct vtd_priv *p, uint32_t irq)
@@ -446,6 +475,7 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	}
 out:
 	vtd_unlock(sys, fl);
+	vtd_tell(sys);
 	umsi_free(sys, fresh, sizeof(*fresh));
 	if (ret == -UMSI_ENOSPC)
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irq %u: no %u free "
@@ -481,6 +511,7 @@ static int vtd_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		r->stuck |= ret != 0;
 	}
 	vtd_unlock(sys, fl);
+	vtd_tell(sys);
 	return ret;
 }
 
@@ -495,7 +526,7 @@ static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 	struct vtd_irq **l, *r, *gone = NULL;
 	struct vtd_slice sl;
 	umsi_irqflags_t fl;
-	uint32_t i;
+	uint32_t i, first = 0;
 	int ret = 0;
 
 	if (vtd_slice(ci, &sl))
@@ -506,6 +537,7 @@ static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 		;
 	r = *l;
 	if (r && (r->live & (1u << sl.from))) {
+		first = r->base + sl.from;
 		for (i = 0; i < sl.count; i++)
 			p->irt[2 * (r->base + sl.from + i)] = 0;
 		umsi_dev_wmb();
@@ -522,10 +554,10 @@ static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 		}
 	}
 	vtd_unlock(sys, fl);
+	vtd_tell(sys);
 	if (ret)
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irq %u: entries %u.. "
-			 "not confirmed invalid (%d): kept", ci->irq,
-			 r->base + sl.from, ret);
+			 "not confirmed invalid (%d): kept", ci->irq, first, ret);
 	umsi_free(sys, gone, sizeof(*gone));
 }
 
@@ -689,8 +721,10 @@ static int vtd_start(struct umsi_system *sys, const struct umsi_vtd_config *c)
 	ret = vtd_gcmd(sys, GCMD_SIRTP, true, "table pointer");
 	if (!ret)
 		ret = vtd_invalidate(sys, 0, 0);
-	if (ret)
+	if (ret) {
+		vtd_tell(sys);
 		return ret;
+	}
 	p->enabled = true;
 	ret = vtd_gcmd(sys, GCMD_IRE, true, "remapping on");
 	/*
