@@ -1328,6 +1328,67 @@ static void test_quarantined_events_released_once(void **state)
 	its_machine_free(m);
 }
 
+/*
+ * Every host call of a function's set-up on a shared DeviceID failed in
+ * turn (the bridge's own MSI holds the ITT already, sized for both, and
+ * the function behind it joins): a failed set-up leaves the ITT as it was (no event taken,
+ * none mapped: MAPTI and DISCARD even), the bridge's message still
+ * delivered; a set-up that succeeds anyway is undone whole by free.
+ */
+static void test_shared_deviceid_join_failures(void **state)
+{
+	struct umsi_sim_dev_desc db = conv_bridge_desc();
+	struct umsi_sim_dev_desc dx = conv_msix_desc(8);
+	uint64_t n = 0, k;
+	int failed = 0;
+
+	(void)state;
+	for (k = 0; k == 0 || k <= n; k++) {
+		struct machine *m = its_machine(2, 0);
+		struct umsi_pci_dev *b = plug_below(m, CB, &db, NULL);
+		struct umsi_pci_dev *fx = plug_below(m, CB_FN(2), &dx, b);
+		struct umsi_sim_its_stats is0, is1;
+		struct snapshot s0, s1;
+		int ret;
+
+		assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1,
+							    UMSI_PCI_IRQ_MSI), 1);
+		assert_int_equal(umsi_pci_request_irq(b, 0, fx_handler, 0, "b",
+						      m), 0);
+		s0 = snap(m);
+		is0 = istats(m);
+		umsi_sim_stats_reset(m->sim);
+		if (k)
+			umsi_sim_fail_at(m->sim, k, -UMSI_EIO);
+		ret = umsi_pci_alloc_irq_vectors(fx, 4, 4, UMSI_PCI_IRQ_MSIX);
+		umsi_sim_fail_at(m->sim, 0, 0);
+		if (!k) {
+			assert_int_equal(ret, 4);
+			n = sstats(m).fallible_calls;
+			assert_true(n > 0);
+		}
+		if (ret < 0) {
+			failed++;
+			assert_false(msix_enabled(m, CB_FN(2)));
+		} else {
+			umsi_pci_free_irq_vectors(fx);
+		}
+		s1 = snap(m);
+		assert_same(&s0, &s1);
+		is1 = istats(m);
+		assert_int_equal(is1.cmds[C_MAPTI] - is0.cmds[C_MAPTI],
+				 is1.cmds[C_DISCARD] - is0.cmds[C_DISCARD]);
+		assert_int_equal(is1.devices, 1);
+		assert_int_equal(is1.cmd_errors, 0);
+		fire_all(m, b, CB, 1);
+		umsi_pci_remove(m->sys, fx);
+		umsi_pci_remove(m->sys, b);
+		assert_int_equal(istats(m).devices, 0);
+		its_machine_free(m);
+	}
+	assert_true(failed > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1349,6 +1410,7 @@ int main(void)
 		cmocka_unit_test(test_late_function_shares_what_is_left),
 		cmocka_unit_test(test_small_itt_shrinks_towards_min),
 		cmocka_unit_test(test_quarantined_events_released_once),
+		cmocka_unit_test(test_shared_deviceid_join_failures),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
