@@ -237,8 +237,9 @@ extern const struct umsi_ctl umsi_ctl_arm64_its;
  * Host operations: those of umsi_ctl_x86_lapic, plus mmio_map of the
  * unit's 4 KiB register page and phys_alloc/phys_free. The platform flag
  * UMSI_PLAT_IRQ_REMAP must be clear (it means "the host remaps", the
- * remap_compose hook); the kernel reads the fault recording registers
- * itself (uMSI never clears a fault).
+ * remap_compose hook). uMSI reads and clears the unit's fault recording
+ * registers only when the kernel asks, through umsi_vtd_faults() (from
+ * its fault event or a poll); nothing else in uMSI touches them.
  *
  * Read during umsi_system_create() only. Contradictions (a misaligned
  * base, a table size not a power of two, @x2apic without ECAP.EIM, a unit

@@ -16,8 +16,8 @@
  * Contexts. uMSI calls host operations from two kinds of context:
  *  - process context: umsi_system_create(), device set-up and tear-down,
  *    vector allocation, affinity changes, CPU online/offline. Of these
- *    only alloc(), mmio_map() and run_on_cpu() may sleep, and uMSI never
- *    calls them with one of its locks held.
+ *    only alloc(), phys_alloc(), mmio_map() and run_on_cpu() may sleep,
+ *    and uMSI never calls them with one of its locks held.
  *  - interrupt context: umsi_dispatch() and the mask/unmask paths it
  *    reaches, and the function uMSI runs through run_on_cpu(). Only
  *    cfg_read, cfg_write, mmio_read32, mmio_write32, lock_acquire,
@@ -25,10 +25,12 @@
  *    gsi_program are used there; they must not sleep.
  *
  * Locks. uMSI holds its own spinlocks (lock_create: one for the system,
- * one per PCI function added) only around short sections. Inside them it
- * calls cfg_read, cfg_write, mmio_read32, mmio_write32, gsi_program,
- * current_cpu and clock_ns; every other operation, log included, is
- * called with no uMSI lock held.
+ * one per PCI function added, and one for a back end that keeps state of
+ * its own: the VT-d and GICv3 ITS back ends) only around short sections.
+ * Inside them it calls cfg_read, cfg_write, mmio_read32, mmio_write32,
+ * gsi_program, current_cpu and clock_ns; every other operation, log
+ * included, is called with no uMSI lock held (the simulator counts any
+ * other call under a lock as an error, and the tests assert none).
  *
  * Re-entry. An operation must not call into uMSI, with one exception:
  * run_on_cpu() runs the function uMSI gave it. Interrupts taken on other
@@ -208,8 +210,9 @@ struct umsi_host_ops {
 	/*
 	 * A spinlock that also disables interrupts on the current CPU while
 	 * held (Linux's spin_lock_irqsave). uMSI creates one at system
-	 * creation and one for each PCI function umsi_pci_add() takes, and
-	 * holds them only for short, bounded sections (see "Locks" above). lock_create returns NULL when
+	 * creation, one for a back end with state of its own (VT-d, ITS) and
+	 * one for each PCI function umsi_pci_add() takes, and holds them only
+	 * for short, bounded sections (see "Locks" above). lock_create returns NULL when
 	 * out of memory. lock_acquire returns the previous interrupt state,
 	 * which uMSI passes back to lock_release. Locks are not recursive.
 	 * Context: acquire/release any; create/destroy process context.
