@@ -147,6 +147,54 @@ static void dt_pci_range(struct platform *p, const uint8_t *e, unsigned pac)
 	}
 }
 
+/* ECAM gives each bus 1 MiB of configuration space (PCIe 7.2.2). */
+#define ECAM_BUS_SHIFT	20
+
+/*
+ * The buses host bridge @n serves: its bus-range, 0-255 without one
+ * (host-generic-pci), cut to the buses its ECAM window covers, the
+ * window starting at the first. Bus numbers are 8 bits: a bus-range
+ * beyond 255 or ending before it starts is refused, not cut to 8 bits,
+ * as is a window smaller than one bus. Return: false when refused.
+ */
+static bool dt_pci_buses(const struct fdt *f, int n, struct platform *p)
+{
+	uint64_t buses = p->ecam_size >> ECAM_BUS_SHIFT;
+	uint32_t start = 0, end = 0xff, len;
+	const uint8_t *r = fdt_getprop(f, n, "bus-range", &len);
+
+	if (r && len == 8) {
+		start = fdt_be32(r);
+		end = fdt_be32(r + 4);
+	}
+	if (start > 0xff || end > 0xff) {
+		kprintf("dt: pci bus-range <0x%x 0x%x> is beyond bus 0xff "
+			"(bus numbers are 8 bits): no PCI\n", start, end);
+		return false;
+	}
+	if (end < start) {
+		kprintf("dt: pci bus-range <0x%x 0x%x> ends before it starts: "
+			"no PCI\n", start, end);
+		return false;
+	}
+	if (!buses) {
+		kprintf("dt: pci ecam 0x%llx size 0x%llx is smaller than one "
+			"bus (1 MiB): no PCI\n", (unsigned long long)p->ecam,
+			(unsigned long long)p->ecam_size);
+		return false;
+	}
+	if (end - start >= buses) {
+		kprintf("dt: pci ecam size 0x%llx covers %u buses: buses "
+			"%02x-%02x, not to %02x\n",
+			(unsigned long long)p->ecam_size, (unsigned)buses, start,
+			start + (unsigned)buses - 1, end);
+		end = start + (uint32_t)buses - 1;
+	}
+	p->bus_start = start;
+	p->bus_end = end;
+	return true;
+}
+
 static void dt_pci(const struct fdt *f, struct platform *p)
 {
 	int n = fdt_find_compatible(f, -1, "pci-host-ecam-generic");
@@ -158,17 +206,9 @@ static void dt_pci(const struct fdt *f, struct platform *p)
 		kprintf("dt: no pci-host-ecam-generic node\n");
 		return;
 	}
+	if (!dt_pci_buses(f, n, p))
+		return;
 	p->have_pci = true;
-	p->bus_start = 0;
-	p->bus_end = 0xff;
-	r = fdt_getprop(f, n, "bus-range", &len);
-	if (r && len == 8) {
-		p->bus_start = fdt_be32(r) & 0xff;
-		p->bus_end = fdt_be32(r + 4) & 0xff;
-	}
-	/* The ECAM window must cover the buses it is said to serve. */
-	if (p->bus_end >= p->bus_start + (p->ecam_size >> 20))
-		p->bus_end = p->bus_start + (unsigned)(p->ecam_size >> 20) - 1;
 	kprintf("dt: pci ecam 0x%llx size 0x%llx buses %02x-%02x\n",
 		(unsigned long long)p->ecam, (unsigned long long)p->ecam_size,
 		p->bus_start, p->bus_end);
