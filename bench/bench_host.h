@@ -2,8 +2,8 @@
 /*
  * bench_host.h - the minimal host of the IRQ-core benchmarks: no
  * simulator bookkeeping, so the figures are the library's. Locks are
- * no-ops, memory is calloc (counted in `bytes`), an EOI write (ctl_write of
- * the LAPIC's 0xb0) a counter, cross-calls
+ * no-ops, memory is calloc (counted in `bytes`), the host's eoi a
+ * counter, cross-calls
  * direct calls. APIC IDs are the CPU numbers, with the extended
  * destination ID. Set `ncpus` before umsi_system_create().
  */
@@ -51,8 +51,9 @@ static int h_hwid(void *h, uint32_t c, uint32_t *id) { (void)h; *id = c; return 
 static bool h_online(void *h, uint32_t c) { (void)h; (void)c; return true; }
 static uint32_t h_plat(void *h) { (void)h; return UMSI_PLAT_EXT_DEST_ID; }
 static uint64_t eois;
-static uint64_t h_ctl_read(void *h, uint32_t r) { (void)h; (void)r; return 0; }
-static void h_ctl_write(void *h, uint32_t r, uint64_t v) { (void)h; (void)r; (void)v; eois++; }
+static bool h_pending(void *h, uint32_t id) { (void)h; (void)id; return false; }
+static void h_eoi(void *h, uint32_t id) { (void)h; (void)id; eois++; }
+static void h_ipi(void *h, uint32_t hwid, uint32_t id) { (void)h; (void)hwid; (void)id; }
 static int h_run(void *h, uint32_t c, void (*fn)(void *), void *a) { (void)h; (void)c; fn(a); return 0; }
 
 static const struct umsi_host_ops ops = {
@@ -64,7 +65,8 @@ static const struct umsi_host_ops ops = {
 	.alloc = h_alloc, .free = h_free, .clock_ns = h_clock,
 	.current_cpu = h_cur, .cpu_count = h_count, .cpu_hwid = h_hwid,
 	.cpu_is_online = h_online, .platform_flags = h_plat,
-	.run_on_cpu = h_run, .ctl_read = h_ctl_read, .ctl_write = h_ctl_write,
+	.run_on_cpu = h_run, .eoi = h_eoi, .irq_pending = h_pending,
+	.send_ipi = h_ipi,
 };
 
 static int noop_write(struct umsi_system *s, struct umsi_irq_desc *d,

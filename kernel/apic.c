@@ -203,20 +203,6 @@ void apic_send_sipi(uint32_t dest, uint8_t page)
 	send_icr(dest, ICR_STARTUP | ICR_ASSERT | page);
 }
 
-uint64_t apic_reg_read(uint32_t reg)
-{
-	return lapic_read(reg);
-}
-
-void apic_reg_write(uint32_t reg, uint64_t val)
-{
-	/* The ICR takes the x2APIC layout: destination in bits 63:32. */
-	if (reg == LAPIC_ICR_LO)
-		send_icr((uint32_t)(val >> 32), (uint32_t)val);
-	else
-		lapic_write(reg, (uint32_t)val);
-}
-
 bool apic_irr_test(uint8_t vector)
 {
 	return (lapic_read(LAPIC_IRR + 0x10 * (vector / 32)) >> (vector % 32)) & 1;

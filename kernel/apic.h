@@ -26,12 +26,6 @@ void apic_send_fixed(uint32_t apic_id, uint8_t vector);
 void apic_send_init(uint32_t apic_id);
 void apic_send_sipi(uint32_t apic_id, uint8_t page);
 bool apic_irr_test(uint8_t vector);	/* this CPU's IRR */
-/*
- * A register of this CPU's LAPIC by xAPIC offset (MSR 0x800 + reg / 16 in
- * x2APIC mode); the ICR (0x300) takes destination << 32 | low half.
- */
-uint64_t apic_reg_read(uint32_t reg);
-void apic_reg_write(uint32_t reg, uint64_t val);
 bool apic_isr_test(uint8_t vector);	/* this CPU's ISR */
 uint32_t apic_version(void);
 

@@ -260,17 +260,24 @@ static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
 	return smp_cross_call(cpu, fn, arg) ? -UMSI_EINVAL : 0;
 }
 
-/* The local APIC by xAPIC register offset (umsi/host.h ctl_read). */
-static uint64_t h_ctl_read(void *host, uint32_t reg)
+/* The local APIC (umsi/host.h eoi, irq_pending, send_ipi). */
+static void h_eoi(void *host, uint32_t id)
 {
 	(void)host;
-	return apic_reg_read(reg);
+	(void)id;
+	apic_eoi();
 }
 
-static void h_ctl_write(void *host, uint32_t reg, uint64_t val)
+static bool h_irq_pending(void *host, uint32_t id)
 {
 	(void)host;
-	apic_reg_write(reg, val);
+	return id <= 0xff && apic_irr_test((uint8_t)id);
+}
+
+static void h_send_ipi(void *host, uint32_t hwid, uint32_t id)
+{
+	(void)host;
+	apic_send_fixed(hwid, (uint8_t)id);
 }
 
 static int h_intx_route(void *host, umsi_bdf_t bdf, uint8_t pin,
@@ -346,8 +353,9 @@ const struct umsi_host_ops kernel_host_ops = {
 	.cpu_is_online = h_cpu_is_online,
 	.platform_flags = h_platform_flags,
 	.run_on_cpu = h_run_on_cpu,
-	.ctl_read = h_ctl_read,
-	.ctl_write = h_ctl_write,
+	.eoi = h_eoi,
+	.irq_pending = h_irq_pending,
+	.send_ipi = h_send_ipi,
 	.intx_route = h_intx_route,
 	.gsi_program = h_gsi_program,
 	.remap_compose = NULL,

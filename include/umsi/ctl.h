@@ -9,13 +9,13 @@
  *
  * Back ends and what each needs from the host (docs/PORTING.md):
  *  - umsi_ctl_x86_lapic: x86 local APIC, xAPIC or x2APIC. Host ops
- *    cpu_hwid (APIC ID), ctl_read/ctl_write (LAPIC registers by xAPIC
- *    offset), run_on_cpu; optional remap_compose/remap_free with
+ *    cpu_hwid (APIC ID), eoi, irq_pending (IRR), send_ipi (a fixed IPI),
+ *    run_on_cpu; optional remap_compose/remap_free with
  *    UMSI_PLAT_IRQ_REMAP. The default when umsi_config.ctl is NULL.
  *  - umsi_ctl_riscv_imsic: RISC-V AIA IMSIC, S-level interrupt files.
  *    Configuration struct umsi_imsic_config (umsi_config.ctl_config).
- *    Host ops cpu_hwid (hart ID), ctl_read (register r = siselect r
- *    through sireg: eip words), mmio_map/mmio_write32 of every file at
+ *    Host ops cpu_hwid (hart ID), irq_pending (the eip bit of the
+ *    current hart's S-level file), mmio_map/mmio_write32 of every file at
  *    creation (resending a pending interrupt to another hart). The kernel
  *    claims through stopei and enables its harts' files itself.
  *  - umsi_ctl_arm64_its: Arm GICv3 ITS (LPIs). Configuration struct
@@ -23,8 +23,8 @@
  *    and command queue), mmio_map of the ITS, lock_create; the LPI
  *    property and pending tables are the back end's when the kernel names
  *    the redistributors (umsi_its_config.rd_frame), else the kernel's,
- *    with ctl_read (UMSI_ITS_REG_LPI_PENDING below) telling what is
- *    pending. The kernel takes interrupts through ICC_IAR1_EL1 /
+ *    with irq_pending (the LPI's bit in the current CPU's pending table)
+ *    telling what is pending. The kernel takes interrupts through ICC_IAR1_EL1 /
  *    ICC_EOIR1_EL1 itself.
  */
 #ifndef UMSI_CTL_H
@@ -80,15 +80,14 @@ extern const struct umsi_ctl umsi_ctl_riscv_imsic;
 /* The first LPI INTID (GICv3, 1.2.1: LPIs are 8192 and up). */
 #define UMSI_ITS_LPI_BASE        8192u
 /*
- * ctl_read register of the ITS back end: UMSI_ITS_REG_LPI_PENDING | INTID
- * reads 1 when LPI INTID is pending in the current CPU's redistributor,
- * else 0: its bit in that redistributor's LPI pending table (GICR_PENDBASER
- * + INTID / 8, bit INTID % 8, IHI 0069 5.1.2). Asked on the CPU an IRQ has
- * just left (MOVI moves a pending LPI along, so it should be 0); while it
- * reads 1 uMSI waits for that CPU to take the copy itself. A host that
- * cannot tell returns 0.
+ * Without umsi_its_config.rd_frame the ITS back end asks the host's
+ * irq_pending(INTID) whether LPI INTID is pending in the current CPU's
+ * redistributor: its bit in that redistributor's LPI pending table
+ * (GICR_PENDBASER + INTID / 8, bit INTID % 8, IHI 0069 5.1.2). Asked on
+ * the CPU an IRQ has just left (MOVI moves a pending LPI along, so it
+ * should be false); while it says true uMSI waits for that CPU to take
+ * the copy itself. A host that cannot tell returns false.
  */
-#define UMSI_ITS_REG_LPI_PENDING 0x80000000u
 
 /**
  * struct umsi_its_config - the GICv3 ITS back end's configuration
@@ -148,7 +147,7 @@ extern const struct umsi_ctl umsi_ctl_riscv_imsic;
  * set: the tables are someone else's). An LPI is enabled in the property
  * table when its event is mapped (then INV) and disabled when the event is
  * discarded; "pending on this CPU" is read from that CPU's pending table,
- * so ctl_read is not needed. At teardown EnableLPIs is cleared and the
+ * so irq_pending is not needed. At teardown EnableLPIs is cleared and the
  * tables freed; a redistributor that keeps EnableLPIs set (allowed by
  * GICv3) keeps its tables, said in the log. The kernel wakes each
  * redistributor (GICR_WAKER) before the system is created and has no
@@ -160,7 +159,7 @@ extern const struct umsi_ctl umsi_ctl_riscv_imsic;
  * What the kernel does in both cases (docs/PORTING.md): read the INTID from
  * ICC_IAR1_EL1, call umsi_dispatch() with INTID - @first_lpi for
  * INTIDs in uMSI's range, then write the INTID to ICC_EOIR1_EL1 (uMSI
- * ends nothing: umsi_ctl.eoi_reg is 0). Wired inputs (SPIs) are not
+ * ends nothing: umsi_ctl.eoi is false). Wired inputs (SPIs) are not
  * uMSI's here.
  *
  * Read during umsi_system_create() only; the ITS's GITS_TYPER is read

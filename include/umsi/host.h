@@ -21,8 +21,8 @@
  *  - interrupt context: umsi_dispatch() and the mask/unmask paths it
  *    reaches, and the function uMSI runs through run_on_cpu(). Only
  *    cfg_read, cfg_write, mmio_read32, mmio_write32, lock_acquire,
- *    lock_release, log, clock_ns, current_cpu, ctl_read, ctl_write and
- *    gsi_program are used there; they must not sleep.
+ *    lock_release, log, clock_ns, current_cpu, eoi, irq_pending,
+ *    send_ipi and gsi_program are used there; they must not sleep.
  *
  * Locks. uMSI holds its own spinlocks (lock_create: one for the system,
  * one per PCI function added, and one for a back end that keeps state of
@@ -47,12 +47,14 @@
  * (UMSI_PLAT_IRQ_REMAP without remap_compose; intx_route without
  * gsi_program).
  *
- * The interrupt controller itself (the x86 local APIC's EOI, IRR and ICR
- * registers; a RISC-V IMSIC's interrupt file) is driven by the controller
- * back end chosen at creation (umsi/ctl.h, umsi_config.ctl). It reaches
- * the current CPU's controller through two primitives, ctl_read and
- * ctl_write, whose register numbers the back end defines; docs/PORTING.md
- * lists them per back end.
+ * The interrupt controller itself is driven by the controller back end
+ * chosen at creation (umsi/ctl.h, umsi_config.ctl). What it needs of the
+ * current CPU's controller it asks through three typed operations, each
+ * in the controller's own numbering of interrupts (an x86 vector, an
+ * IMSIC identity, a GIC INTID): eoi, irq_pending and send_ipi. Each back
+ * end checks at creation that the ones it needs are there and logs the
+ * name of a missing one; docs/PORTING.md has the table of which back end
+ * needs which.
  */
 #ifndef UMSI_HOST_H
 #define UMSI_HOST_H
@@ -314,29 +316,40 @@ struct umsi_host_ops {
 			  void *arg);
 
 	/*
-	 * Read or write register @reg of the current CPU's interrupt
-	 * controller. The back end defines the numbering; for the x86 local
-	 * APIC (umsi_ctl_x86_lapic) @reg is the xAPIC MMIO offset:
-	 *   0x0b0 EOI        write 0
-	 *   0x200 + 0x10 * i IRR word i (vectors 32i..32i+31), read
-	 *   0x300 ICR        write; @val has the x2APIC layout: destination
-	 *                    APIC ID in bits 63:32, vector and mode in 31:0.
-	 *                    In xAPIC mode write (ID << 24) to 0x310 first,
-	 *                    then the low half to 0x300, and wait for the
-	 *                    delivery-status bit (12) to clear.
-	 * An x2APIC host maps @reg to MSR 0x800 + @reg / 16; an xAPIC host to
-	 * the LAPIC page. For the RISC-V IMSIC (umsi_ctl_riscv_imsic) @reg is
-	 * an indirect register of the current hart's S-level interrupt file:
-	 * write @reg to siselect (CSR 0x150), then read or write sireg (CSR
-	 * 0x151), interrupts off in between. The back end reads only
-	 *   0x80 + 2 * k    eip word k (identities 64k..64k+63; RV64 has
-	 *                   even numbers only), read
-	 * and writes nothing (no EOI: the kernel claims through stopei).
-	 * Context: any (dispatch ends every interrupt with a ctl_write on
-	 * x86); must not sleep.
+	 * End interrupt @id on the current CPU's controller. x86 local APIC
+	 * (umsi_ctl_x86_lapic, umsi_ctl_x86_vtd): write 0 to the EOI
+	 * register (xAPIC offset 0x0b0; x2APIC MSR 0x80b); @id is the vector
+	 * being ended, which the register does not take. umsi_dispatch()
+	 * calls it after the handlers of every interrupt it takes, for a
+	 * back end that says so (umsi_ctl.eoi); the IMSIC (claimed through
+	 * stopei) and the GICv3 ITS (the kernel writes ICC_EOIR1_EL1) need
+	 * none. Context: interrupt, interrupts off; must not sleep.
 	 */
-	uint64_t (*ctl_read)(void *host, uint32_t reg);
-	void (*ctl_write)(void *host, uint32_t reg, uint64_t val);
+	void (*eoi)(void *host, uint32_t id);
+
+	/*
+	 * Is interrupt @id pending (accepted, not yet taken) at the current
+	 * CPU's controller? x86 local APIC: IRR bit @id (xAPIC offset 0x200
+	 * + 0x10 * (@id / 32), bit @id % 32; x2APIC MSR 0x820 + @id / 32).
+	 * RISC-V IMSIC: eip bit @id of the current hart's S-level interrupt
+	 * file (siselect 0x80 + 2 * (@id / 64), then sireg, bit @id % 64;
+	 * interrupts off in between). GICv3 ITS whose LPI tables the kernel
+	 * keeps: INTID @id's bit in the current CPU's LPI pending table
+	 * (false if the host cannot tell). uMSI asks it on the CPU an IRQ
+	 * left, inside run_on_cpu(). Context: interrupts off; must not sleep.
+	 */
+	bool (*irq_pending)(void *host, uint32_t id);
+
+	/*
+	 * Send interrupt @id once to the CPU whose controller name
+	 * (cpu_hwid) is @hwid. x86 local APIC: a fixed IPI, physical
+	 * destination, no shorthand, assert (ICR: x2APIC MSR 0x830 with
+	 * @hwid in bits 63:32; xAPIC: @hwid << 24 to offset 0x310, then the
+	 * low half to 0x300, and wait for delivery status, bit 12, to clear).
+	 * uMSI resends a copy that was pending on the CPU an IRQ left.
+	 * Context: any; must not sleep.
+	 */
+	void (*send_ipi)(void *host, uint32_t hwid, uint32_t id);
 
 	/* ---- INTx ------------------------------------------------------------ */
 

@@ -635,7 +635,7 @@ static int x86_deliver_locked(struct umsi_sim *sim, uint64_t address,
 
 /*
  * The x86 model's local APIC registers of @cpu, by xAPIC offset (what the
- * host's ctl_read/ctl_write reach): EOI (0x0b0, write), IRR (0x200 +
+ * host's eoi, irq_pending and send_ipi reach): EOI (0x0b0, write), IRR (0x200 +
  * 0x10 * i, read), ICR (0x300, write, x2APIC layout: destination << 32 |
  * mode and vector; fixed delivery is all uMSI sends). Other registers
  * read 0 and ignore writes; each is counted as a bad access.
@@ -646,7 +646,7 @@ static uint64_t x86_read_locked(struct umsi_sim *sim, uint32_t cpu,
 	if (reg >= 0x200 && reg < 0x280 && !(reg & 0xf))
 		return (uint32_t)(sim->cpus[cpu].irr[(reg - 0x200) / 0x20] >>
 				  ((reg - 0x200) / 0x10 % 2 * 32));
-	sim_bad_access_locked(sim, "ctl_read of LAPIC register 0x%x", reg);
+	sim_bad_access_locked(sim, "read of LAPIC register 0x%x", reg);
 	return 0;
 }
 
@@ -672,8 +672,34 @@ static void x86_write_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t reg,
 			return;
 		}
 	}
-	sim_bad_access_locked(sim, "ctl_write of LAPIC register 0x%x value "
+	sim_bad_access_locked(sim, "write of LAPIC register 0x%x value "
 			      "0x%llx", reg, (unsigned long long)val);
+}
+
+/* The host's typed operations: IRR bit, EOI, a fixed IPI (ICR). */
+static bool x86_pending_locked(struct umsi_sim *sim, uint32_t cpu,
+			       uint32_t id)
+{
+	if (id > 0xff) {
+		sim_bad_access_locked(sim, "irq_pending of vector %u", id);
+		return false;
+	}
+	return (x86_read_locked(sim, cpu, 0x200 + 0x10 * (id / 32)) >>
+		(id % 32)) & 1;
+}
+
+static void x86_eoi_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	(void)id;
+	x86_write_locked(sim, cpu, 0x0b0, 0);
+}
+
+static void x86_ipi_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t hwid,
+			   uint32_t id)
+{
+	/* Fixed, physical, no shorthand, assert (bit 14). */
+	x86_write_locked(sim, cpu, 0x300, (uint64_t)hwid << 32 |
+			 (1u << 14) | (id & 0xff));
 }
 
 /*
@@ -740,6 +766,9 @@ const struct sim_ctl_model sim_x86_lapic_model = {
 	.name = "x86-lapic",
 	.read = x86_read_locked,
 	.write = x86_write_locked,
+	.pending = x86_pending_locked,
+	.eoi = x86_eoi_locked,
+	.ipi = x86_ipi_locked,
 	.deliver = x86_deliver_locked,
 	.target = x86_target_locked,
 	.next = x86_next_locked,

@@ -29,7 +29,7 @@ static const char *const op_names[UMSI_SIM_OP_NR] = {
 	"mmio_write32", "lock_create", "lock_destroy",
 	"lock_acquire", "lock_release", "alloc", "free", "log", "clock_ns",
 	"current_cpu", "cpu_count", "cpu_hwid", "cpu_is_online",
-	"platform_flags", "run_on_cpu", "ctl_read", "ctl_write",
+	"platform_flags", "run_on_cpu", "eoi", "irq_pending", "send_ipi",
 	"intx_route", "gsi_program", "remap_compose", "remap_free",
 	"phys_alloc", "phys_free",
 };
@@ -768,31 +768,43 @@ static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
 }
 
 /*
- * The controller's registers of the current CPU, through the machine's
- * controller model (sim->ctl: the x86 local APIC by xAPIC offset).
+ * The current CPU's controller, through the machine's controller model
+ * (sim->ctl: the x86 local APIC's EOI, IRR and ICR; an IMSIC's eip; a
+ * GIC's LPI pending bit).
  */
-static uint64_t h_ctl_read(void *host, uint32_t reg)
+static void h_eoi(void *host, uint32_t id)
 {
 	struct umsi_sim *sim = host;
-	uint64_t v;
 
 	sim_lock(sim);
-	enter_locked(sim, UMSI_SIM_OP_CTL_READ, false);
-	v = sim->ctl->read(sim, sim_current_cpu_locked(sim), reg);
+	enter_locked(sim, UMSI_SIM_OP_EOI, false);
+	sim->ctl->eoi(sim, sim_current_cpu_locked(sim), id);
 	sim_unlock(sim);
-	leave(sim, UMSI_SIM_OP_CTL_READ);
+	leave(sim, UMSI_SIM_OP_EOI);
+}
+
+static bool h_irq_pending(void *host, uint32_t id)
+{
+	struct umsi_sim *sim = host;
+	bool v;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_IRQ_PENDING, false);
+	v = sim->ctl->pending(sim, sim_current_cpu_locked(sim), id);
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_IRQ_PENDING);
 	return v;
 }
 
-static void h_ctl_write(void *host, uint32_t reg, uint64_t val)
+static void h_send_ipi(void *host, uint32_t hwid, uint32_t id)
 {
 	struct umsi_sim *sim = host;
 
 	sim_lock(sim);
-	enter_locked(sim, UMSI_SIM_OP_CTL_WRITE, false);
-	sim->ctl->write(sim, sim_current_cpu_locked(sim), reg, val);
+	enter_locked(sim, UMSI_SIM_OP_SEND_IPI, false);
+	sim->ctl->ipi(sim, sim_current_cpu_locked(sim), hwid, id);
 	sim_unlock(sim);
-	leave(sim, UMSI_SIM_OP_CTL_WRITE);
+	leave(sim, UMSI_SIM_OP_SEND_IPI);
 }
 
 /* ---- INTx and remapping -------------------------------------------------------------------- */
@@ -874,8 +886,9 @@ static const struct umsi_host_ops sim_ops = {
 	.cpu_is_online = h_cpu_is_online,
 	.platform_flags = h_platform_flags,
 	.run_on_cpu = h_run_on_cpu,
-	.ctl_read = h_ctl_read,
-	.ctl_write = h_ctl_write,
+	.eoi = h_eoi,
+	.irq_pending = h_irq_pending,
+	.send_ipi = h_send_ipi,
 	.intx_route = h_intx_route,
 	.gsi_program = h_gsi_program,
 	.remap_compose = h_remap_compose,

@@ -245,7 +245,7 @@ static uint64_t imsic_read_locked(struct umsi_sim *sim, uint32_t cpu,
 		return c->eithreshold;
 	w = imsic_word(sim, cpu, reg, &exists);
 	if (!exists)
-		sim_bad_access_locked(sim, "ctl_read of IMSIC register 0x%x",
+		sim_bad_access_locked(sim, "read of IMSIC register 0x%x",
 				      reg);
 	return w ? *w : 0;
 }
@@ -290,7 +290,7 @@ static void imsic_write_locked(struct umsi_sim *sim, uint32_t cpu,
 	}
 	w = imsic_word(sim, cpu, reg, &exists);
 	if (!exists) {
-		sim_bad_access_locked(sim, "ctl_write of IMSIC register 0x%x "
+		sim_bad_access_locked(sim, "write of IMSIC register 0x%x "
 				      "value 0x%llx", reg,
 				      (unsigned long long)val);
 		return;
@@ -332,10 +332,36 @@ static int imsic_raise_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
 	return 0;
 }
 
+/* irq_pending: the eip bit (eip word 2 * (id / 64) on RV64). */
+static bool imsic_pending_locked(struct umsi_sim *sim, uint32_t cpu,
+				 uint32_t id)
+{
+	return (imsic_read_locked(sim, cpu, 0x80 + 2 * (id / 64)) >>
+		(id % 64)) & 1;
+}
+
+/* No EOI (the kernel claims through stopei) and no IPI through the host. */
+static void imsic_eoi_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	(void)cpu;
+	sim_bad_access_locked(sim, "eoi of identity %u on an IMSIC", id);
+}
+
+static void imsic_ipi_locked(struct umsi_sim *sim, uint32_t cpu,
+			     uint32_t hwid, uint32_t id)
+{
+	(void)cpu;
+	sim_bad_access_locked(sim, "send_ipi of identity %u to hart %u on an "
+			      "IMSIC", id, hwid);
+}
+
 const struct sim_ctl_model sim_imsic_model = {
 	.name = "riscv-imsic",
 	.read = imsic_read_locked,
 	.write = imsic_write_locked,
+	.pending = imsic_pending_locked,
+	.eoi = imsic_eoi_locked,
+	.ipi = imsic_ipi_locked,
 	.deliver = imsic_deliver_locked,
 	.target = imsic_target_locked,
 	.next = imsic_next_locked,

@@ -969,7 +969,7 @@ static bool its_target_locked(struct umsi_sim *sim, uint64_t address,
 	       translate(sim, sim->msg_requester, data, cpu, id, &why);
 }
 
-/* ctl_read: 0x80000000 | INTID reads the LPI's pending bit. */
+/* Register 0x80000000 | INTID reads the LPI's pending bit. */
 static uint64_t its_read_locked(struct umsi_sim *sim, uint32_t cpu,
 				uint32_t reg)
 {
@@ -977,7 +977,7 @@ static uint64_t its_read_locked(struct umsi_sim *sim, uint32_t cpu,
 
 	if ((reg & 0x80000000u) && lpi_valid(sim, intid))
 		return lpi_test(sim, cpu, intid);
-	sim_bad_access_locked(sim, "ctl_read of GIC register 0x%x", reg);
+	sim_bad_access_locked(sim, "read of GIC register 0x%x", reg);
 	return 0;
 }
 
@@ -985,7 +985,7 @@ static void its_write_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t reg,
 			     uint64_t val)
 {
 	(void)cpu;
-	sim_bad_access_locked(sim, "ctl_write of GIC register 0x%x value "
+	sim_bad_access_locked(sim, "write of GIC register 0x%x value "
 			      "0x%llx", reg, (unsigned long long)val);
 }
 
@@ -1032,10 +1032,35 @@ static int its_raise_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
 	return 0;
 }
 
+/* irq_pending(INTID): the LPI's bit in the CPU's pending state. */
+static bool its_pending_locked(struct umsi_sim *sim, uint32_t cpu,
+			       uint32_t intid)
+{
+	return its_read_locked(sim, cpu, 0x80000000u | intid) & 1;
+}
+
+/* The kernel ends LPIs itself (ICC_EOIR1_EL1); no IPI through the host. */
+static void its_eoi_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	(void)cpu;
+	sim_bad_access_locked(sim, "eoi of INTID %u through the host", id);
+}
+
+static void its_ipi_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t hwid,
+			   uint32_t id)
+{
+	(void)cpu;
+	sim_bad_access_locked(sim, "send_ipi of INTID %u to %u through the "
+			      "host", id, hwid);
+}
+
 const struct sim_ctl_model sim_its_model = {
 	.name = "arm64-its",
 	.read = its_read_locked,
 	.write = its_write_locked,
+	.pending = its_pending_locked,
+	.eoi = its_eoi_locked,
+	.ipi = its_ipi_locked,
 	.deliver = its_deliver_locked,
 	.target = its_target_locked,
 	.next = its_next_locked,

@@ -212,17 +212,24 @@ struct sim_bar_ent {
 };
 
 /*
- * The interrupt controller a machine has, behind the same two register
- * primitives the library's back ends use (umsi/host.h ctl_read/ctl_write)
- * and the bus side: what a message write does; and the CPU side: which
- * identity a CPU takes next, taking it, and what is left when its
- * handler returns. All under the sim lock.
+ * The interrupt controller a machine has: its registers as the CPU sees
+ * them (read/write; the x86 local APIC by xAPIC offset, an IMSIC's
+ * indirect registers, a GIC's LPI pending bit at 0x80000000 | INTID),
+ * what the host's typed operations do with them (umsi/host.h eoi,
+ * irq_pending, send_ipi: pending, eoi, ipi; an operation the controller
+ * has no use for is a bad access); the bus side: what a message write
+ * does; and the CPU side: which identity a CPU takes next, taking it, and
+ * what is left when its handler returns. All under the sim lock.
  */
 struct sim_ctl_model {
 	const char *name;
 	uint64_t (*read)(struct umsi_sim *sim, uint32_t cpu, uint32_t reg);
 	void (*write)(struct umsi_sim *sim, uint32_t cpu, uint32_t reg,
 		      uint64_t val);
+	bool (*pending)(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
+	void (*eoi)(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
+	void (*ipi)(struct umsi_sim *sim, uint32_t cpu, uint32_t hwid,
+		    uint32_t id);
 	/* A message write reaching the controller. Return: CPUs reached. */
 	int (*deliver)(struct umsi_sim *sim, uint64_t address, uint32_t data);
 	/* Where a message would land: CPU (UINT32_MAX: several) and identity. */

@@ -88,10 +88,12 @@ enum umsi_sim_ctl {
 	 * identity pending and enabled (eie) and, with eithreshold P != 0,
 	 * below P; only while eidelivery is 1. Taking it is the kernel's
 	 * claim (csrrw stopei, zero: the eip bit clears) before its dispatch
-	 * is called with the identity; there is no EOI. ctl_read/ctl_write
-	 * reach the current hart's indirect registers by siselect number:
-	 * eidelivery 0x70, eithreshold 0x72, eip 0x80 + 2k, eie 0xc0 + 2k
-	 * (RV64: odd numbers do not exist and are bad accesses). Files start
+	 * is called with the identity; there is no EOI. The host's
+	 * irq_pending(id) reads the current hart's eip bit; the indirect
+	 * registers by siselect number (umsi_sim_imsic_reg) are eidelivery
+	 * 0x70, eithreshold 0x72, eip 0x80 + 2k, eie 0xc0 + 2k (RV64: odd
+	 * numbers do not exist and are bad accesses); eoi and send_ipi are
+	 * bad accesses on an IMSIC. Files start
 	 * as the kernel leaves them after boot (docs/PORTING.md): eidelivery
 	 * 1, eithreshold 0, every identity enabled. IO-APIC inputs become an
 	 * APLIC in MSI mode: gsi_program takes the message (file address,
@@ -124,7 +126,8 @@ enum umsi_sim_ctl {
 	 * INTID below 2^its_lpi_bits; every LPI is enabled (the kernel's
 	 * property table). A CPU takes the lowest pending LPI (IAR: pending
 	 * cleared, the dispatch function gets the INTID); nothing is left to
-	 * end. ctl_read of 0x80000000 | INTID on a CPU reads its pending bit.
+	 * end. The host's irq_pending(INTID) on a CPU reads its pending bit;
+	 * eoi and send_ipi are bad accesses on this machine.
 	 *
 	 * Each CPU n also has a redistributor (IHI 0069 9.11, QEMU virt's
 	 * layout): its RD_base frame at UMSI_SIM_GICR_BASE + n *
@@ -351,9 +354,9 @@ bool umsi_sim_id_pending(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
 uint64_t umsi_sim_imsic_file_addr(struct umsi_sim *sim, uint32_t cpu);
 
 /**
- * umsi_sim_imsic_reg - read indirect register @reg (siselect number, as
- * ctl_read) of @cpu's file, uncounted; umsi_sim_imsic_reg_write - write
- * it (as ctl_write). An IMSIC machine only. Return (write): 0 or
+ * umsi_sim_imsic_reg - read indirect register @reg (siselect number,
+ * as the hart reads it through sireg) of @cpu's file, uncounted;
+ * umsi_sim_imsic_reg_write - write it. An IMSIC machine only. Return (write): 0 or
  * -UMSI_EINVAL (no IMSIC, bad CPU, a register that does not exist).
  */
 uint64_t umsi_sim_imsic_reg(struct umsi_sim *sim, uint32_t cpu, uint32_t reg);
@@ -658,8 +661,9 @@ enum umsi_sim_op {
 	UMSI_SIM_OP_CPU_IS_ONLINE,
 	UMSI_SIM_OP_PLATFORM_FLAGS,
 	UMSI_SIM_OP_RUN_ON_CPU,
-	UMSI_SIM_OP_CTL_READ,
-	UMSI_SIM_OP_CTL_WRITE,
+	UMSI_SIM_OP_EOI,
+	UMSI_SIM_OP_IRQ_PENDING,
+	UMSI_SIM_OP_SEND_IPI,
 	UMSI_SIM_OP_INTX_ROUTE,
 	UMSI_SIM_OP_GSI_PROGRAM,
 	UMSI_SIM_OP_REMAP_COMPOSE,

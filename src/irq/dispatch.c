@@ -89,10 +89,10 @@ static int run_handlers(struct umsi_irq_desc *d)
 	return handled;
 }
 
-/* End the interrupt: the back end's one register write (or nothing). */
+/* End the interrupt: the host's eoi (or nothing). */
 static inline void end_irq(struct umsi_system *sys, uint32_t id)
 {
-	sys->eoi_write(sys->env.host, sys->eoi_reg, id & sys->eoi_id_mask);
+	sys->eoi(sys->env.host, id);
 }
 
 int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint32_t id)

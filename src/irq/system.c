@@ -8,11 +8,10 @@
 #include <umsi/internal/core.h>
 
 /* The end of interrupt of a controller that needs none. */
-static void no_eoi(void *host, uint32_t reg, uint64_t val)
+static void no_eoi(void *host, uint32_t id)
 {
 	(void)host;
-	(void)reg;
-	(void)val;
+	(void)id;
 }
 
 /* Name the first missing required operation, or NULL. */
@@ -187,9 +186,13 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 		ret = -UMSI_EINVAL;
 		goto fail;
 	}
-	sys->eoi_write = sys->env.ctl->eoi_reg ? ops->ctl_write : no_eoi;
-	sys->eoi_reg = sys->env.ctl->eoi_reg;
-	sys->eoi_id_mask = sys->env.ctl->eoi_writes_id ? 0xffffffffu : 0;
+	if (sys->env.ctl->eoi && !ops->eoi) {
+		umsi_log(sys, UMSI_LOG_ERROR, "%s: host operation eoi missing",
+			 sys->env.ctl->name);
+		ret = -UMSI_EINVAL;
+		goto fail;
+	}
+	sys->eoi = sys->env.ctl->eoi ? ops->eoi : no_eoi;
 	ret = -UMSI_ENOMEM;
 	sys->lock = ops->lock_create(host);
 	if (!sys->lock)

@@ -247,15 +247,20 @@ static uint32_t f_plat(void *host)
 	return ((struct fhost *)host)->plat;
 }
 
-static uint64_t f_ctl_read(void *host, uint32_t reg)
+static bool f_pending(void *host, uint32_t id)
 {
-	(void)host; (void)reg;
-	return 0;
+	(void)host; (void)id;
+	return false;
 }
 
-static void f_ctl_write(void *host, uint32_t reg, uint64_t v)
+static void f_eoi(void *host, uint32_t id)
 {
-	(void)host; (void)reg; (void)v;
+	(void)host; (void)id;
+}
+
+static void f_ipi(void *host, uint32_t hwid, uint32_t id)
+{
+	(void)host; (void)hwid; (void)id;
 }
 
 static int f_run(void *host, uint32_t cpu, void (*fn)(void *), void *arg)
@@ -318,7 +323,8 @@ static const struct umsi_host_ops ops = {
 	.alloc = f_alloc, .free = f_free, .clock_ns = f_clock,
 	.current_cpu = f_cur, .cpu_count = f_count, .cpu_hwid = f_apic,
 	.cpu_is_online = f_online, .platform_flags = f_plat,
-	.run_on_cpu = f_run, .ctl_read = f_ctl_read, .ctl_write = f_ctl_write,
+	.run_on_cpu = f_run, .eoi = f_eoi, .irq_pending = f_pending,
+	.send_ipi = f_ipi,
 	.intx_route = f_route,
 	.gsi_program = f_gsi, .remap_compose = f_remap,
 	.remap_free = f_remap_free,

@@ -58,11 +58,12 @@ static uint32_t h_count(void *h) { (void)h; return NCPU; }
 static int h_hwid(void *h, uint32_t c, uint32_t *id) { (void)h; *id = 0x100 + c; return 0; }
 static bool h_online(void *h, uint32_t c) { (void)h; (void)c; return true; }
 static uint32_t h_plat(void *h) { (void)h; return 0; }
-static uint64_t h_ctl_read(void *h, uint32_t r) { (void)h; (void)r; return 0; }
-static void h_ctl_write(void *h, uint32_t r, uint64_t v)
+static bool h_pending(void *h, uint32_t id) { (void)h; (void)id; return false; }
+static void h_eoi(void *h, uint32_t id)
 {
-	(void)h; (void)v;
-	eois += r == 0x10;
+	(void)h;
+	(void)id;
+	eois++;
 }
 static int h_run(void *h, uint32_t c, void (*fn)(void *), void *a)
 {
@@ -83,7 +84,7 @@ static const struct umsi_host_ops ops = {
 	.alloc = h_alloc, .free = h_free, .clock_ns = h_clock,
 	.current_cpu = h_cur, .cpu_count = h_count, .cpu_hwid = h_hwid,
 	.cpu_is_online = h_online, .platform_flags = h_plat,
-	.run_on_cpu = h_run, .ctl_read = h_ctl_read, .ctl_write = h_ctl_write,
+	.run_on_cpu = h_run, .eoi = h_eoi, .irq_pending = h_pending,
 };
 
 /* ---- a back end with a global space ------------------------------------ */
@@ -167,7 +168,7 @@ static const struct umsi_ctl global_ctl = {
 	.name = "toy-global", .move = UMSI_CTL_MOVE_COMMAND,
 	.init = g_init, .cpu_init = g_cpu_init, .compose = g_compose,
 	.retarget = g_retarget, .pending = g_pending, .resend = g_resend,
-	.eoi_reg = 0x10, .eoi_writes_id = true, .global_space = true,
+	.eoi = true, .global_space = true,
 	.spurious_id = 1023,
 };
 

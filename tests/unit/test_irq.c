@@ -548,9 +548,22 @@ static void system_create_checks_the_host_contract(void **s)
 
 	(void)s;
 	o = *umsi_sim_host_ops();
-	o.ctl_read = NULL;
+	o.irq_pending = NULL;
 	assert_int_equal(contract_create(&o, 0, log, sizeof(log)), -UMSI_EINVAL);
-	assert_non_null(strstr(log, "ctl_read"));
+	assert_non_null(strstr(log, "irq_pending"));
+	/* The x86 back ends end interrupts and resend through the host. */
+	if (fx_x86() || fx_vtd()) {
+		o = *umsi_sim_host_ops();
+		o.eoi = NULL;
+		assert_int_equal(contract_create(&o, 0, log, sizeof(log)),
+				 -UMSI_EINVAL);
+		assert_non_null(strstr(log, "eoi missing"));
+		o = *umsi_sim_host_ops();
+		o.send_ipi = NULL;
+		assert_int_equal(contract_create(&o, 0, log, sizeof(log)),
+				 -UMSI_EINVAL);
+		assert_non_null(strstr(log, "send_ipi missing"));
+	}
 	/* Remapping is an x86 platform fact; the IMSIC and ITS back ends ignore it. */
 	if (fx_x86()) {
 		o = *umsi_sim_host_ops();

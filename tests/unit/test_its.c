@@ -295,7 +295,8 @@ static void test_msix_through_translater(void **state)
 	st = sstats(m);
 	assert_int_equal(st.dispatched, 8);
 	assert_int_equal(st.unassigned, 0);
-	assert_int_equal(st.op_calls[UMSI_SIM_OP_CTL_WRITE], 0);
+	assert_int_equal(st.op_calls[UMSI_SIM_OP_EOI], 0);
+	assert_int_equal(st.op_calls[UMSI_SIM_OP_SEND_IPI], 0);
 	umsi_pci_remove(m->sys, dev);
 	its_machine_free(m);
 }
@@ -534,7 +535,7 @@ static void release_after_xcall(void *arg, enum umsi_sim_op op)
  * the IRQ moves meanwhile. MOVI moves the pending state to the new
  * redistributor (IHI 0069 6.3.12), so the handler runs once, on the new
  * CPU, under the same LPI; the old CPU is asked (its redistributor's
- * pending bit through ctl_read, on that CPU) and holds nothing; no INT is
+ * pending bit through the host's irq_pending, on that CPU) and holds nothing; no INT is
  * needed and nothing is spurious.
  */
 static void test_pending_copy_moves_with_movi(void **state)
@@ -576,7 +577,7 @@ static void test_pending_copy_moves_with_movi(void **state)
 	assert_int_equal(istats(m).cmds[C_INT], 0);
 	assert_int_equal(istats(m).cmds[C_MOVI], 1);
 	st = sstats(m);
-	assert_true(st.op_calls[UMSI_SIM_OP_CTL_READ] >= 1);
+	assert_true(st.op_calls[UMSI_SIM_OP_IRQ_PENDING] >= 1);
 	assert_int_equal(st.dispatched, 1);
 	assert_int_equal(umsi_spurious_count(m->sys, h.cpu), 0);
 	umsi_pci_remove(m->sys, dev);
@@ -746,7 +747,7 @@ static void test_itt_sized_to_device(void **state)
  * and a pending table per redistributor and sets EnableLPIs on each; an
  * LPI is enabled only once its event is mapped, so none arrives held
  * (disabled) at the redistributor; "pending" is read from its own table
- * (no ctl_read), and a copy pending at a move still moves with MOVI and
+ * (no irq_pending), and a copy pending at a move still moves with MOVI and
  * is handled once on the new CPU. At teardown EnableLPIs is cleared and
  * every table freed.
  */
@@ -811,7 +812,7 @@ static void test_lpi_tables_owned_by_back_end(void **state)
 	assert_int_equal(m->handled[irq], 1);
 	assert_int_equal(m->last_cpu[irq], (h.cpu + 1) % 4);
 	st = sstats(m);
-	assert_int_equal(st.op_calls[UMSI_SIM_OP_CTL_READ], 0);
+	assert_int_equal(st.op_calls[UMSI_SIM_OP_IRQ_PENDING], 0);
 	assert_int_equal(st.dispatched, 1);
 
 	umsi_pci_remove(m->sys, x);

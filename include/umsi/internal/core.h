@@ -200,13 +200,10 @@ struct umsi_system {
 	uint32_t id_limit;          /* identities dispatch accepts */
 	struct umsi_cpu *cpus;
 	/*
-	 * The end of interrupt as one register write (umsi_ctl.eoi_reg):
-	 * eoi_write(host, eoi_reg, id & eoi_id_mask); a no-op for a back end
-	 * that needs none.
+	 * The end of interrupt (umsi_ctl.eoi): the host's eoi(host, id); a
+	 * no-op for a back end that needs none.
 	 */
-	void (*eoi_write)(void *host, uint32_t reg, uint64_t val);
-	uint32_t eoi_reg;
-	uint32_t eoi_id_mask;
+	void (*eoi)(void *host, uint32_t id);
 	size_t cpus_size;
 	struct umsi_vslot *slots;   /* every CPU's table, ncpus * nids */
 	void *lock;                 /* protects matrix, irq table, targets */

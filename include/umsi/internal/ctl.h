@@ -20,8 +20,9 @@
  *  - end of interrupt.
  *
  * A back end reaches the hardware only through host primitives (umsi/host.h:
- * ctl_read/ctl_write for the current CPU's controller registers, MMIO,
- * configuration space, cross-calls). Each lives in src/arch/<controller>/.
+ * eoi, irq_pending and send_ipi for the current CPU's controller, MMIO,
+ * configuration space, cross-calls), and checks at init that those it
+ * needs are there. Each lives in src/arch/<controller>/.
  *
  * Contexts. init and cpu_init run once at umsi_system_create(), fini once
  * when a system whose init succeeded goes (umsi_system_destroy(), or a
@@ -157,13 +158,12 @@ struct umsi_ctl_cpu {
  *        current CPU. Runs inside run_on_cpu().
  * @resend: make @id arrive on @cpu once (an IPI), for a copy that was
  *        pending on the CPU the IRQ left. Return 0 or a host error.
- * @eoi_reg: how umsi_dispatch() ends each interrupt it takes (except
- *        @spurious_id) on the current CPU: ctl_write(@eoi_reg,
- *        @eoi_writes_id ? id : 0) (x86: EOI register 0xb0, value 0; a
- *        GICv3 EOIR takes the INTID). 0: the controller needs no end of
- *        interrupt (an IMSIC's claim through stopei ended it). A register
- *        write, not a function, keeps dispatch one indirect call short.
- * @eoi_writes_id: see @eoi_reg.
+ * @eoi: umsi_dispatch() ends each interrupt it takes (except
+ *        @spurious_id) with the host's eoi(id) on the current CPU (x86:
+ *        the local APIC's EOI register); false: the controller needs no
+ *        end of interrupt from uMSI (an IMSIC's claim through stopei
+ *        ended it; a GICv3's EOIR is the kernel's). umsi_system_create()
+ *        refuses a host without eoi when it is set.
  * @global_space: identities are unique across CPUs, not per CPU (a GICv3
  *        ITS's LPIs). The core keeps a map of global identities 0..ncpus *
  *        nvec - 1 apart from the matrix: an IRQ gets the lowest free one
@@ -207,8 +207,7 @@ struct umsi_ctl {
 			uint32_t cpu, uint32_t id);
 	bool (*pending)(struct umsi_system *sys, uint32_t id);
 	int (*resend)(struct umsi_system *sys, uint32_t cpu, uint32_t id);
-	uint32_t eoi_reg;
-	bool eoi_writes_id;
+	bool eoi;
 	bool global_space;
 	uint32_t (*max_block)(struct umsi_system *sys);
 	bool split_blocks;

@@ -18,8 +18,9 @@
  *  - clock: CNTVCT_EL0 at CNTFRQ_EL0;
  *  - CPUs: device-tree order, hwid = MPIDR affinity (Aff2.Aff1.Aff0);
  *    cross-calls by SGI 1 (smp.c);
- *  - ctl_read(UMSI_ITS_REG_LPI_PENDING | INTID): the bit of the current
- *    CPU's LPI pending table (GICR_PENDBASER); ctl_write is not used.
+ *  - irq_pending(INTID): the bit of the current CPU's LPI pending table
+ *    (GICR_PENDBASER), when the kernel keeps the LPI tables; no eoi (the
+ *    kernel writes ICC_EOIR1_EL1) and no send_ipi.
  * No INTx (the distributor's SPIs are not uMSI's here) and no remapping.
  */
 #include <umsi/ctl.h>
@@ -191,21 +192,11 @@ static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
 	return smp_cross_call(cpu, fn, arg) ? -UMSI_EINVAL : 0;
 }
 
-/* The back end's one register: an LPI pending here (umsi/ctl.h). */
-static uint64_t h_ctl_read(void *host, uint32_t reg)
+/* LPI @intid pending at this CPU's redistributor (umsi/host.h). */
+static bool h_irq_pending(void *host, uint32_t intid)
 {
 	(void)host;
-	if (!(reg & UMSI_ITS_REG_LPI_PENDING))
-		return 0;
-	return gic_lpi_pending(&cpus[this_cpu_id()].rd,
-			       reg & ~UMSI_ITS_REG_LPI_PENDING);
-}
-
-static void h_ctl_write(void *host, uint32_t reg, uint64_t val)
-{
-	(void)host;
-	(void)reg;
-	(void)val;
+	return gic_lpi_pending(&cpus[this_cpu_id()].rd, intid);
 }
 
 const struct umsi_host_ops kernel_host_ops = {
@@ -231,8 +222,7 @@ const struct umsi_host_ops kernel_host_ops = {
 	.cpu_is_online = h_cpu_is_online,
 	.platform_flags = h_platform_flags,
 	.run_on_cpu = h_run_on_cpu,
-	.ctl_read = h_ctl_read,
-	.ctl_write = h_ctl_write,
+	.irq_pending = h_irq_pending,
 };
 
 /*

@@ -152,7 +152,7 @@ void arm64_exception(uint64_t kind, uint64_t esr, uint64_t elr, uint64_t far)
  * IRQ from the GIC (Group 1, system register interface): acknowledge
  * through ICC_IAR1_EL1 until it says spurious; an SGI is a cross-call or
  * a wake-up (smp.c), an LPI of uMSI's range goes to umsi_dispatch() as
- * INTID - first_lpi (uMSI ends nothing: umsi_ctl.eoi_reg is 0), any
+ * INTID - first_lpi (uMSI ends nothing: umsi_ctl.eoi is false), any
  * other INTID to the raw probe's hook; then EOI through ICC_EOIR1_EL1
  * (EOImode 0: priority drop and deactivation). Nothing is printed here.
  */

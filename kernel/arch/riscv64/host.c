@@ -13,8 +13,9 @@
  *  - clock: the time CSR at the device tree's timebase-frequency;
  *  - CPUs: device-tree order, hwid = hart ID; cross-calls by SBI IPI
  *    (smp.c);
- *  - ctl_read/ctl_write(reg): the current hart's S-level interrupt file,
- *    csrw siselect, reg; csrr/csrw sireg (imsic.c).
+ *  - irq_pending(id): the eip bit of the current hart's S-level
+ *    interrupt file, csrw siselect; csrr sireg (imsic.c); no eoi (the
+ *    kernel claims through stopei) and no send_ipi.
  * No INTx (the APLIC's wired inputs are not used) and no remapping.
  */
 #include <umsi/ctl.h>
@@ -165,16 +166,12 @@ static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
 	return smp_cross_call(cpu, fn, arg) ? -UMSI_EINVAL : 0;
 }
 
-static uint64_t h_ctl_read(void *host, uint32_t reg)
+/* The eip bit of @id in this hart's S-level file (AIA 3.8: eip words
+ * at siselect 0x80 + 2k on RV64, identity i in word i / 64, bit i % 64). */
+static bool h_irq_pending(void *host, uint32_t id)
 {
 	(void)host;
-	return imsic_reg_read(reg);
-}
-
-static void h_ctl_write(void *host, uint32_t reg, uint64_t val)
-{
-	(void)host;
-	imsic_reg_write(reg, val);
+	return (imsic_reg_read(0x80 + 2 * (id / 64)) >> (id % 64)) & 1;
 }
 
 const struct umsi_host_ops kernel_host_ops = {
@@ -198,8 +195,7 @@ const struct umsi_host_ops kernel_host_ops = {
 	.cpu_is_online = h_cpu_is_online,
 	.platform_flags = h_platform_flags,
 	.run_on_cpu = h_run_on_cpu,
-	.ctl_read = h_ctl_read,
-	.ctl_write = h_ctl_write,
+	.irq_pending = h_irq_pending,
 };
 
 /*

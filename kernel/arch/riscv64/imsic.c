@@ -97,7 +97,7 @@ void imsic_local_enable_all(uint32_t num_ids)
 }
 
 /*
- * The host's ctl_read/ctl_write (umsi/host.h): indirect register @reg of
+ * Indirect register @reg of
  * this hart's file, the select and the access one step with interrupts
  * off (siselect is shared with the trap path).
  */

@@ -550,10 +550,11 @@ static int its_check(struct umsi_system *sys, uint32_t ncpus,
 			 "umsi_its_config)");
 		return -UMSI_EINVAL;
 	}
-	/* ctl_read answers "pending" unless the back end owns the tables. */
-	if (!o->phys_alloc || (!o->ctl_read && !c->rd_frame)) {
+	/* irq_pending answers "pending" unless the back end owns the tables. */
+	if (!o->phys_alloc || (!o->irq_pending && !c->rd_frame)) {
 		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: host operation %s "
-			 "missing", !o->phys_alloc ? "phys_alloc" : "ctl_read");
+			 "missing", !o->phys_alloc ? "phys_alloc" :
+			 "irq_pending");
 		return -UMSI_EINVAL;
 	}
 	if (!c->its_base || c->its_base % GITS_FRAME_SIZE) {
@@ -1420,8 +1421,7 @@ static bool its_pending(struct umsi_system *sys, uint32_t id)
 		pend = p->pend[cpu].virt;
 		return (pend[intid / 8] >> (intid % 8)) & 1;
 	}
-	return env->ops->ctl_read(env->host, UMSI_ITS_REG_LPI_PENDING |
-				  intid) & 1;
+	return env->ops->irq_pending(env->host, intid);
 }
 
 /*
@@ -1465,7 +1465,7 @@ const struct umsi_ctl umsi_ctl_arm64_its = {
 	.pending = its_pending,
 	.resend = its_resend,
 	/* The kernel acknowledges (ICC_IAR1_EL1) and ends (ICC_EOIR1_EL1). */
-	.eoi_reg = 0,
+	.eoi = false,
 	.global_space = true,
 	/* The kernel never dispatches ICC_IAR1_EL1's 1023: nothing is. */
 	.spurious_id = 0xffffffffu,

@@ -13,13 +13,13 @@
  * one file: nvec = num-ids + 1 identities, 1..num-ids allocatable (or
  * first_id..num-ids when the kernel keeps low ones, e.g. for IPIs).
  *
- * The hart reaches its own file's state through CSRs, which the host maps
- * to ctl_read/ctl_write: register r is the indirect register siselect = r
- * read or written through sireg (eidelivery 0x70, eithreshold 0x72,
- * eip0.. 0x80.., eie0.. 0xc0..; on RV64 only the even-numbered eip/eie
- * exist, identity i lives in eip(2 * (i / 64)) bit i % 64, AIA 3.8).
+ * The hart reaches its own file's state through CSRs (siselect/sireg:
+ * eidelivery 0x70, eithreshold 0x72, eip0.. 0x80.., eie0.. 0xc0..; on RV64
+ * only the even-numbered eip/eie exist, identity i lives in eip(2 * (i /
+ * 64)) bit i % 64, AIA 3.8), which only the host can touch:
  *
- *  - "still pending on the old CPU" is its eip bit;
+ *  - "still pending on the old CPU" is its eip bit, the host's
+ *    irq_pending(identity) on that hart;
  *  - a pending copy is resent by writing the identity to the new hart's
  *    seteipnum_le, through a mapping of every file made at init (resend may
  *    run in interrupt context, where mmio_map may not be called);
@@ -38,9 +38,6 @@
 #include <umsi/internal/ctl.h>
 #include <umsi/internal/lib.h>
 
-/* AIA 1.0, 3.8: the interrupt file's indirect registers (siselect). */
-#define IMSIC_EIP0          0x80u
-#define IMSIC_REGS_PER_64   2u      /* RV64: odd eipN/eieN do not exist */
 /* AIA 1.0, 3.5: an interrupt file's page, and its seteipnum_le register. */
 #define IMSIC_FILE_SIZE     0x1000u
 #define IMSIC_SETEIPNUM_LE  0x0u
@@ -130,9 +127,9 @@ static int imsic_check(struct umsi_system *sys, uint32_t ncpus,
 	uint32_t cpu, first;
 	uint64_t dup;
 
-	if (!o->ctl_read) {
+	if (!o->irq_pending) {
 		umsi_log(sys, UMSI_LOG_ERROR, "riscv-imsic: host operation "
-			 "ctl_read missing");
+			 "irq_pending missing");
 		return -UMSI_EINVAL;
 	}
 	if (!c) {
@@ -275,13 +272,10 @@ static int imsic_compose(struct umsi_system *sys,
 static bool imsic_pending(struct umsi_system *sys, uint32_t id)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-	uint64_t w;
 
 	if (id == 0 || id > imsic_priv(sys)->num_ids)
 		return false;
-	w = env->ops->ctl_read(env->host,
-			       IMSIC_EIP0 + IMSIC_REGS_PER_64 * (id / 64));
-	return (w >> (id % 64)) & 1;
+	return env->ops->irq_pending(env->host, id);
 }
 
 static int imsic_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)

@@ -13,8 +13,8 @@
  *
  * Interrupts move by rewriting the source's message. "Still pending on
  * the old CPU" is its IRR; a pending copy is resent as a fixed IPI; EOI is
- * a write of 0 to the EOI register. All three go through the host's
- * ctl_read/ctl_write with xAPIC register offsets.
+ * a write of 0 to the EOI register. All three are the host's typed
+ * operations irq_pending, send_ipi and eoi.
  */
 #include <umsi/ctl.h>
 #include <umsi/internal/ctl.h>
@@ -23,9 +23,6 @@
 
 #include "lapic.h"
 
-#define LAPIC_IRR 0x200u
-#define LAPIC_ICR 0x300u
-#define LAPIC_ICR_ASSERT (1u << 14)
 
 static int lapic_init(struct umsi_system *sys, uint32_t ncpus,
 		      struct umsi_matrix_config *space)
@@ -33,11 +30,8 @@ static int lapic_init(struct umsi_system *sys, uint32_t ncpus,
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 	const struct umsi_host_ops *o = env->ops;
 
-	if (!o->ctl_read || !o->ctl_write) {
-		umsi_log(sys, UMSI_LOG_ERROR, "x86-lapic: host operation "
-			 "%s missing", o->ctl_read ? "ctl_write" : "ctl_read");
+	if (umsi_lapic_check_host(sys, "x86-lapic"))
 		return -UMSI_EINVAL;
-	}
 	if ((env->plat_flags & UMSI_PLAT_IRQ_REMAP) && !o->remap_compose) {
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-lapic: platform flag "
 			 "UMSI_PLAT_IRQ_REMAP set but host operation "
@@ -93,12 +87,24 @@ static void lapic_release(struct umsi_system *sys,
 		env->ops->remap_free(env->host, ci->irq);
 }
 
+int umsi_lapic_check_host(struct umsi_system *sys, const char *name)
+{
+	const struct umsi_host_ops *o = umsi_ctl_env(sys)->ops;
+	const char *missing = !o->eoi ? "eoi" : !o->irq_pending ?
+			      "irq_pending" : !o->send_ipi ? "send_ipi" : NULL;
+
+	if (!missing)
+		return 0;
+	umsi_log(sys, UMSI_LOG_ERROR, "%s: host operation %s missing", name,
+		 missing);
+	return -UMSI_EINVAL;
+}
+
 bool umsi_lapic_pending(struct umsi_system *sys, uint32_t id)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-	uint64_t w = env->ops->ctl_read(env->host, LAPIC_IRR + 0x10 * (id / 32));
 
-	return (w >> (id % 32)) & 1;
+	return env->ops->irq_pending(env->host, id);
 }
 
 int umsi_lapic_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
@@ -109,8 +115,7 @@ int umsi_lapic_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 	if (apic == 0xffffffffu || id < 0x10 || id > 0xff)
 		return -UMSI_EINVAL;
 	/* Fixed delivery, physical destination, no shorthand, assert. */
-	env->ops->ctl_write(env->host, LAPIC_ICR,
-			    (uint64_t)apic << 32 | LAPIC_ICR_ASSERT | id);
+	env->ops->send_ipi(env->host, apic, id);
 	return 0;
 }
 
@@ -133,8 +138,8 @@ const struct umsi_ctl umsi_ctl_x86_lapic = {
 	.release = lapic_release,
 	.pending = umsi_lapic_pending,
 	.resend = umsi_lapic_resend,
-	/* EOI: a write of 0 to the EOI register, done by the core. */
-	.eoi_reg = LAPIC_EOI,
+	/* EOI: a write of 0 to the EOI register (the host's eoi). */
+	.eoi = true,
 	.max_block = lapic_max_block,
 	.spurious_id = 0xff,
 };

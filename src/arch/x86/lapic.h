@@ -8,8 +8,9 @@
 
 #include <umsi/internal/ctl.h>
 
-/* xAPIC offset of the EOI register (umsi_ctl.eoi_reg). */
-#define LAPIC_EOI 0x0b0u
+/* The host operations both need (eoi, irq_pending, send_ipi): 0 or
+ * -UMSI_EINVAL after a log line naming the missing one. */
+int umsi_lapic_check_host(struct umsi_system *sys, const char *name);
 
 /* Whether vector @id is set in the current CPU's IRR (umsi_ctl.pending). */
 bool umsi_lapic_pending(struct umsi_system *sys, uint32_t id);

@@ -640,10 +640,11 @@ static int vtd_check_config(struct umsi_system *sys,
 			 "umsi_vtd_config)");
 		return -UMSI_EINVAL;
 	}
-	if (!o->ctl_read || !o->ctl_write || !o->phys_alloc) {
-		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: host operation %s "
-			 "missing", !o->ctl_read ? "ctl_read" : !o->ctl_write ?
-			 "ctl_write" : "phys_alloc");
+	if (umsi_lapic_check_host(sys, "x86-vtd"))
+		return -UMSI_EINVAL;
+	if (!o->phys_alloc) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: host operation "
+			 "phys_alloc missing");
 		return -UMSI_EINVAL;
 	}
 	if (umsi_ctl_env(sys)->plat_flags & UMSI_PLAT_IRQ_REMAP) {
@@ -881,7 +882,7 @@ const struct umsi_ctl umsi_ctl_x86_vtd = {
 	.retarget = vtd_retarget,
 	.pending = umsi_lapic_pending,
 	.resend = umsi_lapic_resend,
-	.eoi_reg = LAPIC_EOI,
+	.eoi = true,
 	/* Blocks of consecutive entries, addressed by subhandle, each
 	 * message with its own CPU and vector. */
 	.max_block = NULL,
