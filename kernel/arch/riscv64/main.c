@@ -201,7 +201,7 @@ void rv_main(unsigned long hartid, const void *dtb)
 				pci_print(&pci_devs[i]);
 		have_pci = true;
 	} else {
-		kprintf("pci: no pci-host-ecam-generic node\n");
+		kprintf("pci: none (no usable pci-host-ecam-generic node; dt: says why)\n");
 	}
 	if (have_pci && !cmdline_flag("umsi.nolib")) {
 		umsi_glue_run();
