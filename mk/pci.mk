@@ -75,7 +75,7 @@ fuzz-pci-long: $(FUZZ_PCI)
 # ASan + UBSan: the same tests, another build tree.
 ASAN_BUILD ?= build/asan
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	-fno-omit-frame-pointer
+	-fno-omit-frame-pointer -DUMSI_ASSERT_TRAP
 # The libraries first: not every test's rule names them as prerequisites.
 test-asan:
 	$(MAKE) BUILD=$(ASAN_BUILD) EXTRA_CFLAGS="$(ASAN_FLAGS)" \

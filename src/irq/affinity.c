@@ -22,6 +22,7 @@
  * the old CPU by the still-published old slot. Every interrupt therefore
  * reaches exactly one handler call.
  */
+#include <umsi/internal/bitops.h>
 #include <umsi/internal/core.h>
 
 static bool bit(const uint64_t *w, uint32_t cpu)
@@ -121,11 +122,9 @@ static void give_run(struct umsi_system *sys, uint32_t cpu, uint32_t base,
 static int pick_any(struct umsi_system *sys, struct move *mv,
 		    const struct umsi_cpumask *mask)
 {
-	uint32_t order = 0;
+	uint32_t order = umsi_order_of(mv->n);
 	int v;
 
-	while ((1u << order) < mv->n)
-		order++;
 	if (mv->n > 1)
 		v = umsi_matrix_alloc_block(sys->matrix, mask, order,
 					    &mv->new_cpu);

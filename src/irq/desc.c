@@ -14,6 +14,7 @@
  * RCU in miniature, and it is why dispatch never takes a lock.
  */
 #include <umsi/internal/bitops.h>
+#include <umsi/internal/compiler.h>
 #include <umsi/internal/core.h>
 
 static bool mask_test(const uint64_t *w, uint32_t cpu)
@@ -337,9 +338,24 @@ static void give_gids(struct umsi_system *sys, struct umsi_irq_desc *d)
 		umsi_idmap_clear(&sys->gids, d->vector + k);
 }
 
+/*
+ * For UMSI_ASSERT: @d's slot is free for it (empty, its own, or the mark
+ * a move leaves for late copies).
+ */
+static inline bool slot_free_for(struct umsi_system *sys,
+				 const struct umsi_irq_desc *d)
+{
+	struct umsi_irq_desc *was = atomic_load_explicit(
+		&umsi_slot(sys, d->cpu, d->vector)->d, memory_order_relaxed);
+
+	return !was || was == d || was == &sys->moved;
+}
+
 /* Publish a bound descriptor, claimed by the caller (busy). [lock] */
 static void publish(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
+	UMSI_ASSERT(atomic_load(&d->busy));
+	UMSI_ASSERT(slot_free_for(sys, d));
 	atomic_store_explicit(&umsi_slot(sys, d->cpu, d->vector)->d, d,
 			      memory_order_release);
 	atomic_store_explicit(&sys->irqs[d->irq], d, memory_order_release);
@@ -360,8 +376,8 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 
 	if (!nvec || (block && (nvec > 32 || managed)))
 		return -UMSI_EINVAL;
-	while (block && (1u << order) < nvec)
-		order++;
+	if (block)
+		order = umsi_order_of(nvec);
 	/* Messages the controller translates one by one: IRQs of their own. */
 	if (block && sys->env.ctl->split_blocks) {
 		if (nvec != 1u << order)
@@ -521,18 +537,25 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 static void free_vectors(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
 	struct umsi_cpumask m = { sys->scratch, sys->ncpus };
+	int ret;
 
 	if (d->block_leader && d->block_leader != d)
 		return;         /* the leader frees the whole block */
 	if (sys->env.ctl->global_space)
 		give_gids(sys, d);
 	if (d->block_leader) {
-		umsi_matrix_free_block(sys->matrix, d->cpu, d->local,
-				       d->block_order);
+		ret = umsi_matrix_free_block(sys->matrix, d->cpu, d->local,
+					     d->block_order);
+		UMSI_ASSERT(ret == 0);
 		return;
 	}
-	if (!d->shutdown)
-		umsi_matrix_free(sys->matrix, d->cpu, d->local, d->managed);
+	/* The allocator took it back: it was allocated, and as this kind. */
+	if (!d->shutdown) {
+		ret = umsi_matrix_free(sys->matrix, d->cpu, d->local,
+				       d->managed);
+		UMSI_ASSERT(ret == 0);
+	}
+	(void)ret;
 	if (d->managed) {
 		uint64_t *w = sys->reachable;
 		uint32_t i;

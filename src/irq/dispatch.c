@@ -11,6 +11,7 @@
  * consistent operations, so either tear-down sees the odd count or
  * dispatch sees the NULL slot.
  */
+#include <umsi/internal/compiler.h>
 #include <umsi/internal/core.h>
 
 /*
@@ -31,18 +32,12 @@ static void storm_disable(struct umsi_system *sys, struct umsi_irq_desc *d)
 }
 
 /*
- * The rare parts of the accounting are out of line: inlined, they would
- * cost the common path (a handled interrupt) registers saved on entry.
+ * The rare parts of the accounting are out of line (UMSI_COLD): inlined,
+ * they would cost the common path (a handled interrupt) registers saved
+ * on entry.
  */
-#if defined(__GNUC__) || defined(__clang__)
-#define DISPATCH_COLD __attribute__((noinline, cold))
-#define DISPATCH_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define DISPATCH_COLD
-#define DISPATCH_UNLIKELY(x) (x)
-#endif
 
-static DISPATCH_COLD void note_unhandled(struct umsi_system *sys,
+static UMSI_COLD void note_unhandled(struct umsi_system *sys,
 					 struct umsi_irq_desc *d)
 {
 	uint64_t now = sys->env.ops->clock_ns(sys->env.host);
@@ -59,7 +54,7 @@ static DISPATCH_COLD void note_unhandled(struct umsi_system *sys,
 }
 
 /* A window of STORM_WINDOW interrupts ended: judge it. */
-static DISPATCH_COLD void storm_window(struct umsi_system *sys,
+static UMSI_COLD void storm_window(struct umsi_system *sys,
 				       struct umsi_irq_desc *d)
 {
 	atomic_store(&d->storm_count, 0);
@@ -71,9 +66,9 @@ static DISPATCH_COLD void storm_window(struct umsi_system *sys,
 static inline void note_interrupt(struct umsi_system *sys,
 				  struct umsi_irq_desc *d, int handled)
 {
-	if (DISPATCH_UNLIKELY(!handled))
+	if (UMSI_UNLIKELY(!handled))
 		note_unhandled(sys, d);
-	if (DISPATCH_UNLIKELY(atomic_fetch_add(&d->storm_count, 1) + 1 >=
+	if (UMSI_UNLIKELY(atomic_fetch_add(&d->storm_count, 1) + 1 >=
 			      STORM_WINDOW))
 		storm_window(sys, d);
 }

@@ -13,6 +13,7 @@
  * are non-posted (the device has the value when the write returns), so
  * MSI needs no flushing reads.
  */
+#include <umsi/internal/bitops.h>
 #include <umsi/internal/pci.h>
 
 static uint16_t data_reg(const struct umsi_pci_dev *dev)
@@ -214,15 +215,6 @@ static const struct umsi_irq_chip msi_nomask_chip = {
 	.describe = msi_describe,
 };
 
-static uint32_t order_of(uint32_t n)
-{
-	uint32_t k = 0;
-
-	while ((1u << k) < n)
-		k++;
-	return k;
-}
-
 /*
  * Program the capability for a block of @block vectors, in the order the
  * hardware needs (PCI 3.0 6.8.3.1; Linux msi_capability_init()):
@@ -287,7 +279,7 @@ static int msi_program(struct umsi_pci_dev *dev, uint32_t block,
 		goto fail;
 	/* 5. Enable. */
 	ctrl = (uint16_t)((dev->msi_ctrl & ~UMSI_MSI_FLAGS_QSIZE) |
-			  (order_of(block) << UMSI_MSI_FLAGS_QSIZE_SHIFT) |
+			  (umsi_order_of(block) << UMSI_MSI_FLAGS_QSIZE_SHIFT) |
 			  UMSI_MSI_FLAGS_ENABLE);
 	ctrl_written = true;
 	ret = umsi_pci_cfg_write(dev, ctrl_reg, 2, ctrl);
@@ -316,7 +308,7 @@ static int msi_alloc_block(struct umsi_pci_dev *dev, uint32_t min,
 	struct umsi_system *sys = dev->sys;
 	const struct umsi_irq_chip *chip = dev->msi_maskable ?
 					   &msi_mask_chip : &msi_nomask_chip;
-	uint32_t block = 1u << order_of(*n);
+	uint32_t block = 1u << umsi_order_of(*n);
 	int ret;
 
 	if (irq_at >= 0) {
@@ -359,7 +351,7 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 	if (n < min)
 		return -UMSI_ENOSPC;
 again:
-	ret = umsi_pci_descs_alloc(dev, 1u << order_of(n));
+	ret = umsi_pci_descs_alloc(dev, 1u << umsi_order_of(n));
 	if (ret)
 		return ret;
 	block = msi_alloc_block(dev, min, &n, irq_at);

@@ -76,6 +76,7 @@
 #include <stdint.h>
 
 #include <umsi/internal/bitops.h>
+#include <umsi/internal/compiler.h>
 #include <umsi/matrix.h>
 
 #define MATRIX_CPUS_PER_BLOCK   64u
@@ -87,16 +88,6 @@
 #define MATRIX_NO_VECTOR        0xffffffffu
 #define MATRIX_NO_BLOCK         0xffffffffu
 
-/*
- * Kept out of line where inlining would only cost the common path: a slow
- * path inlined into a fast one makes the compiler save registers on entry
- * to the fast one for the sake of the slow one.
- */
-#if defined(__GNUC__) || defined(__clang__)
-#define MATRIX_NOINLINE __attribute__((noinline))
-#else
-#define MATRIX_NOINLINE
-#endif
 
 /*
  * The counters of one CPU, an element of struct umsi_matrix, cpu[] (its
@@ -628,7 +619,7 @@ static inline uint32_t matrix_block_key(const struct umsi_matrix *m,
 }
 
 /* Bring the slices of block @blk up to date with its stale CPU, if any. */
-static MATRIX_NOINLINE void matrix_flush(struct umsi_matrix *m, uint32_t blk)
+static UMSI_NOINLINE void matrix_flush(struct umsi_matrix *m, uint32_t blk)
 {
 	struct matrix_block *b = &m->blocks[blk];
 	struct matrix_cpu *c;
@@ -669,7 +660,7 @@ static uint64_t matrix_block_top_all(struct umsi_matrix *m, uint32_t blk)
  * busy CPUs down; not in a matrix of one block, whose search reads the
  * slices before it has a count to hold the bound against.
  */
-static MATRIX_NOINLINE void matrix_below_exact(struct umsi_matrix *m,
+static UMSI_NOINLINE void matrix_below_exact(struct umsi_matrix *m,
 					       uint32_t blk)
 {
 	struct matrix_block *b = &m->blocks[blk];
@@ -719,7 +710,7 @@ static inline void matrix_mark(struct umsi_matrix *m, uint32_t blk,
  * The last CPU at the maximum of block @blk fell below it: the maximum
  * falls, and the slices tell which CPUs hold the new one.
  */
-static MATRIX_NOINLINE void matrix_top_fell(struct umsi_matrix *m, uint32_t blk)
+static UMSI_NOINLINE void matrix_top_fell(struct umsi_matrix *m, uint32_t blk)
 {
 	struct matrix_block *b = &m->blocks[blk];
 	uint64_t top = matrix_block_top_all(m, blk);
@@ -1015,7 +1006,7 @@ static inline uint32_t matrix_word_key(const struct umsi_matrix *m, uint32_t w,
  * The search stops when bc reaches the most the mask can have: the root's
  * count, or one less once matrix_mask_hunt() has found nothing there.
  */
-static MATRIX_NOINLINE uint32_t
+static UMSI_NOINLINE uint32_t
 matrix_mask_search(const struct umsi_matrix *m, const uint64_t *words,
 		   uint32_t nbits)
 {
@@ -1208,7 +1199,7 @@ static inline unsigned int matrix_claim_lowest(const struct umsi_matrix *m,
  * fewest vectors among the classes with a free one; ties to the lower
  * class.
  */
-static MATRIX_NOINLINE unsigned int
+static UMSI_NOINLINE unsigned int
 matrix_spread_free(const struct umsi_matrix *m, uint32_t cpu)
 {
 	const uint64_t *map = matrix_map(m, cpu);
@@ -1407,7 +1398,7 @@ static inline int matrix_take(struct umsi_matrix *m, uint32_t key,
  * so that the common paths (no mask, or a mask that holds the best CPU)
  * save no registers for the search: they only jump to matrix_take().
  */
-static MATRIX_NOINLINE int matrix_alloc_search(struct umsi_matrix *m,
+static UMSI_NOINLINE int matrix_alloc_search(struct umsi_matrix *m,
 					       const struct umsi_cpumask *mask,
 					       unsigned int flags,
 					       uint32_t *cpu)
@@ -1429,7 +1420,7 @@ int umsi_matrix_alloc(struct umsi_matrix *m, const struct umsi_cpumask *mask,
 }
 
 /* As matrix_alloc_search(), for a range that misses the best CPU. */
-static MATRIX_NOINLINE int matrix_alloc_range_search(struct umsi_matrix *m,
+static UMSI_NOINLINE int matrix_alloc_range_search(struct umsi_matrix *m,
 						     uint32_t first,
 						     uint32_t count,
 						     unsigned int flags,

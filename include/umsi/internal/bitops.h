@@ -46,6 +46,15 @@ static inline unsigned int umsi_fls64(uint64_t x)
 	return n;
 }
 
+/*
+ * The least k with 2^k >= @n (ceil(log2(n)); 0 for n <= 1): the order of
+ * a power-of-two block that holds @n. @n at most 2^31.
+ */
+static inline uint32_t umsi_order_of(uint32_t n)
+{
+	return n <= 1 ? 0 : umsi_fls64(n - 1) + 1;
+}
+
 /* Set bits of @x (SWAR: no libgcc call without a popcount instruction). */
 static inline unsigned int umsi_popcount64(uint64_t x)
 {

@@ -38,6 +38,7 @@
  */
 #include <umsi/ctl.h>
 #include <umsi/internal/ctl.h>
+#include <umsi/internal/bitops.h>
 #include <umsi/internal/idmap.h>
 #include <umsi/internal/lib.h>
 
@@ -523,15 +524,6 @@ static void its_unlock(struct umsi_system *sys, umsi_irqflags_t fl)
 
 /* ---- Creation ---------------------------------------------------------------- */
 
-static uint32_t its_log2(uint32_t v)
-{
-	uint32_t b = 0;
-
-	while ((1u << b) < v)
-		b++;
-	return b;
-}
-
 /*
  * Check the configuration against the host and the architecture (the
  * parts that need no register). Return 0 or -UMSI_EINVAL after a log line
@@ -616,7 +608,7 @@ static int its_check_typer(struct umsi_system *sys, struct its_priv *p,
 	/* The default follows the ITS; an explicit size must fit. */
 	if (!c->itt_events && itt > (1u << TYPER_ID_BITS(t)))
 		itt = 1u << TYPER_ID_BITS(t);
-	p->itt_bits = its_log2(itt);
+	p->itt_bits = umsi_order_of(itt);
 	if (p->itt_bits > TYPER_ID_BITS(t)) {
 		umsi_log(sys, UMSI_LOG_ERROR, "arm64-its: itt_events %u: the "
 			 "ITS has %u EventID bits", itt, TYPER_ID_BITS(t));
@@ -1095,7 +1087,7 @@ static struct its_dev *its_dev_new(struct umsi_system *sys, uint32_t devid,
 	 * Sized to the device: every message it can send (MAPD's Size is
 	 * EventID bits - 1, so at least 2 events), at most itt_events.
 	 */
-	bits = events ? its_log2(events) : p->itt_bits;
+	bits = events ? umsi_order_of(events) : p->itt_bits;
 	if (bits < 1)
 		bits = 1;
 	if (bits > p->itt_bits)

@@ -25,6 +25,7 @@
  */
 #include <umsi/ctl.h>
 #include <umsi/internal/ctl.h>
+#include <umsi/internal/bitops.h>
 #include <umsi/internal/idmap.h>
 #include <umsi/internal/lib.h>
 #include <umsi/x86.h>
@@ -761,8 +762,7 @@ static int vtd_init(struct umsi_system *sys, uint32_t ncpus,
 	p->nirte = n;
 	p->hash = (struct vtd_irq **)(p + 1);
 	umsi_idmap_init(&p->used, n, (uint64_t *)(p->hash + n));
-	while ((1u << p->irta_bits) < n)
-		p->irta_bits++;
+	p->irta_bits = umsi_order_of(n);
 	if (!p->irta_bits)
 		p->irta_bits = 1;
 	p->x2apic = c->x2apic;
