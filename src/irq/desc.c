@@ -338,18 +338,20 @@ static void give_gids(struct umsi_system *sys, struct umsi_irq_desc *d)
 		umsi_idmap_clear(&sys->gids, d->vector + k);
 }
 
+#ifdef UMSI_ASSERT_HOOK
 /*
  * For UMSI_ASSERT: @d's slot is free for it (empty, its own, or the mark
  * a move leaves for late copies).
  */
-static inline bool slot_free_for(struct umsi_system *sys,
-				 const struct umsi_irq_desc *d)
+static bool slot_free_for(struct umsi_system *sys,
+			  const struct umsi_irq_desc *d)
 {
 	struct umsi_irq_desc *was = atomic_load_explicit(
 		&umsi_slot(sys, d->cpu, d->vector)->d, memory_order_relaxed);
 
 	return !was || was == d || was == &sys->moved;
 }
+#endif
 
 /* Publish a bound descriptor, claimed by the caller (busy). [lock] */
 static void publish(struct umsi_system *sys, struct umsi_irq_desc *d)
