@@ -24,6 +24,7 @@
  */
 #include <umsi/internal/bitops.h>
 #include <umsi/internal/core.h>
+#include <umsi/internal/hostcall.h>
 
 static bool bit(const uint64_t *w, uint32_t cpu)
 {
@@ -329,7 +330,7 @@ static int move_irq_global(struct umsi_system *sys, struct umsi_irq_desc *d,
 	}
 	umsi_unlock(sys, fl);
 	for (int tries = 0; ; tries++) {
-		if (sys->env.ops->run_on_cpu(sys->env.host, mv.old_cpu,
+		if (umsi_host_run_on_cpu(sys, mv.old_cpu,
 					     global_cleanup_on_old_cpu, &mv)) {
 			umsi_log(sys, UMSI_LOG_WARN, "irq %u: cpu %u did not "
 				 "answer the migration cross-call", d->irq,
@@ -438,7 +439,7 @@ static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
 	 * slots; it is asked again until a copy it had pending was taken.
 	 */
 	for (int tries = 0; ; tries++) {
-		if (sys->env.ops->run_on_cpu(sys->env.host, mv.old_cpu,
+		if (umsi_host_run_on_cpu(sys, mv.old_cpu,
 					     move_cleanup_on_old_cpu, &mv)) {
 			umsi_log(sys, UMSI_LOG_WARN, "irq %u: cpu %u did not "
 				 "answer the migration cross-call; an "

@@ -16,6 +16,7 @@
 #include <umsi/internal/bitops.h>
 #include <umsi/internal/compiler.h>
 #include <umsi/internal/core.h>
+#include <umsi/internal/hostcall.h>
 
 static bool mask_test(const uint64_t *w, uint32_t cpu)
 {
@@ -42,7 +43,7 @@ struct umsi_irq_desc *umsi_irq_to_desc(struct umsi_system *sys, uint32_t irq)
  */
 void umsi_irq_sync(struct umsi_system *sys)
 {
-	uint32_t self = sys->env.ops->current_cpu(sys->env.host);
+	uint32_t self = umsi_host_current_cpu(sys);
 	uint32_t cpu;
 
 	atomic_thread_fence(memory_order_seq_cst);

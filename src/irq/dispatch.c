@@ -13,6 +13,7 @@
  */
 #include <umsi/internal/compiler.h>
 #include <umsi/internal/core.h>
+#include <umsi/internal/hostcall.h>
 
 /*
  * Linux's note_interrupt() rule: out of every 100,000 interrupts, more
@@ -40,7 +41,7 @@ static void storm_disable(struct umsi_system *sys, struct umsi_irq_desc *d)
 static UMSI_COLD void note_unhandled(struct umsi_system *sys,
 					 struct umsi_irq_desc *d)
 {
-	uint64_t now = sys->env.ops->clock_ns(sys->env.host);
+	uint64_t now = umsi_host_clock_ns(sys);
 	uint64_t last = atomic_load_explicit(&d->last_unhandled_ns,
 					     memory_order_relaxed);
 

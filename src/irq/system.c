@@ -6,6 +6,7 @@
  */
 #include <umsi/ctl.h>
 #include <umsi/internal/core.h>
+#include <umsi/internal/hostcall.h>
 
 /* The end of interrupt of a controller that needs none. */
 static void no_eoi(void *host, uint32_t id)
@@ -101,7 +102,7 @@ static int system_cpus(struct umsi_system *sys)
 				 "cpu %u: %s ID %u cannot be named by an MSI "
 				 "message on this platform; no interrupt will "
 				 "target it", cpu, ctl->name, c->hwid);
-		if (!sys->env.ops->cpu_is_online(sys->env.host, cpu))
+		if (!umsi_host_cpu_is_online(sys, cpu))
 			continue;
 		/* One no message can name never takes a vector. */
 		ret = c->reachable ? umsi_matrix_online(sys->matrix, cpu) : 0;

@@ -9,6 +9,7 @@
  * and a function that reads all-ones (absent, surprise-removed) is reported
  * as gone (-UMSI_ENODEV).
  */
+#include <umsi/internal/hostcall.h>
 #include <umsi/internal/pci.h>
 
 /* ---- configuration access --------------------------------------------- */
@@ -17,7 +18,7 @@ int umsi_pci_cfg_read(struct umsi_pci_dev *dev, uint16_t off, uint8_t width,
 		      uint32_t *val)
 {
 	struct umsi_system *sys = dev->sys;
-	int ret = sys->env.ops->cfg_read(sys->env.host, dev->bdf, off, width,
+	int ret = umsi_host_cfg_read(sys, dev->bdf, off, width,
 					 val);
 
 	if (ret)
@@ -30,7 +31,7 @@ int umsi_pci_cfg_write(struct umsi_pci_dev *dev, uint16_t off, uint8_t width,
 {
 	struct umsi_system *sys = dev->sys;
 
-	return sys->env.ops->cfg_write(sys->env.host, dev->bdf, off, width, val);
+	return umsi_host_cfg_write(sys, dev->bdf, off, width, val);
 }
 
 void umsi_pci_restore_intx_disable(struct umsi_pci_dev *dev, uint16_t cmd)
@@ -352,7 +353,7 @@ static void dev_free(struct umsi_pci_dev *dev)
 	struct umsi_system *sys = dev->sys;
 
 	if (dev->lock)
-		sys->env.ops->lock_destroy(sys->env.host, dev->lock);
+		umsi_host_lock_destroy(sys, dev->lock);
 	umsi_free(sys, dev, sizeof(*dev));
 }
 
@@ -439,7 +440,7 @@ static int probe_intx(struct umsi_pci_dev *dev)
 	dev->intx_pin = pin <= 4 ? (uint8_t)pin : 0;
 	if (!dev->intx_pin || !sys->env.ops->intx_route)
 		return 0;
-	ret = sys->env.ops->intx_route(sys->env.host, dev->bdf, dev->intx_pin,
+	ret = umsi_host_intx_route(sys, dev->bdf, dev->intx_pin,
 				   &dev->route);
 	if (ret == -UMSI_ENOENT)
 		return 0;
@@ -618,7 +619,7 @@ int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
 	dev->bdf = bdf;
 	dev->parent = parent;
 	dev->add_flags = flags;
-	dev->lock = sys->env.ops->lock_create(sys->env.host);
+	dev->lock = umsi_host_lock_create(sys);
 	if (!dev->lock) {
 		dev_free(dev);
 		return -UMSI_ENOMEM;

@@ -9,6 +9,7 @@
  * one descriptor: their handlers share it (UMSI_IRQF_SHARED), and the line
  * goes when its last user does.
  */
+#include <umsi/internal/hostcall.h>
 #include <umsi/internal/pci.h>
 
 /*
@@ -25,7 +26,7 @@ static int ioapic_write(struct umsi_system *sys, struct umsi_intx_line *l,
 		.polarity = l->route.polarity,
 		.masked = masked,
 	};
-	int ret = sys->env.ops->gsi_program(sys->env.host, l->gsi, &e);
+	int ret = umsi_host_gsi_program(sys, l->gsi, &e);
 
 	if (!ret)
 		l->msg = *msg;
@@ -291,5 +292,5 @@ bool umsi_intx_silence(struct umsi_pci_dev *dev)
 	umsi_unlock(sys, fl);
 	if (l)
 		return true;
-	return !sys->env.ops->gsi_program(sys->env.host, dev->route.gsi, &e);
+	return !umsi_host_gsi_program(sys, dev->route.gsi, &e);
 }

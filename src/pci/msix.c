@@ -16,6 +16,7 @@
  * used entry is kept, so masking, unmasking and retargeting never read the
  * table first.
  */
+#include <umsi/internal/hostcall.h>
 #include <umsi/internal/pci.h>
 
 static volatile void *entry_reg(struct umsi_pci_dev *dev, uint32_t idx,
@@ -320,15 +321,15 @@ static int map_table(struct umsi_pci_dev *dev)
 	void *t, *p;
 	int ret;
 
-	ret = sys->env.ops->mmio_map(sys->env.host, dev->msix_table_phys,
+	ret = umsi_host_mmio_map(sys, dev->msix_table_phys,
 				 (uint64_t)dev->msix_size * UMSI_MSIX_ENTRY_SIZE,
 				 &t);
 	if (ret)
 		return ret;
-	ret = sys->env.ops->mmio_map(sys->env.host, dev->msix_pba_phys, pba_len(dev),
+	ret = umsi_host_mmio_map(sys, dev->msix_pba_phys, pba_len(dev),
 				 &p);
 	if (ret) {
-		sys->env.ops->mmio_unmap(sys->env.host, t, (uint64_t)dev->msix_size *
+		umsi_host_mmio_unmap(sys, t, (uint64_t)dev->msix_size *
 				     UMSI_MSIX_ENTRY_SIZE);
 		return ret;
 	}
@@ -342,11 +343,11 @@ static void unmap_table(struct umsi_pci_dev *dev)
 	struct umsi_system *sys = dev->sys;
 
 	if (dev->table)
-		sys->env.ops->mmio_unmap(sys->env.host, (void *)dev->table,
+		umsi_host_mmio_unmap(sys, (void *)dev->table,
 				     (uint64_t)dev->msix_size *
 				     UMSI_MSIX_ENTRY_SIZE);
 	if (dev->pba)
-		sys->env.ops->mmio_unmap(sys->env.host, (void *)dev->pba, pba_len(dev));
+		umsi_host_mmio_unmap(sys, (void *)dev->pba, pba_len(dev));
 	dev->table = NULL;
 	dev->pba = NULL;
 }

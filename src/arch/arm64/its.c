@@ -37,8 +37,9 @@
  * reaching GITS_CWRITER means the ITS has done it.
  */
 #include <umsi/ctl.h>
-#include <umsi/internal/ctl.h>
 #include <umsi/internal/bitops.h>
+#include <umsi/internal/ctl.h>
+#include <umsi/internal/hostcall.h>
 #include <umsi/internal/idmap.h>
 #include <umsi/internal/lib.h>
 
@@ -250,14 +251,13 @@ static void rd_write64(struct umsi_system *sys, uint32_t cpu, uint32_t off,
 static bool its_wait_ctlr(struct umsi_system *sys, uint32_t mask,
 			  uint32_t want)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-	uint64_t end = env->ops->clock_ns(env->host) + ITS_TIMEOUT_NS;
+	uint64_t end = umsi_host_clock_ns(sys) + ITS_TIMEOUT_NS;
 	uint32_t n;
 
 	for (n = 0; n < ITS_MAX_POLLS; n++) {
 		if ((its_read32(sys, GITS_CTLR) & mask) == want)
 			return true;
-		if (env->ops->clock_ns(env->host) > end)
+		if (umsi_host_clock_ns(sys) > end)
 			break;
 		umsi_cpu_relax();
 	}
@@ -286,7 +286,7 @@ static int its_flush(struct umsi_system *sys)
 	/* The commands in memory before the ITS is told where they end. */
 	umsi_dev_wmb();
 	its_write32(sys, GITS_CWRITER, p->cwriter);
-	end = env->ops->clock_ns(env->host) + ITS_TIMEOUT_NS;
+	end = umsi_host_clock_ns(sys) + ITS_TIMEOUT_NS;
 	for (n = 0; n < ITS_MAX_POLLS; n++) {
 		rd = its_read32(sys, GITS_CREADR);
 		if (rd & GITS_CREADR_STALLED) {
@@ -299,7 +299,7 @@ static int its_flush(struct umsi_system *sys)
 			p->queued = 0;
 			return 0;
 		}
-		if (env->ops->clock_ns(env->host) > end)
+		if (umsi_host_clock_ns(sys) > end)
 			break;
 		umsi_cpu_relax();
 	}
@@ -510,16 +510,12 @@ static void its_unlink_dev(struct its_priv *p, struct its_dev *dev)
 
 static umsi_irqflags_t its_lock(struct umsi_system *sys)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-
-	return env->ops->lock_acquire(env->host, its_priv(sys)->lock);
+	return umsi_host_lock_acquire(sys, its_priv(sys)->lock);
 }
 
 static void its_unlock(struct umsi_system *sys, umsi_irqflags_t fl)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-
-	env->ops->lock_release(env->host, its_priv(sys)->lock, fl);
+	umsi_host_lock_release(sys, its_priv(sys)->lock, fl);
 }
 
 /* ---- Creation ---------------------------------------------------------------- */
@@ -644,10 +640,8 @@ static int its_check_typer(struct umsi_system *sys, struct its_priv *p,
 
 static void its_table_free(struct umsi_system *sys, struct its_table *tb)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-
 	if (tb->virt)
-		env->ops->phys_free(env->host, tb->virt, tb->size);
+		umsi_host_phys_free(sys, tb->virt, tb->size);
 	tb->virt = NULL;
 }
 
@@ -655,9 +649,7 @@ static void its_table_free(struct umsi_system *sys, struct its_table *tb)
 static int its_table_alloc(struct umsi_system *sys, struct its_table *tb,
 			   size_t size, size_t align)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-
-	tb->virt = env->ops->phys_alloc(env->host, size, align, &tb->phys);
+	tb->virt = umsi_host_phys_alloc(sys, size, align, &tb->phys);
 	if (!tb->virt)
 		return -UMSI_ENOMEM;
 	tb->size = size;
@@ -755,7 +747,7 @@ static void its_lpis_down(struct umsi_system *sys)
 		} else {
 			its_table_free(sys, &p->pend[cpu]);
 		}
-		env->ops->mmio_unmap(env->host, (void *)p->rd[cpu],
+		umsi_host_mmio_unmap(sys, (void *)p->rd[cpu],
 				     GITS_FRAME_SIZE);
 		p->rd[cpu] = NULL;
 	}
@@ -802,7 +794,7 @@ static int its_lpis_up(struct umsi_system *sys,
 				 (unsigned long long)frame);
 			return -UMSI_EINVAL;
 		}
-		ret = env->ops->mmio_map(env->host, frame, GITS_FRAME_SIZE, &v);
+		ret = umsi_host_mmio_map(sys, frame, GITS_FRAME_SIZE, &v);
 		if (ret)
 			return ret;
 		p->rd[cpu] = v;
@@ -883,10 +875,10 @@ static void its_fini(struct umsi_system *sys)
 		its_table_free(sys, &p->tables[n]);
 	its_table_free(sys, &p->cmdq);
 	if (p->regs)
-		env->ops->mmio_unmap(env->host, (void *)p->regs,
+		umsi_host_mmio_unmap(sys, (void *)p->regs,
 				     GITS_FRAME_SIZE);
 	if (p->lock)
-		env->ops->lock_destroy(env->host, p->lock);
+		umsi_host_lock_destroy(sys, p->lock);
 	env->priv = NULL;
 	umsi_free(sys, p, p->size);
 }
@@ -978,12 +970,12 @@ static int its_init(struct umsi_system *sys, uint32_t ncpus,
 	p->devid_base = c->devid_base;
 	p->rid_count = c->rid_count;
 	env->priv = p;
-	p->lock = env->ops->lock_create(env->host);
+	p->lock = umsi_host_lock_create(sys);
 	if (!p->lock) {
 		ret = -UMSI_ENOMEM;
 		goto cleanup;
 	}
-	ret = env->ops->mmio_map(env->host, c->its_base, GITS_FRAME_SIZE, &v);
+	ret = umsi_host_mmio_map(sys, c->its_base, GITS_FRAME_SIZE, &v);
 	if (ret)
 		goto cleanup;
 	p->regs = v;
@@ -1013,8 +1005,7 @@ cleanup:
 static int its_cpu_init(struct umsi_system *sys, uint32_t cpu,
 			struct umsi_ctl_cpu *out)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-	int ret = env->ops->cpu_hwid(env->host, cpu, &out->hwid);
+	int ret = umsi_host_cpu_hwid(sys, cpu, &out->hwid);
 
 	if (ret)
 		return ret;
@@ -1104,7 +1095,7 @@ static struct its_dev *its_dev_new(struct umsi_system *sys, uint32_t devid,
 			((char *)dev + (sizeof(*dev) + 7) / 8 * 8));
 	dev->itt_size = ((size_t)p->ite_size << bits) + ITS_ITT_ALIGN - 1;
 	dev->itt_size -= dev->itt_size % ITS_ITT_ALIGN;
-	dev->itt = env->ops->phys_alloc(env->host, dev->itt_size,
+	dev->itt = umsi_host_phys_alloc(sys, dev->itt_size,
 					ITS_ITT_ALIGN, &dev->itt_phys);
 	if (!dev->itt) {
 		umsi_free(sys, dev, size);
@@ -1145,11 +1136,9 @@ static void its_dev_hold(struct umsi_system *sys, struct its_dev *dev)
 
 static void its_dev_free(struct umsi_system *sys, struct its_dev *dev)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-
 	if (!dev)
 		return;
-	env->ops->phys_free(env->host, dev->itt, dev->itt_size);
+	umsi_host_phys_free(sys, dev->itt, dev->itt_size);
 	umsi_free(sys, dev, dev->size);
 }
 
@@ -1407,13 +1396,13 @@ static bool its_pending(struct umsi_system *sys, uint32_t id)
 	if (p->own_tables) {
 		const volatile uint8_t *pend;
 
-		cpu = env->ops->current_cpu(env->host);
+		cpu = umsi_host_current_cpu(sys);
 		if (cpu >= p->ncpus || !p->pend[cpu].virt)
 			return false;
 		pend = p->pend[cpu].virt;
 		return (pend[intid / 8] >> (intid % 8)) & 1;
 	}
-	return env->ops->irq_pending(env->host, intid);
+	return umsi_host_irq_pending(sys, intid);
 }
 
 /*

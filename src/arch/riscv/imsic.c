@@ -36,6 +36,7 @@
  */
 #include <umsi/ctl.h>
 #include <umsi/internal/ctl.h>
+#include <umsi/internal/hostcall.h>
 #include <umsi/internal/lib.h>
 
 /* AIA 1.0, 3.5: an interrupt file's page, and its seteipnum_le register. */
@@ -184,7 +185,7 @@ static void imsic_fini(struct umsi_system *sys)
 		return;
 	for (cpu = 0; cpu < p->ncpus; cpu++)
 		if (p->file[cpu])
-			env->ops->mmio_unmap(env->host, (void *)p->file[cpu],
+			umsi_host_mmio_unmap(sys, (void *)p->file[cpu],
 					     IMSIC_FILE_SIZE);
 	env->priv = NULL;
 	umsi_free(sys, p, p->size);
@@ -223,7 +224,7 @@ static int imsic_init(struct umsi_system *sys, uint32_t ncpus,
 		p->phys[cpu] = c->file_addr[cpu];
 		if (!p->phys[cpu])
 			continue;
-		ret = env->ops->mmio_map(env->host, p->phys[cpu],
+		ret = umsi_host_mmio_map(sys, p->phys[cpu],
 					 IMSIC_FILE_SIZE, &v);
 		if (ret) {
 			imsic_fini(sys);
@@ -241,8 +242,7 @@ static int imsic_init(struct umsi_system *sys, uint32_t ncpus,
 static int imsic_cpu_init(struct umsi_system *sys, uint32_t cpu,
 			  struct umsi_ctl_cpu *out)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-	int ret = env->ops->cpu_hwid(env->host, cpu, &out->hwid);
+	int ret = umsi_host_cpu_hwid(sys, cpu, &out->hwid);
 
 	if (ret)
 		return ret;
@@ -271,11 +271,9 @@ static int imsic_compose(struct umsi_system *sys,
 
 static bool imsic_pending(struct umsi_system *sys, uint32_t id)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-
 	if (id == 0 || id > imsic_priv(sys)->num_ids)
 		return false;
-	return env->ops->irq_pending(env->host, id);
+	return umsi_host_irq_pending(sys, id);
 }
 
 static int imsic_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)

@@ -18,6 +18,7 @@
  */
 #include <umsi/ctl.h>
 #include <umsi/internal/ctl.h>
+#include <umsi/internal/hostcall.h>
 #include <umsi/internal/lib.h>
 #include <umsi/x86.h>
 
@@ -48,7 +49,7 @@ static int lapic_cpu_init(struct umsi_system *sys, uint32_t cpu,
 			  struct umsi_ctl_cpu *out)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-	int ret = env->ops->cpu_hwid(env->host, cpu, &out->hwid);
+	int ret = umsi_host_cpu_hwid(sys, cpu, &out->hwid);
 
 	if (ret)
 		return ret;
@@ -70,7 +71,7 @@ static int lapic_compose(struct umsi_system *sys,
 	if (id > 0xff)
 		return -UMSI_EINVAL;
 	if (!ci->wired && (env->plat_flags & UMSI_PLAT_IRQ_REMAP)) {
-		ret = env->ops->remap_compose(env->host, ci->irq, apic,
+		ret = umsi_host_remap_compose(sys, ci->irq, apic,
 					      (uint8_t)id, msg);
 		/* Only an IRQ that got an entry gives one back. */
 		return ret ? ret : 1;
@@ -84,7 +85,7 @@ static void lapic_release(struct umsi_system *sys,
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 
 	if (env->ops->remap_free)
-		env->ops->remap_free(env->host, ci->irq);
+		umsi_host_remap_free(sys, ci->irq);
 }
 
 int umsi_lapic_check_host(struct umsi_system *sys, const char *name)
@@ -102,20 +103,17 @@ int umsi_lapic_check_host(struct umsi_system *sys, const char *name)
 
 bool umsi_lapic_pending(struct umsi_system *sys, uint32_t id)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-
-	return env->ops->irq_pending(env->host, id);
+	return umsi_host_irq_pending(sys, id);
 }
 
 int umsi_lapic_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 	uint32_t apic = umsi_cpu_hwid(sys, cpu);
 
 	if (apic == 0xffffffffu || id < 0x10 || id > 0xff)
 		return -UMSI_EINVAL;
 	/* Fixed delivery, physical destination, no shorthand, assert. */
-	env->ops->send_ipi(env->host, apic, id);
+	umsi_host_send_ipi(sys, apic, id);
 	return 0;
 }
 

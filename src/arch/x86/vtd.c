@@ -24,8 +24,9 @@
  * -UMSI_ETIMEDOUT, and is not trusted again.
  */
 #include <umsi/ctl.h>
-#include <umsi/internal/ctl.h>
 #include <umsi/internal/bitops.h>
+#include <umsi/internal/ctl.h>
+#include <umsi/internal/hostcall.h>
 #include <umsi/internal/idmap.h>
 #include <umsi/internal/lib.h>
 #include <umsi/x86.h>
@@ -167,14 +168,13 @@ static void wr64(struct umsi_system *sys, uint32_t off, uint64_t v)
 static bool vtd_poll(struct umsi_system *sys,
 		     bool (*done)(struct umsi_system *, uint32_t), uint32_t arg)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-	uint64_t start = env->ops->clock_ns(env->host);
+	uint64_t start = umsi_host_clock_ns(sys);
 	uint32_t n;
 
 	for (n = 0; n < VTD_MAX_POLLS; n++) {
 		if (done(sys, arg))
 			return true;
-		if (env->ops->clock_ns(env->host) - start > VTD_TIMEOUT_NS)
+		if (umsi_host_clock_ns(sys) - start > VTD_TIMEOUT_NS)
 			break;
 		umsi_cpu_relax();
 	}
@@ -269,16 +269,12 @@ static int vtd_invalidate(struct umsi_system *sys, uint32_t index, uint32_t n)
 
 static umsi_irqflags_t vtd_lock(struct umsi_system *sys)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-
-	return env->ops->lock_acquire(env->host, vtd_priv(sys)->lock);
+	return umsi_host_lock_acquire(sys, vtd_priv(sys)->lock);
 }
 
 static void vtd_unlock(struct umsi_system *sys, umsi_irqflags_t fl)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-
-	env->ops->lock_release(env->host, vtd_priv(sys)->lock, fl);
+	umsi_host_lock_release(sys, vtd_priv(sys)->lock, fl);
 }
 
 /*
@@ -567,17 +563,14 @@ static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 static void vtd_phys_free(struct umsi_system *sys, volatile void *v,
 			  size_t size)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-
 	if (v)
-		env->ops->phys_free(env->host, (void *)(uintptr_t)v, size);
+		umsi_host_phys_free(sys, (void *)(uintptr_t)v, size);
 }
 
 static void *vtd_phys_alloc(struct umsi_system *sys, size_t size,
 			    size_t align, uint64_t *phys)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-	void *v = env->ops->phys_alloc(env->host, size, align, phys);
+	void *v = umsi_host_phys_alloc(sys, size, align, phys);
 
 	if (v)
 		umsi_memset(v, 0, size);
@@ -623,9 +616,9 @@ static void vtd_fini(struct umsi_system *sys)
 		}
 	}
 	if (p->regs)
-		env->ops->mmio_unmap(env->host, (void *)p->regs, VTD_REG_SIZE);
+		umsi_host_mmio_unmap(sys, (void *)p->regs, VTD_REG_SIZE);
 	if (p->lock)
-		env->ops->lock_destroy(env->host, p->lock);
+		umsi_host_lock_destroy(sys, p->lock);
 	env->priv = NULL;
 	umsi_free(sys, p, p->size);
 }
@@ -769,10 +762,10 @@ static int vtd_init(struct umsi_system *sys, uint32_t ncpus,
 	p->ioapic_sid = c->ioapic_sid;
 	env->priv = p;
 	ret = -UMSI_ENOMEM;
-	p->lock = env->ops->lock_create(env->host);
+	p->lock = umsi_host_lock_create(sys);
 	if (!p->lock)
 		goto fail;
-	ret = env->ops->mmio_map(env->host, c->reg_base, VTD_REG_SIZE, &v);
+	ret = umsi_host_mmio_map(sys, c->reg_base, VTD_REG_SIZE, &v);
 	if (ret)
 		goto fail;
 	p->regs = v;
@@ -806,8 +799,7 @@ fail:
 static int vtd_cpu_init(struct umsi_system *sys, uint32_t cpu,
 			struct umsi_ctl_cpu *out)
 {
-	struct umsi_ctl_env *env = umsi_ctl_env(sys);
-	int ret = env->ops->cpu_hwid(env->host, cpu, &out->hwid);
+	int ret = umsi_host_cpu_hwid(sys, cpu, &out->hwid);
 
 	if (ret)
 		return ret;
