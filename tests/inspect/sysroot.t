@@ -15,6 +15,7 @@ use JSON::PP;
 use Test::More;
 use File::Temp qw(tempdir);
 use File::Path qw(make_path);
+use POSIX ();
 use FindBin;
 require "$FindBin::Bin/lib.pl";
 
@@ -198,5 +199,74 @@ is_deeply([@{$doc->{devices}[0]{msix}{irqs}[1]}{qw(cpu_vector target_cpu)}], [un
 	  'debugfs: unknown for IRQ 51 (no file)');
 ($rc, $out) = run_cmd($UMSI, 'inspect', '--sysroot', $root, '-s', '00:05.0');
 like($out, qr/^\t\t\s+0\s+50\s+\?\s+0x25\s+1\s+3\/4 /m, 'text: vector 0x25 on CPU 1');
+
+# FIFOs where sysfs and procfs have files: opening one for reading waits
+# for a writer, for ever (`config` used to be opened that way). Each is
+# refused without waiting and named with what it is; the function whose
+# config space is a FIFO is a problem of that function, as an unreadable
+# config space is, and the others are still decoded. Every run has a hang
+# guard (timeout 30), which the old code did not meet.
+{
+	my $r = tempdir(CLEANUP => 1);
+	sub fifo { my $f = shift; unlink($f); POSIX::mkfifo($f, 0600) or die "mkfifo $f: $!" }
+	add_fn($r, '0000:00:03.0', msi_cfg(), irqs => { 40 => 'msi', 41 => 'msi' });
+	add_fn($r, '0000:00:04.0', msi_cfg());
+	fifo("$r/sys/bus/pci/devices/0000:00:04.0/config");
+	add_fn($r, '0000:00:05.0', msix_cfg(2, 0, 0x800), bar0 => [0x20000, 0x1000]);
+	fifo("$r/sys/bus/pci/devices/0000:00:05.0/resource0");
+	make_path("$r/dev", "$r/proc/irq/40", "$r/sys/kernel/debug/irq/irqs",
+		  "$r/sys/kernel/security");
+	fifo("$r/dev/mem");
+	fifo("$r/sys/bus/pci/devices/0000:00:03.0/msi_irqs/41");
+	fifo("$r/proc/irq/40/effective_affinity_list");
+	fifo("$r/sys/kernel/debug/irq/irqs/40");
+	fifo("$r/sys/kernel/security/lockdown");
+	fifo("$r/proc/cpuinfo");
+	fifo("$r/proc/interrupts");
+
+	my ($rc, $out, $err) = run_cmd('timeout', '30', $UMSI, 'inspect', '--sysroot', $r, '--json');
+	is($rc, 0, 'FIFOs in the tree: no hang, exit 0 (the other functions decoded)') or diag($err);
+	my $doc = eval { decode_json($out) } // { devices => [], errors => [], notes => [] };
+	my %d = map { $_->{bdf} => $_ } @{$doc->{devices}};
+	my $errs = sub { my $b = shift; join("\n", map { $_->{message} } grep { ($_->{bdf} // '') eq $b } @{$doc->{errors}}) };
+	my $cfg = "$r/sys/bus/pci/devices/0000:00:04.0/config";
+	like($errs->('0000:00:04.0'), qr/^\Q$cfg\E is a FIFO, not a regular file: its configuration space is not read$/m,
+	     'config a FIFO: a problem of that function, naming the path');
+	ok(!$d{'0000:00:04.0'}, 'config a FIFO: nothing decoded for it');
+	ok($d{'0000:00:03.0'} && $d{'0000:00:03.0'}{msi}{enabled}, 'the function beside it decoded');
+	for my $f ("sys/bus/pci/devices/0000:00:03.0/msi_irqs/41", "proc/irq/40/effective_affinity_list",
+		   "sys/kernel/debug/irq/irqs/40") {
+		like($errs->('0000:00:03.0'), qr/^\Q$r\/$f\E is a FIFO, not a regular file: not read$/m,
+		     "$f a FIFO: named under its function");
+	}
+	like($errs->(''), qr/^\Q$r\E\/sys\/kernel\/security\/lockdown is a FIFO, not a regular file: not read$/m,
+	     'lockdown a FIFO: named as a problem of the machine');
+	my $notes = join("\n", @{$doc->{notes}});
+	like($notes, qr/^\Q$r\E\/proc\/interrupts cannot be read \(a FIFO, not a regular file\): no per-CPU counts$/m,
+	     '/proc/interrupts a FIFO: said in a note');
+	like($notes, qr/^\Q$r\E\/proc\/cpuinfo cannot be read \(a FIFO, not a regular file\)/m,
+	     '/proc/cpuinfo a FIFO: said in a note');
+	like($d{'0000:00:05.0'}{msix}{entries_reason} // '',
+	     qr/\Q$r\E\/sys\/bus\/pci\/devices\/0000:00:05\.0\/resource0 is a FIFO, not a regular file: not read; \Q$r\E\/dev\/mem is a FIFO, not a regular file: not read/,
+	     'resource0 and dev/mem FIFOs: the table not read, both named');
+
+	($rc, $out, $err) = run_cmd('timeout', '30', $UMSI, 'inspect', '--sysroot', $r);
+	like($out, qr/^0000:00:04\.0: \Q$cfg\E is a FIFO, not a regular file/m,
+	     'text: the same, no hang') or diag($out);
+
+	# Only the function whose config space is a FIFO: nothing decoded.
+	my $r1 = tempdir(CLEANUP => 1);
+	add_fn($r1, '0000:00:04.0', msi_cfg());
+	fifo("$r1/sys/bus/pci/devices/0000:00:04.0/config");
+	my $cfg1 = "$r1/sys/bus/pci/devices/0000:00:04.0/config";
+	($rc, $out, $err) = run_cmd('timeout', '30', $UMSI, 'inspect', '--sysroot', $r1);
+	is($rc, 1, 'only a FIFO config: exit 1, nothing decoded (as for an unreadable config)');
+	like($out, qr/^0000:00:04\.0: \Q$cfg1\E is a FIFO, not a regular file: its configuration space is not read$/m,
+	     'only a FIFO config: the path and what it is') or diag($out);
+	like($err, qr/nothing could be decoded/, 'only a FIFO config: stderr says nothing was decoded');
+	($rc, $out, $err) = run_cmd('timeout', '30', $UMSI, 'inspect', '--sysroot', $r1, '--check');
+	is($rc, 2, 'only a FIFO config, --check: exit 2, could not inspect');
+	like($out, qr/^error: 0000:00:04\.0: \Q$cfg1\E is a FIFO/m, '--check: the problem listed');
+}
 
 done_testing();

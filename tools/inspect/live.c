@@ -21,6 +21,12 @@
  * load from a read-only mapping of the MSI-X table and PBA, which the PCI
  * spec allows at any time and which has no side effects. The text of
  * these files is parsed in livetext.c, which does no I/O (and is fuzzed).
+ *
+ * Every one of these files is opened by open_input(): without blocking,
+ * and refused unless it is a regular file (sysfs, procfs and debugfs
+ * files all are; /dev/mem may be a character device). A FIFO, a socket
+ * or a device node in a --sysroot tree would otherwise block the open or
+ * a read for ever; it is reported with its path instead.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -74,12 +80,93 @@ static void path(char *buf, size_t n, const struct live *l, const char *fmt,
 	snprintf(buf, n, "%s%s", l->root, tail);
 }
 
-/* Read a small text file into @buf; returns its length or -1. */
-static ssize_t slurp(const char *p, char *buf, size_t n)
+/* open_input()'s answer for a file that is not a regular file. */
+#define NOT_REGULAR (-2)
+
+static bool acceptable(const struct stat *st, bool dev_ok)
 {
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	return S_ISREG(st->st_mode) || (dev_ok && S_ISCHR(st->st_mode));
+}
+
+/*
+ * Open @p read-only, never waiting: anything but a regular file (or, with
+ * @dev_ok, a character device, as /dev/mem is) is refused before it is
+ * opened, so no device node's open runs; O_NONBLOCK makes the open of a
+ * FIFO put there after that look return at once (it is ignored for
+ * regular files), and fstat() refuses it before a read can wait on it.
+ * The last component may be a symbolic link: the checks are on what it
+ * leads to.
+ * Return: the descriptor, -1 with errno set, or NOT_REGULAR.
+ */
+static int open_input(const char *p, bool dev_ok, int flags)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(p, &st))
+		return -1;
+	if (!acceptable(&st, dev_ok))
+		return NOT_REGULAR;
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | flags);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st)) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	if (acceptable(&st, dev_ok))
+		return fd;
+	close(fd);
+	return NOT_REGULAR;
+}
+
+/* What @p is, for a message about a file refused by open_input(). */
+static const char *kind_of(const char *p)
+{
+	struct stat st;
+
+	if (stat(p, &st))
+		return "not a regular file";
+	if (S_ISFIFO(st.st_mode))
+		return "a FIFO, not a regular file";
+	if (S_ISSOCK(st.st_mode))
+		return "a socket, not a regular file";
+	if (S_ISDIR(st.st_mode))
+		return "a directory, not a regular file";
+	if (S_ISCHR(st.st_mode))
+		return "a character device, not a regular file";
+	if (S_ISBLK(st.st_mode))
+		return "a block device, not a regular file";
+	return "not a regular file";
+}
+
+/*
+ * A file refused by open_input(): said with its path, as a problem of
+ * the function @bdf when given, else of the machine.
+ */
+static void refused(struct live *l, const umsi_bdf_t *bdf, const char *p)
+{
+	inspect_error(l->rep, bdf ? *bdf : 0, bdf != NULL,
+		      "%s is %s: not read", p, kind_of(p));
+}
+
+/*
+ * Read a small text file into @buf; returns its length or -1. A file
+ * that is not a regular file is reported (for the function @bdf, or the
+ * machine when NULL).
+ */
+static ssize_t slurp(struct live *l, const umsi_bdf_t *bdf, const char *p,
+		     char *buf, size_t n)
+{
+	int fd = open_input(p, false, 0);
 	ssize_t got, total = 0;
 
+	buf[0] = 0;
+	if (fd == NOT_REGULAR)
+		refused(l, bdf, p);
 	if (fd < 0)
 		return -1;
 	while ((size_t)total + 1 < n &&
@@ -90,18 +177,26 @@ static ssize_t slurp(const char *p, char *buf, size_t n)
 	return total;
 }
 
-/* /proc/interrupts, read whole: it can be large on big machines. */
-static char *slurp_all(const char *p, size_t *lenp)
+/*
+ * /proc/interrupts, read whole: it can be large on big machines. NULL
+ * with errno set, or with *@not_regular set for a file that is not a
+ * regular file.
+ */
+static char *slurp_all(const char *p, size_t *lenp, bool *not_regular)
 {
 	size_t cap = 1 << 16, len = 0;
 	char *buf = malloc(cap);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	int fd = open_input(p, false, 0);
 	ssize_t got;
 
+	*not_regular = fd == NOT_REGULAR;
 	if (!buf || fd < 0) {
+		int err = buf ? errno : ENOMEM;
+
 		free(buf);
 		if (fd >= 0)
 			close(fd);
+		errno = err;
 		return NULL;
 	}
 	while ((got = read(fd, buf + len, cap - len - 1)) > 0) {
@@ -128,12 +223,13 @@ static void parse_interrupts(struct live *l)
 	char *text;
 	size_t len = 0;
 	struct inspect_report *rep = l->rep;
+	bool odd;
 
 	path(p, sizeof(p), l, "/proc/interrupts%s", "", 0);
-	text = slurp_all(p, &len);
+	text = slurp_all(p, &len, &odd);
 	if (!text) {
 		note(rep, "%s cannot be read (%s): no per-CPU counts", p,
-		     strerror(errno));
+		     odd ? kind_of(p) : strerror(errno));
 		return;
 	}
 	if (inspect_parse_interrupts(text, len, &l->pi))
@@ -150,11 +246,17 @@ static void parse_cpuinfo(struct live *l)
 	char p[512];
 	char *text;
 	size_t len = 0;
+	bool odd;
 
 	path(p, sizeof(p), l, "/proc/cpuinfo%s", "", 0);
-	text = slurp_all(p, &len);
-	if (!text)
+	text = slurp_all(p, &len, &odd);
+	if (!text) {
+		/* Absent (not x86, no procfs): --check says what it missed. */
+		if (odd)
+			note(l->rep, "%s cannot be read (%s): CPUs not matched to APIC IDs",
+			     p, kind_of(p));
 		return;
+	}
 	if (inspect_parse_cpuinfo(text, len, &l->rep->apics, &l->rep->napics))
 		note(l->rep, "%s: out of memory: CPUs not matched to APIC IDs", p);
 	free(text);
@@ -166,13 +268,14 @@ static void parse_cpuinfo(struct live *l)
  * what the kernel wrote into the message, so it stands in for an MSI-X
  * table that cannot be read.
  */
-static void debugfs_vector(struct live *l, struct inspect_irq *q)
+static void debugfs_vector(struct live *l, const struct inspect_dev *d,
+			   struct inspect_irq *q)
 {
 	char p[512], buf[4096];
 
 	q->cpu_vector = q->target_cpu = -1;
 	path(p, sizeof(p), l, "/sys/kernel/debug/irq/irqs/%s%ld", "", q->irq);
-	if (slurp(p, buf, sizeof(buf)) <= 0)
+	if (slurp(l, &d->bdf, p, buf, sizeof(buf)) <= 0)
 		return;
 	l->debugfs_seen = true;
 	inspect_parse_debugfs_irq(buf, &q->cpu_vector, &q->target_cpu);
@@ -211,7 +314,7 @@ static void linux_irqs(struct live *l, const char *name, struct inspect_dev *d)
 			continue;
 		snprintf(p, sizeof(p), "%s/sys/bus/pci/devices/%s/msi_irqs/%d",
 			 l->root, name, q.irq);
-		if (slurp(p, kind, sizeof(kind)) < 0)
+		if (slurp(l, &d->bdf, p, kind, sizeof(kind)) < 0)
 			kind[0] = 0;
 		pq = inspect_find_proc_irq(&l->pi, q.irq);
 		if (pq) {
@@ -227,9 +330,9 @@ static void linux_irqs(struct live *l, const char *name, struct inspect_dev *d)
 		}
 		path(p, sizeof(p), l, "/proc/irq/%s%ld/effective_affinity_list",
 		     "", q.irq);
-		if (slurp(p, aff, sizeof(aff)) > 0)
+		if (slurp(l, &d->bdf, p, aff, sizeof(aff)) > 0)
 			inspect_parse_cpulist(aff, q.affinity, sizeof(q.affinity));
-		debugfs_vector(l, &q);
+		debugfs_vector(l, d, &q);
 		if (!strncmp(kind, "msix", 4)) {
 			list = &d->msix_irqs;
 			n = &d->n_msix_irqs;
@@ -258,13 +361,13 @@ static void linux_irqs(struct live *l, const char *name, struct inspect_dev *d)
 }
 
 /* BAR n: start and size from the sysfs resource file. */
-static void read_resources(struct live *l, const char *name,
+static void read_resources(struct live *l, const char *name, umsi_bdf_t bdf,
 			   uint64_t start[6], uint64_t size[6])
 {
 	char p[512], buf[2048];
 
 	path(p, sizeof(p), l, "/sys/bus/pci/devices/%s/resource", name, 0);
-	if (slurp(p, buf, sizeof(buf)) < 0)
+	if (slurp(l, &bdf, p, buf, sizeof(buf)) < 0)
 		buf[0] = '\0';
 	inspect_parse_resources(buf, start, size);
 }
@@ -302,11 +405,13 @@ static int read_words(const volatile uint32_t *src, uint32_t *dst, size_t n)
 
 /*
  * Map [@off, @off + @len) of @file at file offset @base + @off read-only
- * and copy it out as 32-bit words. Returns 0 or an errno; *@stage names
- * the step that failed.
+ * and copy it out as 32-bit words. Returns 0, an errno, or NOT_REGULAR
+ * (a resourceN that is not a regular file, a /dev/mem that is neither
+ * that nor a character device); *@stage names the step that failed.
  */
-static int read_region(const char *file, uint64_t base, uint64_t off,
-		       size_t len, uint32_t *out, const char **stage)
+static int read_region(const char *file, bool devmem, uint64_t base,
+		       uint64_t off, size_t len, uint32_t *out,
+		       const char **stage)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uint64_t at = base + off, map_at = at & ~(uint64_t)(pg - 1);
@@ -315,7 +420,9 @@ static int read_region(const char *file, uint64_t base, uint64_t off,
 	int fd, err = 0;
 
 	*stage = "open";
-	fd = open(file, O_RDONLY | O_CLOEXEC | O_SYNC);
+	fd = open_input(file, devmem, O_SYNC);
+	if (fd == NOT_REGULAR)
+		return NOT_REGULAR;
 	if (fd < 0)
 		return errno;
 	*stage = "mmap";
@@ -335,21 +442,23 @@ static int read_region(const char *file, uint64_t base, uint64_t off,
 }
 
 /*
- * Read the table and PBA of @d through @file (@base is 0 for resourceN,
- * the BAR's physical address for /dev/mem).
+ * Read the table and PBA of @d through @file (@devmem false and the bases
+ * 0 for resourceN; true and the BARs' physical addresses for /dev/mem).
  */
-static int read_table(const char *file, uint64_t tbase, uint64_t pbase,
-		      struct inspect_dev *d, uint32_t *tab, uint32_t *pba,
-		      const char **stage)
+static int read_table(const char *file, bool devmem, uint64_t tbase,
+		      uint64_t pbase, struct inspect_dev *d, uint32_t *tab,
+		      uint32_t *pba, const char **stage)
 {
 	const struct umsi_msix_cap *x = &d->msix;
 	size_t tlen = (size_t)x->table_size * UMSI_MSIX_ENTRY_SIZE;
 	size_t plen = ((size_t)x->table_size + 63) / 64 * 8;
 	int err;
 
-	err = read_region(file, tbase, x->table_offset, tlen, tab, stage);
+	err = read_region(file, devmem, tbase, x->table_offset, tlen, tab,
+			  stage);
 	if (!err)
-		err = read_region(file, pbase, x->pba_offset, plen, pba, stage);
+		err = read_region(file, devmem, pbase, x->pba_offset, plen,
+				  pba, stage);
 	return err;
 }
 
@@ -376,7 +485,9 @@ static void fill_entries(struct inspect_dev *d, const uint32_t *tab,
 static void describe(char *buf, size_t n, const char *file, const char *stage,
 		     int err)
 {
-	if (err == ENOENT && !strcmp(stage, "open"))
+	if (err == NOT_REGULAR)
+		snprintf(buf, n, "%s is %s: not read", file, kind_of(file));
+	else if (err == ENOENT && !strcmp(stage, "open"))
 		snprintf(buf, n, "%s does not exist", file);
 	else
 		snprintf(buf, n, "%s of %s failed: %s", stage, file,
@@ -391,8 +502,8 @@ static void live_table(struct live *l, const char *name, struct inspect_dev *d,
 	size_t twords = (size_t)x->table_size * 4;
 	size_t pwords = ((size_t)x->table_size + 63) / 64 * 2;
 	uint32_t *tab = calloc(twords, 4), *pba = calloc(pwords + 1, 4);
-	char rfile[512], mfile[512], why1[300], why2[300];
-	const char *stage = "open";
+	char rfile[512], pfile[512], mfile[512], why1[300], why2[300];
+	const char *stage = "open", *failed = rfile;
 	int e1, e2 = 0;
 
 	if (!tab || !pba) {
@@ -408,29 +519,30 @@ static void live_table(struct live *l, const char *name, struct inspect_dev *d,
 		 l->root, name, x->table_bir);
 	/* Table and PBA may sit in different BARs. */
 	if (x->pba_bir == x->table_bir) {
-		e1 = read_table(rfile, 0, 0, d, tab, pba, &stage);
+		e1 = read_table(rfile, false, 0, 0, d, tab, pba, &stage);
 	} else {
-		char pfile[512];
-
 		snprintf(pfile, sizeof(pfile), "%s/sys/bus/pci/devices/%s/resource%u",
 			 l->root, name, x->pba_bir);
-		e1 = read_region(rfile, 0, x->table_offset, twords * 4, tab, &stage);
-		if (!e1)
-			e1 = read_region(pfile, 0, x->pba_offset, pwords * 4, pba,
-					 &stage);
+		e1 = read_region(rfile, false, 0, x->table_offset, twords * 4,
+				 tab, &stage);
+		if (!e1) {
+			failed = pfile;
+			e1 = read_region(pfile, false, 0, x->pba_offset,
+					 pwords * 4, pba, &stage);
+		}
 	}
 	if (!e1)
 		goto ok;
 	l->table_unread = true;
 	if (!(e1 == ENOENT && !strcmp(stage, "open")))
 		l->any_resource_file = true;
-	describe(why1, sizeof(why1), rfile, stage, e1);
+	describe(why1, sizeof(why1), failed, stage, e1);
 	if (e1 == EINVAL && !strcmp(stage, "mmap"))
 		l->strict_refusal = true;
 
 	snprintf(mfile, sizeof(mfile), "%s/dev/mem", l->root);
-	e2 = read_table(mfile, start[x->table_bir], start[x->pba_bir], d, tab,
-			pba, &stage);
+	e2 = read_table(mfile, true, start[x->table_bir], start[x->pba_bir], d,
+			tab, pba, &stage);
 	if (!e2)
 		goto ok;
 	describe(why2, sizeof(why2), mfile, stage, e2);
@@ -474,7 +586,7 @@ static void read_lockdown(struct live *l)
 	char p[512], buf[128];
 
 	path(p, sizeof(p), l, "/sys/kernel/security/lockdown%s", "", 0);
-	if (slurp(p, buf, sizeof(buf)) <= 0)
+	if (slurp(l, NULL, p, buf, sizeof(buf)) <= 0)
 		return;
 	inspect_parse_lockdown(buf, l->lockdown, sizeof(l->lockdown));
 }
@@ -497,7 +609,13 @@ static void live_fn(struct live *l, const char *name, umsi_bdf_t bdf,
 	memset(fn->cfg, 0xff, sizeof(fn->cfg));
 	fn->bdf = bdf;
 	path(p, sizeof(p), l, "/sys/bus/pci/devices/%s/config", name, 0);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
+	fd = open_input(p, false, 0);
+	if (fd == NOT_REGULAR) {
+		inspect_error(l->rep, bdf, true,
+			      "%s is %s: its configuration space is not read",
+			      p, kind_of(p));
+		return;
+	}
 	if (fd < 0) {
 		inspect_error(l->rep, bdf, true, "cannot open %s: %s", p,
 			      strerror(errno));
@@ -509,7 +627,7 @@ static void live_fn(struct live *l, const char *name, umsi_bdf_t bdf,
 		total += got;
 	close(fd);
 	fn->size = (uint16_t)total;
-	read_resources(l, name, start, size);
+	read_resources(l, name, bdf, start, size);
 	d = inspect_decode_fn(l->rep, fn, size);
 	if (!d)
 		return;

@@ -5,6 +5,7 @@
  * lspci never shows: every message decoded for the x86 local APIC, the
  * MSI-X table, and Linux's IRQ of each vector with its per-CPU counts.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "inspect.h"
@@ -161,31 +162,117 @@ static void msix(FILE *f, const struct inspect_report *rep,
 		entry(f, rep, &d->entries[i]);
 }
 
-static void errors_for(FILE *f, const struct inspect_report *rep,
-		       const struct inspect_dev *d)
+/*
+ * The errors tied to functions, sorted by (address, header line, position
+ * in the error list), so that each function finds its own by binary
+ * search: the report stays O((functions + errors) log errors) where a
+ * scan of the whole list for every function made a 65536-function dump
+ * with an error each take minutes (issue: text report quadratic).
+ */
+struct err_key {
+	const char *bdf;        /* the error's address, as in inspect_err */
+	unsigned line;
+	size_t idx;             /* in rep->errs */
+};
+
+static int cmp_err_key(const void *a, const void *b)
 {
-	for (size_t i = 0; i < rep->nerrs; i++)
-		if (inspect_err_is_for(&rep->errs[i], d))
-			fprintf(f, "\t!! %s\n", rep->errs[i].message);
+	const struct err_key *x = a, *y = b;
+	int c = strcmp(x->bdf, y->bdf);
+
+	if (c)
+		return c;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+struct err_index {
+	struct err_key *keys;   /* errors with an address, sorted */
+	size_t n;
+	bool *listed;           /* per error: shown under a function */
+};
+
+/* Out of memory, @ix stays empty: no error is found under a function. */
+static void err_index_build(struct err_index *ix,
+			   const struct inspect_report *rep)
+{
+	memset(ix, 0, sizeof(*ix));
+	if (!rep->nerrs)
+		return;
+	ix->keys = malloc(rep->nerrs * sizeof(*ix->keys));
+	ix->listed = calloc(rep->nerrs, sizeof(*ix->listed));
+	if (!ix->keys || !ix->listed) {
+		free(ix->keys);
+		free(ix->listed);
+		memset(ix, 0, sizeof(*ix));
+		return;
+	}
+	for (size_t i = 0; i < rep->nerrs; i++) {
+		const struct inspect_err *e = &rep->errs[i];
+
+		/* An error about the input as a whole is no function's. */
+		if (e->bdf[0])
+			ix->keys[ix->n++] = (struct err_key){ e->bdf, e->line, i };
+	}
+	if (ix->n)
+		qsort(ix->keys, ix->n, sizeof(*ix->keys), cmp_err_key);
+}
+
+static void err_index_free(struct err_index *ix)
+{
+	free(ix->keys);
+	free(ix->listed);
+}
+
+/*
+ * The run of @ix's keys that inspect_err_is_for() matches with @d (@bdf is
+ * its address as a string): [*@first, return value).
+ */
+static size_t err_range(const struct err_index *ix, const char *bdf,
+			const struct inspect_dev *d, size_t *first)
+{
+	struct err_key k = { bdf, d->line, 0 };
+	size_t lo = 0, hi = ix->n;
+
+	/* The first key not below (bdf, line, 0): idx 0 sorts first. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_err_key(&ix->keys[mid], &k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	while (hi < ix->n && ix->keys[hi].line == d->line &&
+	       !strcmp(ix->keys[hi].bdf, bdf))
+		hi++;
+	return hi;
 }
 
 void inspect_write_text(FILE *f, const struct inspect_report *rep, bool verbose)
 {
+	struct err_index ix;
 	char bdf[16];
 	size_t quiet = 0;
 
+	/*
+	 * Without memory for the index every error is listed after the
+	 * functions, with its address: all said, if not in its place.
+	 */
+	err_index_build(&ix, rep);
 	for (size_t i = 0; i < rep->nnotes; i++)
 		fprintf(f, "note: %s\n", rep->notes[i]);
 	if (rep->nnotes)
 		fputc('\n', f);
 	for (size_t i = 0; i < rep->ndevs; i++) {
 		const struct inspect_dev *d = &rep->devs[i];
-		bool has_err = false;
+		size_t first, end;
 
 		inspect_bdf_str(d->bdf, bdf);
-		for (size_t j = 0; j < rep->nerrs; j++)
-			has_err |= inspect_err_is_for(&rep->errs[j], d);
-		if (!d->has_msi && !d->has_msix && !has_err && !verbose) {
+		end = err_range(&ix, bdf, d, &first);
+		if (!d->has_msi && !d->has_msix && first == end && !verbose) {
 			quiet++;
 			continue;
 		}
@@ -197,21 +284,22 @@ void inspect_write_text(FILE *f, const struct inspect_report *rep, bool verbose)
 			msix(f, rep, d);
 		if (!d->has_msi && !d->has_msix && !d->cfg_short)
 			fputs("\tno MSI or MSI-X capability\n", f);
-		errors_for(f, rep, d);
+		for (size_t k = first; k < end; k++) {
+			fprintf(f, "\t!! %s\n", rep->errs[ix.keys[k].idx].message);
+			ix.listed[ix.keys[k].idx] = true;
+		}
 		fputc('\n', f);
 	}
 	/* Problems with functions that could not be decoded at all. */
 	for (size_t i = 0; i < rep->nerrs; i++) {
 		const struct inspect_err *e = &rep->errs[i];
-		bool listed = false;
 
-		for (size_t j = 0; j < rep->ndevs && !listed; j++)
-			listed = inspect_err_is_for(e, &rep->devs[j]);
-		if (!listed)
+		if (!ix.listed || !ix.listed[i])
 			fprintf(f, "%s%s%s\n", e->bdf, e->bdf[0] ? ": " : "",
 				e->message);
 	}
 	if (quiet)
 		fprintf(f, "%zu function%s without MSI or MSI-X not shown (-v shows them)\n",
 			quiet, quiet == 1 ? "" : "s");
+	err_index_free(&ix);
 }
