@@ -198,6 +198,32 @@ rejects(machine("cpus 2\nplatform remap vtd\n"),
 	qr/:2: platform vtd and remap: the unit is uMSI's \(vtd\) or the host's \(remap\), not both\n/,
 	'VT-d and the host remapping hook together');
 
+# An ITS machine's CPUs share the LPIs 8192-65535 (the GICv3's 16 INTID
+# bits), each CPU a run of its own, a multiple of 64 long: 256 a CPU up to
+# 224 CPUs, fewer beyond, 896 CPUs at most. 8192 CPUs used to end in
+# "the simulator cannot create the machine (out of memory?)" (its model
+# keeps 2 MiB of counters a CPU) or, with the memory, in the back end's
+# EINVAL; 225 to 896 CPUs in that EINVAL.
+rejects(machine("cpus 8192\nplatform its\ndevice nic msix=64\n"),
+	qr/:2: platform its: 8192 CPUs need at least 524288 LPIs \(uMSI's ITS back end gives every CPU its own, a multiple of 64\), but the GICv3's 16 INTID bits leave 57344 \(INTIDs 8192-65535\): at most 896 CPUs\n/,
+	'platform its, 8192 CPUs: the limit hit and what fits, not "out of memory?"');
+rejects(machine("platform its\n\ncpus 897\n"),
+	qr/:3: platform its: 897 CPUs need at least 57408 LPIs .*: at most 896 CPUs\n/,
+	'platform its, 897 CPUs: one too many, the later of the two lines named');
+for my $c ([896, 64], [449, 64], [448, 128], [298, 192], [225, 192], [224, 256]) {
+	my ($n, $per) = @$c;
+	my $f = machine("cpus $n\nplatform its\ndevice nic msix=2048 count=4\ndevice x msi=32\n");
+	($rc, $out, $err) = run_umsi('sim', '--json', $f);
+	$j = eval { decode_json($out) };
+	ok($rc == 0 && $j && @{$j->{cpus}} == $n && $j->{spread}{capacity} == $per &&
+	   $j->{fired} == 8224 && $j->{handled} == 8224,
+	   "platform its, $n CPUs: built with $per LPIs a CPU, all 8224 vectors fired and handled")
+		or diag("status $rc: " . substr($err, 0, 300));
+	($rc, $out, $err) = run_umsi('sim', $f);
+	like($out, qr/^machine: $n Arm CPUs \(IDs 0-\d+\), a GICv3 ITS at 0x8080000 \(LPIs from 8192\), $per LPIs a CPU, /m,
+	     "platform its, $n CPUs: the report says $per LPIs a CPU");
+}
+
 # The file as a whole.
 rejects(machine(""), qr/: no 'cpus' line\n/, 'an empty file');
 rejects(machine("# nothing\n\n"), qr/: no 'cpus' line\n/, 'only a comment');

@@ -342,6 +342,39 @@ static int sim_check_imsic(struct sim_parser *p)
 	return 0;
 }
 
+uint32_t sim_its_lpis_per_cpu(uint32_t ncpus)
+{
+	uint32_t per;
+
+	if (!ncpus || ncpus > SIM_ITS_MAX_CPUS)
+		return 0;
+	per = SIM_ITS_LPIS / ncpus / SIM_ITS_NVEC_STEP * SIM_ITS_NVEC_STEP;
+	return per > SIM_ITS_NVEC_MAX ? SIM_ITS_NVEC_MAX : per;
+}
+
+/*
+ * After the last line: the CPUs of an ITS machine must each get some
+ * LPIs (sim_its_lpis_per_cpu()). Else uMSI's back end refuses the system
+ * (and the simulator would need 2 MiB of counters a CPU, 16 GiB for 8192
+ * CPUs, before that): say which limit and what fits.
+ */
+static int sim_check_its(struct sim_parser *p)
+{
+	const struct sim_spec *sp = p->sp;
+
+	if (!sp->its || sim_its_lpis_per_cpu(sp->ncpus))
+		return 0;
+	p->line = sp->its_line > sp->cpus_line ? sp->its_line : sp->cpus_line;
+	return sim_fail(p, "platform its: %u CPUs need at least %llu LPIs "
+			"(uMSI's ITS back end gives every CPU its own, a "
+			"multiple of %u), but the GICv3's %u INTID bits leave "
+			"%u (INTIDs %u-%u): at most %u CPUs", sp->ncpus,
+			(unsigned long long)sp->ncpus * SIM_ITS_NVEC_STEP,
+			SIM_ITS_NVEC_STEP, SIM_ITS_LPI_BITS, SIM_ITS_LPIS,
+			SIM_ITS_FIRST_LPI, (1u << SIM_ITS_LPI_BITS) - 1,
+			SIM_ITS_MAX_CPUS);
+}
+
 /* `cmdline WORDS`: the words joined by single spaces, bounded. */
 static int sim_parse_cmdline(struct sim_parser *p)
 {
@@ -604,7 +637,7 @@ int sim_parse(struct sim_spec *sp, const char *text, size_t len,
 		sim_fail(&p, "no 'cpus' line");
 		goto out;
 	}
-	if (sim_check_imsic(&p))
+	if (sim_check_imsic(&p) || sim_check_its(&p))
 		goto out;
 	ret = 0;
 out:

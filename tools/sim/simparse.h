@@ -39,6 +39,21 @@
 #define SIM_MAX_MSIX       2048u        /* msix= (the PCI spec's limit) */
 #define SIM_ERR_LEN        512u
 
+/*
+ * `platform its`: the simulated GICv3's redistributors have 16 INTID bits
+ * (QEMU virt's GICD_TYPER.IDbits; UMSI_SIM_CTL_ITS takes no more), and
+ * uMSI's ITS back end gives every CPU a run of LPIs of its own from
+ * INTID 8192, a multiple of 64 long (struct umsi_its_config.nvec): the
+ * LPIs 8192..65535 are shared out, 256 a CPU while they last (224 CPUs),
+ * fewer beyond, and 64 a CPU at the least: 896 CPUs at most.
+ */
+#define SIM_ITS_FIRST_LPI  8192u
+#define SIM_ITS_LPI_BITS   16u
+#define SIM_ITS_LPIS       ((1u << SIM_ITS_LPI_BITS) - SIM_ITS_FIRST_LPI)
+#define SIM_ITS_NVEC_MAX   256u
+#define SIM_ITS_NVEC_STEP  64u
+#define SIM_ITS_MAX_CPUS   (SIM_ITS_LPIS / SIM_ITS_NVEC_STEP)
+
 /* One `device` line. */
 struct sim_devspec {
 	char name[SIM_NAME_MAX];
@@ -90,6 +105,17 @@ struct sim_spec {
  */
 int sim_parse(struct sim_spec *sp, const char *text, size_t len,
 	      const char *file, char *err, size_t errlen);
+
+/**
+ * sim_its_lpis_per_cpu - LPIs each CPU of an ITS machine gets
+ * @ncpus: the machine's CPUs
+ *
+ * Return: the most LPIs a CPU can have when @ncpus share INTIDs
+ * SIM_ITS_FIRST_LPI..2^SIM_ITS_LPI_BITS - 1, a multiple of
+ * SIM_ITS_NVEC_STEP up to SIM_ITS_NVEC_MAX; 0 for more than
+ * SIM_ITS_MAX_CPUS CPUs (or none).
+ */
+uint32_t sim_its_lpis_per_cpu(uint32_t ncpus);
 
 /* Free what sim_parse() allocated; @sp may be zeroed or half-filled. */
 void sim_spec_free(struct sim_spec *sp);

@@ -648,9 +648,11 @@ static void sim_print_machine_line(const struct sim_machine *m)
 	}
 	if (sp->its) {
 		printf("machine: %u Arm CPU%s (IDs %s), a GICv3 ITS at 0x%llx "
-		       "(LPIs from %u)%s, %u device%s asking for %llu "
-		       "vectors\n\n", sp->ncpus, sp->ncpus == 1 ? "" : "s",
-		       ids, (unsigned long long)UMSI_SIM_ITS_BASE, 8192u,
+		       "(LPIs from %u), %u LPIs a CPU%s, %u device%s asking "
+		       "for %llu vectors\n\n", sp->ncpus,
+		       sp->ncpus == 1 ? "" : "s", ids,
+		       (unsigned long long)UMSI_SIM_ITS_BASE, SIM_ITS_FIRST_LPI,
+		       sim_its_lpis_per_cpu(sp->ncpus),
 		       sp->plat & UMSI_PLAT_NO_MSI ? ", no-msi" : "",
 		       m->ninst, m->ninst == 1 ? "" : "s",
 		       (unsigned long long)sp->nvec);

@@ -72,17 +72,20 @@ static int sim_dispatch(void *arg, uint32_t cpu, uint32_t id)
 	return umsi_dispatch(arg, cpu, id);
 }
 
-/* ITS machines: the kernel's IAR gives the INTID; uMSI's LPIs from here. */
-#define SIM_ITS_FIRST_LPI 8192u
-
+/* ITS machines: the kernel's IAR gives the INTID; uMSI's LPIs from 8192. */
 static int sim_dispatch_its(void *arg, uint32_t cpu, uint32_t intid)
 {
 	return umsi_dispatch(arg, cpu, intid - SIM_ITS_FIRST_LPI);
 }
 
-/* Identities a CPU has: 256 x86 vectors, or an IMSIC file's num-ids + 1. */
+/*
+ * Identities a CPU has: 256 x86 vectors, an IMSIC file's num-ids + 1, or
+ * an ITS machine's LPIs a CPU.
+ */
 static uint32_t sim_cpu_ids(const struct sim_spec *sp)
 {
+	if (sp->its)
+		return sim_its_lpis_per_cpu(sp->ncpus);
 	if (!sp->imsic)
 		return 256;
 	return (sp->num_ids ? sp->num_ids : 255) + 1;
@@ -243,8 +246,10 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		scfg.controller = UMSI_SIM_CTL_IMSIC;
 		scfg.imsic_num_ids = sim_cpu_ids(sp) - 1;
 	}
-	if (sp->its)
+	if (sp->its) {
 		scfg.controller = UMSI_SIM_CTL_ITS;
+		scfg.its_lpi_bits = SIM_ITS_LPI_BITS;
+	}
 	if (sp->vtd) {
 		/* x2APIC destinations through EIM when the CPUs are x2APIC. */
 		scfg.vtd = true;
@@ -261,8 +266,18 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	if ((sp->imsic || sp->its) && m->sim)
 		files = calloc(sp->ncpus, sizeof(*files));
 	if (!m->sim || ((sp->imsic || sp->its) && !files)) {
-		snprintf(err, errlen, "the simulator cannot create the "
-			 "machine (out of memory?)");
+		/* The ITS model counts every INTID on every CPU (2 MiB each). */
+		if (sp->its)
+			snprintf(err, errlen, "the simulator cannot create the "
+				 "machine (out of memory? its GICv3 model "
+				 "keeps %llu MiB of per-CPU LPI counters "
+				 "for %u CPUs)",
+				 (unsigned long long)sp->ncpus *
+				 (sizeof(struct umsi_sim_vec_stats) <<
+				  SIM_ITS_LPI_BITS) >> 20, sp->ncpus);
+		else
+			snprintf(err, errlen, "the simulator cannot create "
+				 "the machine (out of memory?)");
 		umsi_sim_destroy(m->sim);
 		m->sim = NULL;
 		return -1;
@@ -285,6 +300,10 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 			files[i] = i;
 		itscfg.its_base = UMSI_SIM_ITS_BASE;
 		itscfg.first_lpi = SIM_ITS_FIRST_LPI;
+		itscfg.lpi_id_bits = SIM_ITS_LPI_BITS;
+		/* As many a CPU as the INTIDs allow (the parser saw to it
+		 * that there are some). */
+		itscfg.nvec = sim_cpu_ids(sp);
 		itscfg.nr_cpus = sp->ncpus;
 		itscfg.rd_target = files;
 		ucfg.ctl = &umsi_ctl_arm64_its;
@@ -383,6 +402,26 @@ static unsigned sim_offer(const struct sim_machine *m,
 	return ds->msi;
 }
 
+/*
+ * An ITS machine's CPUs share the LPIs, so more CPUs may get fewer each:
+ * the fewest CPUs to add for as many more LPIs in all as @more CPUs of
+ * today's would bring, or 0 when no number of CPUs gives them (the
+ * INTIDs end at 65535). *@each: the LPIs each CPU would then have.
+ */
+static unsigned sim_its_more_cpus(const struct sim_machine *m, unsigned more,
+				  uint32_t *each)
+{
+	uint32_t n = m->spec->ncpus, per = sim_its_lpis_per_cpu(n);
+	uint64_t want = (uint64_t)(n + (uint64_t)more) * per;
+
+	for (uint32_t k = n + 1; k <= SIM_ITS_MAX_CPUS; k++) {
+		*each = sim_its_lpis_per_cpu(k);
+		if ((uint64_t)k * *each >= want)
+			return k - n;
+	}
+	return 0;
+}
+
 /* "about N more CPUs", and whether messages could name them. */
 static void sim_fix_cpus(const struct sim_machine *m, struct sim_inst *in,
 			 unsigned more)
@@ -390,8 +429,19 @@ static void sim_fix_cpus(const struct sim_machine *m, struct sim_inst *in,
 	uint64_t last = (uint64_t)m->max_apic_id + more;
 	const char *need = "";
 
+	if (m->spec->its) {
+		uint32_t each = 0;
+
+		more = sim_its_more_cpus(m, more, &each);
+		if (more)
+			sim_fix(in, "about %u more CPU%s (%u LPIs each: "
+				"CPUs share the ITS's)", more,
+				more == 1 ? "" : "s", each);
+		return;
+	}
+
 	/* Any hart with a file can be named; x86 IDs by the format. */
-	if (!m->spec->imsic && !m->spec->its &&
+	if (!m->spec->imsic &&
 	    (last > UINT32_MAX - 1 ||
 	     !umsi_x86_dest_reachable((uint32_t)last, m->spec->plat)))
 		need = last <= 32767 ? " (APIC IDs above 254: needs platform "
