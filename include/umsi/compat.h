@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * umsi/compat.h - the 2003 seed patch's driver API, as a thin layer over
- * umsi/pci.h. Names keep the seed's spelling with a umsi_ prefix; a kernel
- * that wants the bare seed names can #define them.
+ * umsi/compat.h - the 2003 patch's driver API, as a thin layer over
+ * umsi/pci.h. Names keep the 2003 patch's spelling with a umsi_ prefix; a kernel
+ * that wants the bare names of the 2003 patch can #define them.
  */
 #ifndef UMSI_COMPAT_H
 #define UMSI_COMPAT_H
@@ -14,12 +14,12 @@
 #include <umsi/pci.h>
 
 /**
- * umsi_msi_get_pci_irq_vector - the seed's msi_get_pci_irq_vector()
+ * umsi_msi_get_pci_irq_vector - the 2003 patch's msi_get_pci_irq_vector()
  * @dev: a function being enumerated
  *
  * Configures MSI-X (one vector, entry 0) when the function has a usable
  * MSI-X capability, else MSI (one message), when policy allows; the
- * returned IRQ replaces the function's INTx IRQ. As the seed reused the
+ * returned IRQ replaces the function's INTx IRQ. As the 2003 patch reused the
  * IO-APIC vector of an unshared INTx line, the IRQ number is the line's
  * GSI when no other registered function routes to that GSI (and the
  * number is free); otherwise a new number. Called again on a function
@@ -33,7 +33,7 @@
 int umsi_msi_get_pci_irq_vector(struct umsi_pci_dev *dev);
 
 /**
- * umsi_msix_alloc_vectors - the seed's msix_alloc_vectors(): more MSI-X
+ * umsi_msix_alloc_vectors - the 2003 patch's msix_alloc_vectors(): more MSI-X
  * vectors for a function already using MSI-X
  * @dev: the function
  * @irqs: receives @nvec IRQ numbers
@@ -50,7 +50,7 @@ int umsi_msix_alloc_vectors(struct umsi_pci_dev *dev, uint32_t *irqs,
 			    uint32_t nvec);
 
 /**
- * umsi_msix_free_vectors - the seed's msix_free_vectors()
+ * umsi_msix_free_vectors - the 2003 patch's msix_free_vectors()
  * @dev: the function
  * @irqs: IRQs obtained from umsi_msix_alloc_vectors()
  * @nvec: how many
@@ -62,7 +62,7 @@ int umsi_msix_free_vectors(struct umsi_pci_dev *dev, const uint32_t *irqs,
 			   uint32_t nvec);
 
 /**
- * umsi_msi_remove_pci_irq_vectors - the seed's msi_remove_pci_irq_vectors():
+ * umsi_msi_remove_pci_irq_vectors - the 2003 patch's msi_remove_pci_irq_vectors():
  * reclaim every vector of a function on hot removal
  * @dev: the function
  *

@@ -75,7 +75,7 @@ typedef int (*umsi_handler_t)(uint32_t irq, void *dev_id);
  *                  (0: 100 ms)
  * @spread_classes: within a CPU, take vectors from the least used
  *                  priority class (vector >> 4) instead of the lowest free
- *                  vector, as the seed's step of 8 spread them
+ *                  vector, as the 2003 patch's step of 8 spread them
  */
 /* The most IRQ numbers a system can have (umsi_config.max_irqs). */
 #define UMSI_MAX_IRQS (1u << 24)

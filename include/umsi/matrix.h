@@ -21,7 +21,7 @@
  *   0x20-0xeb  the allocatable range [alloc_first, alloc_last], except:
  *     0x30-0x3f  legacy ISA IRQs 0-15 (legacy_first, legacy_count), on the
  *                legacy CPU only, handed out by umsi_matrix_assign_legacy()
- *     0x80       reserved on every CPU (the syscall gate, as the 2003 seed
+ *     0x80       reserved on every CPU (the syscall gate, as the 2003 patch
  *                patch kept it), through the reserved[] bitmap
  *   0xec-0xff  system vectors (system_first..system_last): reserved on every
  *              CPU from umsi_matrix_init() on, before any CPU is online
@@ -100,7 +100,7 @@
  * class (vector >> 4, nvec / 16 classes) that holds the fewest owned
  * vectors, instead of the lowest free vector. A local APIC holds at most one in-service and one
  * pending interrupt per class, so spreading keeps devices from queueing
- * behind each other; the seed patch did it by stepping vectors by 8.
+ * behind each other; the 2003 patch did it by stepping vectors by 8.
  */
 #define UMSI_MATRIX_SPREAD      (1u << 0)
 

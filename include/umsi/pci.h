@@ -8,7 +8,7 @@
  * umsi_pci_alloc_irq_vectors(), attach handlers to the returned IRQs
  * (umsi/irq.h) and free them with umsi_pci_free_irq_vectors().
  *
- * The 2003 seed's API (msi_get_pci_irq_vector, msix_alloc_vectors, ...) is
+ * The 2003 patch's API (msi_get_pci_irq_vector, msix_alloc_vectors, ...) is
  * in umsi/compat.h, as a thin layer over this one.
  *
  * Concurrency: the process-context calls on one function (alloc, free,
@@ -75,7 +75,7 @@ int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
  * it reads all-ones (gone) or MSI and MSI-X can now be turned off; if
  * neither, they stay reserved until umsi_system_destroy() (logged). Then
  * the vector allocator's state equals its state before the device was
- * added. This is the seed's
+ * added. This is the 2003 patch's
  * transparent reclaim on hot removal. Context: process.
  */
 void umsi_pci_remove(struct umsi_system *sys, struct umsi_pci_dev *dev);
@@ -114,7 +114,7 @@ enum umsi_pci_mode {
  * @dev: the function
  * @min: fewest acceptable (>= 1)
  * @max: most wanted
- * @flags: UMSI_IRQ_* types to try, in the order MSI-X, MSI, INTx
+ * @flags: UMSI_PCI_IRQ_* types to try, in the order MSI-X, MSI, INTx
  *
  * Tries each allowed type, shrinking towards @min to what the device and
  * the vector allocator allow. MSI gets 2^k vectors as one aligned block
@@ -348,7 +348,7 @@ void umsi_pci_get_info(struct umsi_pci_dev *dev, struct umsi_pci_info *info);
  *   device_msi=0xDDDDVVVV,...     the devices allowed in specific mode
  *   pci_msi=specific              only devices in device_msi= get MSI;
  *                                 device_nomsi= is then ignored (warned)
- *   Lists hold at most 31 entries, as the seed's did.
+ *   Lists hold at most 31 entries, as the 2003 patch's did.
  *
  * A malformed parameter is reported in the log and ignored as a whole,
  * never half-applied. Unknown words are ignored. Calling it again adds to

@@ -9,7 +9,7 @@
  *
  * What a kernel and its drivers need, no more. Included on purpose where
  * wanted: umsi/matrix.h (the allocator's statistics), umsi/compat.h (the
- * 2003 seed's driver API), umsi/pcicap.h and umsi/pci_regs.h (capability
+ * 2003 patch's driver API), umsi/pcicap.h and umsi/pci_regs.h (capability
  * parsing, register layouts), umsi/x86.h (the x86 message format),
  * umsi/format.h (the library's snprintf).
  */

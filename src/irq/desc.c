@@ -4,11 +4,13 @@
  * handler attachment, masking, and tear-down.
  *
  * A descriptor is created with its IRQ number and vectors reserved but
- * unpublished; the layer that owns its source binds it (chip_data) and
- * publishes it with umsi_irq_activate(). Only then do dispatch and the
- * walkers (umsi_irq_next, affinity, CPU offline) see it, so none can meet
- * a descriptor without its chip data. It becomes visible by release
- * stores into the IRQ table and the vector table of its CPU. It goes away in three steps:
+ * unpublished; the layer that owns its source binds it (chip_data),
+ * publishes it with umsi_irq_publish() (still claimed: set-up goes on)
+ * and lets go of it with umsi_irq_activate(). Only once published do
+ * dispatch and the walkers (umsi_irq_next, affinity, CPU offline) see it,
+ * so none can meet a descriptor without its chip data. It becomes visible
+ * by release stores into the IRQ table and the vector table of its CPU.
+ * It goes away in three steps:
  * unpublish (store NULL), wait until every CPU that might have loaded the
  * old pointer has left umsi_dispatch() (umsi_irq_sync), then free. That is
  * RCU in miniature, and it is why dispatch never takes a lock.
@@ -462,7 +464,7 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		out[i]->group_leader = out[0];
 	if (split)
 		out[0]->group_order = (uint8_t)order;
-	/* The numbers are theirs; publication waits for umsi_irq_activate. */
+	/* The numbers are theirs; publication waits for umsi_irq_publish. */
 	for (i = 0; i < nvec; i++) {
 		umsi_idmap_set(&sys->irq_ids, out[i]->irq);
 		atomic_store(&out[i]->busy, true);

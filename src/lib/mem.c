@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Freestanding memory and string helpers. The core never calls libc; these
- * are the only such routines it uses, so a kernel links uMSI without
- * providing memcpy and friends. The loops are volatile-free and simple: the
+ * Freestanding memory and string helpers. The core calls no libc routine
+ * by name: these are its own, so a kernel links uMSI without providing
+ * memcpy and friends. A compiler may still emit a call to memcpy or memset
+ * for a structure assignment or a loop it recognises (GCC and clang do,
+ * even freestanding); the fragments' -fno-builtin does not stop that, and
+ * a kernel build normally has both symbols. The loops are simple: the
  * core copies small structures only.
  */
 #include <umsi/internal/ctl.h>

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The 2003 seed's driver API, as a thin layer over the modern one.
+ * The 2003 patch's driver API, as a thin layer over the modern one.
  *
- * The seed configured one vector at enumeration (MSI-X entry 0 when the
+ * The 2003 patch configured one vector at enumeration (MSI-X entry 0 when the
  * function had MSI-X, else one MSI message) that replaced the function's
  * INTx IRQ, and let MSI-X drivers ask for more entries all-or-nothing.
  * When the function's INTx line is not shared with another present
- * function, the seed gave the MSI the IO-APIC vector of that line; here
+ * function, the 2003 patch gave the MSI the IO-APIC vector of that line; here
  * that is the line's IRQ number (the GSI), so the function keeps its
  * number whether it interrupts by pin or by message.
  */
 #include <umsi/compat.h>
 #include <umsi/internal/pci.h>
 
-/* The seed's reuse: the GSI, when nobody shares it and it is free. */
+/* The 2003 patch's reuse: the GSI, when nobody shares it and it is free. */
 static int64_t reuse_irq(struct umsi_pci_dev *dev)
 {
 	if (!dev->intx_routed || umsi_intx_shared(dev) ||
@@ -44,7 +44,7 @@ int umsi_msi_get_pci_irq_vector(struct umsi_pci_dev *dev)
 	ret = umsi_msix_enable(dev, NULL, 1, 1, false, at);
 	if (ret == -UMSI_EBUSY && at >= 0)
 		ret = umsi_msix_enable(dev, NULL, 1, 1, false, -1);
-	/* The seed fell back to MSI only when MSI-X was not there. */
+	/* The 2003 patch fell back to MSI only when MSI-X was not there. */
 	if (ret != -UMSI_ENOENT && ret != -UMSI_ENOTSUP)
 		return first_irq(dev, ret);
 	ret = umsi_msi_enable(dev, 1, 1, at);

@@ -3,7 +3,7 @@
  * INTx fallback: a function's interrupt pin through the host's routing
  * (ACPI _PRT or chipset) to an IO-APIC input, and the IO-APIC chip.
  *
- * The IRQ number of an INTx line is its GSI, as on Linux and in the seed,
+ * The IRQ number of an INTx line is its GSI, as on Linux and in the 2003 patch,
  * whose msi_get_pci_irq_vector() reused the IO-APIC vector of a function
  * whose line nobody else shared. Functions routed to the same GSI share
  * one descriptor: their handlers share it (UMSI_IRQF_SHARED), and the line
@@ -101,7 +101,7 @@ bool umsi_intx_shared(struct umsi_pci_dev *dev)
 /*
  * Join the line at the GSI if another function has it. The line is found
  * through the functions, not through IRQ number = GSI: that number may
- * belong to an MSI (the seed API hands an unshared line's GSI to MSI), and
+ * belong to an MSI (the 2003 patch's API hands an unshared line's GSI to MSI), and
  * then the line has another number. [sys lock]
  */
 static void join_line(struct umsi_system *sys, uint32_t gsi,

@@ -207,7 +207,7 @@ static const struct umsi_irq_chip msi_mask_chip = {
 	.describe = msi_describe,
 };
 
-/* The seed's "MSI without mask bits" type: the core masks lazily. */
+/* The 2003 patch's "MSI without mask bits" type: the core masks lazily. */
 static const struct umsi_irq_chip msi_nomask_chip = {
 	.name = "PCI-MSI",
 	.write_msg = msi_write_msg,

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * MSI policy from the kernel command line, as the seed defined it, and the
+ * MSI policy from the kernel command line, as the 2003 patch defined it, and the
  * decision for each function.
  *
  *   pci_nomsi, pci=nomsi          no MSI or MSI-X anywhere
  *   device_nomsi=0xDDDDVVVV,...   not for these devices
  *   device_msi=0xDDDDVVVV,...     only these, in specific mode
- *   pci_msi=specific | all        the seed's build-time choice
+ *   pci_msi=specific | all        the 2003 patch's build-time choice
  *                                 (CONFIG_PCI_MSI_ON_SPECIFIC_DEVICES),
  *                                 made at run time
  *

@@ -23,7 +23,7 @@ struct umsi_irq_desc;
 
 /*
  * Chip operations: how an IRQ's source is masked, programmed and
- * described. The seed had two MSI chip types, with and without mask bits;
+ * described. The 2003 patch had two MSI chip types, with and without mask bits;
  * a chip without ->mask gets "lazy" masking from the core.
  */
 struct umsi_irq_chip {
@@ -150,7 +150,7 @@ struct umsi_irq_desc {
 	atomic_bool disabled;       /* by storm detection */
 	/*
 	 * Statistics. Interrupts are counted where they arrive, per CPU and
-	 * vector (umsi_cpu.vcount); when the IRQ leaves a (CPU, vector), its
+	 * vector (umsi_vslot.count, beside the slot); when the IRQ leaves a (CPU, vector), its
 	 * count there is folded into @hist, one entry per CPU it has left:
 	 * memory per IRQ grows with the CPUs it visited, not with the
 	 * machine. [process context, busy or lock]
@@ -231,7 +231,7 @@ struct umsi_system {
 	unsigned alloc_flags;       /* UMSI_MATRIX_SPREAD or 0 */
 	/*
 	 * A layer above the core (src/pci) keeps its state here and tears it
-	 * down first at umsi_system_destroy() (umsi_system_set_layer).
+	 * down first at umsi_system_destroy() (umsi_system_set_upper).
 	 */
 	void *upper;
 	void (*upper_fini)(struct umsi_system *sys);

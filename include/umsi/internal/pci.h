@@ -29,7 +29,7 @@
 #include <umsi/pci.h>
 #include <umsi/pci_regs.h>
 
-/* The seed's lists held 31 entries (32 words, the first one a count). */
+/* The 2003 patch's lists held 31 entries (32 words, the first one a count). */
 #define UMSI_POLICY_LIST_MAX 31
 
 /* Boot-parameter policy and quirks added at run time. */
