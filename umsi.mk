@@ -54,7 +54,8 @@ UMSI_SRCS := $(addprefix $(UMSI_DIR)/src/, \
 	pci/policy.c \
 	pci/quirks.c \
 	pci/state.c \
-	vector/matrix.c)
+	vector/matrix.c \
+	vector/matrix_check.c)
 
 UMSI_INCDIR   := $(UMSI_DIR)/include
 UMSI_CPPFLAGS := -I$(UMSI_INCDIR)
