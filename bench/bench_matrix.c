@@ -40,7 +40,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <umsi/matrix.h>
+#include <umsi/internal/matrix.h>
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)

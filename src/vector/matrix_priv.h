@@ -17,7 +17,7 @@
 
 #include <umsi/internal/bitops.h>
 #include <umsi/internal/compiler.h>
-#include <umsi/matrix.h>
+#include <umsi/internal/matrix.h>
 
 #define MATRIX_CPUS_PER_BLOCK   64u
 #define MATRIX_MAX_SLICES       13u     /* counts go up to 4096: 13 bits */

@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include <umsi/matrix.h>
+#include <umsi/internal/matrix.h>
 
 #define MAX_TEST_CPUS 8192u
 #define MASK_WORDS    (MAX_TEST_CPUS / 64u)

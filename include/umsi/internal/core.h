@@ -17,7 +17,7 @@
 #include <umsi/internal/idmap.h>
 #include <umsi/internal/lib.h>
 #include <umsi/irq.h>
-#include <umsi/matrix.h>
+#include <umsi/internal/matrix.h>
 
 struct umsi_irq_desc;
 
