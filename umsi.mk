@@ -38,6 +38,8 @@ UMSI_SRCS := $(addprefix $(UMSI_DIR)/src/, \
 	irq/affinity.c \
 	irq/desc.c \
 	irq/dispatch.c \
+	irq/handlers.c \
+	irq/quarantine.c \
 	irq/stats.c \
 	irq/system.c \
 	lib/format.c \

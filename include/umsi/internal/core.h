@@ -355,6 +355,24 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 		      const struct umsi_irq_chip *chip,
 		      struct umsi_irq_desc **out);
 
+/*
+ * Own an activated descriptor for tear-down: wait while a walker moves it
+ * (its claim ends when the move has). Before activation, and once
+ * quarantined, the caller owns it already. [process context]
+ */
+static inline void umsi_irq_take(struct umsi_irq_desc *d)
+{
+	bool expect;
+
+	if (!d->active || d->chip == &umsi_dead_chip)
+		return;
+	for (;;) {
+		expect = false;
+		if (atomic_compare_exchange_weak(&d->busy, &expect, true))
+			return;
+	}
+}
+
 /**
  * umsi_irq_release - destroy IRQs made by umsi_irq_alloc()
  * @sys: the system

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Handlers (request and free, owned by a source or not) and masking of
+ * an IRQ by its users.
+ */
+#include <umsi/internal/core.h>
+
+/* ---- handlers ------------------------------------------------------------ */
+
+int umsi_request_irq(struct umsi_system *sys, uint32_t irq,
+		     umsi_handler_t handler, uint32_t flags, const char *name,
+		     void *dev_id)
+{
+	return umsi_irq_request_owned(sys, irq, handler, flags, name, dev_id,
+				      NULL);
+}
+
+int umsi_irq_request_owned(struct umsi_system *sys, uint32_t irq,
+			   umsi_handler_t handler, uint32_t flags,
+			   const char *name, void *dev_id, const void *owner)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+	struct umsi_irq_action *a, *_Atomic *tail, *first;
+	umsi_irqflags_t fl;
+	int ret = 0;
+
+	if (!d)
+		return -UMSI_ENOENT;
+	if (!handler)
+		return -UMSI_EINVAL;
+	if (d->chip->startup && !atomic_load(&d->actions)) {
+		ret = d->chip->startup(sys, d);
+		if (ret)
+			return ret;
+	}
+	a = umsi_zalloc(sys, sizeof(*a));
+	if (!a)
+		return -UMSI_ENOMEM;
+	a->handler = handler;
+	a->dev_id = dev_id;
+	a->name = name;
+	a->flags = flags;
+	a->owner = owner;
+
+	fl = umsi_lock(sys);
+	first = atomic_load(&d->actions);
+	if (first && (!(first->flags & UMSI_IRQF_SHARED) ||
+		      !(flags & UMSI_IRQF_SHARED))) {
+		ret = -UMSI_EBUSY;
+	} else {
+		/*
+		 * A first handler starts afresh: an IRQ that storm detection
+		 * disabled for an earlier handler gets its chance again, as
+		 * Linux's __setup_irq clears IRQS_SPURIOUS_DISABLED.
+		 */
+		if (!first) {
+			atomic_store(&d->disabled, false);
+			atomic_store(&d->storm_count, 0);
+			atomic_store(&d->storm_unhandled, 0);
+			atomic_store(&d->replay, false);
+		}
+		tail = &d->actions;
+		while (atomic_load(tail))
+			tail = &atomic_load(tail)->next;
+		atomic_store_explicit(tail, a, memory_order_release);
+	}
+	umsi_unlock(sys, fl);
+	if (ret) {
+		umsi_free(sys, a, sizeof(*a));
+		return ret;
+	}
+	/*
+	 * The first handler starts the IRQ: undo the "not started" mask. If
+	 * the source cannot be unmasked the request fails as a whole: no
+	 * handler waits on an IRQ that can never arrive.
+	 */
+	if (!first) {
+		ret = umsi_irq_unmask(sys, irq);
+		if (ret) {
+			umsi_free_irq(sys, irq, dev_id);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int umsi_free_irq(struct umsi_system *sys, uint32_t irq, void *dev_id)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+	struct umsi_irq_action *a = NULL, *_Atomic *link;
+	umsi_irqflags_t fl;
+	bool last = false;
+
+	if (!d)
+		return -UMSI_ENOENT;
+	fl = umsi_lock(sys);
+	for (link = &d->actions; (a = atomic_load(link)) != NULL;
+	     link = &a->next) {
+		if (a->dev_id == dev_id) {
+			atomic_store_explicit(link, atomic_load(&a->next),
+					      memory_order_release);
+			last = atomic_load(&d->actions) == NULL;
+			break;
+		}
+	}
+	umsi_unlock(sys, fl);
+	if (!a)
+		return -UMSI_ENOENT;
+	if (last)
+		umsi_irq_mask(sys, irq);
+	/* No CPU may still be running the handler when we return. */
+	umsi_irq_sync(sys);
+	umsi_free(sys, a, sizeof(*a));
+	return 0;
+}
+
+uint32_t umsi_irq_free_owned(struct umsi_system *sys, uint32_t irq,
+			     const void *owner)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+	struct umsi_irq_action *a, *_Atomic *link;
+	umsi_irqflags_t fl;
+	bool last;
+	uint32_t n = 0;
+
+	if (!d || !owner)
+		return 0;
+	/*
+	 * One handler at a time: a CPU in dispatch may still be walking
+	 * through the one just unlinked, so it is freed only after a sync.
+	 */
+	for (;;) {
+		fl = umsi_lock(sys);
+		for (link = &d->actions; (a = atomic_load(link)) != NULL;
+		     link = &a->next)
+			if (a->owner == owner)
+				break;
+		if (a)
+			atomic_store_explicit(link, atomic_load(&a->next),
+					      memory_order_release);
+		last = a && atomic_load(&d->actions) == NULL;
+		umsi_unlock(sys, fl);
+		if (!a)
+			return n;
+		if (last)
+			umsi_irq_mask(sys, irq);
+		umsi_irq_sync(sys);
+		umsi_free(sys, a, sizeof(*a));
+		n++;
+	}
+}
+
+uint32_t umsi_irq_untagged_handlers(struct umsi_system *sys, uint32_t irq)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+	struct umsi_irq_action *a;
+	uint32_t n = 0;
+
+	if (!d)
+		return 0;
+	for (a = atomic_load(&d->actions); a; a = atomic_load(&a->next))
+		n += !a->owner;
+	return n;
+}
+
+static int do_irq_mask(struct umsi_system *sys, uint32_t irq)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+
+	if (!d || umsi_irq_dead(d))
+		return -UMSI_ENOENT;
+	if (atomic_fetch_add(&d->mask_depth, 1) == 0 && d->chip->mask) {
+		int ret = d->chip->mask(sys, d);
+
+		/*
+		 * The source is not masked: say so, or dispatch would take it
+		 * for lazily masked, and a level-triggered line would storm
+		 * past storm detection.
+		 */
+		if (ret)
+			atomic_fetch_sub(&d->mask_depth, 1);
+		return ret;
+	}
+	return 0;
+}
+
+static int do_irq_unmask(struct umsi_system *sys, uint32_t irq)
+{
+	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
+	int depth, ret = 0;
+
+	if (!d || umsi_irq_dead(d))
+		return -UMSI_ENOENT;
+	depth = atomic_load(&d->mask_depth);
+	do {
+		if (depth <= 0)
+			return -UMSI_EINVAL;
+	} while (!atomic_compare_exchange_weak(&d->mask_depth, &depth,
+					       depth - 1));
+	/*
+	 * A shut-down managed IRQ has no vector: its source stays masked
+	 * until the restart, which unmasks it if nobody masked it since.
+	 */
+	if (depth != 1 || atomic_load(&d->disabled) || d->shutdown)
+		return 0;
+	if (d->chip->unmask)
+		ret = d->chip->unmask(sys, d);
+	/* Still masked in hardware: the count says so too. */
+	if (ret) {
+		atomic_fetch_add(&d->mask_depth, 1);
+		return ret;
+	}
+	/*
+	 * An interrupt taken while lazily masked is replayed now; a chip
+	 * with mask bits has the device resend it from its pending bit.
+	 */
+	if (atomic_exchange(&d->replay, false))
+		sys->env.ctl->resend(sys, d->cpu, d->vector);
+	return ret;
+}
+
+/* A reader of the IRQ table: descriptors stay until it returns. */
+int umsi_irq_mask(struct umsi_system *sys, uint32_t irq)
+{
+	unsigned e = umsi_rd_begin(sys);
+	int ret = do_irq_mask(sys, irq);
+
+	umsi_rd_end(sys, e);
+	return ret;
+}
+
+/* A reader of the IRQ table: descriptors stay until it returns. */
+int umsi_irq_unmask(struct umsi_system *sys, uint32_t irq)
+{
+	unsigned e = umsi_rd_begin(sys);
+	int ret = do_irq_unmask(sys, irq);
+
+	umsi_rd_end(sys, e);
+	return ret;
+}
