@@ -36,6 +36,7 @@ UMSI_SRCS := $(addprefix $(UMSI_DIR)/src/, \
 	arch/x86/msg.c \
 	arch/x86/vtd.c \
 	irq/affinity.c \
+	irq/cpuhp.c \
 	irq/desc.c \
 	irq/dispatch.c \
 	irq/handlers.c \

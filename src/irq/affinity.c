@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Affinity and live migration, and CPU hotplug.
+ * Affinity and live migration (CPU hot-plug, which moves IRQs off a CPU
+ * with the same protocol, is cpuhp.c).
  *
  * Moving a live IRQ without losing an interrupt, in this order:
  *  1. take a vector on the new CPU and publish the descriptor there, so a
@@ -25,6 +26,8 @@
 #include <umsi/internal/bitops.h>
 #include <umsi/internal/core.h>
 #include <umsi/internal/hostcall.h>
+
+#include "migrate.h"
 
 static bool bit(const uint64_t *w, uint32_t cpu)
 {
@@ -359,7 +362,7 @@ static int move_irq_global(struct umsi_system *sys, struct umsi_irq_desc *d,
  * restoring the old target failed, keeps the new slots as strays
  * (-UMSI_EIO from then on).
  */
-static int move_irq(struct umsi_system *sys, struct umsi_irq_desc *d,
+int umsi_irq_move(struct umsi_system *sys, struct umsi_irq_desc *d,
 		    const struct umsi_cpumask *mask)
 {
 	struct move mv = { .sys = sys, .d = d, .n = 1 };
@@ -487,7 +490,7 @@ static const struct umsi_irq_desc *aff_of(const struct umsi_irq_desc *d)
 }
 
 /* The CPUs @d's source can name. */
-static const uint64_t *reach_of(struct umsi_system *sys,
+const uint64_t *umsi_irq_reach(struct umsi_system *sys,
 				const struct umsi_irq_desc *d)
 {
 	return d->chip->wired ? sys->wired_reachable : sys->reachable;
@@ -497,11 +500,11 @@ static const uint64_t *reach_of(struct umsi_system *sys,
  * @out = @in (NULL: @d's affinity) & what @d can reach & online; returns
  * the number of CPUs left.
  */
-static uint32_t usable_mask(struct umsi_system *sys,
+uint32_t umsi_irq_usable_mask(struct umsi_system *sys,
 			    const struct umsi_irq_desc *d, const uint64_t *in,
 			    uint32_t nbits, uint64_t *out, uint32_t skip_cpu)
 {
-	const uint64_t *reach = reach_of(sys, d);
+	const uint64_t *reach = umsi_irq_reach(sys, d);
 	uint32_t cpu, n = 0;
 
 	umsi_memset(out, 0, umsi_sys_mask_bytes(sys));
@@ -516,7 +519,7 @@ static uint32_t usable_mask(struct umsi_system *sys,
 	return n;
 }
 
-static bool claim(struct umsi_irq_desc *d)
+bool umsi_irq_claim(struct umsi_irq_desc *d)
 {
 	bool expect = false;
 
@@ -524,7 +527,7 @@ static bool claim(struct umsi_irq_desc *d)
 }
 
 static int do_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
-			  const struct umsi_cpumask *mask)
+			       const struct umsi_cpumask *mask)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 	struct umsi_cpumask m;
@@ -541,7 +544,7 @@ static int do_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 		d = d->block_leader;
 	if (d->managed)
 		return -UMSI_EPERM;     /* managed affinity is fixed */
-	if (!claim(d))
+	if (!umsi_irq_claim(d))
 		return -UMSI_EAGAIN;
 	words = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
 	if (!words) {
@@ -562,7 +565,7 @@ static int do_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 		umsi_aff_words(sys, d, w);
 		d->aff_words = w;
 	}
-	if (!usable_mask(sys, d, mask->words, mask->nbits, words,
+	if (!umsi_irq_usable_mask(sys, d, mask->words, mask->nbits, words,
 			 UINT32_MAX)) {
 		ret = -UMSI_EINVAL;
 		goto out;
@@ -571,275 +574,13 @@ static int do_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 	m.nbits = sys->ncpus;
 	cpu = d->cpu;
 	if (!bit(words, cpu) || d->shutdown)
-		ret = move_irq(sys, d, &m);
+		ret = umsi_irq_move(sys, d, &m);
 	/* The IRQ moved (or need not): the new affinity is recorded. */
 	if (!ret)
 		ret = umsi_aff_set(sys, d, mask);
 out:
 	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
 	atomic_store(&d->busy, false);
-	return ret;
-}
-
-/* ---- CPU hotplug --------------------------------------------------------- */
-
-/*
- * Shut a managed IRQ down: its whole mask went offline. Its vector goes
- * back only once the source is masked; a mask that failed leaves it as it
- * is (-UMSI_EIO), and the CPU stays online.
- */
-static int managed_shutdown(struct umsi_system *sys, struct umsi_irq_desc *d)
-{
-	umsi_irqflags_t fl;
-	uint8_t strays;
-	int ret;
-
-	fl = umsi_lock(sys);
-	strays = d->nstrays;
-	umsi_unlock(sys, fl);
-	if (strays)
-		return -UMSI_EIO;
-	/* A source without a mask bit cannot be silenced: it stays. */
-	if (!d->chip->mask)
-		return -UMSI_EBUSY;
-	ret = umsi_irq_hist_reserve(sys, d, 1);
-	if (ret)
-		return ret;
-	ret = umsi_irq_mask(sys, d->irq);
-	if (ret)
-		return ret;     /* not masked: it stays where it is */
-	fl = umsi_lock(sys);
-	atomic_store(&sys->cpus[d->cpu].slot[d->vector].d, NULL);
-	umsi_unlock(sys, fl);
-	umsi_irq_sync(sys);
-	umsi_irq_hist_fold(sys, d, d->cpu, d->vector);
-	fl = umsi_lock(sys);
-	umsi_matrix_free(sys->matrix, d->cpu, d->local, true);
-	d->shutdown = true;
-	umsi_unlock(sys, fl);
-	return 0;
-}
-
-/* Start a shut-down managed IRQ again on a CPU of its mask. */
-static int managed_restart(struct umsi_system *sys, struct umsi_irq_desc *d,
-			   const struct umsi_cpumask *m)
-{
-	umsi_irqflags_t fl;
-	uint32_t cpu;
-	int v, ret;
-
-	fl = umsi_lock(sys);
-	v = umsi_matrix_alloc_managed(sys->matrix, m, &cpu);
-	if (v >= 0) {
-		d->cpu = cpu;
-		d->local = (uint32_t)v;
-		/* A global identity stays the IRQ's through the shutdown. */
-		if (!sys->env.ctl->global_space)
-			d->vector = (uint32_t)v;
-		d->shutdown = false;
-		atomic_store(&umsi_slot(sys, cpu, d->vector)->d, d);
-	}
-	umsi_unlock(sys, fl);
-	if (v < 0)
-		return v;
-	ret = umsi_irq_retarget(sys, d, d->cpu, d->vector);
-	/*
-	 * Undo the shutdown's mask; if the driver unmasked meanwhile (only
-	 * the count moved), the source is unmasked here.
-	 */
-	if (atomic_load(&d->mask_depth) > 0)
-		umsi_irq_unmask(sys, d->irq);
-	else if (d->chip->unmask && !atomic_load(&d->disabled))
-		d->chip->unmask(sys, d);
-	return ret;
-}
-
-/*
- * Start again every shut-down managed IRQ whose mask holds @cpu (now
- * online). @words is scratch of mask_words.
- */
-static void restart_managed(struct umsi_system *sys, uint32_t cpu,
-			    uint64_t *words)
-{
-	uint32_t irq;
-
-	for (irq = 0; irq < sys->max_irqs; irq++) {
-		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
-		struct umsi_cpumask m = { words, sys->ncpus };
-
-		if (!d || !d->shutdown || !umsi_aff_test(sys, d, cpu) ||
-		    !claim(d))
-			continue;
-		if (usable_mask(sys, d, NULL, sys->ncpus, words,
-				UINT32_MAX) && managed_restart(sys, d, &m))
-			umsi_log(sys, UMSI_LOG_WARN, "irq %u: restart on cpu "
-				 "%u failed", irq, cpu);
-		atomic_store(&d->busy, false);
-	}
-}
-
-/*
- * A CPU no message can name never holds a vector: it stays out of the
- * allocator, so the allocator's best CPU is always one a mask of reachable
- * CPUs holds (its O(1) answer). [lock]
- */
-static int cpu_matrix_online(struct umsi_system *sys, uint32_t cpu)
-{
-	return sys->cpus[cpu].reachable ?
-	       umsi_matrix_online(sys->matrix, cpu) : 0;
-}
-
-static int do_cpu_online(struct umsi_system *sys, uint32_t cpu)
-{
-	umsi_irqflags_t fl;
-	uint64_t *words;
-	int ret;
-
-	if (cpu >= sys->ncpus)
-		return -UMSI_EINVAL;
-	words = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
-	if (!words)
-		return -UMSI_ENOMEM;
-	fl = umsi_lock(sys);
-	if (sys->cpus[cpu].online) {
-		ret = -UMSI_EBUSY;
-	} else {
-		ret = cpu_matrix_online(sys, cpu);
-		if (!ret)
-			sys->cpus[cpu].online = true;
-	}
-	umsi_unlock(sys, fl);
-	if (!ret)
-		restart_managed(sys, cpu, words);
-	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
-	return ret;
-}
-
-/* Would the unmanaged IRQs on @cpu fit on the other online CPUs? */
-static bool room_elsewhere(struct umsi_system *sys, uint32_t cpu)
-{
-	struct umsi_matrix_cpu_stats st;
-	uint64_t room = 0, need = 0;
-	uint32_t c, irq;
-
-	umsi_irqflags_t fl = umsi_lock(sys);
-
-	/* The counts change under the lock: read them under it. */
-	for (c = 0; c < sys->ncpus; c++)
-		if (c != cpu && sys->cpus[c].online &&
-		    sys->cpus[c].reachable &&
-		    !umsi_matrix_cpu_stats(sys->matrix, c, &st))
-			room += st.available;
-	umsi_unlock(sys, fl);
-	for (irq = 0; irq < sys->max_irqs; irq++) {
-		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
-
-		if (d && d->cpu == cpu && !d->managed && !d->shutdown &&
-		    !umsi_irq_dead(d))
-			need++;
-	}
-	return need <= room;
-}
-
-/*
- * Leave @cpu (@words: scratch of mask_words). Caller owns d->busy. A
- * member of an MSI block moves with its block: the leader is claimed too.
- */
-static int evacuate(struct umsi_system *sys, struct umsi_irq_desc *d,
-		    uint32_t cpu, uint64_t *words)
-{
-	struct umsi_cpumask m = { words, sys->ncpus };
-	uint32_t n;
-	int ret;
-
-	if (d->block_leader && d->block_leader != d) {
-		struct umsi_irq_desc *lead = d->block_leader;
-
-		if (!claim(lead))
-			return -UMSI_EAGAIN;
-		ret = lead->cpu == cpu ? evacuate(sys, lead, cpu, words) : 0;
-		atomic_store(&lead->busy, false);
-		return ret;
-	}
-	n = usable_mask(sys, d, NULL, sys->ncpus, words, cpu);
-
-	if (!n && d->managed)
-		return managed_shutdown(sys, d);
-	/* Unmanaged with no CPU left: break affinity. */
-	if (!n)
-		n = usable_mask(sys, d, reach_of(sys, d), sys->ncpus, words,
-				cpu);
-	return n ? move_irq(sys, d, &m) : -UMSI_ENOSPC;
-}
-
-int umsi_irq_evacuate(struct umsi_system *sys, struct umsi_irq_desc *d,
-		      uint32_t cpu)
-{
-	uint64_t *words = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
-	int ret;
-
-	if (!words)
-		return -UMSI_ENOMEM;
-	ret = evacuate(sys, d, cpu, words);
-	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
-	return ret;
-}
-
-/*
- * Take @cpu out of the allocator first, so no IRQ allocated meanwhile
- * lands there; then move or shut down what it holds. A failure puts the
- * CPU back as it was: online, its managed IRQs started again (IRQs that
- * already moved stay moved, which is harmless).
- */
-static int do_cpu_offline(struct umsi_system *sys, uint32_t cpu)
-{
-	umsi_irqflags_t fl;
-	uint64_t *words;
-	uint32_t irq, c, online = 0;
-	int ret = 0;
-
-	if (cpu >= sys->ncpus || !sys->cpus[cpu].online)
-		return -UMSI_EINVAL;
-	for (c = 0; c < sys->ncpus; c++)
-		online += sys->cpus[c].online;
-	if (online == 1)
-		return -UMSI_EBUSY;
-	if (!room_elsewhere(sys, cpu))
-		return -UMSI_ENOSPC;
-	words = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
-	if (!words)
-		return -UMSI_ENOMEM;
-	fl = umsi_lock(sys);
-	ret = sys->cpus[cpu].reachable ?
-	      umsi_matrix_offline(sys->matrix, cpu) : 0;
-	if (!ret)
-		sys->cpus[cpu].online = false;
-	umsi_unlock(sys, fl);
-	for (irq = 0; irq < sys->max_irqs && !ret; irq++) {
-		struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
-
-		/*
-		 * A quarantined vector stays where it is: the CPU keeps owning
-		 * it while offline, and the device's state is unknown.
-		 */
-		if (!d || d->cpu != cpu || d->shutdown || umsi_irq_dead(d))
-			continue;
-		/* Busy: being set up, moved or changed by another CPU. */
-		if (!claim(d)) {
-			ret = -UMSI_EAGAIN;
-			break;
-		}
-		ret = evacuate(sys, d, cpu, words);
-		atomic_store(&d->busy, false);
-	}
-	if (ret && !sys->cpus[cpu].online) {
-		fl = umsi_lock(sys);
-		if (!cpu_matrix_online(sys, cpu))
-			sys->cpus[cpu].online = true;
-		umsi_unlock(sys, fl);
-		restart_managed(sys, cpu, words);
-	}
-	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
 	return ret;
 }
 
@@ -854,22 +595,34 @@ int umsi_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 	return ret;
 }
 
-/* A reader of the IRQ table: descriptors stay until it returns. */
-int umsi_cpu_online(struct umsi_system *sys, uint32_t cpu)
+/*
+ * CPUs of vector @i of @n when spreading (managed MSI-X): an even share of
+ * the CPUs a message can reach, or one CPU each (round robin) when there
+ * are more vectors, in @words (the system's mask size).
+ */
+void umsi_irq_spread_mask(struct umsi_system *sys, uint32_t i, uint32_t n,
+			  uint64_t *words)
 {
-	unsigned e = umsi_rd_begin(sys);
-	int ret = do_cpu_online(sys, cpu);
+	uint32_t first, last, cpu, r = 0, k = 0;
 
-	umsi_rd_end(sys, e);
-	return ret;
-}
-
-/* A reader of the IRQ table: descriptors stay until it returns. */
-int umsi_cpu_offline(struct umsi_system *sys, uint32_t cpu)
-{
-	unsigned e = umsi_rd_begin(sys);
-	int ret = do_cpu_offline(sys, cpu);
-
-	umsi_rd_end(sys, e);
-	return ret;
+	/* Spread over the CPUs a message can reach; others never qualify. */
+	for (cpu = 0; cpu < sys->ncpus; cpu++)
+		r += sys->cpus[cpu].reachable;
+	umsi_memset(words, 0, umsi_sys_mask_bytes(sys));
+	if (!r)
+		return;
+	if (n >= r) {
+		first = i % r;
+		last = first + 1;
+	} else {
+		first = (uint32_t)((uint64_t)i * r / n);
+		last = (uint32_t)((uint64_t)(i + 1) * r / n);
+	}
+	for (cpu = 0; cpu < sys->ncpus; cpu++) {
+		if (!sys->cpus[cpu].reachable)
+			continue;
+		if (k >= first && k < last)
+			words[cpu / 64] |= 1ull << (cpu % 64);
+		k++;
+	}
 }

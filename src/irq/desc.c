@@ -686,38 +686,6 @@ void umsi_irq_publish(struct umsi_system *sys, struct umsi_irq_desc **descs,
 	umsi_unlock(sys, fl);
 }
 
-int umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
-		      uint32_t n)
-{
-	uint32_t i;
-	int ret = 0;
-
-	/*
-	 * A CPU that went offline after the allocation could not move them
-	 * (claimed): leave it now, still claimed. A block moves whole, with
-	 * its leader (the first).
-	 */
-	for (i = 0; i < n && !ret; i++) {
-		struct umsi_irq_desc *d = descs[i];
-		bool gone;
-
-		/* A block member moves with its leader. */
-		if (d->block_leader && d->block_leader != d)
-			continue;
-		/* online is an atomic: an offline that began now sees d busy. */
-		gone = !atomic_load(&sys->cpus[d->cpu].online);
-		if (!gone)
-			continue;
-		ret = umsi_irq_evacuate(sys, d, d->cpu);
-	}
-	for (i = 0; i < n; i++) {
-		descs[i]->active = true;
-		atomic_store_explicit(&descs[i]->busy, false,
-				      memory_order_release);
-	}
-	return ret;
-}
-
 /* The message for (@cpu, @id) of @d, through the back end. */
 static int compose(struct umsi_system *sys, struct umsi_irq_desc *d,
 		   uint32_t cpu, uint32_t id, struct umsi_msg *msg)

@@ -197,37 +197,6 @@ struct umsi_msix_vec *umsi_msix_vec_of(struct umsi_pci_dev *dev, uint32_t irq)
 /* ---- set-up ----------------------------------------------------------- */
 
 /*
- * CPUs of vector @i of @n when spreading: an even share of the possible
- * CPUs, or one CPU each (round robin) when there are more vectors.
- */
-static void spread_mask(struct umsi_system *sys, uint32_t i, uint32_t n,
-			uint64_t *words)
-{
-	uint32_t first, last, cpu, r = 0, k = 0;
-
-	/* Spread over the CPUs a message can reach; others never qualify. */
-	for (cpu = 0; cpu < sys->ncpus; cpu++)
-		r += sys->cpus[cpu].reachable;
-	umsi_memset(words, 0, umsi_sys_mask_bytes(sys));
-	if (!r)
-		return;
-	if (n >= r) {
-		first = i % r;
-		last = first + 1;
-	} else {
-		first = (uint32_t)((uint64_t)i * r / n);
-		last = (uint32_t)((uint64_t)(i + 1) * r / n);
-	}
-	for (cpu = 0; cpu < sys->ncpus; cpu++) {
-		if (!sys->cpus[cpu].reachable)
-			continue;
-		if (k >= first && k < last)
-			words[cpu / 64] |= 1ull << (cpu % 64);
-		k++;
-	}
-}
-
-/*
  * Take up to @n IRQs one at a time, so that when the allocator runs dry
  * uMSI knows how many fit. Return: how many (>= 0) or an error other
  * than running out.
@@ -255,7 +224,7 @@ static int alloc_irqs(struct umsi_pci_dev *dev, uint32_t n, bool managed,
 	}
 	for (got = 0; got < n; got++) {
 		if (managed)
-			spread_mask(sys, got, n, words);
+			umsi_irq_spread_mask(sys, got, n, words);
 		ret = umsi_irq_alloc(sys, &msix_chip, 1, false,
 				     managed ? &m : NULL, managed,
 				     &dev->descs[got]);

@@ -373,6 +373,15 @@ static inline void umsi_irq_take(struct umsi_irq_desc *d)
 	}
 }
 
+/*
+ * umsi_irq_spread_mask - the CPUs of IRQ @i of @n spread over the CPUs a
+ * message can reach (managed MSI-X): an even share each, or one CPU each
+ * round robin when there are more IRQs than CPUs; written to @words
+ * (umsi_sys_mask_bytes() long). Context: process.
+ */
+void umsi_irq_spread_mask(struct umsi_system *sys, uint32_t i, uint32_t n,
+			  uint64_t *words);
+
 /**
  * umsi_irq_release - destroy IRQs made by umsi_irq_alloc()
  * @sys: the system
