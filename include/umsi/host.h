@@ -152,7 +152,13 @@ struct umsi_host_ops {
 	 * read as all-ones (0xff, 0xffff, 0xffffffff), as PCI hardware does;
 	 * uMSI recognises a removed device that way. Offsets 256-4095 must
 	 * work through ECAM where the platform has it; where it has only the
-	 * legacy 0xcf8/0xcfc mechanism, return all-ones for them.
+	 * legacy 0xcf8/0xcfc mechanism, return all-ones for them. uMSI
+	 * calls cfg_read and cfg_write concurrently from several CPUs and
+	 * from interrupt context (MSI mask bits): a mechanism that takes two
+	 * accesses (0xcf8 then 0xcfc) must serialize them with the kernel's
+	 * own configuration accesses, interrupts off (one lock for both),
+	 * or a pair can interleave with another and reach the wrong
+	 * register; ECAM needs no lock.
 	 * Return -UMSI_EIO only when the access itself could not be made.
 	 * Context: any, including interrupt context (MSI mask bits live in
 	 * configuration space). Must not sleep.
@@ -191,7 +197,14 @@ struct umsi_host_ops {
 	 */
 	int (*mmio_map)(void *host, uint64_t phys, uint64_t len, void **virt);
 
-	/* Undo one mmio_map(); @virt and @len as passed/returned there. */
+	/*
+	 * Undo one mmio_map(); @virt and @len as passed/returned there. A
+	 * kernel that cannot unmap may make it a no-op: uMSI maps a table
+	 * and a PBA per MSI-X function set-up, so what a no-op costs is
+	 * that address space (usually a page or two each) for every set-up
+	 * ever made, hot-plug cycles included, unless mmio_map hands out
+	 * the same mapping again for the same range.
+	 */
 	void (*mmio_unmap)(void *host, void *virt, uint64_t len);
 
 	/*

@@ -68,7 +68,12 @@ typedef int (*umsi_handler_t)(uint32_t irq, void *dev_id);
  *       only: it need not outlive it
  * @matrix: identity layout overriding the back end's (NULL: the back
  *          end's; for x86 the vectors of umsi/matrix.h, with 0x30-0x3f
- *          withheld on CPU 0 only under UMSI_PLAT_ISA_PIC)
+ *          withheld on CPU 0 only under UMSI_PLAT_ISA_PIC). Copied
+ *          during umsi_system_create(): it need not outlive it. A kernel
+ *          with a fixed vector layout starts from
+ *          umsi_matrix_default_config() and narrows alloc_first..
+ *          alloc_last (and the reserved bits) to the vectors it gives
+ *          uMSI
  * @storm_threshold: unhandled interrupts out of 100,000 that disable an
  *                   IRQ (0: 99,900, Linux's figure)
  * @storm_quiet_ns: a quiet spell that resets the unhandled count
@@ -98,9 +103,10 @@ struct umsi_config {
  * @cfg: optional settings (NULL: defaults)
  * @out: the new system
  *
- * Reads the CPU topology and platform flags, brings every CPU the host
- * reports online into the vector allocator, and applies the policy of
- * @cfg->cmdline.
+ * Reads the CPU topology and platform flags, checks the host operations
+ * the back end needs, and brings every CPU the host reports online into
+ * the vector allocator. The PCI layer's policy (boot parameters) is set
+ * apart, by umsi_policy_parse() (umsi/pci.h).
  *
  * Return: 0; -UMSI_EINVAL when a required host operation is missing or the
  * configuration is inconsistent; -UMSI_ENOMEM when the host's allocator
@@ -122,8 +128,11 @@ void umsi_system_destroy(struct umsi_system *sys);
  * umsi_dispatch - the interrupt entry point
  * @sys: the system
  * @cpu: the current CPU (as host current_cpu() reports it)
- * @id: the identity the CPU took: on x86 the vector (0x20-0xff), on a
- *      RISC-V IMSIC the identity its claim register gave
+ * @id: the identity the CPU took: on x86 the vector (uMSI hands out
+ *      0x20-0xeb; any other is counted spurious and ended, and the
+ *      kernel keeps 0xec-0xff for itself, as docs/PORTING.md says), on a
+ *      RISC-V IMSIC the identity its claim register gave, on a GICv3 ITS
+ *      INTID - first_lpi
  *
  * Called by the kernel's interrupt entry for every external interrupt.
  * Looks the identity up in the CPU's table, runs the IRQ's handlers and
