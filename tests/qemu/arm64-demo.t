@@ -45,8 +45,8 @@ like($out, qr/^  PASS  every vector: EventID = its message index, LPI = first_lp
      "uMSI's claims: EventID and LPI per vector");
 like($out, qr/^  PASS  monitor: 0000:04:00\.0 msi matches the hardware$/m,
      'monitor: the xhci MSI block as uMSI claims');
-like($out, qr/^  PASS  monitor: no \(function, EventID\) pair used twice$/m,
-     'monitor: no (function, EventID) twice');
+like($out, qr/^  PASS  monitor: no \(DeviceID, EventID\) pair used twice$/m,
+     'monitor: no (DeviceID, EventID) twice');
 like($out, qr/^  PASS  monitor: messages decoded as \(GITS_TRANSLATER 0x8090040, EventID\)$/m,
      'monitor: messages decoded as (GITS_TRANSLATER, EventID)');
 like($out, qr/^Hot plug\n  skipped on arm64/m, 'hot plug skipped, and said so');

@@ -19,7 +19,7 @@
 # and LPI (= first_lpi + vector, the IRQ's global identity). The held machine is read
 # through QEMU's monitor (UmsiCheck): each message's address is
 # GITS_TRANSLATER and its data the EventID (the message index); no
-# (function, EventID) twice; no LPI twice. What config space cannot show,
+# (DeviceID, EventID) twice; no LPI twice. What config space cannot show,
 # the ITS's (DeviceID, EventID) -> (LPI, collection) mapping, is read from
 # QEMU's trace of the commands the ITS executed: the MAPTI of each
 # vector's (DeviceID = BDF, EventID = index), with the collection of any
