@@ -1039,19 +1039,7 @@ static void test_full_itt_refused(void **state)
 /* A conventional PCI-to-PCI bridge to bus 3 with one MSI message. */
 static struct umsi_sim_dev_desc conv_bridge_desc(void)
 {
-	struct umsi_sim_dev_desc d;
-
-	memset(&d, 0, sizeof(d));
-	d.vendor = 0x1b36;
-	d.device = 0x0001;
-	d.class_code = 0x060400;
-	d.header_type = 1;
-	d.secondary_bus = 3;
-	d.subordinate_bus = 3;
-	d.msi.present = true;
-	d.msi.nvec = 1;
-	d.msi.is64 = true;
-	return d;
+	return fx_bridge_desc(3, -1, true);
 }
 
 /* A conventional function with an MSI-X table of @n entries. */
@@ -1062,18 +1050,6 @@ static struct umsi_sim_dev_desc conv_msix_desc(uint16_t n)
 	d.pcie.present = false;
 	d.msix.nentries = n;
 	return d;
-}
-
-static struct umsi_pci_dev *plug_below(struct machine *m, umsi_bdf_t bdf,
-				       const struct umsi_sim_dev_desc *d,
-				       struct umsi_pci_dev *parent)
-{
-	struct umsi_pci_dev *dev = NULL;
-
-	assert_int_equal(umsi_sim_add_device(m->sim, bdf, d), 0);
-	assert_int_equal(umsi_pci_add(m->sys, bdf, parent, UMSI_PCI_ADD_FRESH,
-				      &dev), 0);
-	return dev;
 }
 
 /* Every vector of @dev (@n) fires once and is handled on its CPU. */
@@ -1112,10 +1088,10 @@ static void test_shared_deviceid_one_itt(void **state)
 	struct umsi_sim_dev_desc d1 = msi_desc(1, true, false);
 	struct umsi_sim_dev_desc dx = conv_msix_desc(8);
 	struct umsi_sim_dev_desc d4 = msi_desc(4, true, true);
-	struct umsi_pci_dev *b = plug_below(m, CB, &db, NULL);
-	struct umsi_pci_dev *f1 = plug_below(m, CB_FN(1), &d1, b);
-	struct umsi_pci_dev *fx = plug_below(m, CB_FN(2), &dx, b);
-	struct umsi_pci_dev *f4 = plug_below(m, CB_FN(5), &d4, b);
+	struct umsi_pci_dev *b = plug_under(m, CB, &db, NULL);
+	struct umsi_pci_dev *f1 = plug_under(m, CB_FN(1), &d1, b);
+	struct umsi_pci_dev *fx = plug_under(m, CB_FN(2), &dx, b);
+	struct umsi_pci_dev *f4 = plug_under(m, CB_FN(5), &d4, b);
 	struct umsi_sim_its_stats is0 = istats(m), is;
 	struct umsi_sim_leaks l0, l1;
 	bool seen[16] = { false };
@@ -1195,8 +1171,8 @@ static void test_late_function_shares_what_is_left(void **state)
 	struct umsi_sim_dev_desc db = conv_bridge_desc();
 	struct umsi_sim_dev_desc dx = conv_msix_desc(8);
 	struct umsi_sim_dev_desc d4 = msi_desc(4, true, true);
-	struct umsi_pci_dev *b = plug_below(m, CB, &db, NULL);
-	struct umsi_pci_dev *fx = plug_below(m, CB_FN(2), &dx, b);
+	struct umsi_pci_dev *b = plug_under(m, CB, &db, NULL);
+	struct umsi_pci_dev *fx = plug_under(m, CB_FN(2), &dx, b);
 	struct umsi_pci_dev *late, *late2;
 	struct umsi_sim_its_stats is0, is1;
 	struct snapshot s0;
@@ -1207,7 +1183,7 @@ static void test_late_function_shares_what_is_left(void **state)
 			 1);
 	assert_int_equal(umsi_pci_alloc_irq_vectors(fx, 8, 8,
 						    UMSI_PCI_IRQ_MSIX), 8);
-	late = plug_below(m, CB_FN(3), &dx, b);
+	late = plug_under(m, CB_FN(3), &dx, b);
 	s0 = snap(m);
 	is0 = istats(m);
 	/* 7 events left: 8 at least is refused, leaving nothing. */
@@ -1234,7 +1210,7 @@ static void test_late_function_shares_what_is_left(void **state)
 						      "late", m), 0);
 	fire_all(m, late, CB_FN(3), 7);
 	/* A 4-message MSI function finds no room: a smaller block? none. */
-	late2 = plug_below(m, CB_FN(4), &d4, b);
+	late2 = plug_under(m, CB_FN(4), &d4, b);
 	assert_int_equal(umsi_pci_alloc_irq_vectors(late2, 1, 4,
 						    UMSI_PCI_IRQ_MSI),
 			 -UMSI_ENOSPC);
@@ -1346,8 +1322,8 @@ static void test_shared_deviceid_join_failures(void **state)
 	(void)state;
 	for (k = 0; k == 0 || k <= n; k++) {
 		struct machine *m = its_machine(2, 0);
-		struct umsi_pci_dev *b = plug_below(m, CB, &db, NULL);
-		struct umsi_pci_dev *fx = plug_below(m, CB_FN(2), &dx, b);
+		struct umsi_pci_dev *b = plug_under(m, CB, &db, NULL);
+		struct umsi_pci_dev *fx = plug_under(m, CB_FN(2), &dx, b);
 		struct umsi_sim_its_stats is0, is1;
 		struct snapshot s0, s1;
 		int ret;

@@ -163,6 +163,45 @@ static inline struct umsi_pci_dev *plug(struct machine *m, umsi_bdf_t bdf,
 }
 
 /*
+ * A bridge to bus @sec: a PCI Express one of port type @type
+ * (UMSI_PCIE_TYPE_*), or a conventional PCI-to-PCI bridge for -1; with
+ * one MSI message of its own when @msi (a hot-plug controller's).
+ */
+static inline struct umsi_sim_dev_desc fx_bridge_desc(uint8_t sec, int type,
+						       bool msi)
+{
+	struct umsi_sim_dev_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.vendor = 0x1b36;
+	d.device = type < 0 ? 0x0001 : 0x000e;
+	d.class_code = 0x060400;
+	d.header_type = 1;
+	d.secondary_bus = sec;
+	d.subordinate_bus = sec;
+	d.pcie.present = type >= 0;
+	d.pcie.type = type < 0 ? 0 : (uint8_t)type;
+	d.msi.present = msi;
+	d.msi.nvec = 1;
+	d.msi.is64 = true;
+	return d;
+}
+
+/* plug() behind bridge @parent (NULL: the root bus), fresh from reset. */
+static inline struct umsi_pci_dev *plug_under(struct machine *m,
+					      umsi_bdf_t bdf,
+					      const struct umsi_sim_dev_desc *d,
+					      struct umsi_pci_dev *parent)
+{
+	struct umsi_pci_dev *dev = NULL;
+
+	assert_int_equal(umsi_sim_add_device(m->sim, bdf, d), 0);
+	assert_int_equal(umsi_pci_add(m->sys, bdf, parent, UMSI_PCI_ADD_FRESH,
+				      &dev), 0);
+	return dev;
+}
+
+/*
  * machine_free() for the back-end tests: no bad access and no host call
  * made where host.h forbids it, everything given back (every leak
  * counter), then @after (may be NULL) looks at the hardware the system

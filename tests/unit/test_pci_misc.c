@@ -644,39 +644,6 @@ static void test_surprise_removal_is_recognised(void **state)
 
 /* ---- functions behind bridges ---------------------------------------------- */
 
-/* A bridge (secondary bus @sec) of PCIe type @type (0: conventional),
- * with one MSI message of its own when @msi (a hot-plug controller's). */
-static struct umsi_sim_dev_desc bridge_desc(uint8_t sec, int type, bool msi)
-{
-	struct umsi_sim_dev_desc d;
-
-	memset(&d, 0, sizeof(d));
-	d.vendor = 0x1b36;
-	d.device = type < 0 ? 0x0001 : 0x000e;
-	d.class_code = 0x060400;
-	d.header_type = 1;
-	d.secondary_bus = sec;
-	d.subordinate_bus = sec;
-	d.pcie.present = type >= 0;
-	d.pcie.type = type < 0 ? 0 : (uint8_t)type;
-	d.msi.present = msi;
-	d.msi.nvec = 1;
-	d.msi.is64 = true;
-	return d;
-}
-
-static struct umsi_pci_dev *plug_under(struct machine *m, umsi_bdf_t bdf,
-				       const struct umsi_sim_dev_desc *d,
-				       struct umsi_pci_dev *parent)
-{
-	struct umsi_pci_dev *dev = NULL;
-
-	assert_int_equal(umsi_sim_add_device(m->sim, bdf, d), 0);
-	assert_int_equal(umsi_pci_add(m->sys, bdf, parent, UMSI_PCI_ADD_FRESH,
-				      &dev), 0);
-	return dev;
-}
-
 /*
  * What real machines have: functions behind a root port, a switch, a PCI
  * Express to PCI bridge and a conventional PCI-to-PCI bridge (one nested
@@ -691,17 +658,17 @@ static struct umsi_pci_dev *plug_under(struct machine *m, umsi_bdf_t bdf,
 static void test_functions_behind_bridges(void **state)
 {
 	struct machine *m = machine_new(4, 0, NULL);
-	struct umsi_sim_dev_desc rp1 = bridge_desc(1, UMSI_PCIE_TYPE_ROOT_PORT,
+	struct umsi_sim_dev_desc rp1 = fx_bridge_desc(1, UMSI_PCIE_TYPE_ROOT_PORT,
 						   true);
-	struct umsi_sim_dev_desc ppb = bridge_desc(2, UMSI_PCIE_TYPE_PCI_BRIDGE,
+	struct umsi_sim_dev_desc ppb = fx_bridge_desc(2, UMSI_PCIE_TYPE_PCI_BRIDGE,
 						   true);
-	struct umsi_sim_dev_desc cb = bridge_desc(3, -1, true);
-	struct umsi_sim_dev_desc nb = bridge_desc(4, -1, false);
-	struct umsi_sim_dev_desc rp2 = bridge_desc(5, UMSI_PCIE_TYPE_ROOT_PORT,
+	struct umsi_sim_dev_desc cb = fx_bridge_desc(3, -1, true);
+	struct umsi_sim_dev_desc nb = fx_bridge_desc(4, -1, false);
+	struct umsi_sim_dev_desc rp2 = fx_bridge_desc(5, UMSI_PCIE_TYPE_ROOT_PORT,
 						   false);
-	struct umsi_sim_dev_desc up = bridge_desc(6, UMSI_PCIE_TYPE_UPSTREAM,
+	struct umsi_sim_dev_desc up = fx_bridge_desc(6, UMSI_PCIE_TYPE_UPSTREAM,
 						  false);
-	struct umsi_sim_dev_desc dn = bridge_desc(7, UMSI_PCIE_TYPE_DOWNSTREAM,
+	struct umsi_sim_dev_desc dn = fx_bridge_desc(7, UMSI_PCIE_TYPE_DOWNSTREAM,
 						  false);
 	struct umsi_sim_dev_desc nv = nvme_desc(), m4 = msi_desc(4, true, true);
 	struct umsi_sim_dev_desc m1 = msi_desc(1, false, false);
