@@ -18,7 +18,7 @@ cd "$(dirname "$0")"
 # arm64-*.t) skip when these are missing.
 PKGS="make gcc clang lld llvm libc6-dev libcmocka-dev pkg-config valgrind \
       libclang-rt-dev qemu-system-x86 qemu-system-misc qemu-system-arm \
-      pciutils perl binutils \
+      pciutils perl binutils linux-image-cloud-amd64 busybox-static \
       dpkg-dev debhelper lintian meson ninja-build cmake"
 
 missing=""
