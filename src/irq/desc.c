@@ -732,17 +732,15 @@ int umsi_irq_program(struct umsi_system *sys, struct umsi_irq_desc *d)
 int umsi_irq_retarget(struct umsi_system *sys, struct umsi_irq_desc *d,
 		      uint32_t cpu, uint32_t id)
 {
-	const struct umsi_ctl *ctl = sys->env.ctl;
+	struct umsi_ctl_irq ci;
 	struct umsi_msg msg;
 	int ret;
 
-	/* The controller moves it; the source keeps its message. */
-	if (ctl->move == UMSI_CTL_MOVE_COMMAND && !d->chip->wired) {
-		struct umsi_ctl_irq ci;
-
-		ctl_irq(d, &ci);
-		return ctl->retarget(sys, &ci, cpu, id);
-	}
+	/* The controller moves it, or says the source's message must. */
+	ctl_irq(d, &ci);
+	ret = sys->env.ctl->retarget(sys, &ci, cpu, id);
+	if (ret != UMSI_CTL_REWRITE)
+		return ret;
 	ret = compose(sys, d, cpu, id, &msg);
 	return ret ? ret : d->chip->write_msg(sys, d, &msg);
 }

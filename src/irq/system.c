@@ -174,16 +174,9 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	sys->nids = mcfg.nvec ? mcfg.nvec : UMSI_MATRIX_VECTORS;
 	sys->id_limit = sys->env.ctl->global_space ? sys->ncpus * sys->nids :
 			sys->nids;
-	if (sys->env.ctl->split_blocks &&
-	    sys->env.ctl->move != UMSI_CTL_MOVE_COMMAND) {
-		umsi_log(sys, UMSI_LOG_ERROR, "%s: split MSI blocks need moves "
-			 "by command", sys->env.ctl->name);
-		ret = -UMSI_EINVAL;
-		goto fail;
-	}
-	if (sys->env.ctl->global_space && !sys->env.ctl->retarget) {
-		umsi_log(sys, UMSI_LOG_ERROR, "%s: a global identity space "
-			 "needs a retarget operation", sys->env.ctl->name);
+	if (!sys->env.ctl->retarget) {
+		umsi_log(sys, UMSI_LOG_ERROR, "%s: back-end operation "
+			 "retarget missing", sys->env.ctl->name);
 		ret = -UMSI_EINVAL;
 		goto fail;
 	}

@@ -165,7 +165,7 @@ static int g_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 }
 
 static const struct umsi_ctl global_ctl = {
-	.name = "toy-global", .move = UMSI_CTL_MOVE_COMMAND,
+	.name = "toy-global",
 	.init = g_init, .cpu_init = g_cpu_init, .compose = g_compose,
 	.retarget = g_retarget, .pending = g_pending, .resend = g_resend,
 	.eoi = true, .global_space = true,
@@ -173,7 +173,7 @@ static const struct umsi_ctl global_ctl = {
 };
 
 static const struct umsi_ctl global_ctl_no_retarget = {
-	.name = "toy-global-broken", .move = UMSI_CTL_MOVE_COMMAND,
+	.name = "toy-global-broken",
 	.init = g_init, .cpu_init = g_cpu_init, .compose = g_compose,
 	.pending = g_pending, .resend = g_resend, .global_space = true,
 	.spurious_id = 1023,

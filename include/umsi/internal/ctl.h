@@ -105,13 +105,12 @@ struct umsi_ctl_irq {
 	uint32_t group_count;
 };
 
-/* How an interrupt is moved to another CPU (umsi_ctl.move). */
-enum umsi_ctl_move {
-	/* Compose a new message and have the source's chip write it. */
-	UMSI_CTL_MOVE_MESSAGE = 0,
-	/* The controller retargets (umsi_ctl.retarget); the message stays. */
-	UMSI_CTL_MOVE_COMMAND,
-};
+/*
+ * What umsi_ctl.retarget answers when the source's own message must change
+ * for the move: the core composes it again (umsi_ctl.compose) and has the
+ * source's chip write it.
+ */
+#define UMSI_CTL_REWRITE 1
 
 /**
  * struct umsi_ctl_cpu - what a back end says about one CPU
@@ -130,7 +129,6 @@ struct umsi_ctl_cpu {
 /**
  * struct umsi_ctl - an interrupt-controller back end
  * @name: short name for logs ("x86-lapic")
- * @move: how IRQs move (enum umsi_ctl_move)
  * @init: check the platform (contradictory flags are refused with a log
  *        line naming them) and the back end's configuration
  *        (umsi_ctl_env.ctl_config), and fill the identity space @space for
@@ -149,11 +147,17 @@ struct umsi_ctl_cpu {
  *        (the CPU cannot be named), or the host's error (nothing held).
  * @release: give back what @compose took for @ci (called once, when the
  *        IRQ goes, if any compose of it succeeded). Optional.
- * @retarget: UMSI_CTL_MOVE_COMMAND only: point @ci at (@cpu, @id) inside
- *        the controller (a block: @ci->count identities from @id); with
- *        a global space @id is the one it has (only the CPU changes).
- *        On an error the controller should still deliver to the old
- *        target. NULL otherwise.
+ * @retarget: point @ci at (@cpu, @id) (a block: @ci->count identities
+ *        from @id; with a global space @id is the one it has, only the
+ *        CPU changes). Return 0 when the controller did it and the source
+ *        keeps its message (a GICv3 ITS's MOVI; VT-d rewriting its
+ *        entry); UMSI_CTL_REWRITE when the source's message is what
+ *        changes (the x86 local APIC, an IMSIC, a wired input under VT-d):
+ *        the core composes the new one and the source's chip writes it;
+ *        or an error, after which the controller should still deliver to
+ *        the old target. Required. How the move then ends is the same
+ *        for every controller: the old CPU is asked (@pending) until it
+ *        holds no copy of the old identity.
  * @pending: whether @id is pending (accepted, not yet taken) on the
  *        current CPU. Runs inside run_on_cpu().
  * @resend: make @id arrive on @cpu once (an IPI), for a copy that was
@@ -187,14 +191,14 @@ struct umsi_ctl_cpu {
  *        message, addressed by subhandle). Every member is composed with
  *        @group_irq/@group_count set, and each compose must return the
  *        same message, the block's, which the source holds; moves are
- *        @retarget of one member. Needs UMSI_CTL_MOVE_COMMAND.
+ *        @retarget of one member, which must not answer UMSI_CTL_REWRITE
+ *        (the block's one message stays).
  * @spurious_id: the identity the controller itself raises when it had
  *        nothing to deliver (x86: 0xff); it is never ended. Use a value
  *        outside the space when there is none.
  */
 struct umsi_ctl {
 	const char *name;
-	enum umsi_ctl_move move;
 	int (*init)(struct umsi_system *sys, uint32_t ncpus,
 		    struct umsi_matrix_config *space);
 	void (*fini)(struct umsi_system *sys);

@@ -459,7 +459,6 @@ static int its_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 
 const struct umsi_ctl umsi_ctl_arm64_its = {
 	.name = "arm64-its",
-	.move = UMSI_CTL_MOVE_COMMAND,
 	.init = umsi_its_init,
 	.fini = umsi_its_fini,
 	.cpu_init = umsi_its_cpu_init,

@@ -269,6 +269,18 @@ static int imsic_compose(struct umsi_system *sys,
 	return 0;
 }
 
+/* A move rewrites the source's message (the new hart's file). */
+static int imsic_retarget(struct umsi_system *sys,
+			  const struct umsi_ctl_irq *ci, uint32_t cpu,
+			  uint32_t id)
+{
+	(void)sys;
+	(void)ci;
+	(void)cpu;
+	(void)id;
+	return UMSI_CTL_REWRITE;
+}
+
 static bool imsic_pending(struct umsi_system *sys, uint32_t id)
 {
 	if (id == 0 || id > imsic_priv(sys)->num_ids)
@@ -292,11 +304,11 @@ static int imsic_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 
 const struct umsi_ctl umsi_ctl_riscv_imsic = {
 	.name = "riscv-imsic",
-	.move = UMSI_CTL_MOVE_MESSAGE,
 	.init = imsic_init,
 	.fini = imsic_fini,
 	.cpu_init = imsic_cpu_init,
 	.compose = imsic_compose,
+	.retarget = imsic_retarget,
 	.pending = imsic_pending,
 	.resend = imsic_resend,
 	/* No end of interrupt: the kernel claimed it through stopei. */

@@ -101,6 +101,19 @@ int umsi_lapic_check_host(struct umsi_system *sys, const char *name)
 	return -UMSI_EINVAL;
 }
 
+/* A move rewrites the source's message (or its remapping entry, which
+ * the host composes anew). */
+static int lapic_retarget(struct umsi_system *sys,
+			  const struct umsi_ctl_irq *ci, uint32_t cpu,
+			  uint32_t id)
+{
+	(void)sys;
+	(void)ci;
+	(void)cpu;
+	(void)id;
+	return UMSI_CTL_REWRITE;
+}
+
 bool umsi_lapic_pending(struct umsi_system *sys, uint32_t id)
 {
 	return umsi_host_irq_pending(sys, id);
@@ -129,11 +142,11 @@ static uint32_t lapic_max_block(struct umsi_system *sys)
 
 const struct umsi_ctl umsi_ctl_x86_lapic = {
 	.name = "x86-lapic",
-	.move = UMSI_CTL_MOVE_MESSAGE,
 	.init = lapic_init,
 	.cpu_init = lapic_cpu_init,
 	.compose = lapic_compose,
 	.release = lapic_release,
+	.retarget = lapic_retarget,
 	.pending = umsi_lapic_pending,
 	.resend = umsi_lapic_resend,
 	/* EOI: a write of 0 to the EOI register (the host's eoi). */

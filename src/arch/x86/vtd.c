@@ -12,7 +12,7 @@
  * function the entry was written for (source-ID validation). So a device
  * can neither raise a vector nobody gave it nor forge another's
  * interrupt, and an interrupt moves by rewriting its entry: the device's
- * message never changes (UMSI_CTL_MOVE_COMMAND).
+ * message never changes (retarget rewrites the entry).
  *
  * Entries are taken per IRQ: one, or for a multi-message MSI block 2^k
  * consecutive ones addressed by subhandle (the device ORs the message
@@ -491,6 +491,12 @@ static int vtd_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	uint32_t apic;
 	int ret;
 
+	/*
+	 * A wired input: the IO-APIC's redirection entry is written again
+	 * with the message compose gives (its entry rewritten there).
+	 */
+	if (ci->wired)
+		return UMSI_CTL_REWRITE;
 	ret = vtd_check(sys, ci, cpu, id, &apic);
 	if (!ret)
 		ret = vtd_slice(ci, &sl);
@@ -865,7 +871,6 @@ int umsi_vtd_faults(struct umsi_system *sys,
 
 const struct umsi_ctl umsi_ctl_x86_vtd = {
 	.name = "x86-vtd",
-	.move = UMSI_CTL_MOVE_COMMAND,
 	.init = vtd_init,
 	.fini = vtd_fini,
 	.cpu_init = vtd_cpu_init,
