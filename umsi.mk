@@ -33,6 +33,7 @@ UMSI_SRCS := $(addprefix $(UMSI_DIR)/src/, \
 	arch/arm64/its.c \
 	arch/arm64/its_cmd.c \
 	arch/arm64/its_tables.c \
+	arch/common/domain.c \
 	arch/riscv/imsic.c \
 	arch/x86/lapic.c \
 	arch/x86/msg.c \

@@ -250,7 +250,7 @@ static void fold(struct umsi_system *sys, struct move *mv, uint32_t cpu,
 }
 
 /*
- * A global space: after the controller's move command, ask the old CPU
+ * A move in place: after the controller's move command, ask the old CPU
  * (interrupts off) whether it still holds one of the identities pending.
  * The command moved the pending state with the IRQ (GICv3 MOVI does), so
  * it should not; a copy it does hold it takes itself once its interrupts
@@ -269,13 +269,13 @@ static void global_cleanup_on_old_cpu(void *arg)
 }
 
 /*
- * Move @d in a global space (umsi_ctl.global_space): the identities stay
- * (so do the slots, and the device's message); the controller retargets
- * them by a command, and the matrix moves the IRQ's local identity, which
- * only balances the CPUs. Caller owns d->busy; returns 0 or a negative
- * code with @d where it was.
+ * Move @d in place: its identities stay (so do their slots, which every
+ * CPU shares, and the device's message); the controller retargets them
+ * by a command, and the matrix moves the IRQ's local identity, which only
+ * balances the CPUs. Caller owns d->busy; returns 0 or a negative code
+ * with @d where it was.
  */
-static int move_irq_global(struct umsi_system *sys, struct umsi_irq_desc *d,
+static int move_in_place(struct umsi_system *sys, struct umsi_irq_desc *d,
 			   const struct umsi_cpumask *mask)
 {
 	struct move mv = { .sys = sys, .d = d, .n = 1 };
@@ -356,6 +356,20 @@ static int move_irq_global(struct umsi_system *sys, struct umsi_irq_desc *d,
 }
 
 /*
+ * Whether @d keeps its identity, and with it its slot, wherever it goes:
+ * the back end's domain gives the same identity for another local one,
+ * and another CPU's slot for it is the same slot (one shared table).
+ */
+static bool moves_in_place(struct umsi_system *sys,
+			   const struct umsi_irq_desc *d)
+{
+	uint32_t other = (d->cpu + 1) % sys->ncpus, id = d->vector;
+
+	return sys->env.ctl->domain->move_id(id, d->local + 1) == id &&
+	       umsi_slot(sys, other, id) == umsi_slot(sys, d->cpu, id);
+}
+
+/*
  * Move @d (an IRQ, or the leader of an MSI block, which moves whole) to a
  * CPU of @mask (already limited to reachable CPUs). Caller owns d->busy.
  * Returns 0 or a negative code; on failure @d is unchanged, or, when even
@@ -370,8 +384,8 @@ int umsi_irq_move(struct umsi_system *sys, struct umsi_irq_desc *d,
 	uint32_t i;
 	int ret;
 
-	if (sys->env.ctl->global_space)
-		return move_irq_global(sys, d, mask);
+	if (moves_in_place(sys, d))
+		return move_in_place(sys, d, mask);
 	if (d->block_leader)
 		mv.n = 1u << d->block_order;
 	/* The counts of the slots it leaves go to its history. */

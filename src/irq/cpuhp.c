@@ -64,9 +64,9 @@ static int managed_restart(struct umsi_system *sys, struct umsi_irq_desc *d,
 	if (v >= 0) {
 		d->cpu = cpu;
 		d->local = (uint32_t)v;
-		/* A global identity stays the IRQ's through the shutdown. */
-		if (!sys->env.ctl->global_space)
-			d->vector = (uint32_t)v;
+		/* Its identity there (a global one stays the IRQ's). */
+		d->vector = sys->env.ctl->domain->move_id(d->vector,
+							  (uint32_t)v);
 		d->shutdown = false;
 		atomic_store(&umsi_slot(sys, cpu, d->vector)->d, d);
 	}

@@ -283,44 +283,11 @@ effective_mask(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 	return m;
 }
 
-/*
- * A global space: give @n descriptors their identities, as one aligned
- * run of 2^@order for an MSI block (the device ORs the message number
- * into the data, so dispatch receives base + i), else the lowest free one
- * each. All or nothing. [lock]
- */
-static int take_gids(struct umsi_system *sys, struct umsi_irq_desc **ds,
-		     uint32_t n, bool block, uint32_t order)
+/* Give back the identities of @d (an MSI block: by its leader). */
+static void give_ids(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
-	uint32_t i, g;
-
-	if (block) {
-		g = umsi_idmap_take_run(&sys->gids, 1u << order, 1u << order);
-		if (g == UINT32_MAX)
-			return -UMSI_ENOSPC;
-		for (i = 0; i < n; i++)
-			ds[i]->vector = g + i;
-		return 0;
-	}
-	for (i = 0; i < n; i++) {
-		g = umsi_idmap_take_run(&sys->gids, 1, 1);
-		if (g == UINT32_MAX) {
-			while (i--)
-				umsi_idmap_clear(&sys->gids, ds[i]->vector);
-			return -UMSI_ENOSPC;
-		}
-		ds[i]->vector = g;
-	}
-	return 0;
-}
-
-/* Give back what take_gids() gave @d (an MSI block: by its leader). */
-static void give_gids(struct umsi_system *sys, struct umsi_irq_desc *d)
-{
-	uint32_t k, run = d->block_leader ? 1u << d->block_order : 1;
-
-	for (k = 0; k < run; k++)
-		umsi_idmap_clear(&sys->gids, d->vector + k);
+	sys->env.ctl->domain->give(sys, d->vector, d->block_leader ?
+				   1u << d->block_order : 1);
 }
 
 #ifdef UMSI_ASSERT_HOOK
@@ -352,11 +319,12 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		   uint32_t nvec, bool block, const struct umsi_cpumask *affinity,
 		   bool managed, struct umsi_irq_desc **out)
 {
+	const struct umsi_ctl_domain *dom = sys->env.ctl->domain;
 	struct umsi_cpumask mbuf;
 	const struct umsi_cpumask *mask;
 	uint64_t *words;
 	umsi_irqflags_t fl;
-	uint32_t i, done = 0, cpu = 0, order = 0;
+	uint32_t i, done = 0, cpu = 0, order = 0, id;
 	int ret = -UMSI_ENOMEM, v;
 	uint32_t reserved = 0;
 	bool split = false;
@@ -410,14 +378,15 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		}
 		for (i = 0; i < nvec; i++) {
 			out[i]->cpu = cpu;
-			out[i]->vector = (uint32_t)v + i;
 			out[i]->local = (uint32_t)v + i;
 			out[i]->block_leader = out[0];
 		}
 		out[0]->block_order = (uint8_t)order;
 		done = nvec;
-		ret = sys->env.ctl->global_space ?
-		      take_gids(sys, out, nvec, true, order) : 0;
+		ret = dom->take(sys, (uint32_t)v, 1u << order, 1u << order,
+				&id);
+		for (i = 0; !ret && i < nvec; i++)
+			out[i]->vector = id + i;
 		if (ret) {
 			umsi_matrix_free_block(sys->matrix, cpu, (uint32_t)v,
 					       order);
@@ -432,14 +401,15 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 				ret = v;
 				goto unwind;
 			}
-			out[done]->cpu = cpu;
-			out[done]->vector = (uint32_t)v;
-			out[done]->local = (uint32_t)v;
-		}
-		if (sys->env.ctl->global_space) {
-			ret = take_gids(sys, out, nvec, false, 0);
-			if (ret)
+			ret = dom->take(sys, (uint32_t)v, 1, 1, &id);
+			if (ret) {
+				umsi_matrix_free(sys->matrix, cpu, (uint32_t)v,
+						 managed);
 				goto unwind;
+			}
+			out[done]->cpu = cpu;
+			out[done]->local = (uint32_t)v;
+			out[done]->vector = id;
 		}
 	}
 	for (i = 0; split && i < nvec; i++)
@@ -456,9 +426,11 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 	return 0;
 
 unwind:
-	while (done--)
+	while (done--) {
+		dom->give(sys, out[done]->vector, 1);
 		umsi_matrix_free(sys->matrix, out[done]->cpu, out[done]->local,
 				 managed);
+	}
 unlock:
 	while (reserved--)
 		umsi_matrix_remove_managed(sys->matrix, mask);
@@ -479,7 +451,7 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 	const struct umsi_cpumask *mask;
 	struct umsi_irq_desc *d;
 	umsi_irqflags_t fl;
-	uint32_t cpu;
+	uint32_t cpu, id = 0;
 	int v, ret = 0;
 
 	if (irq >= sys->max_irqs)
@@ -495,9 +467,9 @@ int umsi_irq_alloc_at(struct umsi_system *sys, uint32_t irq,
 	} else {
 		v = umsi_matrix_alloc(sys->matrix, mask, sys->alloc_flags, &cpu);
 		if (v >= 0) {
-			d->vector = (uint32_t)v;
-			ret = sys->env.ctl->global_space ?
-			      take_gids(sys, &d, 1, false, 0) : 0;
+			ret = sys->env.ctl->domain->take(sys, (uint32_t)v, 1, 1,
+							 &id);
+			d->vector = id;
 			if (ret)
 				umsi_matrix_free(sys->matrix, cpu, (uint32_t)v,
 						 false);
@@ -528,8 +500,7 @@ static void free_vectors(struct umsi_system *sys, struct umsi_irq_desc *d)
 
 	if (d->block_leader && d->block_leader != d)
 		return;         /* the leader frees the whole block */
-	if (sys->env.ctl->global_space)
-		give_gids(sys, d);
+	give_ids(sys, d);
 	if (d->block_leader) {
 		ret = umsi_matrix_free_block(sys->matrix, d->cpu, d->local,
 					     d->block_order);

@@ -57,7 +57,8 @@ static void system_free(struct umsi_system *sys)
 		umsi_free(sys, (void *)sys->irqs,
 			  sys->max_irqs * sizeof(*sys->irqs));
 	umsi_free(sys, sys->irq_ids_mem, sys->irq_ids_size);
-	umsi_free(sys, sys->gids_mem, sys->gids_size);
+	if (sys->env.ctl && sys->env.ctl->domain)
+		sys->env.ctl->domain->fini(sys);
 	umsi_free(sys, sys->matrix_mem, sys->matrix_size);
 	umsi_free(sys, sys->cpus, sys->cpus_size);
 	umsi_free(sys, sys->reachable, umsi_sys_mask_bytes(sys));
@@ -81,9 +82,8 @@ static int system_cpus(struct umsi_system *sys)
 		struct umsi_cpu *c = &sys->cpus[cpu];
 		struct umsi_ctl_cpu cc = { 0 };
 
-		/* A global space: one table, the identity is global. */
-		c->slot = ctl->global_space ? sys->slots :
-			  sys->slots + (size_t)cpu * sys->nids;
+		/* Where its identities' slots are (the domain says). */
+		c->slot = sys->slots + ctl->domain->slot_base(cpu, sys->nids);
 		ret = ctl->cpu_init(sys, cpu, &cc);
 		if (ret)
 			return ret;
@@ -172,11 +172,10 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 		mcfg.ncpus = sys->ncpus;
 	}
 	sys->nids = mcfg.nvec ? mcfg.nvec : UMSI_MATRIX_VECTORS;
-	sys->id_limit = sys->env.ctl->global_space ? sys->ncpus * sys->nids :
-			sys->nids;
-	if (!sys->env.ctl->retarget) {
-		umsi_log(sys, UMSI_LOG_ERROR, "%s: back-end operation "
-			 "retarget missing", sys->env.ctl->name);
+	if (!sys->env.ctl->retarget || !sys->env.ctl->domain) {
+		umsi_log(sys, UMSI_LOG_ERROR, "%s: back-end operation %s "
+			 "missing", sys->env.ctl->name,
+			 sys->env.ctl->retarget ? "domain" : "retarget");
 		ret = -UMSI_EINVAL;
 		goto fail;
 	}
@@ -217,13 +216,11 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	if (!sys->irqs || !sys->irq_ids_mem)
 		goto fail;
 	umsi_idmap_init(&sys->irq_ids, sys->max_irqs, sys->irq_ids_mem);
-	if (sys->env.ctl->global_space) {
-		sys->gids_size = umsi_idmap_size(sys->id_limit);
-		sys->gids_mem = umsi_zalloc(sys, sys->gids_size);
-		if (!sys->gids_mem)
-			goto fail;
-		umsi_idmap_init(&sys->gids, sys->id_limit, sys->gids_mem);
-	}
+	ret = sys->env.ctl->domain->init(sys, sys->ncpus, sys->nids,
+					  &sys->id_limit);
+	if (ret)
+		goto fail;
+	ret = -UMSI_ENOMEM;
 	sys->reachable = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
 	sys->wired_reachable = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
 	sys->scratch = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
@@ -288,6 +285,11 @@ uint32_t umsi_cpu_count(struct umsi_system *sys)
 }
 
 const struct umsi_matrix *umsi_system_matrix(struct umsi_system *sys)
+{
+	return sys->matrix;
+}
+
+struct umsi_matrix *umsi_ctl_matrix(struct umsi_system *sys)
 {
 	return sys->matrix;
 }

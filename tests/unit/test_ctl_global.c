@@ -168,14 +168,15 @@ static const struct umsi_ctl global_ctl = {
 	.name = "toy-global",
 	.init = g_init, .cpu_init = g_cpu_init, .compose = g_compose,
 	.retarget = g_retarget, .pending = g_pending, .resend = g_resend,
-	.eoi = true, .global_space = true,
+	.eoi = true, .domain = &umsi_ctl_domain_global,
 	.spurious_id = 1023,
 };
 
 static const struct umsi_ctl global_ctl_no_retarget = {
 	.name = "toy-global-broken",
 	.init = g_init, .cpu_init = g_cpu_init, .compose = g_compose,
-	.pending = g_pending, .resend = g_resend, .global_space = true,
+	.pending = g_pending, .resend = g_resend,
+	.domain = &umsi_ctl_domain_global,
 	.spurious_id = 1023,
 };
 

@@ -20,9 +20,7 @@
  */
 static bool fx_id_in_use(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 {
-	if (sys->env.ctl->global_space)
-		return id < sys->id_limit && umsi_idmap_test(&sys->gids, id);
-	return umsi_matrix_is_allocated(umsi_system_matrix(sys), cpu, id);
+	return sys->env.ctl->domain->in_use(sys, cpu, id);
 }
 
 struct target_check {

@@ -112,10 +112,10 @@ struct umsi_irq_desc {
 	/*
 	 * Target: a CPU and the identity it takes (its slot: sys->cpus[cpu]
 	 * .slot[vector]). Written under the lock; walkers read them without
-	 * it (atomics, relaxed). @local is what the matrix gave on @cpu:
-	 * the same as @vector for per-CPU spaces; for a global space
-	 * (umsi_ctl.global_space) @vector is a global identity that stays
-	 * for the IRQ's life while @local follows the CPU. [lock]
+	 * it (atomics, relaxed). @local is what the matrix gave on @cpu,
+	 * which balances the CPUs; @vector is the identity the back end's
+	 * domain made of it (umsi_ctl_domain: the same number per CPU, or
+	 * a global identity that stays for the IRQ's life). [lock]
 	 */
 	_Atomic uint32_t cpu;
 	_Atomic uint32_t vector;
@@ -177,10 +177,10 @@ struct umsi_cpu {
 	/*
 	 * identity -> descriptor, the "vector indexing" table, with the
 	 * interrupts taken on each identity by the descriptor that holds it
-	 * (side by side: dispatch reaches both with one index). sys->nids
-	 * entries of this CPU's own; for a back end with a global space
-	 * (umsi_ctl.global_space) every CPU points at the whole table
-	 * (id_limit entries), indexed by the global identity.
+	 * (side by side: dispatch reaches both with one index), where the
+	 * back end's domain puts it (umsi_ctl_domain.slot_base): sys->nids
+	 * entries of its own, or the whole table that every CPU shares
+	 * (id_limit entries, indexed by a global identity).
 	 */
 	struct umsi_vslot *slot;
 	uint32_t hwid;
@@ -217,14 +217,7 @@ struct umsi_system {
 	struct umsi_idmap irq_ids;  /* numbers in use [lock] */
 	uint64_t *irq_ids_mem;
 	size_t irq_ids_size;
-	/*
-	 * A global space (umsi_ctl.global_space): the identities in use,
-	 * 0..id_limit - 1, apart from the matrix, which only balances the
-	 * CPUs (an IRQ holds one local identity of its CPU there). [lock]
-	 */
-	struct umsi_idmap gids;
-	uint64_t *gids_mem;
-	size_t gids_size;
+
 	/* Storm detection settings. */
 	uint32_t storm_threshold;
 	uint64_t storm_quiet_ns;

@@ -59,12 +59,61 @@ struct umsi_ctl_env {
 	const struct umsi_ctl *ctl;
 	const void *ctl_config;
 	void *priv;
+	/* The identity domain's own state (umsi_ctl_domain.init), or NULL. */
+	void *domain_priv;
 };
 
 static inline struct umsi_ctl_env *umsi_ctl_env(struct umsi_system *sys)
 {
 	return (struct umsi_ctl_env *)(void *)sys;
 }
+
+/**
+ * struct umsi_ctl_domain - how a back end's identities relate to its CPUs
+ *
+ * The core takes a CPU and a local identity from the matrix (which
+ * balances the CPUs, @nids identities each) for every target; the domain
+ * says which identity dispatch then receives, where its slot is, and
+ * what a move does to it. Two are offered, and a back end names one:
+ *  - umsi_ctl_domain_per_cpu: every CPU its own space (x86 vectors, an
+ *    IMSIC file's identities): the identity is the local one, each CPU
+ *    has its own slot table, a move gives a new identity;
+ *  - umsi_ctl_domain_global: identities unique across CPUs (GICv3 LPIs):
+ *    an IRQ gets the lowest free one of 0..ncpus * nids - 1 (an MSI block
+ *    an aligned run) for its whole life; one slot table serves every CPU,
+ *    so a move keeps the identity and its slot (only the CPU changes; the
+ *    back end's retarget moves it: an ITS's MOVI).
+ *
+ * @init: set the domain up for @ncpus CPUs of @nids local identities;
+ *        *@ids: the identities dispatch accepts. Return 0 or -UMSI_ENOMEM.
+ * @fini: undo @init. NULL-safe on a domain @init failed for.
+ * @slot_base: where CPU @cpu's slots start in the one array of ncpus *
+ *        @nids slots.
+ * @take: the identities of @n new targets whose first local identity is
+ *        @local (an MSI block: @n = @align = 2^k, one CPU, consecutive),
+ *        first in *@id. Return 0 or -UMSI_ENOSPC. [system lock]
+ * @give: give back @n identities from @id taken by @take. [system lock]
+ * @move_id: the identity a target of identity @id has once its local
+ *        identity is @local (a move, or a managed IRQ started again).
+ * @in_use: whether @id of @cpu belongs to an IRQ now (tests and checks).
+ */
+struct umsi_ctl_domain {
+	int (*init)(struct umsi_system *sys, uint32_t ncpus, uint32_t nids,
+		    uint32_t *ids);
+	void (*fini)(struct umsi_system *sys);
+	size_t (*slot_base)(uint32_t cpu, uint32_t nids);
+	int (*take)(struct umsi_system *sys, uint32_t local, uint32_t n,
+		    uint32_t align, uint32_t *id);
+	void (*give)(struct umsi_system *sys, uint32_t id, uint32_t n);
+	uint32_t (*move_id)(uint32_t id, uint32_t local);
+	bool (*in_use)(struct umsi_system *sys, uint32_t cpu, uint32_t id);
+};
+
+extern const struct umsi_ctl_domain umsi_ctl_domain_per_cpu;
+extern const struct umsi_ctl_domain umsi_ctl_domain_global;
+
+/* The system's vector matrix, for a domain's in_use (src/irq). */
+struct umsi_matrix *umsi_ctl_matrix(struct umsi_system *sys);
 
 /* No requester: a wired input, or a source the bus does not name. */
 #define UMSI_NO_SOURCE 0xffffffffu
@@ -168,19 +217,11 @@ struct umsi_ctl_cpu {
  *        end of interrupt from uMSI (an IMSIC's claim through stopei
  *        ended it; a GICv3's EOIR is the kernel's). umsi_system_create()
  *        refuses a host without eoi when it is set.
- * @global_space: identities are unique across CPUs, not per CPU (a GICv3
- *        ITS's LPIs). The core keeps a map of global identities 0..ncpus *
- *        nvec - 1 apart from the matrix: an IRQ gets the lowest free one
- *        (an MSI block an aligned run) for its whole life, and the
- *        back end receives it as @id everywhere (compose, retarget,
- *        pending, resend), adding its own base (LPI 8192 ...) where the
- *        hardware needs it; umsi_dispatch() receives it too, from any
- *        CPU. The matrix still gives the chosen CPU a local identity of
- *        @init's space, which only balances the CPUs (nvec IRQs a CPU at
- *        most). A move keeps the identity: @retarget with the same @id
- *        and a new @cpu (an ITS's MOVI); the old CPU is then asked
- *        (@pending, on that CPU) until it holds no copy, which it takes
- *        itself through the same slot. Such a controller needs @retarget.
+ * @domain: how identities relate to CPUs (struct umsi_ctl_domain):
+ *        umsi_ctl_domain_per_cpu or umsi_ctl_domain_global. The back end
+ *        receives the domain's identity as @id everywhere (compose,
+ *        retarget, pending, resend), adding its own base (LPI 8192 ...)
+ *        where the hardware needs it; so does umsi_dispatch(). Required.
  * @max_block: the most messages one multi-message MSI function may get
  *        (a power of two, 1..32); optional, NULL means 32. x86 under
  *        interrupt remapping says 1: each message needs its own remapping
@@ -212,7 +253,7 @@ struct umsi_ctl {
 	bool (*pending)(struct umsi_system *sys, uint32_t id);
 	int (*resend)(struct umsi_system *sys, uint32_t cpu, uint32_t id);
 	bool eoi;
-	bool global_space;
+	const struct umsi_ctl_domain *domain;
 	uint32_t (*max_block)(struct umsi_system *sys);
 	bool split_blocks;
 	uint32_t spurious_id;

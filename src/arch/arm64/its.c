@@ -469,7 +469,7 @@ const struct umsi_ctl umsi_ctl_arm64_its = {
 	.resend = its_resend,
 	/* The kernel acknowledges (ICC_IAR1_EL1) and ends (ICC_EOIR1_EL1). */
 	.eoi = false,
-	.global_space = true,
+	.domain = &umsi_ctl_domain_global,
 	/* The kernel never dispatches ICC_IAR1_EL1's 1023: nothing is. */
 	.spurious_id = 0xffffffffu,
 };

@@ -304,6 +304,7 @@ static int imsic_resend(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 
 const struct umsi_ctl umsi_ctl_riscv_imsic = {
 	.name = "riscv-imsic",
+	.domain = &umsi_ctl_domain_per_cpu,
 	.init = imsic_init,
 	.fini = imsic_fini,
 	.cpu_init = imsic_cpu_init,

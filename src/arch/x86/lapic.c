@@ -142,6 +142,7 @@ static uint32_t lapic_max_block(struct umsi_system *sys)
 
 const struct umsi_ctl umsi_ctl_x86_lapic = {
 	.name = "x86-lapic",
+	.domain = &umsi_ctl_domain_per_cpu,
 	.init = lapic_init,
 	.cpu_init = lapic_cpu_init,
 	.compose = lapic_compose,

@@ -871,6 +871,7 @@ int umsi_vtd_faults(struct umsi_system *sys,
 
 const struct umsi_ctl umsi_ctl_x86_vtd = {
 	.name = "x86-vtd",
+	.domain = &umsi_ctl_domain_per_cpu,
 	.init = vtd_init,
 	.fini = vtd_fini,
 	.cpu_init = vtd_cpu_init,
