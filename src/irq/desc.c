@@ -333,8 +333,8 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		return -UMSI_EINVAL;
 	if (block)
 		order = umsi_order_of(nvec);
-	/* Messages the controller translates one by one: IRQs of their own. */
-	if (block && sys->env.ctl->split_blocks) {
+	/* Messages the domain makes targets of their own: IRQs of their own. */
+	if (block && dom->split_blocks) {
 		if (nvec != 1u << order)
 			return -UMSI_EINVAL;
 		split = true;
@@ -681,9 +681,9 @@ uint32_t umsi_irq_max_block(struct umsi_system *sys)
 	return ctl->max_block ? ctl->max_block(sys) : 32;
 }
 
-bool umsi_irq_split_blocks(struct umsi_system *sys)
+bool umsi_irq_grouped(const struct umsi_irq_desc *d)
 {
-	return sys->env.ctl->split_blocks;
+	return d->group_leader != NULL;
 }
 
 int umsi_irq_msg(struct umsi_system *sys, struct umsi_irq_desc *d,

@@ -375,8 +375,8 @@ again:
 	ret = umsi_irq_msg(sys, dev->descs[0], &msg);
 	/* Messages translated one by one: each member's target set up too,
 	 * all under the block's one message. */
-	for (i = 1; !ret && umsi_irq_split_blocks(sys) && i < (uint32_t)block;
-	     i++) {
+	for (i = 1; !ret && umsi_irq_grouped(dev->descs[0]) &&
+		    i < (uint32_t)block; i++) {
 		struct umsi_msg m;
 
 		ret = umsi_irq_msg(sys, dev->descs[i], &m);

@@ -128,7 +128,7 @@ struct umsi_irq_desc {
 	struct umsi_irq_desc *block_leader;  /* NULL unless in an MSI block */
 	/*
 	 * An MSI block whose messages the back end translates one by one
-	 * (umsi_ctl.split_blocks): each member its own IRQ, block_leader
+	 * (umsi_ctl_domain.split_blocks): each member its own IRQ, block_leader
 	 * NULL; @group_leader names the first, which holds @group_order.
 	 */
 	struct umsi_irq_desc *group_leader;
@@ -392,11 +392,12 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 uint32_t umsi_irq_max_block(struct umsi_system *sys);
 
 /*
- * Whether a multi-message MSI block is IRQs of their own (umsi_ctl
- * .split_blocks): each member is composed (umsi_irq_msg) and every
- * compose gives the block's one message. Context: any.
+ * Whether @d is a member of a multi-message MSI block whose messages are
+ * IRQs of their own (the domain's split_blocks): each member is composed
+ * (umsi_irq_msg) and every compose gives the block's one message.
+ * Context: any.
  */
-bool umsi_irq_split_blocks(struct umsi_system *sys);
+bool umsi_irq_grouped(const struct umsi_irq_desc *d);
 
 /**
  * umsi_irq_program - give @d's source the message for its current target

@@ -69,6 +69,18 @@ const struct umsi_ctl_domain umsi_ctl_domain_per_cpu = {
 	.in_use = pc_in_use,
 };
 
+/* Per CPU, each message of an MSI block a target of its own (VT-d). */
+const struct umsi_ctl_domain umsi_ctl_domain_per_message = {
+	.init = pc_init,
+	.fini = pc_fini,
+	.slot_base = pc_slot_base,
+	.take = pc_take,
+	.give = pc_give,
+	.move_id = pc_move_id,
+	.in_use = pc_in_use,
+	.split_blocks = true,
+};
+
 /* ---- Global ----------------------------------------------------------------- */
 
 struct global_ids {

@@ -96,7 +96,7 @@
 
 /*
  * An IRQ's entries: @base..@base + @count - 1; or a split MSI block's
- * (umsi_ctl.split_blocks), keyed by its first IRQ, entry @base + i for
+ * (umsi_ctl_domain.split_blocks), keyed by its first IRQ, entry @base + i for
  * message i, @live the messages whose IRQ holds its entry.
  */
 struct vtd_irq {
@@ -385,7 +385,7 @@ static int vtd_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 
 /*
  * Which record and which of its entries @ci names: an IRQ's own (all of
- * them), or in a split MSI block (umsi_ctl.split_blocks) the block's
+ * them), or in a split MSI block (umsi_ctl_domain.split_blocks) the block's
  * record, keyed by its first IRQ, and entry @ci->index of it.
  */
 struct vtd_slice {
@@ -871,7 +871,7 @@ int umsi_vtd_faults(struct umsi_system *sys,
 
 const struct umsi_ctl umsi_ctl_x86_vtd = {
 	.name = "x86-vtd",
-	.domain = &umsi_ctl_domain_per_cpu,
+	.domain = &umsi_ctl_domain_per_message,
 	.init = vtd_init,
 	.fini = vtd_fini,
 	.cpu_init = vtd_cpu_init,
@@ -884,6 +884,5 @@ const struct umsi_ctl umsi_ctl_x86_vtd = {
 	/* Blocks of consecutive entries, addressed by subhandle, each
 	 * message with its own CPU and vector. */
 	.max_block = NULL,
-	.split_blocks = true,
 	.spurious_id = 0xff,
 };
