@@ -334,7 +334,7 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 	if (block)
 		order = umsi_order_of(nvec);
 	/* Messages the domain makes targets of their own: IRQs of their own. */
-	if (block && dom->split_blocks) {
+	if (block && dom->block_targets(1u << order) > 1) {
 		if (nvec != 1u << order)
 			return -UMSI_EINVAL;
 		split = true;

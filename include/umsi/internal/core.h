@@ -128,7 +128,7 @@ struct umsi_irq_desc {
 	struct umsi_irq_desc *block_leader;  /* NULL unless in an MSI block */
 	/*
 	 * An MSI block whose messages the back end translates one by one
-	 * (umsi_ctl_domain.split_blocks): each member its own IRQ, block_leader
+	 * (umsi_ctl_domain.block_targets): each member its own IRQ, block_leader
 	 * NULL; @group_leader names the first, which holds @group_order.
 	 */
 	struct umsi_irq_desc *group_leader;
@@ -393,7 +393,7 @@ uint32_t umsi_irq_max_block(struct umsi_system *sys);
 
 /*
  * Whether @d is a member of a multi-message MSI block whose messages are
- * IRQs of their own (the domain's split_blocks): each member is composed
+ * IRQs of their own (the domain's block_targets): each member is composed
  * (umsi_irq_msg) and every compose gives the block's one message.
  * Context: any.
  */

@@ -96,14 +96,16 @@ static inline struct umsi_ctl_env *umsi_ctl_env(struct umsi_system *sys)
  * @move_id: the identity a target of identity @id has once its local
  *        identity is @local (a move, or a managed IRQ started again).
  * @in_use: whether @id of @cpu belongs to an IRQ now (tests and checks).
- * @split_blocks: each message of a multi-message MSI block is a target of
- *        its own (its own CPU and identity; it moves alone), because the
- *        controller translates each one separately (VT-d: an entry per
- *        message, addressed by subhandle): umsi_ctl_domain_per_message.
- *        Every member is then composed with @group_irq/@group_count set
- *        (struct umsi_ctl_irq), each compose must return the same message,
- *        the block's, which the source holds, and a move is @retarget of
- *        one member, which must not answer UMSI_CTL_REWRITE.
+ * @block_targets: how many targets a multi-message MSI block of @n
+ *        messages (2^k) needs: 1, one CPU and @n consecutive identities
+ *        that move together; or @n, each message a target of its own (its
+ *        own CPU and identity; it moves alone), because the controller
+ *        translates each one separately (VT-d: an entry per message,
+ *        addressed by subhandle: umsi_ctl_domain_per_message). Every
+ *        member is then composed with @group_irq/@group_count set (struct
+ *        umsi_ctl_irq), each compose must return the same message, the
+ *        block's, which the source holds, and a move is @retarget of one
+ *        member, which must not answer UMSI_CTL_REWRITE.
  */
 struct umsi_ctl_domain {
 	int (*init)(struct umsi_system *sys, uint32_t ncpus, uint32_t nids,
@@ -115,7 +117,7 @@ struct umsi_ctl_domain {
 	void (*give)(struct umsi_system *sys, uint32_t id, uint32_t n);
 	uint32_t (*move_id)(uint32_t id, uint32_t local);
 	bool (*in_use)(struct umsi_system *sys, uint32_t cpu, uint32_t id);
-	bool split_blocks;
+	uint32_t (*block_targets)(uint32_t n);
 };
 
 extern const struct umsi_ctl_domain umsi_ctl_domain_per_cpu;
@@ -142,7 +144,7 @@ struct umsi_matrix *umsi_ctl_matrix(struct umsi_system *sys);
  *         the one composed onwards)
  * @wired: a wired input (IO-APIC redirection entry, APLIC), not an MSI
  * @group_irq, @group_count: a multi-message MSI block of a back end with
- *         @split_blocks (umsi_ctl_domain): the block's first IRQ and its 2^k
+ *         @block_targets > 1 (umsi_ctl_domain): the block's first IRQ and its 2^k
  *         messages; this IRQ is message @index of it (and @count is 1).
  *         @group_count 0: not in such a block
  * @source_events: messages every source that shares @source_id can send

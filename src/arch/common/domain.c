@@ -59,6 +59,19 @@ static bool pc_in_use(struct umsi_system *sys, uint32_t cpu, uint32_t id)
 	return umsi_matrix_is_allocated(umsi_ctl_matrix(sys), cpu, id);
 }
 
+/* A block is one target: consecutive identities on one CPU. */
+static uint32_t one_target(uint32_t n)
+{
+	(void)n;
+	return 1;
+}
+
+/* A block is a target a message. */
+static uint32_t target_each(uint32_t n)
+{
+	return n;
+}
+
 const struct umsi_ctl_domain umsi_ctl_domain_per_cpu = {
 	.init = pc_init,
 	.fini = pc_fini,
@@ -67,6 +80,7 @@ const struct umsi_ctl_domain umsi_ctl_domain_per_cpu = {
 	.give = pc_give,
 	.move_id = pc_move_id,
 	.in_use = pc_in_use,
+	.block_targets = one_target,
 };
 
 /* Per CPU, each message of an MSI block a target of its own (VT-d). */
@@ -78,7 +92,7 @@ const struct umsi_ctl_domain umsi_ctl_domain_per_message = {
 	.give = pc_give,
 	.move_id = pc_move_id,
 	.in_use = pc_in_use,
-	.split_blocks = true,
+	.block_targets = target_each,
 };
 
 /* ---- Global ----------------------------------------------------------------- */
@@ -173,4 +187,5 @@ const struct umsi_ctl_domain umsi_ctl_domain_global = {
 	.give = gl_give,
 	.move_id = gl_move_id,
 	.in_use = gl_in_use,
+	.block_targets = one_target,
 };

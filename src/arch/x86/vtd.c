@@ -96,7 +96,7 @@
 
 /*
  * An IRQ's entries: @base..@base + @count - 1; or a split MSI block's
- * (umsi_ctl_domain.split_blocks), keyed by its first IRQ, entry @base + i for
+ * (umsi_ctl_domain.block_targets), keyed by its first IRQ, entry @base + i for
  * message i, @live the messages whose IRQ holds its entry.
  */
 struct vtd_irq {
@@ -385,7 +385,7 @@ static int vtd_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 
 /*
  * Which record and which of its entries @ci names: an IRQ's own (all of
- * them), or in a split MSI block (umsi_ctl_domain.split_blocks) the block's
+ * them), or in a split MSI block (umsi_ctl_domain.block_targets) the block's
  * record, keyed by its first IRQ, and entry @ci->index of it.
  */
 struct vtd_slice {
