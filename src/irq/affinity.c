@@ -250,7 +250,7 @@ static void fold(struct umsi_system *sys, struct move *mv, uint32_t cpu,
 }
 
 /*
- * A move in place: after the controller's move command, ask the old CPU
+ * A move in place (umsi_irq_move): after the retarget, ask the old CPU
  * (interrupts off) whether it still holds one of the identities pending.
  * The command moved the pending state with the IRQ (GICv3 MOVI does), so
  * it should not; a copy it does hold it takes itself once its interrupts
@@ -269,93 +269,6 @@ static void global_cleanup_on_old_cpu(void *arg)
 }
 
 /*
- * Move @d in place: its identities stay (so do their slots, which every
- * CPU shares, and the device's message); the controller retargets them
- * by a command, and the matrix moves the IRQ's local identity, which only
- * balances the CPUs. Caller owns d->busy; returns 0 or a negative code
- * with @d where it was.
- */
-static int move_in_place(struct umsi_system *sys, struct umsi_irq_desc *d,
-			   const struct umsi_cpumask *mask)
-{
-	struct move mv = { .sys = sys, .d = d, .n = 1 };
-	umsi_irqflags_t fl;
-	uint32_t i, old_local;
-	int ret;
-
-	if (d->block_leader)
-		mv.n = 1u << d->block_order;
-	fl = umsi_lock(sys);
-	mv.old_cpu = d->cpu;
-	mv.old_vec = d->vector;
-	old_local = d->local;
-	for (i = 0; i < mv.n; i++) {
-		mv.member[i] = i ? atomic_load(&umsi_slot(sys, mv.old_cpu,
-							   mv.old_vec + i)->d) : d;
-		if (!mv.member[i] || mv.member[i] == &sys->moved) {
-			umsi_unlock(sys, fl);
-			return -UMSI_EIO;
-		}
-	}
-	umsi_unlock(sys, fl);
-	for (i = 0; i < mv.n; i++) {
-		ret = umsi_irq_hist_reserve(sys, mv.member[i], 1);
-		if (ret)
-			return ret;
-	}
-	fl = umsi_lock(sys);
-	ret = pick_any(sys, &mv, mask);
-	umsi_unlock(sys, fl);
-	if (ret)
-		return ret;
-	if (mv.new_cpu != mv.old_cpu)
-		ret = umsi_irq_retarget(sys, d, mv.new_cpu, mv.old_vec);
-	if (ret || mv.new_cpu == mv.old_cpu) {
-		/*
-		 * Wherever a failed command left it, the identity's slot is
-		 * this IRQ's on every CPU: nothing is lost, only the balance.
-		 */
-		if (ret && umsi_irq_retarget(sys, d, mv.old_cpu, mv.old_vec))
-			umsi_log(sys, UMSI_LOG_WARN, "irq %u: the controller "
-				 "may deliver it on cpu %u or cpu %u", d->irq,
-				 mv.old_cpu, mv.new_cpu);
-		fl = umsi_lock(sys);
-		give_run(sys, mv.new_cpu, mv.new_vec, mv.n, d->managed);
-		umsi_unlock(sys, fl);
-		return ret;
-	}
-	/* What it took so far, it took on the old CPU. */
-	fold(sys, &mv, mv.old_cpu, mv.old_vec);
-	fl = umsi_lock(sys);
-	for (i = 0; i < mv.n; i++) {
-		mv.member[i]->cpu = mv.new_cpu;
-		mv.member[i]->local = mv.new_vec + i;
-	}
-	umsi_unlock(sys, fl);
-	for (int tries = 0; ; tries++) {
-		if (umsi_host_run_on_cpu(sys, mv.old_cpu,
-					     global_cleanup_on_old_cpu, &mv)) {
-			umsi_log(sys, UMSI_LOG_WARN, "irq %u: cpu %u did not "
-				 "answer the migration cross-call", d->irq,
-				 mv.old_cpu);
-			break;
-		}
-		if (!mv.pending)
-			break;
-		if (tries == 1000) {
-			umsi_log(sys, UMSI_LOG_WARN, "irq %u: identity 0x%x "
-				 "stays pending on cpu %u", d->irq, mv.old_vec,
-				 mv.old_cpu);
-			break;
-		}
-	}
-	fl = umsi_lock(sys);
-	give_run(sys, mv.old_cpu, old_local, mv.n, d->managed);
-	umsi_unlock(sys, fl);
-	return 0;
-}
-
-/*
  * Whether @d keeps its identity, and with it its slot, wherever it goes:
  * the back end's domain gives the same identity for another local one,
  * and another CPU's slot for it is the same slot (one shared table).
@@ -371,32 +284,37 @@ static bool moves_in_place(struct umsi_system *sys,
 
 /*
  * Move @d (an IRQ, or the leader of an MSI block, which moves whole) to a
- * CPU of @mask (already limited to reachable CPUs). Caller owns d->busy.
- * Returns 0 or a negative code; on failure @d is unchanged, or, when even
- * restoring the old target failed, keeps the new slots as strays
- * (-UMSI_EIO from then on).
+ * CPU of @mask (already limited to reachable CPUs), in the steps at the
+ * top of this file. Its identities either change with the CPU (each CPU
+ * its own: new slots are published first and the old ones cleaned up on
+ * the old CPU) or stay, with their slot, which every CPU shares ("in
+ * place": only the controller's target and the allocator's balance move,
+ * and a copy pending on the old CPU is taken there, through the same
+ * slot). Caller owns d->busy. Returns 0 or a negative code; on failure @d
+ * is unchanged, or, when even restoring the old target failed, keeps the
+ * new slots as strays (-UMSI_EIO from then on).
  */
 int umsi_irq_move(struct umsi_system *sys, struct umsi_irq_desc *d,
-		    const struct umsi_cpumask *mask)
+		  const struct umsi_cpumask *mask)
 {
 	struct move mv = { .sys = sys, .d = d, .n = 1 };
 	umsi_irqflags_t fl;
-	uint32_t i;
+	uint32_t i, old_local = d->local, new_id;
+	bool in_place;
 	int ret;
 
-	if (moves_in_place(sys, d))
-		return move_in_place(sys, d, mask);
 	if (d->block_leader)
 		mv.n = 1u << d->block_order;
 	/* The counts of the slots it leaves go to its history. */
 	fl = umsi_lock(sys);
 	mv.old_cpu = d->cpu;
 	mv.old_vec = d->vector;
+	in_place = moves_in_place(sys, d);
 	for (i = 0; i < mv.n; i++) {
 		mv.member[i] = i ? atomic_load(&umsi_slot(sys, mv.old_cpu,
 							   mv.old_vec + i)->d) : d;
 		if (!mv.member[i] || mv.member[i] == &sys->moved ||
-		    mv.member[i]->nstrays) {
+		    (!in_place && mv.member[i]->nstrays)) {
 			umsi_unlock(sys, fl);
 			return -UMSI_EIO;
 		}
@@ -408,18 +326,37 @@ int umsi_irq_move(struct umsi_system *sys, struct umsi_irq_desc *d,
 			return ret;
 	}
 	fl = umsi_lock(sys);
-	ret = d->chip->mask ? pick_any(sys, &mv, mask) :
+	/* A message that changes, and a source that cannot be masked: the
+	 * new identities must work on both CPUs for a moment. */
+	ret = in_place || d->chip->mask ? pick_any(sys, &mv, mask) :
 	      pick_unmaskable(sys, &mv, mask);
 	if (ret) {
 		umsi_unlock(sys, fl);
 		return ret;
 	}
+	new_id = in_place ? mv.old_vec : mv.new_vec;
 	/* Step 1: the new slots (and the shared ones on the old CPU) live. */
-	new_slots(sys, &mv, true);
+	if (!in_place)
+		new_slots(sys, &mv, true);
 	umsi_unlock(sys, fl);
 
-	/* Step 2: retarget the source (a block: its one message). */
-	ret = umsi_irq_retarget(sys, d, mv.new_cpu, mv.new_vec);
+	/* Step 2: retarget (a block: its one message or target). */
+	ret = in_place && mv.new_cpu == mv.old_cpu ? 0 :
+	      umsi_irq_retarget(sys, d, mv.new_cpu, new_id);
+	if (in_place && (ret || mv.new_cpu == mv.old_cpu)) {
+		/*
+		 * Wherever a failed command left it, the identity's slot is
+		 * this IRQ's on every CPU: nothing is lost, only the balance.
+		 */
+		if (ret && umsi_irq_retarget(sys, d, mv.old_cpu, mv.old_vec))
+			umsi_log(sys, UMSI_LOG_WARN, "irq %u: the controller "
+				 "may deliver it on cpu %u or cpu %u", d->irq,
+				 mv.old_cpu, mv.new_cpu);
+		fl = umsi_lock(sys);
+		give_run(sys, mv.new_cpu, mv.new_vec, mv.n, d->managed);
+		umsi_unlock(sys, fl);
+		return ret;
+	}
 	if (ret && umsi_irq_retarget(sys, d, mv.old_cpu, mv.old_vec)) {
 		/*
 		 * Neither the new nor the old message is known to be in the
@@ -443,26 +380,31 @@ int umsi_irq_move(struct umsi_system *sys, struct umsi_irq_desc *d,
 		umsi_unlock(sys, fl);
 		return ret;
 	}
+	/* In place, what it took so far it took on the old CPU. */
+	if (in_place)
+		fold(sys, &mv, mv.old_cpu, mv.old_vec);
 	fl = umsi_lock(sys);
 	for (i = 0; i < mv.n; i++) {
 		mv.member[i]->cpu = mv.new_cpu;
-		mv.member[i]->vector = mv.new_vec + i;
+		mv.member[i]->vector = new_id + i;
 		mv.member[i]->local = mv.new_vec + i;
 	}
 	umsi_unlock(sys, fl);
 
 	/*
-	 * Step 3: the old CPU checks what is pending and gives up the old
-	 * slots; it is asked again until a copy it had pending was taken.
+	 * Step 3: the old CPU checks what is pending (and, when the slots
+	 * changed, gives up the old ones); it is asked again until a copy it
+	 * had pending was taken.
 	 */
 	for (int tries = 0; ; tries++) {
-		if (umsi_host_run_on_cpu(sys, mv.old_cpu,
-					     move_cleanup_on_old_cpu, &mv)) {
+		if (umsi_host_run_on_cpu(sys, mv.old_cpu, in_place ?
+					 global_cleanup_on_old_cpu :
+					 move_cleanup_on_old_cpu, &mv)) {
 			umsi_log(sys, UMSI_LOG_WARN, "irq %u: cpu %u did not "
 				 "answer the migration cross-call; an "
 				 "interrupt pending there may be lost",
 				 d->irq, mv.old_cpu);
-			for (i = 0; i < mv.n; i++) {
+			for (i = 0; !in_place && i < mv.n; i++) {
 				atomic_store(&umsi_slot(sys, mv.old_cpu,
 							mv.old_vec + i)->d,
 					     &sys->moved);
@@ -478,19 +420,22 @@ int umsi_irq_move(struct umsi_system *sys, struct umsi_irq_desc *d,
 		if (!mv.pending)
 			break;
 		if (tries == 1000) {
-			umsi_log(sys, UMSI_LOG_WARN, "irq %u: vector 0x%x "
+			umsi_log(sys, UMSI_LOG_WARN, "irq %u: identity 0x%x "
 				 "stays pending on cpu %u", d->irq, mv.old_vec,
 				 mv.old_cpu);
 			break;
 		}
 	}
 
-	/* Step 4: the old vectors go back, their counts kept. */
-	fold(sys, &mv, mv.old_cpu, mv.old_vec);
-	if (mv.temp)
-		fold(sys, &mv, mv.old_cpu, mv.new_vec);
+	/* Step 4: the old identities go back, their counts kept. */
+	if (!in_place) {
+		fold(sys, &mv, mv.old_cpu, mv.old_vec);
+		if (mv.temp)
+			fold(sys, &mv, mv.old_cpu, mv.new_vec);
+	}
 	fl = umsi_lock(sys);
-	give_run(sys, mv.old_cpu, mv.old_vec, mv.n, d->managed);
+	give_run(sys, mv.old_cpu, in_place ? old_local : mv.old_vec, mv.n,
+		 d->managed);
 	if (mv.temp)
 		give_run(sys, mv.old_cpu, mv.new_vec, mv.n, false);
 	umsi_unlock(sys, fl);
