@@ -2,6 +2,7 @@
 # The freestanding check runs as part of make test.
 TEST_SCRIPTS += tests/check-freestanding.t
 TEST_SCRIPTS += tests/check-layers.t
+TEST_SCRIPTS += tests/check-neutral.t
 TEST_SCRIPTS += tests/install.t
 TEST_SCRIPTS += tests/clang-build.t
 TEST_SCRIPTS += tests/asan.t

@@ -17,7 +17,7 @@
  * wired one: on x86 the redirection entry's destination and vector come
  * from it), its trigger and polarity, and the mask bit.
  */
-static int ioapic_write(struct umsi_system *sys, struct umsi_intx_line *l,
+static int wired_write(struct umsi_system *sys, struct umsi_intx_line *l,
 			const struct umsi_msg *msg, bool masked)
 {
 	struct umsi_gsi_entry e = {
@@ -34,31 +34,31 @@ static int ioapic_write(struct umsi_system *sys, struct umsi_intx_line *l,
 }
 
 /* Mask and unmask: the entry as last written, its mask bit changed. */
-static int ioapic_mask(struct umsi_system *sys, struct umsi_irq_desc *d)
+static int wired_mask(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
 	struct umsi_intx_line *l = d->chip_data;
 
-	return ioapic_write(sys, l, &l->msg, true);
+	return wired_write(sys, l, &l->msg, true);
 }
 
-static int ioapic_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
+static int wired_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
 	struct umsi_intx_line *l = d->chip_data;
 
-	return ioapic_write(sys, l, &l->msg, false);
+	return wired_write(sys, l, &l->msg, false);
 }
 
 /* A redirection entry is rewritten as a whole; its mask bit is kept. */
-static int ioapic_write_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
+static int wired_write_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
 			    const struct umsi_msg *msg)
 {
 	bool masked = atomic_load(&d->mask_depth) > 0 ||
 		      atomic_load(&d->disabled);
 
-	return ioapic_write(sys, d->chip_data, msg, masked);
+	return wired_write(sys, d->chip_data, msg, masked);
 }
 
-static void ioapic_describe(struct umsi_system *sys,
+static void wired_describe(struct umsi_system *sys,
 			    const struct umsi_irq_desc *d,
 			    struct umsi_irq_info *info)
 {
@@ -72,12 +72,12 @@ static void ioapic_describe(struct umsi_system *sys,
 }
 
 /* Trigger mode is the line's (l->route); the core needs no copy of it. */
-static const struct umsi_irq_chip ioapic_chip = {
+static const struct umsi_irq_chip wired_chip = {
 	.name = "IO-APIC",
-	.mask = ioapic_mask,
-	.unmask = ioapic_unmask,
-	.write_msg = ioapic_write_msg,
-	.describe = ioapic_describe,
+	.mask = wired_mask,
+	.unmask = wired_unmask,
+	.write_msg = wired_write_msg,
+	.describe = wired_describe,
 	.wired = true,
 };
 
@@ -123,7 +123,7 @@ static void join_line(struct umsi_system *sys, uint32_t gsi,
 static int new_line(struct umsi_pci_dev *dev, struct umsi_intx_line **out)
 {
 	struct umsi_system *sys = dev->sys;
-	const struct umsi_irq_chip *chip = &ioapic_chip;
+	const struct umsi_irq_chip *chip = &wired_chip;
 	struct umsi_intx_line *l = umsi_zalloc(sys, sizeof(*l));
 	struct umsi_irq_desc *d;
 	umsi_irqflags_t fl;
@@ -185,7 +185,7 @@ static void put_line(struct umsi_pci_dev *dev, struct umsi_intx_line *l)
 	umsi_unlock(sys, fl);
 	if (!last)
 		return;
-	if (ioapic_write(sys, l, &l->msg, true))
+	if (wired_write(sys, l, &l->msg, true))
 		umsi_irq_quarantine(sys, &l->desc, 1, dev);
 	else
 		umsi_irq_release(sys, &l->desc, 1);
