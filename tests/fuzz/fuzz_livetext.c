@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the text `umsi inspect` reads on a live machine
- * (tools/inspect/livetext.c): /proc/interrupts, /proc/cpuinfo, the sysfs `resource`
- * file, debugfs IRQ files, the lockdown file, effective_affinity_list,
- * and the names of /sys/bus/pci/devices and msi_irqs entries. The dump
- * parser has its own target (fuzz_inspect.c).
+ * (tools/inspect/livetext.c): /proc/interrupts, /proc/cpuinfo (APIC IDs
+ * and the x2apic flag), the sysfs `resource` file, debugfs IRQ files,
+ * debugfs's x86 vector matrix (irq/domains/VECTOR), the lockdown file,
+ * effective_affinity_list and /sys/devices/system/cpu/possible,
+ * physical_package_id, and the names of /sys/bus/pci/devices and
+ * msi_irqs entries. The dump parser has its own target (fuzz_inspect.c).
  *
  * Every parser gets the whole input, as if it were its file, and what it
  * returns is checked against the limits live.c relies on: counts no wider
  * than the CPU columns, MSI-X entries below 2048, vectors below 256, BARs
- * that do not wrap, names that print back as they were read.
+ * that do not wrap, names that print back as they were read, CPU lists
+ * whose count and highest CPU agree with inspect_cpulist_has(), a vector
+ * matrix sorted by CPU with each CPU once.
  *
  *   make fuzz-livetext-long FUZZ_TIME=3600
  */
@@ -67,7 +71,29 @@ static void fuzz_cpuinfo(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!n == !a && n <= lines);
 	for (size_t i = 1; i < n; i++)
 		FUZZ_CHECK(a[i - 1].apic_id <= a[i].apic_id);
+	/* The x2apic flag only where a flags line was seen. */
+	for (size_t i = 0; i < n; i++)
+		FUZZ_CHECK(!a[i].x2apic || a[i].flags_seen);
 	free(a);
+}
+
+/* debugfs irq/domains/VECTOR: CPUs ascending, each once, found again. */
+static void fuzz_vector_domain(const uint8_t *data, size_t size)
+{
+	struct inspect_vector_domain vd;
+	int r = inspect_parse_vector_domain((const char *)data, size, &vd);
+
+	if (r) {
+		FUZZ_CHECK(!vd.cpus && !vd.ncpus);
+		return;
+	}
+	FUZZ_CHECK(vd.ncpus && vd.cpus);
+	for (size_t i = 0; i < vd.ncpus; i++) {
+		FUZZ_CHECK(!i || vd.cpus[i - 1].cpu < vd.cpus[i].cpu);
+		FUZZ_CHECK(inspect_vector_domain_cpu(&vd, vd.cpus[i].cpu) ==
+			   &vd.cpus[i]);
+	}
+	inspect_vector_domain_free(&vd);
 }
 
 static void fuzz_small_files(const char *text)
@@ -88,11 +114,22 @@ static void fuzz_small_files(const char *text)
 	FUZZ_CHECK(memchr(mode, 0, sizeof(mode)));
 
 	if (inspect_parse_cpulist(text, aff, sizeof(aff))) {
+		unsigned count, max;
+
 		FUZZ_CHECK(strspn(aff, "0123456789,-") == strlen(aff) && aff[0]);
-		/* The list holds its own first CPU. */
+		/* The list holds its own first CPU, and its highest. */
 		FUZZ_CHECK(inspect_cpulist_has(aff, (unsigned)strtoul(aff, NULL, 10)));
+		FUZZ_CHECK(inspect_cpulist_stats(aff, &count, &max));
+		FUZZ_CHECK(count >= 1 && inspect_cpulist_has(aff, max));
 	} else
 		FUZZ_CHECK(!aff[0]);
+	{
+		int pkg;
+
+		/* A package ID parses only from an int and a newline at most. */
+		if (inspect_parse_int_line(text, &pkg))
+			FUZZ_CHECK(strspn(text, "-0123456789\n") == strlen(text));
+	}
 
 	/* A name that parses prints back as itself (but for hex case). */
 	if (inspect_parse_sysfs_name(text, &bdf)) {
@@ -113,6 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 	fuzz_interrupts(data, size);
 	fuzz_cpuinfo(data, size);
+	fuzz_vector_domain(data, size);
 	fuzz_small_files(text);
 	/* The first line alone, as the one-line files are. */
 	text[strcspn(text, "\n")] = '\0';

@@ -60,6 +60,15 @@ static void fuzz_check_spec(const struct sim_spec *sp)
 		FUZZ_CHECK(ids[i] != ids[i - 1]);
 	free(ids);
 	FUZZ_CHECK(memchr(sp->cmdline, '\0', sizeof(sp->cmdline)));
+	/* Sockets split the CPUs evenly: the last CPU is the last socket's. */
+	if (sp->sockets) {
+		FUZZ_CHECK(sp->sockets_line >= 1 && sp->ncpus % sp->sockets == 0);
+		FUZZ_CHECK(sim_socket_of(sp, 0) == 0 &&
+			   sim_socket_of(sp, sp->ncpus - 1) ==
+			   (int32_t)sp->sockets - 1);
+	} else {
+		FUZZ_CHECK(sim_socket_of(sp, 0) == -1);
+	}
 	FUZZ_CHECK(sp->ndevs <= sp->cap_devs);
 	for (unsigned i = 0; i < sp->ndevs; i++) {
 		const struct sim_devspec *d = &sp->devs[i];

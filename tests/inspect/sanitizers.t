@@ -116,6 +116,25 @@ check('--check on binary junk', 2, qr/nothing could be checked/, '--check', '--d
 check('--check without sysfs', 2, qr/cannot list/, '--check', '--sysroot', "$dir/nothing");
 check('--check on a missing dump', 2, qr/cannot read/, '--check', '--dump', "$dir/absent");
 
+# --svg and the logical model on the garbage sysfs, with garbage in the
+# files they add: possible, packages, debugfs's vector matrix, hostname.
+make_path("$sys/sys/devices/system/cpu/cpu0/topology", "$sys/sys/kernel/debug/irq/domains",
+	  "$sys/proc/sys/kernel");
+write_file("$sys/sys/devices/system/cpu/possible", "0-4294967295,7-3\n");
+write_file("$sys/sys/devices/system/cpu/cpu0/topology/physical_package_id", "-99999999999\n");
+write_file("$sys/proc/sys/kernel/hostname", "\x1b[2J" . ("h" x 500));
+write_file("$sys/sys/kernel/debug/irq/domains/VECTOR",
+	   "System: 300: 0-999,x\n | CPU | avl | vectors\n 0 1 0-255\n 4294967295 1 5-3\n" .
+	   " | CPU | avl | man | mac | act | vectors\n 1 1 1 1 1 33,48-\n 2 1 1 1 1 \n" .
+	   "System: 2: 0-31,255\n" . (" 3 1 1 1 1 1,2,3\n" x 200));
+write_file("$d/msi_irqs/33", "msix\n");
+symlink(("../" x 40) . "x" x 200, "$d/driver");
+check('--svg on the garbage sysfs', 0, qr/0000:00:03\.0/, '--sysroot', $sys, '--svg', "$dir/g.svg");
+check('--check --svg on the garbage sysfs', 1, qr/check: /, '--check', '--sysroot', $sys,
+      '--svg', "$dir/g2.svg");
+check('--svg on the hostile dump', 2, qr/nothing to draw/, '--dump', file_of($hostile), '--svg', "$dir/h.svg");
+check('--svg into no directory', 2, qr/cannot write/, '--sysroot', $sys, '--svg', "$dir/no/x.svg");
+
 # Good input: real dumps.
 my @dumps = -d $DUMPS ? (grep { -f } map { "$DUMPS/$_" } qw(cap-MSI-mapping broken-ecaps)) : ();
 for my $f (@dumps) {

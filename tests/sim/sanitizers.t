@@ -109,9 +109,18 @@ bad('missing file', qr/cannot read .*: No such file/, "$dir/absent.umsi");
 bad('a directory', qr/cannot read .*: Is a directory/, $dir);
 bad('unknown option', qr/unknown option '--frob'/, '--frob');
 bad('two files', qr/one machine file only/, machine("cpus 1\n"), machine("cpus 1\n"));
+bad('sockets that do not divide the CPUs', qr/:2: sockets 3: 8 CPUs do not split/,
+    machine("cpus 8\nsockets 3\ndevice a msi=1\n"));
+bad('an unwritable --svg file', qr/cannot write .*no\/such\/x\.svg/, '--svg', "$dir/no/such/x.svg",
+    machine("cpus 2\ndevice a msi=1\n"));
 
 good('the built-in machine', 0);
 good('the built-in machine as JSON', 0, '--json');
+good('--svg, sockets, every kind of cell', 1, '--svg', "$dir/all.svg",
+     machine("cpus apic 0 1 2 3 4 5 6 300\nsockets 2\nplatform isa-pic\n" .
+	     join('', map { "device d$_ msix=" . (2 + $_) . ($_ % 3 ? '' : ' spread') . "\n" } 1 .. 14) .
+	     "device big msix=2048\ndevice blk msi=32 count=2\ndevice old intx=A\n"));
+good('--svg on an ITS machine', 0, '--svg', "$dir/its.svg", "$root/examples/its-server.umsi");
 good('examples/gapped-apic.umsi', 0, "$root/examples/gapped-apic.umsi");
 good('examples/too-small.umsi', 1, '--quiet', "$root/examples/too-small.umsi");
 good('examples/storage-server.umsi', 0, '--json', "$root/examples/storage-server.umsi");

@@ -155,7 +155,7 @@ rejects(machine("cpus 2\ndevice a msi=1 vendor=+5\n"),
 
 # What a message quotes from the file cannot drive the terminal.
 rejects(machine("cpus 2\n\x1b[2Jbad\n"),
-	qr/:2: unknown keyword '\\x1b\[2Jbad' \(cpus, platform, cmdline, device\)\n/,
+	qr/:2: unknown keyword '\\x1b\[2Jbad' \(cpus, sockets, platform, cmdline, device\)\n/,
 	'control bytes in a quoted word are shown as \\xNN');
 rejects(machine("cpus 2\ndevice " . ('n' x 32) . " msi=1\n"),
 	qr/:2: device name 'n{32}' is longer than 31 characters\n/, 'a device name too long to keep');

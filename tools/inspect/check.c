@@ -7,7 +7,9 @@
  *   unowned-entry     MSI-X enabled and an entry unmasked, but no IRQ of
  *                     Linux owns the entry (live)
  *   outside-affinity  a message whose destination is not a CPU of its
- *                     IRQ's effective affinity (live; x86 physical mode)
+ *                     IRQ's effective affinity (live; x86 physical mode,
+ *                     and logical mode where the model is known: see
+ *                     inspect_logical_model())
  *   pending-masked    a pending bit on a masked MSI-X entry or MSI vector
  *   same-message      two functions send the same (destination, vector)
  *                     without interrupt remapping
@@ -35,7 +37,9 @@ struct check_cov {
 	size_t tables_unread;   /* MSI-X on, table not read (live) */
 	size_t index_unknown;   /* functions with IRQs of unknown entry */
 	size_t remapped;        /* messages in the remappable format */
-	size_t logical;         /* messages in logical destination mode */
+	size_t logical;         /* logical messages, model unknown */
+	size_t logical_either;  /* logical, flat and cluster disagree */
+	struct inspect_logical lm;      /* the model (live mode) */
 	size_t no_affinity;     /* IRQs without an effective affinity */
 	size_t no_apics;        /* messages not matched: no APIC IDs */
 	size_t short_cfg;       /* functions with only 64 bytes */
@@ -122,6 +126,225 @@ long inspect_cpu_of_apic(const struct inspect_report *rep, uint32_t apic_id)
 	return -1;
 }
 
+/* The highest APIC ID of an xAPIC: IDs above it exist in x2APIC mode only. */
+#define CHECK_XAPIC_MAX_ID 0xffu
+/* Linux's flat model: one LDR bit a CPU, 8 bits (apic_flat_64.c). */
+#define CHECK_FLAT_CPUS 8u
+
+void inspect_logical_model(const struct inspect_report *rep,
+			   struct inspect_logical *lm)
+{
+	const struct inspect_apic *big = NULL;
+	size_t flagged = 0, x2 = 0;
+	char possible[96];
+	bool few;
+
+	lm->kind = INSPECT_LOGICAL_UNKNOWN;
+	if (!rep->apics) {
+		snprintf(lm->how, sizeof(lm->how), "/proc/cpuinfo names no APIC IDs, so neither the mode of the local APICs nor the CPUs' logical IDs are known");
+		return;
+	}
+	for (size_t i = 0; i < rep->napics; i++) {
+		flagged += rep->apics[i].flags_seen;
+		x2 += rep->apics[i].x2apic;
+		if (rep->apics[i].apic_id > CHECK_XAPIC_MAX_ID && !big)
+			big = &rep->apics[i];
+	}
+	if (big) {
+		lm->kind = INSPECT_LOGICAL_CLUSTER;
+		snprintf(lm->how, sizeof(lm->how), "CPU %u has APIC ID 0x%x, above 255, so the local APICs are in x2APIC mode, whose logical model in Linux is cluster (x2apic_cluster.c): the CPU with x2APIC ID a has the logical ID (a >> 4) << 16 | 1 << (a & 15), fixed by the hardware, so a destination names cluster dest >> 16 and, in it, the CPU with x2APIC ID (dest >> 16) << 4 | n for each bit n set",
+			 big->cpu, big->apic_id);
+		return;
+	}
+	if (rep->possible_known)
+		snprintf(possible, sizeof(possible), "/sys/devices/system/cpu/possible lists %u CPU%s",
+			 rep->possible_count, rep->possible_count == 1 ? "" : "s");
+	few = rep->possible_known && rep->possible_count <= CHECK_FLAT_CPUS &&
+	      rep->possible_max < CHECK_FLAT_CPUS;
+	if (flagged == rep->napics && !x2) {
+		if (!rep->possible_known) {
+			snprintf(lm->how, sizeof(lm->how), "no CPU has the x2apic flag in /proc/cpuinfo, so the local APICs are in xAPIC mode, but /sys/devices/system/cpu/possible cannot be read: Linux uses the flat logical model with at most 8 possible CPUs and physical flat beyond, so the CPU a logical destination bit names is not known");
+		} else if (few) {
+			lm->kind = INSPECT_LOGICAL_FLAT;
+			snprintf(lm->how, sizeof(lm->how), "no CPU has the x2apic flag in /proc/cpuinfo (xAPIC mode) and %s: Linux's flat model (apic_flat_64.c, at most 8 possible CPUs), where Linux sets CPU n's logical ID to 1 << n (LDR bits 31:24, default_init_apic_ldr), so destination bit n is Linux CPU n",
+				 possible);
+		} else {
+			snprintf(lm->how, sizeof(lm->how), "no CPU has the x2apic flag in /proc/cpuinfo (xAPIC mode) and %s: with more than 8 Linux uses physical flat, so a logical destination is not one Linux wrote and the CPUs' logical IDs are not known",
+				 possible);
+		}
+		return;
+	}
+	if (rep->possible_known && !few) {
+		lm->kind = INSPECT_LOGICAL_CLUSTER;
+		snprintf(lm->how, sizeof(lm->how), "the CPUs may run x2APIC (the x2apic flag in /proc/cpuinfo) and %s: in xAPIC mode Linux would use physical flat (more than 8), so a logical destination is x2APIC cluster mode's (x2apic_cluster.c): the CPU with x2APIC ID a has the logical ID (a >> 4) << 16 | 1 << (a & 15), fixed by the hardware",
+			 possible);
+		return;
+	}
+	lm->kind = INSPECT_LOGICAL_EITHER;
+	snprintf(lm->how, sizeof(lm->how), "%s (the x2apic flag in /proc/cpuinfo, which Linux keeps whether or not it turns x2APIC mode on) and %s: Linux may be in the xAPIC flat model (destination bit n is Linux CPU n) or the x2APIC cluster model (bit n of cluster 0 is the CPU with x2APIC ID n), which nothing in /proc or /sys tells apart; a destination is decoded only where both name the same CPUs",
+		 x2 ? "the CPUs may run x2APIC" : "not every CPU of /proc/cpuinfo has a flags line, so x2APIC mode cannot be ruled out",
+		 rep->possible_known ? possible : "/sys/devices/system/cpu/possible cannot be read");
+}
+
+/* An unmasked, non-remapped message in logical destination mode? */
+static bool check_is_logical(const struct umsi_x86_msi *m)
+{
+	return m->valid && !m->remapped && m->logical;
+}
+
+void inspect_note_logical(struct inspect_report *rep)
+{
+	struct inspect_logical lm;
+	size_t n = 0;
+
+	for (size_t k = 0; k < rep->ndevs; k++) {
+		const struct inspect_dev *d = &rep->devs[k];
+
+		if (d->has_msi && d->msi.enabled && check_is_logical(&d->msi_msg))
+			n++;
+		for (uint32_t i = 0; d->has_msix && d->msix.enabled &&
+		     d->entries && i < d->msix.table_size; i++)
+			if (!(d->entries[i].ctrl & UMSI_MSIX_CTRL_MASKBIT) &&
+			    check_is_logical(&d->entries[i].msg))
+				n++;
+	}
+	if (!n || !rep->live ||
+	    rep->nnotes >= sizeof(rep->notes) / sizeof(rep->notes[0]))
+		return;
+	inspect_logical_model(rep, &lm);
+	snprintf(rep->notes[rep->nnotes++], INSPECT_MSG_LEN,
+		 "%zu message%s use%s logical destination mode; the CPUs %s: %.800s",
+		 n, n == 1 ? "" : "s", n == 1 ? "s" : "",
+		 lm.kind == INSPECT_LOGICAL_UNKNOWN ? "they name are not known" :
+		 lm.kind == INSPECT_LOGICAL_EITHER ?
+		 "they name are known only where two models agree" :
+		 "they name are known", lm.how);
+}
+
+/* Is Linux CPU @cpu one of @rep's (/proc/cpuinfo)? */
+static bool check_has_cpu(const struct inspect_report *rep, unsigned cpu)
+{
+	for (size_t i = 0; i < rep->napics; i++)
+		if (rep->apics[i].cpu == cpu)
+			return true;
+	return false;
+}
+
+/* Add @cpu to the ascending @cpus (room @max, *@n named so far), once. */
+static void check_add_cpu(unsigned *cpus, size_t max, size_t *n, unsigned cpu)
+{
+	size_t at = 0, kept = *n < max ? *n : max;
+
+	while (at < kept && cpus[at] < cpu)
+		at++;
+	if (at < kept && cpus[at] == cpu)
+		return;
+	(*n)++;
+	if (at >= max)
+		return;
+	memmove(&cpus[at + 1], &cpus[at],
+		((kept < max ? kept + 1 : max) - at - 1) * sizeof(*cpus));
+	cpus[at] = cpu;
+}
+
+/* xAPIC flat: bit n of the 8-bit destination is Linux CPU n. */
+static size_t check_flat_cpus(const struct inspect_report *rep, uint32_t dest,
+			      unsigned *cpus, size_t max, uint32_t *stray)
+{
+	size_t n = 0;
+
+	/* Address bits 11:5 are no part of an xAPIC's destination. */
+	for (unsigned b = 0; b < CHECK_FLAT_CPUS; b++) {
+		if (!(dest >> b & 1))
+			continue;
+		if (check_has_cpu(rep, b))
+			check_add_cpu(cpus, max, &n, b);
+		else
+			*stray |= 1u << b;
+	}
+	return n;
+}
+
+/* x2APIC cluster: cluster dest >> 16, bit n its x2APIC ID n (0-15). */
+static size_t check_cluster_cpus(const struct inspect_report *rep,
+				 uint32_t dest, unsigned *cpus, size_t max,
+				 uint32_t *stray)
+{
+	uint32_t cluster = dest >> 16;
+	size_t n = 0;
+
+	for (unsigned b = 0; b < 16; b++) {
+		long cpu;
+
+		if (!(dest >> b & 1))
+			continue;
+		cpu = inspect_cpu_of_apic(rep, cluster << 4 | b);
+		if (cpu >= 0)
+			check_add_cpu(cpus, max, &n, (unsigned)cpu);
+		else
+			*stray |= 1u << b;
+	}
+	return n;
+}
+
+int inspect_logical_cpus(const struct inspect_report *rep,
+			 const struct inspect_logical *lm, uint32_t dest,
+			 unsigned *cpus, size_t max, uint32_t *stray)
+{
+	unsigned other[CHECK_FLAT_CPUS];
+	uint32_t other_stray = 0;
+	size_t n, n2;
+
+	*stray = 0;
+	switch (lm->kind) {
+	case INSPECT_LOGICAL_FLAT:
+		return (int)check_flat_cpus(rep, dest, cpus, max, stray);
+	case INSPECT_LOGICAL_CLUSTER:
+		return (int)check_cluster_cpus(rep, dest, cpus, max, stray);
+	case INSPECT_LOGICAL_EITHER:
+		/* Both models see the low 8 bits alike only if they agree. */
+		n = check_flat_cpus(rep, dest, cpus, max, stray);
+		n2 = check_cluster_cpus(rep, dest, other, CHECK_FLAT_CPUS,
+					&other_stray);
+		if (dest >> CHECK_FLAT_CPUS || n != n2 || n > max ||
+		    n2 > CHECK_FLAT_CPUS || *stray != other_stray ||
+		    memcmp(cpus, other, n * sizeof(*cpus)))
+			return -1;
+		return (int)n;
+	case INSPECT_LOGICAL_UNKNOWN:
+		break;
+	}
+	return -1;
+}
+
+/* A few words on the model, for a finding. */
+static const char *check_model_words(const struct inspect_logical *lm)
+{
+	switch (lm->kind) {
+	case INSPECT_LOGICAL_FLAT:
+		return "flat model: bit n is CPU n";
+	case INSPECT_LOGICAL_CLUSTER:
+		return "x2APIC cluster model";
+	case INSPECT_LOGICAL_EITHER:
+		return "the flat and x2APIC cluster models agree";
+	case INSPECT_LOGICAL_UNKNOWN:
+		break;
+	}
+	return "model unknown";
+}
+
+/* "1", "1,3" (ascending), cut short on a long list. */
+static void check_cpu_words(char *buf, size_t len, const unsigned *cpus,
+			    size_t n)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && o + 12 < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%u", i ? "," : "",
+				      cpus[i]);
+}
+
 /*
  * Fixed and lowest-priority messages carry a vector; the others do not.
  * Vectors 0-15 are illegal (SDM 11.5.3): the APIC drops them.
@@ -178,6 +401,53 @@ static int check_registers(struct inspect_report *rep,
 }
 
 /*
+ * A logical-mode @m, sent for Linux IRQ @q: the CPUs its destination
+ * names under the machine's model (cov->lm), each of which must be in
+ * @q's effective affinity. Fixed delivery reaches every CPU named and
+ * lowest priority any one of them, so one outside is a fault either way.
+ */
+static int check_logical(struct inspect_report *rep,
+			 const struct inspect_dev *d, bool msix, int32_t entry,
+			 const struct umsi_x86_msi *m,
+			 const struct inspect_irq *q, struct check_cov *cov)
+{
+	unsigned cpus[16], out[16];
+	char named[128], outside[128];
+	uint32_t stray;
+	size_t nout = 0;
+	int n;
+
+	n = inspect_logical_cpus(rep, &cov->lm, m->dest_id, cpus, 16, &stray);
+	if (n < 0) {
+		if (cov->lm.kind == INSPECT_LOGICAL_EITHER)
+			cov->logical_either++;
+		else
+			cov->logical++;
+		return 0;
+	}
+	if (!q->affinity[0]) {
+		cov->no_affinity++;
+		return 0;
+	}
+	if (!n)
+		return check_add(rep, d, "outside-affinity", msix, entry,
+				 "IRQ %d sends vector 0x%02x to logical destination 0x%x, which names no CPU of this machine (%s), while its effective affinity is CPU %s: the interrupt reaches no CPU and is lost",
+				 q->irq, m->vector, m->dest_id,
+				 check_model_words(&cov->lm), q->affinity);
+	for (int i = 0; i < n && i < 16; i++)
+		if (!inspect_cpulist_has(q->affinity, cpus[i]))
+			out[nout++] = cpus[i];
+	if (!nout)
+		return 0;
+	check_cpu_words(named, sizeof(named), cpus, n < 16 ? (size_t)n : 16);
+	check_cpu_words(outside, sizeof(outside), out, nout);
+	return check_add(rep, d, "outside-affinity", msix, entry,
+			 "IRQ %d sends vector 0x%02x to logical destination 0x%x, CPU %s (%s), outside its effective affinity %s: Linux has not set that vector up for this IRQ on CPU %s, so the interrupt is taken as spurious or runs another IRQ's handler (a migration that did not reach the device, or a table written behind Linux's back)",
+			 q->irq, m->vector, m->dest_id, named,
+			 check_model_words(&cov->lm), q->affinity, outside);
+}
+
+/*
  * Does @m, sent for Linux IRQ @q, reach a CPU of @q's effective affinity?
  * Counts in @cov what cannot be told.
  */
@@ -191,10 +461,8 @@ static int check_affinity(struct inspect_report *rep,
 	/* A remapped message is counted once, by check_senders(). */
 	if (!m->valid || m->remapped)
 		return 0;
-	if (m->logical) {
-		cov->logical++;
-		return 0;
-	}
+	if (m->logical)
+		return check_logical(rep, d, msix, entry, m, q, cov);
 	if (!rep->apics) {
 		cov->no_apics++;
 		return 0;
@@ -457,9 +725,16 @@ static void check_coverage(struct inspect_report *rep,
 			   cov->remapped, cov->remapped == 1 ? "" : "s",
 			   cov->remapped == 1 ? "s" : "");
 	if (cov->logical)
-		check_note(rep, "%zu message%s use%s logical destination mode: not compared with affinity",
+		check_note(rep, "%zu message%s use%s logical destination mode and %s not compared with affinity: which CPUs a logical destination names is not known here: %s",
 			   cov->logical, cov->logical == 1 ? "" : "s",
-			   cov->logical == 1 ? "s" : "");
+			   cov->logical == 1 ? "s" : "",
+			   cov->logical == 1 ? "is" : "are", cov->lm.how);
+	if (cov->logical_either)
+		check_note(rep, "%zu message%s use%s logical destinations that the xAPIC flat model and the x2APIC cluster model read as different CPUs, and which of the two Linux uses is not known here, so %s not compared with affinity: %s",
+			   cov->logical_either, cov->logical_either == 1 ? "" : "s",
+			   cov->logical_either == 1 ? "s" : "",
+			   cov->logical_either == 1 ? "it is" : "they are",
+			   cov->lm.how);
 	if (cov->no_apics)
 		check_note(rep, "/proc/cpuinfo names no APIC IDs: the destinations of %zu message%s are not compared with affinity",
 			   cov->no_apics, cov->no_apics == 1 ? "" : "s");
@@ -492,6 +767,8 @@ int inspect_check(struct inspect_report *rep)
 	struct check_cov cov = { 0 };
 
 	rep->checked = true;
+	if (rep->live)
+		inspect_logical_model(rep, &cov.lm);
 	for (size_t k = 0; k < rep->ndevs; k++) {
 		const struct inspect_dev *d = &rep->devs[k];
 

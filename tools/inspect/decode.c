@@ -42,6 +42,11 @@ void inspect_report_free(struct inspect_report *rep)
 	free(rep->errs);
 	free(rep->cpus);
 	free(rep->apics);
+	free(rep->topo_cpus);
+	free(rep->topo_pkg);
+	if (rep->vectors)
+		free(rep->vectors->cpus);
+	free(rep->vectors);
 	free(rep->findings);
 	memset(rep, 0, sizeof(*rep));
 }

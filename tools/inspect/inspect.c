@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `umsi inspect [--check] [--dump FILE] [-s [[domain:]bus:]dev.fn] [--json] [-v]`
+ * `umsi inspect [--check] [--dump FILE] [-s [[domain:]bus:]dev.fn] [--json] [-v]
+ *  [--svg FILE]`
  *
  * Exit status: 0 when at least one function was decoded (problems with
  * others are reported, not fatal), 1 when nothing could be decoded, 2 for
@@ -17,6 +18,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: umsi inspect [--check] [--dump FILE] [-s [[domain:]bus:]dev.fn] [--json] [-v]\n"
+	      "                    [--svg FILE]\n"
 	      "\n"
 	      "Decode the MSI and MSI-X state of every PCI function of this machine\n"
 	      "(from sysfs, read-only), or of an `lspci -x/-xxx/-xxxx` dump.\n"
@@ -32,6 +34,8 @@ static void usage(FILE *f)
 	      "               domain and bus are 0)\n"
 	      "  --json       one JSON document instead of text\n"
 	      "  -v           also list functions without MSI or MSI-X\n"
+	      "  --svg FILE   also draw the vectors of every CPU as an SVG heat map\n"
+	      "               in FILE (a row per CPU, a colour per function)\n"
 	      "  --sysroot D  read sysfs and procfs under D instead of / (for tests)\n"
 	      "\n"
 	      "See umsi(1).\n", f);
@@ -143,6 +147,34 @@ static int from_dump(struct inspect_report *rep, const char *file,
 	return 0;
 }
 
+/* --svg: the picture into @file. Return: 0, or -1 after saying why not. */
+static int write_svg(const struct inspect_report *rep, const char *file)
+{
+	FILE *f = fopen(file, "w");
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "umsi inspect: cannot write %s: %s\n", file,
+			strerror(errno));
+		return -1;
+	}
+	err = inspect_write_svg(f, rep) ? errno : 0;
+	if (fclose(f) && !err)
+		err = errno ? errno : EIO;
+	if (err == ENODATA) {
+		fprintf(stderr, "umsi inspect: %s: nothing to draw: %s\n", file,
+			rep->live ? "no CPU is known (no /proc/interrupts, no /proc/cpuinfo)" :
+			"no enabled MSI message names an APIC ID (a dump lists no CPUs)");
+		return -1;
+	}
+	if (err) {
+		fprintf(stderr, "umsi inspect: cannot write %s: %s\n", file,
+			strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
 /* --check: judge the report; 0 nothing found, 1 findings, 2 no verdict. */
 static int run_check(struct inspect_report *rep, bool json)
 {
@@ -171,7 +203,7 @@ static int run_check(struct inspect_report *rep, bool json)
 
 int umsi_cmd_inspect(int argc, char **argv)
 {
-	const char *dump = NULL, *sysroot = "";
+	const char *dump = NULL, *sysroot = "", *svg = NULL;
 	bool json = false, verbose = false, have_sel = false, check = false;
 	umsi_bdf_t sel = 0;
 	struct inspect_report rep;
@@ -190,14 +222,18 @@ int umsi_cmd_inspect(int argc, char **argv)
 		} else if (!strcmp(a, "-v")) {
 			verbose = true;
 		} else if ((!strcmp(a, "--dump") || !strcmp(a, "-F") ||
-			    !strcmp(a, "-s") || !strcmp(a, "--sysroot")) &&
-			   i + 1 >= argc) {
+			    !strcmp(a, "-s") || !strcmp(a, "--sysroot") ||
+			    !strcmp(a, "--svg")) &&
+			   (i + 1 >= argc || (!strcmp(a, "--svg") &&
+					      !argv[i + 1][0]))) {
 			fprintf(stderr, "umsi inspect: %s needs an argument\n", a);
 			return 2;
 		} else if (!strcmp(a, "--dump") || !strcmp(a, "-F")) {
 			dump = argv[++i];
 		} else if (!strcmp(a, "--sysroot")) {
 			sysroot = argv[++i];
+		} else if (!strcmp(a, "--svg")) {
+			svg = argv[++i];
 		} else if (!strcmp(a, "-s")) {
 			if (inspect_parse_selector(argv[++i], &sel)) {
 				fprintf(stderr,
@@ -227,6 +263,11 @@ int umsi_cmd_inspect(int argc, char **argv)
 	/* lspci lists functions in address order; so do we. */
 	if (rep.ndevs)
 		qsort(rep.devs, rep.ndevs, sizeof(*rep.devs), cmp_dev);
+	inspect_note_logical(&rep);
+	if (svg && write_svg(&rep, svg)) {
+		inspect_report_free(&rep);
+		return 2;
+	}
 	if (check)
 		return run_check(&rep, json);
 	if (json)
@@ -239,3 +280,11 @@ int umsi_cmd_inspect(int argc, char **argv)
 	inspect_report_free(&rep);
 	return status;
 }
+
+/*
+ * The SVG heat map (heatmap.c, shared with `umsi sim --svg`) and this
+ * command's picture (svg.c) are built inside this object until
+ * mk/inspect.mk lists them in INSPECT_SRCS; drop these two lines then.
+ */
+#include "heatmap.c"
+#include "svg.c"

@@ -101,12 +101,37 @@ struct inspect_dev {
 	struct inspect_irq *msi_irqs, *msix_irqs;
 	size_t n_msi_irqs, n_msix_irqs;
 	bool linux_known;       /* live mode: the IRQ fields mean something */
+	char driver[32];        /* live mode: the bound driver, or "" */
 };
 
-/* One CPU of /proc/cpuinfo: Linux's CPU number and its APIC ID. */
+/*
+ * One CPU of /proc/cpuinfo: Linux's CPU number, its APIC ID, and whether
+ * its "flags" line was seen and names x2apic: the CPU can run its local
+ * APIC in x2APIC mode. Linux clears the flag under nox2apic (and in Xen
+ * PV guests), but keeps it when it leaves x2APIC off for want of
+ * interrupt remapping: the flag alone does not say x2APIC is on.
+ */
 struct inspect_apic {
 	unsigned cpu;
 	uint32_t apic_id;
+	bool flags_seen;
+	bool x2apic;
+};
+
+/* x86 vectors of one CPU: the IDT's 256. */
+#define INSPECT_NVEC 256
+
+/* One CPU's row of /sys/kernel/debug/irq/domains/VECTOR. */
+struct inspect_vector_cpu {
+	unsigned cpu;
+	uint64_t alloc[INSPECT_NVEC / 64];      /* vectors in use */
+};
+
+/* The x86 vector matrix as Linux's debugfs shows it (online CPUs only). */
+struct inspect_vector_domain {
+	uint64_t system[INSPECT_NVEC / 64];     /* "System:" vectors */
+	struct inspect_vector_cpu *cpus;        /* sorted by CPU */
+	size_t ncpus;
 };
 
 /*
@@ -120,6 +145,30 @@ struct inspect_finding {
 	bool msix;              /* about MSI-X (else MSI) */
 	int32_t entry;
 	char message[INSPECT_MSG_LEN];  /* what is wrong; why it matters */
+};
+
+/*
+ * How a logical destination names CPUs (x86), as far as what Linux
+ * exposes tells (check.c, inspect_logical_model()):
+ *   FLAT     xAPIC flat model: bit n of the 8-bit destination is Linux CPU
+ *            n (Linux sets CPU n's LDR to 1 << n, default_init_apic_ldr)
+ *   CLUSTER  x2APIC cluster model: the logical ID of the CPU whose x2APIC
+ *            ID is a is (a >> 4) << 16 | 1 << (a & 15), fixed by the
+ *            hardware
+ *   EITHER   flat or cluster, which cannot be told apart here: a
+ *            destination is decoded when both models name the same CPUs
+ *   UNKNOWN  neither can be assumed; @how says why
+ */
+enum inspect_logical_kind {
+	INSPECT_LOGICAL_UNKNOWN,
+	INSPECT_LOGICAL_FLAT,
+	INSPECT_LOGICAL_CLUSTER,
+	INSPECT_LOGICAL_EITHER,
+};
+
+struct inspect_logical {
+	enum inspect_logical_kind kind;
+	char how[INSPECT_MSG_LEN];      /* how it is known, or why not */
 };
 
 #define INSPECT_CHECK_NOTES 12
@@ -139,6 +188,21 @@ struct inspect_report {
 	/* /proc/cpuinfo (live mode, x86), sorted by APIC ID; NULL if none. */
 	struct inspect_apic *apics;
 	size_t napics;
+	/* /sys/devices/system/cpu/possible (live mode): read, how many, the
+	 * highest; Linux picks its APIC model by the count. */
+	bool possible_known;
+	unsigned possible_count, possible_max;
+	/*
+	 * Live mode: the CPUs (the columns of /proc/interrupts, else those
+	 * of /proc/cpuinfo), ascending, and the package of each (sysfs
+	 * topology/physical_package_id, -1 when unknown), for --svg.
+	 */
+	unsigned *topo_cpus;
+	int *topo_pkg;
+	size_t ntopo;
+	/* /sys/kernel/debug/irq/domains/VECTOR, when it could be read. */
+	struct inspect_vector_domain *vectors;
+	char hostname[65];      /* /proc/sys/kernel/hostname, or "" */
 	/* --check: the findings, what could not be checked, and how many
 	 * functions had their capabilities read. */
 	bool checked;
@@ -284,6 +348,33 @@ bool inspect_parse_cpulist(const char *text, char *out, size_t n);
 
 /* effective_affinity_list (as inspect_parse_cpulist keeps it): has @cpu? */
 bool inspect_cpulist_has(const char *list, unsigned cpu);
+/*
+ * A CPU list (as inspect_parse_cpulist keeps it): how many CPUs (at most
+ * UINT_MAX) and the highest. Return: false for a malformed list.
+ */
+bool inspect_cpulist_stats(const char *list, unsigned *count, unsigned *max);
+/* A one-line decimal int file ("0\n", "-1"): physical_package_id. */
+bool inspect_parse_int_line(const char *text, int *v);
+/**
+ * inspect_parse_vector_domain - /sys/kernel/debug/irq/domains/VECTOR
+ * @text: the file's bytes (a NUL among them ends the text)
+ * @len: their number
+ * @vd: receives the system vectors and each online CPU's vectors in use
+ *
+ * Linux's irq_matrix_debug_show() writes "System: N: LIST", a header
+ * "| CPU | avl | man | mac | act | vectors" (older kernels have no mac
+ * column; the header says which there are) and a row per online CPU: the
+ * numbers, then the vectors in use as a bitmap list ("33-43,48").
+ * Malformed rows are skipped; a CPU given twice is kept once.
+ * Return: 0 and @vd filled (free it with inspect_vector_domain_free()),
+ * 1 when the text holds no such table (@vd empty), -1 out of memory.
+ */
+int inspect_parse_vector_domain(const char *text, size_t len,
+				struct inspect_vector_domain *vd);
+void inspect_vector_domain_free(struct inspect_vector_domain *vd);
+/* The row of @cpu, or NULL (offline, or not in the file). */
+const struct inspect_vector_cpu *
+inspect_vector_domain_cpu(const struct inspect_vector_domain *vd, unsigned cpu);
 /**
  * inspect_parse_cpuinfo - the APIC ID of each CPU from /proc/cpuinfo
  * @text: the file's bytes (a NUL among them ends the text)
@@ -302,6 +393,43 @@ int inspect_parse_cpuinfo(const char *text, size_t len,
 /* The CPU whose APIC ID is @apic_id in @rep's table, or -1. */
 long inspect_cpu_of_apic(const struct inspect_report *rep, uint32_t apic_id);
 /**
+ * inspect_logical_model - how logical destinations name CPUs here
+ * @rep: a live report (/proc/cpuinfo, /sys/devices/system/cpu/possible)
+ * @lm: receives the model and a sentence saying how it is known
+ *
+ * Linux (arch/x86/kernel/apic) uses logical destinations in two models:
+ * xAPIC flat, when no more than 8 CPUs are possible (physflat_probe();
+ * else physical flat), and x2APIC cluster; x2APIC without interrupt
+ * remapping is physical (try_to_enable_x2apic() sets x2apic_phys). The
+ * mode is read from what /proc/cpuinfo and sysfs show: no CPU with the
+ * x2apic flag is xAPIC, an APIC ID above 255 is x2APIC; anything else is
+ * said to be unknown rather than guessed.
+ */
+void inspect_logical_model(const struct inspect_report *rep,
+			   struct inspect_logical *lm);
+/*
+ * Live mode: when some enabled message uses logical destination mode,
+ * add a note to @rep saying how the CPUs it names are known (the model
+ * and the evidence), or why they are not.
+ */
+void inspect_note_logical(struct inspect_report *rep);
+/**
+ * inspect_logical_cpus - the CPUs a logical destination names
+ * @rep: the report
+ * @lm: from inspect_logical_model()
+ * @dest: the message's destination ID
+ * @cpus: receives the Linux CPU numbers named, ascending
+ * @max: room in @cpus
+ * @stray: receives the destination bits that name no CPU of @rep (0:
+ *         none)
+ *
+ * Return: how many CPUs (at most @max are stored), or -1 when the model
+ * cannot say (UNKNOWN, or EITHER and the two models disagree for @dest).
+ */
+int inspect_logical_cpus(const struct inspect_report *rep,
+			 const struct inspect_logical *lm, uint32_t dest,
+			 unsigned *cpus, size_t max, uint32_t *stray);
+/**
  * inspect_check - judge every decoded function (umsi inspect --check)
  * @rep: a report filled by a dump or live mode, devices in address order
  *
@@ -312,6 +440,16 @@ long inspect_cpu_of_apic(const struct inspect_report *rep, uint32_t apic_id);
 int inspect_check(struct inspect_report *rep);
 /* The findings as text, one line each, then the notes and a summary. */
 void inspect_write_check_text(FILE *f, const struct inspect_report *rep);
+
+/**
+ * inspect_write_svg - the vectors of every CPU as an SVG heat map (svg.c)
+ * @f: where it goes
+ * @rep: a report from a dump or live mode
+ *
+ * Return: 0; -1 with errno ENODATA when there is no row to draw (no CPU
+ * known, no APIC ID named), ENOMEM, or the error of a failed write.
+ */
+int inspect_write_svg(FILE *f, const struct inspect_report *rep);
 
 /* json.c and text.c */
 void inspect_write_json(FILE *f, const struct inspect_report *rep);

@@ -12,7 +12,18 @@
  *   /proc/interrupts                    per-CPU counts, and the entry of
  *                                        each IRQ (its hwirq)
  *   /proc/cpuinfo                       the APIC ID of each CPU (x86), to
- *                                        tell which CPU a message targets
+ *                                        tell which CPU a message targets,
+ *                                        and its x2apic flag
+ *   /sys/devices/system/cpu/possible    how many CPUs Linux may bring up:
+ *                                        its logical APIC model depends
+ *                                        on it (check.c)
+ *   /sys/devices/system/cpu/cpuN/topology/physical_package_id
+ *                                        each CPU's package, for --svg
+ *   /sys/kernel/debug/irq/domains/VECTOR every CPU's vectors in use and the
+ *                                        system vectors, for --svg (root,
+ *                                        debugfs, CONFIG_GENERIC_IRQ_DEBUGFS)
+ *   /proc/sys/kernel/hostname           the machine's name, for --svg
+ *   /sys/bus/pci/devices/B/driver       the bound driver (a symbolic link)
  *   /proc/irq/N/effective_affinity_list where each IRQ is delivered
  *   /sys/kernel/debug/irq/irqs/N        CPU vector and target CPU, when
  *                                        debugfs is mounted and the kernel
@@ -260,6 +271,139 @@ static void parse_cpuinfo(struct live *l)
 	if (inspect_parse_cpuinfo(text, len, &l->rep->apics, &l->rep->napics))
 		note(l->rep, "%s: out of memory: CPUs not matched to APIC IDs", p);
 	free(text);
+}
+
+/* /sys/devices/system/cpu/possible: Linux's APIC model depends on it. */
+static void read_possible(struct live *l)
+{
+	char p[512], buf[4096], list[4096];
+
+	path(p, sizeof(p), l, "/sys/devices/system/cpu/possible%s", "", 0);
+	if (slurp(l, NULL, p, buf, sizeof(buf)) <= 0)
+		return;
+	if (!inspect_parse_cpulist(buf, list, sizeof(list)) ||
+	    !inspect_cpulist_stats(list, &l->rep->possible_count,
+				   &l->rep->possible_max)) {
+		note(l->rep, "%s is not a CPU list: the number of possible CPUs is not known", p);
+		return;
+	}
+	l->rep->possible_known = true;
+}
+
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The CPUs of the machine (the columns of /proc/interrupts, else the
+ * CPUs /proc/cpuinfo lists) and the package of each, from sysfs.
+ */
+static void read_topology(struct live *l)
+{
+	struct inspect_report *rep = l->rep;
+	size_t n = rep->ncpus ? rep->ncpus : rep->napics;
+
+	if (!n)
+		return;
+	rep->topo_cpus = malloc(n * sizeof(*rep->topo_cpus));
+	rep->topo_pkg = malloc(n * sizeof(*rep->topo_pkg));
+	if (!rep->topo_cpus || !rep->topo_pkg) {
+		free(rep->topo_cpus);
+		free(rep->topo_pkg);
+		rep->topo_cpus = NULL;
+		rep->topo_pkg = NULL;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		rep->topo_cpus[i] = rep->ncpus ? rep->cpus[i] : rep->apics[i].cpu;
+	qsort(rep->topo_cpus, n, sizeof(*rep->topo_cpus), cmp_uint);
+	for (size_t i = 0; i < n; i++) {
+		char p[512], buf[64];
+		int pkg;
+
+		path(p, sizeof(p), l,
+		     "/sys/devices/system/cpu/cpu%s%ld/topology/physical_package_id",
+		     "", (long)rep->topo_cpus[i]);
+		rep->topo_pkg[i] = -1;
+		if (slurp(l, NULL, p, buf, sizeof(buf)) > 0 &&
+		    inspect_parse_int_line(buf, &pkg) && pkg >= 0)
+			rep->topo_pkg[i] = pkg;
+	}
+	rep->ntopo = n;
+}
+
+/*
+ * /sys/kernel/debug/irq/domains/VECTOR: every online CPU's vectors in
+ * use and the system vectors, as Linux's vector matrix keeps them. Root
+ * only, with debugfs mounted and CONFIG_GENERIC_IRQ_DEBUGFS; --svg says
+ * what it shows without.
+ */
+static void read_vector_domain(struct live *l)
+{
+	char p[512], *text;
+	size_t len = 0;
+	bool odd;
+	struct inspect_vector_domain *vd;
+	int r;
+
+	path(p, sizeof(p), l, "/sys/kernel/debug/irq/domains/VECTOR%s", "", 0);
+	text = slurp_all(p, &len, &odd);
+	if (!text) {
+		if (odd)
+			refused(l, NULL, p);
+		return;
+	}
+	vd = calloc(1, sizeof(*vd));
+	r = vd ? inspect_parse_vector_domain(text, len, vd) : -1;
+	free(text);
+	if (r) {
+		free(vd);
+		if (r > 0)
+			note(l->rep, "%s holds no vector table (\"System:\" and \"| CPU | ... | vectors\"): every CPU's vectors are not known", p);
+		return;
+	}
+	l->rep->vectors = vd;
+}
+
+/* /proc/sys/kernel/hostname: the machine's name, for --svg's title. */
+static void read_hostname(struct live *l)
+{
+	char p[512], buf[128];
+	size_t n;
+
+	path(p, sizeof(p), l, "/proc/sys/kernel/hostname%s", "", 0);
+	if (slurp(l, NULL, p, buf, sizeof(buf)) <= 0)
+		return;
+	n = strcspn(buf, "\n");
+	buf[n] = '\0';
+	/* Printable ASCII only: it goes into a picture's title. */
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] >= 0x7f)
+			return;
+	snprintf(l->rep->hostname, sizeof(l->rep->hostname), "%.64s", buf);
+}
+
+/* The driver bound to the function: the last part of its driver link. */
+static void read_driver(struct live *l, const char *name, struct inspect_dev *d)
+{
+	char p[512], target[512];
+	ssize_t n;
+	const char *base;
+
+	path(p, sizeof(p), l, "/sys/bus/pci/devices/%s/driver", name, 0);
+	n = readlink(p, target, sizeof(target) - 1);
+	if (n <= 0)
+		return;
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	for (const char *c = base; *c; c++)
+		if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f)
+			return;
+	snprintf(d->driver, sizeof(d->driver), "%.31s", base);
 }
 
 /*
@@ -634,6 +778,7 @@ static void live_fn(struct live *l, const char *name, umsi_bdf_t bdf,
 	if (d->cfg_short)
 		return;
 	linux_irqs(l, name, d);
+	read_driver(l, name, d);
 	if (d->has_msix) {
 		/* A disabled memory decoder answers every read with all-ones. */
 		if (!(fn->cfg[UMSI_PCI_COMMAND] & UMSI_PCI_CMD_MEMORY))
@@ -686,6 +831,10 @@ int inspect_live(struct inspect_report *rep, umsi_bdf_t sel, bool have_sel,
 	rep->live = true;
 	parse_interrupts(&l);
 	parse_cpuinfo(&l);
+	read_possible(&l);
+	read_topology(&l);
+	read_vector_domain(&l);
+	read_hostname(&l);
 	read_lockdown(&l);
 	for (size_t i = 0; i < n; i++) {
 		umsi_bdf_t bdf;

@@ -374,14 +374,48 @@ static int cpuinfo_cmp_apic(const void *a, const void *b)
 	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
 }
 
+/* Does the "flags" value hold the word @w? */
+static bool cpuinfo_has_word(const char *val, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *s = val; *s; ) {
+		size_t len;
+
+		s = skip_ws(s);
+		len = strcspn(s, " \t");
+		if (len == n && !strncmp(s, w, n))
+			return true;
+		s += len;
+	}
+	return false;
+}
+
+/* Room for one more CPU in @a; false when out of memory. */
+static bool cpuinfo_grow(struct inspect_apic **a, size_t k, size_t *cap)
+{
+	struct inspect_apic *na;
+	size_t ncap;
+
+	if (k < *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 64;
+	na = realloc(*a, ncap * sizeof(*na));
+	if (!na)
+		return false;
+	*a = na;
+	*cap = ncap;
+	return true;
+}
+
 int inspect_parse_cpuinfo(const char *text, size_t len,
 			  struct inspect_apic **out, size_t *n)
 {
 	char *copy = malloc(len + 1), *line, *save = NULL;
 	struct inspect_apic *a = NULL;
-	size_t cap = 0, k = 0;
+	size_t cap = 0, k = 0, cur = SIZE_MAX;
 	unsigned long long cpu = 0, v;
-	bool in_cpu = false;
+	bool in_cpu = false, flags_seen = false, x2apic = false;
 
 	*out = NULL;
 	*n = 0;
@@ -397,6 +431,21 @@ int inspect_parse_cpuinfo(const char *text, size_t len,
 			continue;
 		if (!strcmp(key, "processor")) {
 			in_cpu = dec(val, UINT_MAX, &cpu, NULL);
+			cur = SIZE_MAX;
+			flags_seen = x2apic = false;
+			continue;
+		}
+		/*
+		 * "flags" comes after "apicid" in Linux's x86 cpuinfo; either
+		 * order is taken: the block's CPU gets it.
+		 */
+		if (!strcmp(key, "flags")) {
+			flags_seen = true;
+			x2apic = cpuinfo_has_word(val, "x2apic");
+			if (cur != SIZE_MAX) {
+				a[cur].flags_seen = true;
+				a[cur].x2apic = x2apic;
+			}
 			continue;
 		}
 		/* The first apicid of the block; "initial apicid" is not it. */
@@ -404,21 +453,16 @@ int inspect_parse_cpuinfo(const char *text, size_t len,
 		    !dec(val, UINT32_MAX, &v, NULL))
 			continue;
 		in_cpu = false;
-		if (k == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct inspect_apic *na = realloc(a, ncap * sizeof(*na));
-
-			if (!na) {
-				free(a);
-				free(copy);
-				return -1;
-			}
-			a = na;
-			cap = ncap;
+		if (!cpuinfo_grow(&a, k, &cap)) {
+			free(a);
+			free(copy);
+			return -1;
 		}
-		a[k].cpu = (unsigned)cpu;
-		a[k].apic_id = (uint32_t)v;
-		k++;
+		a[k] = (struct inspect_apic){
+			.cpu = (unsigned)cpu, .apic_id = (uint32_t)v,
+			.flags_seen = flags_seen, .x2apic = x2apic,
+		};
+		cur = k++;
 	}
 	free(copy);
 	if (!k) {
@@ -429,4 +473,236 @@ int inspect_parse_cpuinfo(const char *text, size_t len,
 	*out = a;
 	*n = k;
 	return 0;
+}
+
+bool inspect_cpulist_stats(const char *list, unsigned *count, unsigned *max)
+{
+	unsigned long long total = 0, top = 0;
+	const char *s = list;
+
+	while (*s) {
+		unsigned long long a, b;
+
+		if (!dec(s, UINT_MAX, &a, &s))
+			return false;
+		b = a;
+		if (*s == '-' && !dec(s + 1, UINT_MAX, &b, &s))
+			return false;
+		if (b < a)
+			return false;
+		total += b - a + 1;
+		if (b > top)
+			top = b;
+		if (!*s)
+			break;
+		if (*s++ != ',')
+			return false;
+	}
+	if (s == list)
+		return false;
+	*count = total > UINT_MAX ? UINT_MAX : (unsigned)total;
+	*max = (unsigned)top;
+	return true;
+}
+
+bool inspect_parse_int_line(const char *text, int *v)
+{
+	unsigned long long u;
+	const char *s = text, *end;
+	bool neg = *s == '-';
+
+	if (neg)
+		s++;
+	if (!dec(s, neg ? (unsigned long long)INT_MAX + 1 : INT_MAX, &u, &end))
+		return false;
+	if (*end == '\n')
+		end++;
+	if (*end)
+		return false;
+	*v = neg ? (int)(-(long long)u) : (int)u;
+	return true;
+}
+
+/*
+ * A bitmap list as Linux's %*pbl prints it ("0-19,21,50", or nothing for
+ * an empty map), every bit below INSPECT_NVEC, into @bits.
+ */
+static bool vector_list(const char *s, uint64_t bits[INSPECT_NVEC / 64])
+{
+	memset(bits, 0, INSPECT_NVEC / 8);
+	while (*s) {
+		unsigned long long a, b;
+
+		if (!dec(s, INSPECT_NVEC - 1, &a, &s))
+			return false;
+		b = a;
+		if (*s == '-' && !dec(s + 1, INSPECT_NVEC - 1, &b, &s))
+			return false;
+		if (b < a)
+			return false;
+		for (unsigned long long v = a; v <= b; v++)
+			bits[v / 64] |= 1ull << (v % 64);
+		if (!*s)
+			break;
+		if (*s++ != ',' || !*s)
+			return false;
+	}
+	return true;
+}
+
+/* The columns of "| CPU | avl | man | mac | act | vectors": how many. */
+static unsigned vector_header(const char *line)
+{
+	char name[16];
+	unsigned n = 0;
+	bool cpu_first = false, vectors_last = false;
+
+	for (const char *s = strchr(line, '|'); s; s = strchr(s, '|')) {
+		size_t len;
+
+		s = skip_ws(s + 1);
+		len = strcspn(s, "| \t");
+		if (!len)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(len < 15 ? len : 15), s);
+		if (!n)
+			cpu_first = !strcmp(name, "CPU");
+		vectors_last = !strcmp(name, "vectors");
+		n++;
+		s += len;
+	}
+	return cpu_first && vectors_last && n >= 3 && n <= 8 ? n : 0;
+}
+
+/*
+ * One row of the table, "  0   192     1     0    11  33-43": @nnum
+ * numbers (the first the CPU), then the CPU's vectors in use. Return:
+ * true and @c filled for a well-formed row.
+ */
+static bool vector_row(char *line, unsigned nnum, struct inspect_vector_cpu *c)
+{
+	char *save = NULL, *tok;
+	unsigned long long v;
+	unsigned k = 0;
+	const char *list = "";
+
+	for (tok = strtok_r(line, " \t", &save); tok;
+	     tok = strtok_r(NULL, " \t", &save)) {
+		if (k < nnum) {
+			if (!dec(tok, k ? UINT_MAX : INT_MAX, &v, NULL) ||
+			    tok[strspn(tok, "0123456789")])
+				return false;
+			if (!k)
+				c->cpu = (unsigned)v;
+		} else if (k == nnum) {
+			list = tok;
+		} else {
+			return false;
+		}
+		k++;
+	}
+	return k >= nnum && vector_list(list, c->alloc);
+}
+
+/* By CPU; a CPU given twice by its bitmap, so the order is total. */
+static int vector_cmp_cpu(const void *a, const void *b)
+{
+	const struct inspect_vector_cpu *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return memcmp(x->alloc, y->alloc, sizeof(x->alloc));
+}
+
+int inspect_parse_vector_domain(const char *text, size_t len,
+				struct inspect_vector_domain *vd)
+{
+	char *copy = malloc(len + 1), *line, *save = NULL;
+	size_t cap = 0;
+	unsigned nnum = 0;
+	bool system = false;
+	int ret = -1;
+
+	memset(vd, 0, sizeof(*vd));
+	if (!copy)
+		return -1;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	for (line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const char *s = skip_ws(line);
+		struct inspect_vector_cpu c;
+		unsigned long long nsys;
+
+		/* "System: 38: 0-19,21,50,128,236,243-244,246-255" */
+		if (!strncmp(s, "System:", 7)) {
+			s = skip_ws(s + 7);
+			if (!dec(s, INSPECT_NVEC, &nsys, &s) || *s != ':')
+				continue;
+			s = skip_ws(s + 1);
+			system = vector_list(s, vd->system);
+			continue;
+		}
+		if (strchr(s, '|')) {
+			nnum = vector_header(s);
+			if (nnum)
+				nnum--;
+			continue;
+		}
+		if (!nnum || !vector_row(line, nnum, &c))
+			continue;
+		if (vd->ncpus == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct inspect_vector_cpu *nc = realloc(vd->cpus,
+							ncap * sizeof(*nc));
+
+			if (!nc)
+				goto out;
+			vd->cpus = nc;
+			cap = ncap;
+		}
+		vd->cpus[vd->ncpus++] = c;
+	}
+	if (!system || !vd->ncpus) {
+		ret = 1;
+		goto out;
+	}
+	/* A CPU given twice (a broken file) is kept once. */
+	qsort(vd->cpus, vd->ncpus, sizeof(*vd->cpus), vector_cmp_cpu);
+	{
+		size_t k = 1;
+
+		for (size_t i = 1; i < vd->ncpus; i++)
+			if (vd->cpus[i].cpu != vd->cpus[k - 1].cpu)
+				vd->cpus[k++] = vd->cpus[i];
+		vd->ncpus = k;
+	}
+	free(copy);
+	return 0;
+out:
+	free(copy);
+	inspect_vector_domain_free(vd);
+	return ret;
+}
+
+void inspect_vector_domain_free(struct inspect_vector_domain *vd)
+{
+	free(vd->cpus);
+	memset(vd, 0, sizeof(*vd));
+}
+
+const struct inspect_vector_cpu *
+inspect_vector_domain_cpu(const struct inspect_vector_domain *vd, unsigned cpu)
+{
+	size_t lo = 0, hi = vd->ncpus;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (vd->cpus[mid].cpu < cpu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < vd->ncpus && vd->cpus[lo].cpu == cpu ? &vd->cpus[lo] : NULL;
 }

@@ -21,8 +21,31 @@ static const char *dm_short(uint8_t dm)
 	return dm == UMSI_X86_DM_LOWPRI ? "lowpri" : inspect_delivery_name(dm);
 }
 
-static void msg_line(FILE *f, const struct umsi_x86_msi *m, uint64_t addr,
-		     unsigned nvec)
+/* ", CPU 1" after a logical destination, when the model says which. */
+static void logical_cpus(FILE *f, const struct inspect_report *rep,
+			 const struct umsi_x86_msi *m)
+{
+	struct inspect_logical lm;
+	unsigned cpus[16];
+	uint32_t stray;
+	int n;
+
+	if (!rep->live || !m->logical)
+		return;
+	inspect_logical_model(rep, &lm);
+	n = inspect_logical_cpus(rep, &lm, m->dest_id, cpus, 16, &stray);
+	if (n < 0) {
+		fputs(" (CPU not known)", f);
+		return;
+	}
+	fputs(n ? " (CPU" : " (no CPU", f);
+	for (int i = 0; i < n && i < 16; i++)
+		fprintf(f, "%s%u", i ? "," : " ", cpus[i]);
+	fputc(')', f);
+}
+
+static void msg_line(FILE *f, const struct inspect_report *rep,
+		     const struct umsi_x86_msi *m, uint64_t addr, unsigned nvec)
 {
 	if (!addr) {
 		fputs("not programmed (address 0)\n", f);
@@ -37,10 +60,11 @@ static void msg_line(FILE *f, const struct umsi_x86_msi *m, uint64_t addr,
 			m->handle, flag(m->shv), m->subhandle);
 		return;
 	}
-	fprintf(f, "dest %s 0x%x, RH%c, %s, %s, ",
-		m->logical ? "logical" : "physical", m->dest_id,
-		flag(m->redir_hint), inspect_delivery_name(m->delivery),
-		m->level ? "level" : "edge");
+	fprintf(f, "dest %s 0x%x", m->logical ? "logical" : "physical",
+		m->dest_id);
+	logical_cpus(f, rep, m);
+	fprintf(f, ", RH%c, %s, %s, ", flag(m->redir_hint),
+		inspect_delivery_name(m->delivery), m->level ? "level" : "edge");
 	/* With Multiple Message Enable the device sets the low data bits. */
 	if (nvec > 1)
 		fprintf(f, "vectors 0x%02x-0x%02x (%u)", m->vector & ~(nvec - 1),
@@ -108,7 +132,7 @@ static void msi(FILE *f, const struct inspect_report *rep,
 		fprintf(f, "\t\tMasking: %08x  Pending: %08x\n", m->mask,
 			m->pending);
 	fputs("\t\tMessage: ", f);
-	msg_line(f, &d->msi_msg, m->address, d->msi_count_enabled);
+	msg_line(f, rep, &d->msi_msg, m->address, d->msi_count_enabled);
 	if (d->linux_known)
 		irq_table(f, rep, d->msi_irqs, d->n_msi_irqs);
 }

@@ -7,7 +7,8 @@
  *
  * Four steps, one function each: parse the file into a spec
  * (simparse.c), build the machine and run it (simrun.c), report as text
- * or JSON (here).
+ * or JSON (simreport.c), and with --svg also draw the vectors of every
+ * CPU (simreport.c, with tools/inspect/heatmap.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,12 +32,14 @@ static const char sim_default_machine[] =
 struct sim_opts {
 	bool json, proc, quiet;
 	const char *file;       /* NULL: the built-in machine */
+	const char *svg;        /* --svg FILE, or NULL */
 };
 
 static void sim_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: umsi sim [--json] [--proc] [--quiet] [MACHINE-FILE]\n\n"
+		"usage: umsi sim [--json] [--proc] [--quiet] [--svg FILE] "
+		"[MACHINE-FILE]\n\n"
 		"Runs uMSI on a simulated machine: CPUs and devices from\n"
 		"MACHINE-FILE (format: docs/sim-format.md; examples/) or a\n"
 		"built-in default. Every device asks the driver API for its\n"
@@ -51,9 +54,12 @@ static void sim_usage(FILE *f)
 		"  --proc    everything as text: a row per device, the interrupt\n"
 		"            table (/proc/interrupts columns while it stays\n"
 		"            below 4M cells, else a row per IRQ), every CPU\n"
-		"  --quiet   only devices that did not get what they asked for\n\n"
+		"  --quiet   only devices that did not get what they asked for\n"
+		"  --svg FILE  also draw the vectors of every CPU as an SVG\n"
+		"            heat map in FILE (a row per CPU, a colour per\n"
+		"            device line; docs/sim-format.md)\n\n"
 		"exit status: 0 every device got what it asked for, 1 some did\n"
-		"not, 2 bad input.\n");
+		"not, 2 bad input (or an --svg FILE that could not be written).\n");
 }
 
 /* Return -1 to go on, else the exit status. */
@@ -68,6 +74,12 @@ static int sim_options(int argc, char **argv, struct sim_opts *o)
 			o->proc = true;
 		} else if (!strcmp(a, "--quiet")) {
 			o->quiet = true;
+		} else if (!strcmp(a, "--svg")) {
+			if (i + 1 >= argc || !argv[i + 1][0]) {
+				fprintf(stderr, "umsi sim: --svg needs a file name\n");
+				return 2;
+			}
+			o->svg = argv[++i];
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			sim_usage(stdout);
 			return 0;
@@ -153,6 +165,27 @@ static int sim_load(const struct sim_opts *o, struct sim_spec *sp)
 	return ret;
 }
 
+/* --svg: the picture into its file. Return: 0, or 2 when it failed. */
+static int sim_svg(const struct sim_opts *o, const struct sim_machine *m)
+{
+	FILE *f = fopen(o->svg, "w");
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "umsi sim: cannot write %s: %s\n", o->svg,
+			strerror(errno));
+		return 2;
+	}
+	err = sim_report_svg(m, o->file ? o->file : "(built-in)", f) ? errno : 0;
+	if (fclose(f) && !err)
+		err = errno ? errno : EIO;
+	if (!err)
+		return 0;
+	fprintf(stderr, "umsi sim: cannot write %s: %s\n", o->svg,
+		strerror(err));
+	return 2;
+}
+
 int umsi_cmd_sim(int argc, char **argv)
 {
 	struct sim_opts o = { 0 };
@@ -181,6 +214,8 @@ int umsi_cmd_sim(int argc, char **argv)
 		sim_report_text(&m, &ro);
 	}
 	ret = m.fired != m.handled || m.wrong_cpu || m.short_of ? 1 : 0;
+	if (o.svg && sim_svg(&o, &m))
+		ret = 2;
 	sim_machine_free(&m);
 	sim_spec_free(&sp);
 	return ret;

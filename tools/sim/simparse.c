@@ -219,6 +219,41 @@ static int sim_parse_cpus(struct sim_parser *p)
 	return ret;
 }
 
+/* `sockets N`: checked against the CPUs after the last line. */
+static int sim_parse_sockets(struct sim_parser *p)
+{
+	struct sim_spec *sp = p->sp;
+	unsigned long long v;
+	char q[SIM_QUOTE_LEN];
+
+	if (sp->sockets_line)
+		return sim_fail(p, "'sockets' given twice (lines %u and %u)",
+				sp->sockets_line, p->line);
+	if (p->n != 2 || !sim_uint(p->tok[1], SIM_MAX_CPUS, &v) || !v)
+		return sim_fail(p, "'sockets' takes a count (1-%u), not '%s'",
+				SIM_MAX_CPUS,
+				p->n >= 2 ? sim_quote(p->tok[1], q) : "");
+	sp->sockets = (uint32_t)v;
+	sp->sockets_line = p->line;
+	return 0;
+}
+
+/*
+ * After the last line: the CPUs split into the sockets evenly (a socket
+ * is a run of CPUs of the cpus line, all runs the same length).
+ */
+static int sim_check_sockets(struct sim_parser *p)
+{
+	const struct sim_spec *sp = p->sp;
+
+	if (!sp->sockets || sp->ncpus % sp->sockets == 0)
+		return 0;
+	p->line = sp->sockets_line;
+	return sim_fail(p, "sockets %u: %u CPUs do not split into %u sockets "
+			"of the same size", sp->sockets, sp->ncpus,
+			sp->sockets);
+}
+
 /*
  * `num-ids=N` of `platform`: identities of an IMSIC file, 64k-1 from 63
  * to 2047 (AIA 1.0, 3.1).
@@ -580,8 +615,10 @@ static int sim_parse_line(struct sim_parser *p, char *line)
 		return sim_parse_platform(p);
 	if (!strcmp(p->tok[0], "cmdline"))
 		return sim_parse_cmdline(p);
-	return sim_fail(p, "unknown keyword '%s' (cpus, platform, cmdline, "
-			"device)", sim_quote(p->tok[0], q));
+	if (!strcmp(p->tok[0], "sockets"))
+		return sim_parse_sockets(p);
+	return sim_fail(p, "unknown keyword '%s' (cpus, sockets, platform, "
+			"cmdline, device)", sim_quote(p->tok[0], q));
 }
 
 /* A NUL would end the text early and silently: name where it is. */
@@ -637,7 +674,8 @@ int sim_parse(struct sim_spec *sp, const char *text, size_t len,
 		sim_fail(&p, "no 'cpus' line");
 		goto out;
 	}
-	if (sim_check_imsic(&p) || sim_check_its(&p))
+	if (sim_check_imsic(&p) || sim_check_its(&p) ||
+	    sim_check_sockets(&p))
 		goto out;
 	ret = 0;
 out:

@@ -73,6 +73,8 @@ struct sim_spec {
 	uint32_t ncpus;         /* 1 to SIM_MAX_CPUS */
 	uint32_t *apic_ids;     /* ncpus of them, all different */
 	unsigned cpus_line;
+	uint32_t sockets;       /* `sockets N`: N equal runs of CPUs; 0: none */
+	unsigned sockets_line;
 	uint32_t plat;          /* UMSI_PLAT_* */
 	bool imsic;             /* platform imsic: RISC-V harts, IMSIC files */
 	unsigned imsic_line;
@@ -116,6 +118,17 @@ int sim_parse(struct sim_spec *sp, const char *text, size_t len,
  * SIM_ITS_MAX_CPUS CPUs (or none).
  */
 uint32_t sim_its_lpis_per_cpu(uint32_t ncpus);
+
+/*
+ * sim_socket_of - the socket of CPU @cpu (its place on the cpus line):
+ * the CPUs form sp->sockets equal runs in order. -1 without `sockets`.
+ */
+static inline int32_t sim_socket_of(const struct sim_spec *sp, uint32_t cpu)
+{
+	if (!sp->sockets)
+		return -1;
+	return (int32_t)(cpu / (sp->ncpus / sp->sockets));
+}
 
 /* Free what sim_parse() allocated; @sp may be zeroed or half-filled. */
 void sim_spec_free(struct sim_spec *sp);

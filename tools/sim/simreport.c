@@ -13,6 +13,7 @@
  * (umsi_irq_get_info, umsi_matrix_cpu_stats), not from what the tool
  * asked for.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include <umsi/x86.h>
 
 #include "simreport.h"
+#include "../inspect/heatmap.h"
 
 /* Cells (IRQs x CPUs) up to which --proc prints /proc/interrupts columns. */
 #define SIM_PROC_CELLS (1u << 22)
@@ -633,24 +635,28 @@ static void sim_print_full_tables(const struct sim_machine *m, bool proc)
 static void sim_print_machine_line(const struct sim_machine *m)
 {
 	const struct sim_spec *sp = m->spec;
-	char ids[SIM_LIST_LEN + 48];
+	char ids[SIM_LIST_LEN + 48], sockets[32] = "";
+
+	if (sp->sockets)
+		snprintf(sockets, sizeof(sockets), ", %u socket%s", sp->sockets,
+			 sp->sockets == 1 ? "" : "s");
 
 	sim_apic_list(sp, ids, sizeof(ids));
 	if (sp->imsic) {
-		printf("machine: %u RISC-V hart%s (hart IDs %s), IMSIC files "
+		printf("machine: %u RISC-V hart%s (hart IDs %s)%s, IMSIC files "
 		       "of %u identities%s, %u device%s asking for %llu "
 		       "vectors\n\n", sp->ncpus, sp->ncpus == 1 ? "" : "s",
-		       ids, sp->num_ids ? sp->num_ids : 255,
+		       ids, sockets, sp->num_ids ? sp->num_ids : 255,
 		       sp->plat & UMSI_PLAT_NO_MSI ? ", no-msi" : "",
 		       m->ninst, m->ninst == 1 ? "" : "s",
 		       (unsigned long long)sp->nvec);
 		return;
 	}
 	if (sp->its) {
-		printf("machine: %u Arm CPU%s (IDs %s), a GICv3 ITS at 0x%llx "
+		printf("machine: %u Arm CPU%s (IDs %s)%s, a GICv3 ITS at 0x%llx "
 		       "(LPIs from %u), %u LPIs a CPU%s, %u device%s asking "
 		       "for %llu vectors\n\n", sp->ncpus,
-		       sp->ncpus == 1 ? "" : "s", ids,
+		       sp->ncpus == 1 ? "" : "s", ids, sockets,
 		       (unsigned long long)UMSI_SIM_ITS_BASE, SIM_ITS_FIRST_LPI,
 		       sim_its_lpis_per_cpu(sp->ncpus),
 		       sp->plat & UMSI_PLAT_NO_MSI ? ", no-msi" : "",
@@ -658,9 +664,9 @@ static void sim_print_machine_line(const struct sim_machine *m)
 		       (unsigned long long)sp->nvec);
 		return;
 	}
-	printf("machine: %u CPU%s (APIC IDs %s)%s%s%s%s%s, %u device%s asking "
+	printf("machine: %u CPU%s (APIC IDs %s)%s%s%s%s%s%s, %u device%s asking "
 	       "for %llu vectors\n\n", sp->ncpus, sp->ncpus == 1 ? "" : "s",
-	       ids, sp->plat & UMSI_PLAT_X2APIC ? ", x2apic" : "",
+	       ids, sockets, sp->plat & UMSI_PLAT_X2APIC ? ", x2apic" : "",
 	       sp->plat & UMSI_PLAT_EXT_DEST_ID ? ", ext-dest-id" : "",
 	       sp->plat & UMSI_PLAT_IRQ_REMAP ? ", remap" : "",
 	       sp->vtd ? ", a VT-d remapping unit (uMSI's table)" : "",
@@ -769,11 +775,14 @@ void sim_report_json(const struct sim_machine *m)
 
 		umsi_matrix_cpu_stats(umsi_system_matrix(m->sys), i, &cs);
 		printf("%s{\"cpu\":%u,\"apic_id\":%u,\"allocated\":%u,"
-		       "\"managed\":%u,\"available\":%u,\"online\":%s}",
+		       "\"managed\":%u,\"available\":%u,\"online\":%s",
 		       i ? "," : "", i, sp->apic_ids[i],
 		       cs.allocated + cs.managed_allocated,
 		       cs.managed, cs.available,
 		       cs.online ? "true" : "false");
+		if (sp->sockets)
+			printf(",\"socket\":%d", sim_socket_of(sp, i));
+		putchar('}');
 	}
 	printf("],\"devices\":[");
 	for (unsigned j = 0; j < m->ninst; j++)
@@ -788,4 +797,233 @@ void sim_report_json(const struct sim_machine *m)
 	printf(",\"fired\":%llu,\"handled\":%llu,\"wrong_cpu\":%llu}\n",
 	       (unsigned long long)m->fired, (unsigned long long)m->handled,
 	       (unsigned long long)m->wrong_cpu);
+}
+
+/* ---- SVG ------------------------------------------------------------------------ */
+
+/*
+ * The cell of an IRQ on @cpu: its vector on a machine where each CPU has
+ * its own space (x86 vectors, IMSIC identities). On an ITS machine the
+ * IRQ's identity is global (umsi_ctl_domain_global) and which slot of
+ * its CPU's run the matrix gave it is not exposed: it takes the CPU's
+ * next slot in use, from *@scan on, so each line's count on each CPU is
+ * exact but the order within the CPU is the IRQs'. -1: no cell.
+ */
+static long sim_svg_cell(const struct sim_machine *m, const uint16_t *own,
+			 uint32_t nvec, uint32_t cpu, uint32_t vector,
+			 uint32_t *scan)
+{
+	const struct umsi_matrix *mx = umsi_system_matrix(m->sys);
+
+	if (!m->spec->its)
+		return vector < nvec && umsi_matrix_is_allocated(mx, cpu, vector) ?
+		       (long)vector : -1;
+	for (; *scan < nvec; (*scan)++)
+		if (umsi_matrix_is_allocated(mx, cpu, *scan) &&
+		    !own[(size_t)cpu * nvec + *scan])
+			return (long)(*scan)++;
+	return -1;
+}
+
+/*
+ * The device line (1-based; 0: none) holding each cell: every granted
+ * IRQ's CPU and vector (sim_svg_cell()). *@placed counts what found its
+ * cell.
+ */
+static uint16_t *sim_svg_owners(const struct sim_machine *m, uint32_t nvec,
+				uint64_t *per_line, uint64_t *placed)
+{
+	uint32_t ncpus = m->spec->ncpus;
+	uint16_t *own = calloc((size_t)ncpus * nvec, sizeof(*own));
+	uint32_t *scan = calloc(ncpus, sizeof(*scan));
+
+	if (!own || !scan) {
+		free(own);
+		free(scan);
+		return NULL;
+	}
+	for (unsigned j = 0; j < m->ninst; j++) {
+		const struct sim_inst *in = &m->insts[j];
+		uint16_t line = (uint16_t)(in->ds - m->spec->devs + 1);
+
+		for (unsigned i = 0; i < sim_granted(in); i++) {
+			struct umsi_irq_info inf;
+			long v;
+
+			if (umsi_irq_get_info(m->sys, in->irqs[i], &inf) ||
+			    inf.cpu >= ncpus)
+				continue;
+			v = sim_svg_cell(m, own, nvec, inf.cpu, inf.vector,
+					 &scan[inf.cpu]);
+			if (v < 0)
+				continue;
+			own[(size_t)inf.cpu * nvec + (uint32_t)v] = line;
+			per_line[line - 1]++;
+			(*placed)++;
+		}
+	}
+	free(scan);
+	return own;
+}
+
+/* What uMSI's matrix says a cell is, with its owner's colour. */
+static uint8_t sim_svg_class(int state, uint16_t owner, const uint8_t *class_of)
+{
+	switch (state) {
+	case UMSI_VECTOR_FREE:
+		return HM_FREE;
+	case UMSI_VECTOR_MANAGED_FREE:
+		return HM_MANAGED;
+	case UMSI_VECTOR_LEGACY_FREE:
+		return HM_LEGACY;
+	case UMSI_VECTOR_ALLOCATED:
+	case UMSI_VECTOR_MANAGED_ALLOCATED:
+	case UMSI_VECTOR_LEGACY_ALLOCATED:
+		return owner ? class_of[owner - 1] : HM_OTHER_IRQ;
+	default:
+		return HM_RESERVED;
+	}
+}
+
+static void sim_svg_titles(const struct sim_machine *m, const char *name,
+			   struct heatmap *hm, uint64_t used, uint64_t freev)
+{
+	const struct sim_spec *sp = m->spec;
+	char sockets[48] = "";
+
+	if (sp->sockets)
+		snprintf(sockets, sizeof(sockets), " in %u socket%s",
+			 sp->sockets, sp->sockets == 1 ? "" : "s");
+	snprintf(hm->title, sizeof(hm->title), "umsi sim %s: vectors per CPU",
+		 name);
+	snprintf(hm->subtitle, sizeof(hm->subtitle),
+		 "%u %s%s%s%s%s; %u device%s; %llu vectors in use by devices, "
+		 "%llu free, of %u a CPU", sp->ncpus,
+		 sp->imsic ? "RISC-V harts" : sp->its ? "Arm CPUs" : "CPUs",
+		 sockets, sp->plat & UMSI_PLAT_X2APIC ? ", x2apic" : "",
+		 sp->plat & UMSI_PLAT_EXT_DEST_ID ? ", ext-dest-id" : "",
+		 sp->plat & UMSI_PLAT_IRQ_REMAP ? ", remap" :
+		 sp->vtd ? ", VT-d" : "", m->ninst, m->ninst == 1 ? "" : "s",
+		 (unsigned long long)used, (unsigned long long)freev,
+		 hm->ncols);
+}
+
+/* The legend's name of each device line that has a colour of its own. */
+static void sim_svg_names(const struct sim_machine *m, struct heatmap *hm,
+			  const uint8_t *class_of)
+{
+	const struct sim_spec *sp = m->spec;
+
+	for (unsigned i = 0; i < sp->ndevs; i++) {
+		const struct sim_devspec *ds = &sp->devs[i];
+
+		if (class_of[i] < HM_DEV0)
+			continue;
+		if (ds->count > 1)
+			snprintf(hm->class_name[class_of[i]], HM_NAME_LEN,
+				 "%s0-%u (line %u)", ds->name, ds->count - 1,
+				 ds->line);
+		else
+			snprintf(hm->class_name[class_of[i]], HM_NAME_LEN,
+				 "%s (line %u)", ds->name, ds->line);
+	}
+}
+
+/* A note on the CPUs no message can name: free in the picture, unusable. */
+static void sim_svg_unreachable(const struct sim_machine *m,
+				struct heatmap *hm)
+{
+	struct sim_spread s;
+	uint64_t *bits;
+	char list[SIM_LIST_LEN + 48];
+
+	if (sim_spread_get(m, &s))
+		return;
+	bits = calloc((s.ncpus + 63) / 64, sizeof(*bits));
+	if (bits && s.reachable < s.ncpus) {
+		for (uint32_t i = 0; i < s.ncpus; i++)
+			if (!s.reach[i])
+				bits[i / 64] |= 1ull << (i % 64);
+		sim_cpu_list(bits, s.ncpus, list, sizeof(list));
+		heatmap_note(hm, "No message can name CPU%s %s (APIC IDs above "
+			     "254 need platform ext-dest-id, above 32767 "
+			     "remap), or %s offline: %s free vectors are of "
+			     "no use.", s.ncpus - s.reachable == 1 ? "" : "s",
+			     list, s.ncpus - s.reachable == 1 ? "it is" :
+			     "they are", s.ncpus - s.reachable == 1 ? "its" :
+			     "their");
+	}
+	free(bits);
+	sim_spread_free(&s);
+}
+
+int sim_report_svg(const struct sim_machine *m, const char *name, FILE *f)
+{
+	const struct umsi_matrix *mx = umsi_system_matrix(m->sys);
+	const struct sim_spec *sp = m->spec;
+	uint32_t nvec = umsi_matrix_nvec(mx);
+	uint64_t *per_line = calloc(sp->ndevs ? sp->ndevs : 1, sizeof(*per_line));
+	uint8_t *class_of = calloc(sp->ndevs ? sp->ndevs : 1, 1);
+	uint64_t placed = 0, granted = 0, used = 0, freev = 0;
+	unsigned lines = 0;
+	uint16_t *own = NULL;
+	struct heatmap hm;
+	int ret = -1;
+
+	if (!per_line || !class_of || heatmap_init(&hm, sp->ncpus, nvec))
+		goto nomem;
+	own = sim_svg_owners(m, nvec, per_line, &placed);
+	if (!own)
+		goto nomem;
+	heatmap_rank(per_line, sp->ndevs, class_of);
+	for (uint32_t c = 0; c < sp->ncpus; c++) {
+		hm.row_group[c] = sim_socket_of(sp, c);
+		for (uint32_t v = 0; v < nvec; v++) {
+			int st = umsi_matrix_vector_state(mx, c, v);
+			uint8_t k = sim_svg_class(st, own[(size_t)c * nvec + v],
+						  class_of);
+
+			*heatmap_cell(&hm, c, v) = k;
+			used += k >= HM_OTHER_DEV;
+			freev += k == HM_FREE;
+		}
+	}
+	for (unsigned j = 0; j < m->ninst; j++)
+		granted += sim_granted(&m->insts[j]);
+	sim_svg_names(m, &hm, class_of);
+	sim_svg_titles(m, name, &hm, used, freev);
+	if (sp->imsic)
+		hm.col_word = "identity";
+	if (sp->its) {
+		hm.col_word = "slot";
+		heatmap_note(&hm, "ITS: an IRQ's LPI is global; a column is a "
+			     "slot of the CPU's run of %u, and the slots a "
+			     "CPU has in use are shown in its IRQs' order.",
+			     nvec);
+	}
+	if (placed < granted)
+		heatmap_note(&hm, "%llu of %llu vectors granted are not in the "
+			     "picture: their CPU or vector is not one of the "
+			     "matrix's", (unsigned long long)(granted - placed),
+			     (unsigned long long)granted);
+	for (unsigned i = 0; i < sp->ndevs; i++)
+		lines += per_line[i] != 0;
+	if (lines > HM_MAX_DEVS)
+		heatmap_note(&hm, "The %u device lines with the most vectors "
+			     "have a colour each; the other %u share one.",
+			     HM_MAX_DEVS, lines - HM_MAX_DEVS);
+	sim_svg_unreachable(m, &hm);
+	heatmap_note(&hm, "A row is a CPU (its place on the cpus line), a "
+		     "column a vector of its space, as uMSI's allocator holds "
+		     "them after every device was brought up.");
+	ret = heatmap_write(f, &hm);
+	goto out;
+nomem:
+	errno = ENOMEM;
+out:
+	heatmap_free(&hm);
+	free(own);
+	free(per_line);
+	free(class_of);
+	return ret;
 }
