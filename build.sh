@@ -19,6 +19,7 @@ cd "$(dirname "$0")"
 PKGS="make gcc clang lld llvm libc6-dev libcmocka-dev pkg-config valgrind \
       libclang-rt-dev qemu-system-x86 qemu-system-misc qemu-system-arm \
       pciutils perl binutils linux-image-cloud-amd64 busybox-static \
+      librsvg2-bin python3 \
       dpkg-dev debhelper lintian meson ninja-build cmake"
 
 missing=""

@@ -15,7 +15,7 @@
 # Its seeds are the real dumps in tests/data/pci-dumps (tests/data/README.md
 # says where they come from).
 INSPECT_SRCS := $(addprefix tools/inspect/,inspect.c dump.c decode.c live.c livetext.c check.c \
-	json.c text.c)
+	json.c text.c heatmap.c svg.c)
 UMSI_TOOL_OBJS += $(INSPECT_SRCS:%.c=$(BUILD)/host/%.o)
 
 TEST_SCRIPTS += tests/inspect/cli.t tests/inspect/hostile.t \
@@ -23,7 +23,8 @@ TEST_SCRIPTS += tests/inspect/cli.t tests/inspect/hostile.t \
 		tests/inspect/lspci-differential.t tests/inspect/live.t \
 		tests/inspect/fuzz-smoke.t tests/inspect/repeat.t \
 		tests/inspect/sanitizers.t tests/inspect/livetext.t \
-		tests/inspect/data.t tests/inspect/check.t
+		tests/inspect/data.t tests/inspect/check.t \
+		tests/inspect/logical.t tests/inspect/svg.t
 
 
 PCI_DUMPS   ?= tests/data/pci-dumps

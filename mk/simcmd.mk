@@ -19,7 +19,7 @@ SIMCMD_SRCS := $(addprefix tools/sim/,simcmd.c simparse.c simrun.c simreport.c)
 UMSI_TOOL_OBJS += $(SIMCMD_SRCS:%.c=$(BUILD)/host/%.o)
 TEST_SCRIPTS += tests/sim/umsi-sim.t tests/sim/sim-input.t \
 		tests/sim/examples.t tests/sim/report.t tests/sim/sanitizers.t \
-		tests/fuzz/fuzz_simfile.t
+		tests/fuzz/fuzz_simfile.t tests/sim/svg.t
 
 .PHONY: sim-demo
 sim-demo: $(BUILD)/umsi

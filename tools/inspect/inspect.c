@@ -280,11 +280,3 @@ int umsi_cmd_inspect(int argc, char **argv)
 	inspect_report_free(&rep);
 	return status;
 }
-
-/*
- * The SVG heat map (heatmap.c, shared with `umsi sim --svg`) and this
- * command's picture (svg.c) are built inside this object until
- * mk/inspect.mk lists them in INSPECT_SRCS; drop these two lines then.
- */
-#include "heatmap.c"
-#include "svg.c"
