@@ -45,27 +45,29 @@ TEST_SCRIPTS += tests/fuzz/fuzz_dt.t
 fuzz-dt: $(FUZZ_DT)
 test-dt: $(TEST_DT)
 
-$(BUILD)/fuzz/fuzz_dt_arm64: tests/fuzz/fuzz_dt_arm64.c $(DT_DEPS_ARM64) \
-		$(DT_SHIM_DEPS)
+$(BUILD)/fuzz/fuzz_dt_arm64: tests/fuzz/fuzz_dt_arm64.c \
+		tests/fuzz/fuzz_dt_common.h $(DT_DEPS_ARM64) $(DT_SHIM_DEPS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_DT_CC) $(FUZZ_DT_FLAGS) $(DT_INC_ARM64) -o $@ $< \
 		$(DT_SRCS_ARM64) $(DT_SHIM_SRCS)
 
-$(BUILD)/fuzz/fuzz_dt_riscv64: tests/fuzz/fuzz_dt_riscv64.c $(DT_DEPS_RISCV64) \
-		$(DT_SHIM_DEPS)
+$(BUILD)/fuzz/fuzz_dt_riscv64: tests/fuzz/fuzz_dt_riscv64.c \
+		tests/fuzz/fuzz_dt_common.h $(DT_DEPS_RISCV64) $(DT_SHIM_DEPS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_DT_CC) $(FUZZ_DT_FLAGS) $(DT_INC_RISCV64) -o $@ $< \
 		$(DT_SRCS_RISCV64) $(DT_SHIM_SRCS)
 
 # The regression tests: the host compiler, the unit tests' flags.
 $(BUILD)/tests/test_dt_arm64: tests/fuzz/test_dt_arm64.c tests/fuzz/fdt_writer.c \
-		tests/fuzz/fdt_writer.h $(DT_DEPS_ARM64) $(DT_SHIM_DEPS)
+		tests/fuzz/fdt_writer.h tests/fuzz/test_dt_cases.h \
+		$(DT_DEPS_ARM64) $(DT_SHIM_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_HOST) $(DT_INC_ARM64) -o $@ $< tests/fuzz/fdt_writer.c \
 		$(DT_SRCS_ARM64) $(DT_SHIM_SRCS) $(LDFLAGS_HOST) -lcmocka
 
 $(BUILD)/tests/test_dt_riscv64: tests/fuzz/test_dt_riscv64.c tests/fuzz/fdt_writer.c \
-		tests/fuzz/fdt_writer.h $(DT_DEPS_RISCV64) $(DT_SHIM_DEPS)
+		tests/fuzz/fdt_writer.h tests/fuzz/test_dt_cases.h \
+		$(DT_DEPS_RISCV64) $(DT_SHIM_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_HOST) $(DT_INC_RISCV64) -o $@ $< tests/fuzz/fdt_writer.c \
 		$(DT_SRCS_RISCV64) $(DT_SHIM_SRCS) $(LDFLAGS_HOST) -lcmocka
