@@ -12,3 +12,11 @@ TEST_SCRIPTS += tests/inspect/linux-guest.t
 .PHONY: test-linux-guest
 test-linux-guest: $(BUILD)/umsi
 	@scripts/run-tests -- tests/inspect/linux-guest.t
+
+# Does QEMU send DEVICE_DELETED for an xHCI a guest removed? Debian's
+# generic kernel (fetched once with apt-get download into
+# build/linux-generic/) and the uMSI kernel each remove nec-usb-xhci and
+# edu from a PCIe slot (scripts/xhci-unplug-check; about 2 minutes).
+.PHONY: xhci-unplug-check
+xhci-unplug-check: $(BUILD)/umsi kernel
+	@scripts/xhci-unplug-check
