@@ -56,6 +56,19 @@ struct umsi_matrix;
 typedef int (*umsi_handler_t)(uint32_t irq, void *dev_id);
 
 /**
+ * typedef umsi_handler_ctx_t - an interrupt handler that also gets the
+ * kernel's context of the interrupt
+ * @irq: the IRQ number
+ * @dev_id: the cookie given to umsi_request_irq_ctx()
+ * @ctx: what the kernel passed to umsi_dispatch_ctx() for this interrupt
+ *       (its register frame, say); NULL when it came through
+ *       umsi_dispatch()
+ *
+ * As umsi_handler_t otherwise.
+ */
+typedef int (*umsi_handler_ctx_t)(uint32_t irq, void *dev_id, void *ctx);
+
+/**
  * struct umsi_config - optional settings of a system
  * @max_irqs: IRQ numbers to provide (0: 4096; at most UMSI_MAX_IRQS)
  * @first_dynamic_irq: first number handed to MSI/MSI-X (0: 24, after the
@@ -81,6 +94,18 @@ typedef int (*umsi_handler_t)(uint32_t irq, void *dev_id);
  * @spread_classes: within a CPU, take vectors from the least used
  *                  priority class (vector >> 4) instead of the lowest free
  *                  vector, as the 2003 patch's step of 8 spread them
+ * @kernel_eoi: the kernel ends every interrupt itself, after
+ *              umsi_dispatch() returns (as an entry path that always
+ *              writes the EOI register does): uMSI never calls the host's
+ *              eoi, which may then be NULL. Default (false): umsi_dispatch
+ *              ends each interrupt it takes, except the controller's
+ *              spurious identity, through the host's eoi, one indirect
+ *              call. Either way exactly one EOI per interrupt: with
+ *              @kernel_eoi the kernel must end the ones dispatch returns
+ *              0 for too (nothing owned the identity), except the
+ *              spurious identity (x86: vector 0xff). Only back ends whose
+ *              controller needs an EOI (umsi_ctl.eoi: the x86 local APIC)
+ *              are affected; docs/PORTING.md, "Ending an interrupt"
  */
 /* The most IRQ numbers a system can have (umsi_config.max_irqs). */
 #define UMSI_MAX_IRQS (1u << 24)
@@ -94,6 +119,7 @@ struct umsi_config {
 	uint32_t storm_threshold;
 	uint64_t storm_quiet_ns;
 	bool spread_classes;
+	bool kernel_eoi;
 };
 
 /**
@@ -149,6 +175,20 @@ void umsi_system_destroy(struct umsi_system *sys);
  */
 int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint32_t id);
 
+/**
+ * umsi_dispatch_ctx - umsi_dispatch() handing the handlers a context
+ * @sys: the system
+ * @cpu: the current CPU
+ * @id: the identity the controller delivered
+ * @ctx: the kernel's context of this interrupt, opaque to uMSI (its
+ *       register frame): handlers requested with umsi_request_irq_ctx()
+ *       get it as their third argument
+ *
+ * Return: as umsi_dispatch(). Context: interrupt, interrupts disabled.
+ */
+int umsi_dispatch_ctx(struct umsi_system *sys, uint32_t cpu, uint32_t id,
+		      void *ctx);
+
 /* Flags of umsi_request_irq(). */
 #define UMSI_IRQF_SHARED  (1u << 0)  /* INTx lines may be shared */
 
@@ -173,6 +213,22 @@ int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint32_t id);
 int umsi_request_irq(struct umsi_system *sys, uint32_t irq,
 		     umsi_handler_t handler, uint32_t flags, const char *name,
 		     void *dev_id);
+
+/**
+ * umsi_request_irq_ctx - attach a handler that takes the interrupt's context
+ * @sys: the system
+ * @irq: the IRQ
+ * @handler: the handler; called with the context the kernel gave
+ *           umsi_dispatch_ctx() (NULL through umsi_dispatch())
+ * @flags: as umsi_request_irq()
+ * @name: as umsi_request_irq()
+ * @dev_id: as umsi_request_irq()
+ *
+ * Return: as umsi_request_irq(). Context: process.
+ */
+int umsi_request_irq_ctx(struct umsi_system *sys, uint32_t irq,
+			 umsi_handler_ctx_t handler, uint32_t flags,
+			 const char *name, void *dev_id);
 
 /**
  * umsi_free_irq - detach a handler

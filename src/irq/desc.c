@@ -85,7 +85,7 @@ static void desc_free_mem(struct umsi_system *sys, struct umsi_irq_desc *d)
 	while (a) {
 		struct umsi_irq_action *next = atomic_load(&a->next);
 
-		umsi_free(sys, a, sizeof(*a));
+		umsi_free(sys, a, umsi_action_size(a));
 		a = next;
 	}
 	umsi_free(sys, d->aff_words, umsi_sys_mask_bytes(sys));
@@ -230,11 +230,22 @@ void umsi_irq_hist_fold(struct umsi_system *sys, struct umsi_irq_desc *d,
  * O(n log N). [lock]
  */
 static int irq_numbers(struct umsi_system *sys, struct umsi_irq_desc **ds,
-		       uint32_t n)
+		       uint32_t n, const uint32_t *want)
 {
-	uint32_t irq = sys->first_dynamic_irq, got;
+	uint32_t irq = sys->first_dynamic_irq, got, j;
 
-	for (got = 0; got < n; got++, irq++) {
+	/* The kernel's own numbers: in range, free, distinct. */
+	for (got = 0; want && got < n; got++) {
+		if (want[got] >= sys->max_irqs)
+			return -UMSI_EINVAL;
+		if (umsi_idmap_test(&sys->irq_ids, want[got]))
+			return -UMSI_EBUSY;
+		for (j = 0; j < got; j++)
+			if (want[j] == want[got])
+				return -UMSI_EINVAL;
+		ds[got]->irq = want[got];
+	}
+	for (got = 0; !want && got < n; got++, irq++) {
 		irq = umsi_idmap_next_free(&sys->irq_ids, irq);
 		if (irq == UINT32_MAX)
 			return -UMSI_ENOSPC;
@@ -319,6 +330,16 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		   uint32_t nvec, bool block, const struct umsi_cpumask *affinity,
 		   bool managed, struct umsi_irq_desc **out)
 {
+	return umsi_irq_alloc_numbered(sys, chip, nvec, block, affinity,
+				       managed, NULL, out);
+}
+
+int umsi_irq_alloc_numbered(struct umsi_system *sys,
+			    const struct umsi_irq_chip *chip, uint32_t nvec,
+			    bool block, const struct umsi_cpumask *affinity,
+			    bool managed, const uint32_t *irqs,
+			    struct umsi_irq_desc **out)
+{
 	const struct umsi_ctl_domain *dom = sys->env.ctl->domain;
 	struct umsi_cpumask mbuf;
 	const struct umsi_cpumask *mask;
@@ -361,7 +382,7 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 	mask = effective_mask(sys, chip, affinity, words, &mbuf, managed);
 
 	fl = umsi_lock(sys);
-	ret = irq_numbers(sys, out, nvec);
+	ret = irq_numbers(sys, out, nvec, irqs);
 	if (ret)
 		goto unlock;
 	/* One managed reservation per IRQ, on every CPU of its mask. */

@@ -7,17 +7,14 @@
 
 /* ---- handlers ------------------------------------------------------------ */
 
-int umsi_request_irq(struct umsi_system *sys, uint32_t irq,
-		     umsi_handler_t handler, uint32_t flags, const char *name,
-		     void *dev_id)
-{
-	return umsi_irq_request_owned(sys, irq, handler, flags, name, dev_id,
-				      NULL);
-}
-
-int umsi_irq_request_owned(struct umsi_system *sys, uint32_t irq,
-			   umsi_handler_t handler, uint32_t flags,
-			   const char *name, void *dev_id, const void *owner)
+/*
+ * Attach an action: @handler or @handler_ctx (exactly one), tagged with
+ * @owner or not.
+ */
+static int request(struct umsi_system *sys, uint32_t irq,
+		   umsi_handler_t handler, umsi_handler_ctx_t handler_ctx,
+		   uint32_t flags, const char *name, void *dev_id,
+		   const void *owner)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 	struct umsi_irq_action *a, *_Atomic *tail, *first;
@@ -26,18 +23,33 @@ int umsi_irq_request_owned(struct umsi_system *sys, uint32_t irq,
 
 	if (!d)
 		return -UMSI_ENOENT;
-	if (!handler)
+	if (!handler == !handler_ctx)
 		return -UMSI_EINVAL;
 	if (d->chip->startup && !atomic_load(&d->actions)) {
 		ret = d->chip->startup(sys, d);
 		if (ret)
 			return ret;
 	}
-	a = umsi_zalloc(sys, sizeof(*a));
-	if (!a)
-		return -UMSI_ENOMEM;
-	a->handler = handler;
-	a->dev_id = dev_id;
+	if (flags & UMSI_ACTION_CTX)
+		return -UMSI_EINVAL;
+	if (handler_ctx) {
+		struct umsi_irq_action_ctx *c = umsi_zalloc(sys, sizeof(*c));
+
+		if (!c)
+			return -UMSI_ENOMEM;
+		c->handler = handler_ctx;
+		c->dev_id = dev_id;
+		a = &c->a;
+		a->handler = umsi_irq_ctx_thunk;
+		a->arg = a;
+		flags |= UMSI_ACTION_CTX;
+	} else {
+		a = umsi_zalloc(sys, sizeof(*a));
+		if (!a)
+			return -UMSI_ENOMEM;
+		a->handler = handler;
+		a->arg = dev_id;
+	}
 	a->name = name;
 	a->flags = flags;
 	a->owner = owner;
@@ -66,7 +78,7 @@ int umsi_irq_request_owned(struct umsi_system *sys, uint32_t irq,
 	}
 	umsi_unlock(sys, fl);
 	if (ret) {
-		umsi_free(sys, a, sizeof(*a));
+		umsi_free(sys, a, umsi_action_size(a));
 		return ret;
 	}
 	/*
@@ -84,6 +96,35 @@ int umsi_irq_request_owned(struct umsi_system *sys, uint32_t irq,
 	return 0;
 }
 
+/* A context handler reached through umsi_dispatch(): no context. */
+int umsi_irq_ctx_thunk(uint32_t irq, void *action)
+{
+	struct umsi_irq_action_ctx *c = action;
+
+	return c->handler(irq, c->dev_id, NULL);
+}
+
+int umsi_request_irq(struct umsi_system *sys, uint32_t irq,
+		     umsi_handler_t handler, uint32_t flags, const char *name,
+		     void *dev_id)
+{
+	return request(sys, irq, handler, NULL, flags, name, dev_id, NULL);
+}
+
+int umsi_request_irq_ctx(struct umsi_system *sys, uint32_t irq,
+			 umsi_handler_ctx_t handler, uint32_t flags,
+			 const char *name, void *dev_id)
+{
+	return request(sys, irq, NULL, handler, flags, name, dev_id, NULL);
+}
+
+int umsi_irq_request_owned(struct umsi_system *sys, uint32_t irq,
+			   umsi_handler_t handler, uint32_t flags,
+			   const char *name, void *dev_id, const void *owner)
+{
+	return request(sys, irq, handler, NULL, flags, name, dev_id, owner);
+}
+
 int umsi_free_irq(struct umsi_system *sys, uint32_t irq, void *dev_id)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
@@ -96,7 +137,7 @@ int umsi_free_irq(struct umsi_system *sys, uint32_t irq, void *dev_id)
 	fl = umsi_lock(sys);
 	for (link = &d->actions; (a = atomic_load(link)) != NULL;
 	     link = &a->next) {
-		if (a->dev_id == dev_id) {
+		if (umsi_action_dev_id(a) == dev_id) {
 			atomic_store_explicit(link, atomic_load(&a->next),
 					      memory_order_release);
 			last = atomic_load(&d->actions) == NULL;
@@ -110,7 +151,7 @@ int umsi_free_irq(struct umsi_system *sys, uint32_t irq, void *dev_id)
 		umsi_irq_mask(sys, irq);
 	/* No CPU may still be running the handler when we return. */
 	umsi_irq_sync(sys);
-	umsi_free(sys, a, sizeof(*a));
+	umsi_free(sys, a, umsi_action_size(a));
 	return 0;
 }
 
@@ -145,7 +186,7 @@ uint32_t umsi_irq_free_owned(struct umsi_system *sys, uint32_t irq,
 		if (last)
 			umsi_irq_mask(sys, irq);
 		umsi_irq_sync(sys);
-		umsi_free(sys, a, sizeof(*a));
+		umsi_free(sys, a, umsi_action_size(a));
 		n++;
 	}
 }

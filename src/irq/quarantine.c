@@ -48,7 +48,7 @@ static void drop_actions(struct umsi_system *sys, struct umsi_irq_desc *d)
 	while (a) {
 		struct umsi_irq_action *next = atomic_load(&a->next);
 
-		umsi_free(sys, a, sizeof(*a));
+		umsi_free(sys, a, umsi_action_size(a));
 		a = next;
 	}
 }

@@ -145,6 +145,7 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	sys->env.host = host;
 	sys->env.ctl = cfg && cfg->ctl ? cfg->ctl : &umsi_ctl_x86_lapic;
 	sys->env.ctl_config = cfg->ctl_config;
+	sys->env.kernel_eoi = cfg->kernel_eoi;
 	sys->env.plat_flags = ops->platform_flags(host);
 	sys->ncpus = ops->cpu_count(host);
 	sys->max_irqs = cfg->max_irqs ? cfg->max_irqs : 4096;
@@ -179,13 +180,15 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 		ret = -UMSI_EINVAL;
 		goto fail;
 	}
-	if (sys->env.ctl->eoi && !ops->eoi) {
-		umsi_log(sys, UMSI_LOG_ERROR, "%s: host operation eoi missing",
-			 sys->env.ctl->name);
+	/* Who ends an interrupt: uMSI through the host's eoi, or the kernel
+	 * after umsi_dispatch() returns (umsi_config.kernel_eoi). */
+	if (sys->env.ctl->eoi && !cfg->kernel_eoi && !ops->eoi) {
+		umsi_log(sys, UMSI_LOG_ERROR, "%s: host operation eoi missing "
+			 "(or set umsi_config.kernel_eoi)", sys->env.ctl->name);
 		ret = -UMSI_EINVAL;
 		goto fail;
 	}
-	sys->eoi = sys->env.ctl->eoi ? ops->eoi : no_eoi;
+	sys->eoi = sys->env.ctl->eoi && !cfg->kernel_eoi ? ops->eoi : no_eoi;
 	ret = -UMSI_ENOMEM;
 	sys->lock = ops->lock_create(host);
 	if (!sys->lock)

@@ -23,12 +23,14 @@
 /* Never inlined: a slow path inlined into a fast one makes the compiler
  * save registers on entry to the fast one for its sake. */
 #define UMSI_NOINLINE __attribute__((noinline))
+#define UMSI_ALWAYS_INLINE inline __attribute__((always_inline))
 /* Rarely run: out of line, and laid out away from the hot code. */
 #define UMSI_COLD __attribute__((noinline, cold))
 #define UMSI_LIKELY(x) __builtin_expect(!!(x), 1)
 #define UMSI_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define UMSI_NOINLINE
+#define UMSI_ALWAYS_INLINE inline
 #define UMSI_COLD
 #define UMSI_LIKELY(x) (x)
 #define UMSI_UNLIKELY(x) (x)

@@ -73,15 +73,52 @@ extern const struct umsi_irq_chip umsi_dead_chip;
  * does; umsi_free_irq() of the last handler masks it again.
  */
 
-/* One handler attached to an IRQ. */
+/*
+ * One handler attached to an IRQ. Dispatch calls @handler(irq, @arg) for
+ * each: a handler of umsi_request_irq() with its dev_id as @arg; one of
+ * umsi_request_irq_ctx() is a struct umsi_irq_action_ctx whose @handler
+ * is umsi_irq_ctx_thunk and @arg the action itself, so umsi_dispatch()
+ * calls every handler the same way (a NULL context) at no cost to the
+ * others, and umsi_dispatch_ctx() calls those (flag UMSI_ACTION_CTX)
+ * with the kernel's context directly.
+ */
 struct umsi_irq_action {
 	umsi_handler_t handler;
-	void *dev_id;
+	void *arg;
 	const char *name;
-	uint32_t flags;
+	uint32_t flags;             /* UMSI_IRQF_*, UMSI_ACTION_CTX */
 	const void *owner;          /* umsi_irq_request_owned(); NULL else */
 	struct umsi_irq_action *_Atomic next;
 };
+
+#define UMSI_ACTION_CTX (1u << 31)
+
+struct umsi_irq_action_ctx {
+	struct umsi_irq_action a;
+	umsi_handler_ctx_t handler;
+	void *dev_id;
+};
+
+int umsi_irq_ctx_thunk(uint32_t irq, void *action);
+
+static inline struct umsi_irq_action_ctx *
+umsi_action_ctx(const struct umsi_irq_action *a)
+{
+	return (struct umsi_irq_action_ctx *)(void *)a;
+}
+
+/* The dev_id the handler was requested with. */
+static inline void *umsi_action_dev_id(const struct umsi_irq_action *a)
+{
+	return a->flags & UMSI_ACTION_CTX ? umsi_action_ctx(a)->dev_id :
+					    a->arg;
+}
+
+static inline size_t umsi_action_size(const struct umsi_irq_action *a)
+{
+	return a->flags & UMSI_ACTION_CTX ? sizeof(struct umsi_irq_action_ctx) :
+					    sizeof(struct umsi_irq_action);
+}
 
 /* An IRQ descriptor. Fields marked [lock] change under sys->lock only. */
 struct umsi_irq_desc {
@@ -333,6 +370,17 @@ static inline void umsi_unlock(struct umsi_system *sys, umsi_irqflags_t f)
 int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		   uint32_t nvec, bool block, const struct umsi_cpumask *affinity,
 		   bool managed, struct umsi_irq_desc **out);
+
+/*
+ * umsi_irq_alloc_numbered - umsi_irq_alloc() under the caller's IRQ
+ * numbers (@irqs, @nvec of them, or NULL for the lowest free): each below
+ * max_irqs (-UMSI_EINVAL), distinct (-UMSI_EINVAL) and free (-UMSI_EBUSY).
+ */
+int umsi_irq_alloc_numbered(struct umsi_system *sys,
+			    const struct umsi_irq_chip *chip, uint32_t nvec,
+			    bool block, const struct umsi_cpumask *affinity,
+			    bool managed, const uint32_t *irqs,
+			    struct umsi_irq_desc **out);
 
 /**
  * umsi_irq_alloc_at - create one IRQ with a given number (INTx: the GSI)

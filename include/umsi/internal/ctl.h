@@ -61,6 +61,9 @@ struct umsi_ctl_env {
 	void *priv;
 	/* The identity domain's own state (umsi_ctl_domain.init), or NULL. */
 	void *domain_priv;
+	/* The kernel ends interrupts itself (umsi_config.kernel_eoi): the
+	 * host's eoi is not needed. */
+	bool kernel_eoi;
 };
 
 static inline struct umsi_ctl_env *umsi_ctl_env(struct umsi_system *sys)

@@ -91,7 +91,8 @@ static void lapic_release(struct umsi_system *sys,
 int umsi_lapic_check_host(struct umsi_system *sys, const char *name)
 {
 	const struct umsi_host_ops *o = umsi_ctl_env(sys)->ops;
-	const char *missing = !o->eoi ? "eoi" : !o->irq_pending ?
+	bool eoi = o->eoi || umsi_ctl_env(sys)->kernel_eoi;
+	const char *missing = !eoi ? "eoi" : !o->irq_pending ?
 			      "irq_pending" : !o->send_ipi ? "send_ipi" : NULL;
 
 	if (!missing)
