@@ -620,6 +620,147 @@ static void tables_read_like_proc_interrupts(void **s)
 	machine_down(&m);
 }
 
+/* ---- the kernel's context in handlers, and who ends interrupts ---------- */
+
+struct ctx_rec {
+	struct machine *m;
+	unsigned int plain, with_ctx;
+	const void *ctx;
+	bool kernel_eoi;
+};
+
+static const int the_frame = 42;
+
+/* The kernel's entry: its frame handed to uMSI (umsi_dispatch_ctx). */
+static int ctx_entry(void *arg, uint32_t cpu, uint32_t id)
+{
+	struct ctx_rec *r = arg;
+	uint32_t core = fx_its() ? id - UMSI_ITS_LPI_BASE : id;
+	int ret = umsi_dispatch_ctx(r->m->sys, cpu, core, (void *)&the_frame);
+
+	/* x86 with kernel_eoi: the kernel's own EOI, never the spurious one. */
+	if (r->kernel_eoi && (fx_x86() || fx_vtd()) && id != 0xff)
+		umsi_sim_eoi(r->m->sim, (uint8_t)id);
+	return ret;
+}
+
+static int h_plain(uint32_t irq, void *dev_id)
+{
+	struct ctx_rec *r = dev_id;
+
+	(void)irq;
+	r->plain++;
+	return UMSI_IRQ_HANDLED;
+}
+
+static int h_ctx(uint32_t irq, void *dev_id, void *ctx)
+{
+	struct ctx_rec *r = dev_id;
+
+	(void)irq;
+	r->with_ctx++;
+	r->ctx = ctx;
+	return UMSI_IRQ_HANDLED;
+}
+
+static void fire_once(struct tdev *t)
+{
+	t->outstanding = 0;
+	send(t);
+	umsi_sim_quiesce(t->sim);
+}
+
+static void handlers_get_the_kernels_context(void **s)
+{
+	struct machine m;
+	struct tdev t;
+	struct ctx_rec r = { .m = &m }, r2 = { .m = &m };
+	uint64_t before;
+
+	(void)s;
+	machine_up(&m, 2, NULL, 0);
+	tdev_attach(&m, &t, &chip_masked, NULL);
+	assert_int_equal(umsi_free_irq(m.sys, t.d->irq, &t), 0);
+	/* Both kinds on one IRQ, shared; a flag of uMSI's own is refused. */
+	assert_int_equal(umsi_request_irq_ctx(m.sys, t.d->irq, h_ctx,
+					      UMSI_IRQF_SHARED | (1u << 31),
+					      "ctx", &r), -UMSI_EINVAL);
+	assert_int_equal(umsi_request_irq_ctx(m.sys, t.d->irq, NULL, 0, "ctx",
+					      &r), -UMSI_EINVAL);
+	assert_int_equal(umsi_request_irq_ctx(m.sys, t.d->irq, h_ctx,
+					      UMSI_IRQF_SHARED, "ctx", &r), 0);
+	assert_int_equal(umsi_request_irq(m.sys, t.d->irq, h_plain,
+					  UMSI_IRQF_SHARED, "plain", &r2), 0);
+	/* Through umsi_dispatch: the context handler gets NULL. */
+	r.ctx = &r;
+	fire_once(&t);
+	assert_int_equal(r.with_ctx, 1);
+	assert_null(r.ctx);
+	assert_int_equal(r2.plain, 1);
+	/* Through umsi_dispatch_ctx: the kernel's frame, the other as ever. */
+	umsi_sim_set_dispatch_id(m.sim, ctx_entry, &r);
+	fire_once(&t);
+	assert_int_equal(r.with_ctx, 2);
+	assert_ptr_equal(r.ctx, &the_frame);
+	assert_int_equal(r2.plain, 2);
+	/* Freed by its dev_id; the plain one stays and runs alone. */
+	assert_int_equal(umsi_free_irq(m.sys, t.d->irq, &r), 0);
+	assert_int_equal(umsi_free_irq(m.sys, t.d->irq, &r), -UMSI_ENOENT);
+	before = r2.plain;
+	fire_once(&t);
+	assert_int_equal(r.with_ctx, 2);
+	assert_int_equal(r2.plain, before + 1);
+	assert_int_equal(umsi_free_irq(m.sys, t.d->irq, &r2), 0);
+	/* A context handler still attached at release goes with the IRQ. */
+	assert_int_equal(umsi_request_irq_ctx(m.sys, t.d->irq, h_ctx, 0, "ctx",
+					      &r), 0);
+	umsi_irq_release(m.sys, &t.d, 1);
+	fx_set_dispatch(m.sim, m.sys);
+	machine_down(&m);
+}
+
+static void the_kernel_may_end_interrupts_itself(void **s)
+{
+	struct umsi_sim_config cfg = { .ncpus = 2 };
+	struct umsi_config ucfg = { .kernel_eoi = true };
+	struct umsi_host_ops o = *umsi_sim_host_ops();
+	struct umsi_sim_stats st;
+	struct machine m;
+	struct tdev t;
+	struct ctx_rec r = { .m = &m, .kernel_eoi = true };
+	int i;
+
+	(void)s;
+	if (!fx_x86()) {
+		skip();         /* only the local APIC back ends end interrupts */
+		return;
+	}
+	o.eoi = NULL;
+	fx_sim_config(&cfg);
+	m.sim = umsi_sim_create(&cfg);
+	assert_non_null(m.sim);
+	umsi_sim_leaks(m.sim, &m.leaks0);
+	/* Without it, a host with no eoi is refused (saying what to set). */
+	assert_int_equal(umsi_system_create(&o, m.sim, NULL, &m.sys),
+			 -UMSI_EINVAL);
+	assert_non_null(strstr(umsi_sim_log_text(m.sim), "kernel_eoi"));
+	assert_int_equal(umsi_system_create(&o, m.sim, &ucfg, &m.sys), 0);
+	umsi_sim_set_dispatch_id(m.sim, ctx_entry, &r);
+	tdev_attach(&m, &t, &chip_masked, NULL);
+	umsi_sim_stats_reset(m.sim);
+	for (i = 0; i < 5; i++)
+		fire_once(&t);
+	assert_int_equal(t.handled, 5);
+	umsi_sim_stats(m.sim, &st);
+	/* Each ended once, by the kernel: none by uMSI, none left. */
+	assert_int_equal(st.op_calls[UMSI_SIM_OP_EOI], 0);
+	assert_int_equal(st.eois, 5);
+	assert_int_equal(st.eoi_missing, 0);
+	assert_int_equal(st.eoi_spurious, 0);
+	tdev_detach(&m, &t);
+	machine_down(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -641,6 +782,8 @@ int main(void)
 		cmocka_unit_test(system_create_fails_cleanly_at_every_host_call),
 		cmocka_unit_test(system_create_checks_the_host_contract),
 		cmocka_unit_test(tables_read_like_proc_interrupts),
+		cmocka_unit_test(handlers_get_the_kernels_context),
+		cmocka_unit_test(the_kernel_may_end_interrupts_itself),
 	};
 
 	if (getenv("TEST_FILTER"))

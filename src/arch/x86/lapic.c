@@ -97,8 +97,8 @@ int umsi_lapic_check_host(struct umsi_system *sys, const char *name)
 
 	if (!missing)
 		return 0;
-	umsi_log(sys, UMSI_LOG_ERROR, "%s: host operation %s missing", name,
-		 missing);
+	umsi_log(sys, UMSI_LOG_ERROR, "%s: host operation %s missing%s", name,
+		 missing, eoi ? "" : " (or set umsi_config.kernel_eoi)");
 	return -UMSI_EINVAL;
 }
 
