@@ -221,13 +221,13 @@ static int run(bool vtd)
 
 	/* Per call: two targets under the kernel's numbers, then one more. */
 	umsi_sim_stats_reset(m.sim);
-	CHECK(!umsi_source_alloc(src, &req, irqs) && irqs[0] == want[0] &&
+	CHECK(umsi_source_alloc(src, &req, irqs) == 2 && irqs[0] == want[0] &&
 	      irqs[1] == want[1], "%s: IRQs 0x%x, 0x%x are the kernel's numbers",
 	      tag, irqs[0], irqs[1]);
 	want[2] = IRQ_BASE + 5;
 	req = (struct umsi_target_req){ .count = 1, .index = 5,
 					.irqs = &want[2] };
-	CHECK(!umsi_source_alloc(src, &req, &irqs[2]) && irqs[2] == want[2],
+	CHECK(umsi_source_alloc(src, &req, &irqs[2]) == 1 && irqs[2] == want[2],
 	      "%s: slot 5 added later as IRQ 0x%x", tag, irqs[2]);
 	umsi_sim_stats(m.sim, &st);
 	/* The device's accesses are the kernel's; uMSI's MMIO under VT-d is

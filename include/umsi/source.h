@@ -54,11 +54,16 @@ struct umsi_cpumask;
  *        MSI mask bit). NULL: uMSI masks lazily (an interrupt that comes
  *        while masked is held and delivered on unmask).
  * @unmask: optional, with @mask.
+ * @startup: optional. Called when the first handler of target @irq (slot
+ *           @index) is requested, before it is unmasked; a negative code
+ *           refuses the request (uMSI's PCI layer refuses while Bus
+ *           Master Enable is clear: the device could not send).
  */
 struct umsi_source_ops {
 	int (*write_msg)(void *ctx, uint32_t index, const struct umsi_msg *msg);
 	int (*mask)(void *ctx, uint32_t index);
 	int (*unmask)(void *ctx, uint32_t index);
+	int (*startup)(void *ctx, uint32_t index, uint32_t irq);
 };
 
 /**
@@ -76,6 +81,8 @@ struct umsi_source_ops {
  *          (an ITS sizes one table per DeviceID); 0: @nslots
  * @ops: the kernel's operations on the device; kept by pointer
  * @ctx: passed to each operation
+ * @name: the chip name statistics tables show (umsi_format_interrupts);
+ *        kept by pointer; NULL: "source"
  */
 struct umsi_source_config {
 	uint32_t requester_id;
@@ -85,6 +92,7 @@ struct umsi_source_config {
 	uint32_t events;
 	const struct umsi_source_ops *ops;
 	void *ctx;
+	const char *name;
 };
 
 /**
@@ -128,6 +136,12 @@ int umsi_source_destroy(struct umsi_source *src);
  * @flags: UMSI_TARGET_*
  * @irqs: the kernel's IRQ numbers for them, distinct and free (below
  *        umsi_config.max_irqs), or NULL for uMSI's own numbering
+ * @min: 0: all @count or nothing; else at least @min, as many as the
+ *       vectors and the controller have room for (not with @irqs or a
+ *       block source)
+ * @slots: the slots, one per target, distinct (sparse MSI-X entries);
+ *         NULL: as @index says
+ * @msgs: optional, @count entries: each target's message, as written
  */
 struct umsi_target_req {
 	uint32_t count;
@@ -135,6 +149,9 @@ struct umsi_target_req {
 	const struct umsi_cpumask *affinity;
 	uint32_t flags;
 	const uint32_t *irqs;
+	uint32_t min;
+	const uint32_t *slots;
+	struct umsi_msg *msgs;
 };
 
 /**
@@ -150,12 +167,14 @@ struct umsi_target_req {
  * message itself, under the same lock as its write_msg). From the return
  * on, a target may move, and the kernel is told through write_msg.
  *
- * Return: 0; -UMSI_EINVAL (bad request, a slot out of range, a block
- * count that is no power of two); -UMSI_EBUSY (a slot or an IRQ number
- * in use, or a block source already has its block); -UMSI_ENOSPC (no
- * vector, or the controller has no room: an ITS table, a remapping
- * table; a block larger than umsi_source_max_block()); -UMSI_ENOMEM; or
- * what write_msg returned. Context: process.
+ * Return: the number of targets (@req->count, or from @req->min up to
+ * it; @irqs_out and @req->msgs hold that many); -UMSI_EINVAL (bad
+ * request, a slot out of range or listed twice, a block count that is no
+ * power of two); -UMSI_EBUSY (a slot or an IRQ number in use, or a block
+ * source already has its block); -UMSI_ENOSPC (no vector, or the
+ * controller has no room: an ITS table, a remapping table; a block
+ * larger than umsi_source_max_block()); -UMSI_ENOMEM; or what write_msg
+ * returned. Context: process.
  */
 int umsi_source_alloc(struct umsi_source *src,
 		      const struct umsi_target_req *req, uint32_t *irqs_out);

@@ -85,7 +85,7 @@ static void desc_free_mem(struct umsi_system *sys, struct umsi_irq_desc *d)
 	while (a) {
 		struct umsi_irq_action *next = atomic_load(&a->next);
 
-		umsi_free(sys, a, umsi_action_size(a));
+		umsi_free(sys, a, sizeof(*a));
 		a = next;
 	}
 	umsi_free(sys, d->aff_words, umsi_sys_mask_bytes(sys));
@@ -230,22 +230,11 @@ void umsi_irq_hist_fold(struct umsi_system *sys, struct umsi_irq_desc *d,
  * O(n log N). [lock]
  */
 static int irq_numbers(struct umsi_system *sys, struct umsi_irq_desc **ds,
-		       uint32_t n, const uint32_t *want)
+		       uint32_t n)
 {
-	uint32_t irq = sys->first_dynamic_irq, got, j;
+	uint32_t irq = sys->first_dynamic_irq, got;
 
-	/* The kernel's own numbers: in range, free, distinct. */
-	for (got = 0; want && got < n; got++) {
-		if (want[got] >= sys->max_irqs)
-			return -UMSI_EINVAL;
-		if (umsi_idmap_test(&sys->irq_ids, want[got]))
-			return -UMSI_EBUSY;
-		for (j = 0; j < got; j++)
-			if (want[j] == want[got])
-				return -UMSI_EINVAL;
-		ds[got]->irq = want[got];
-	}
-	for (got = 0; !want && got < n; got++, irq++) {
+	for (got = 0; got < n; got++, irq++) {
 		irq = umsi_idmap_next_free(&sys->irq_ids, irq);
 		if (irq == UINT32_MAX)
 			return -UMSI_ENOSPC;
@@ -330,16 +319,6 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		   uint32_t nvec, bool block, const struct umsi_cpumask *affinity,
 		   bool managed, struct umsi_irq_desc **out)
 {
-	return umsi_irq_alloc_numbered(sys, chip, nvec, block, affinity,
-				       managed, NULL, out);
-}
-
-int umsi_irq_alloc_numbered(struct umsi_system *sys,
-			    const struct umsi_irq_chip *chip, uint32_t nvec,
-			    bool block, const struct umsi_cpumask *affinity,
-			    bool managed, const uint32_t *irqs,
-			    struct umsi_irq_desc **out)
-{
 	const struct umsi_ctl_domain *dom = sys->env.ctl->domain;
 	struct umsi_cpumask mbuf;
 	const struct umsi_cpumask *mask;
@@ -382,7 +361,7 @@ int umsi_irq_alloc_numbered(struct umsi_system *sys,
 	mask = effective_mask(sys, chip, affinity, words, &mbuf, managed);
 
 	fl = umsi_lock(sys);
-	ret = irq_numbers(sys, out, nvec, irqs);
+	ret = irq_numbers(sys, out, nvec);
 	if (ret)
 		goto unlock;
 	/* One managed reservation per IRQ, on every CPU of its mask. */
@@ -461,6 +440,52 @@ free_mem:
 	while (i--)
 		desc_free_mem(sys, out[i]);
 	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
+	return ret;
+}
+
+/*
+ * The kernel's numbers instead of uMSI's: allocated as usual, then
+ * renumbered before anyone can see them (nothing is published yet), so
+ * umsi_irq_alloc() pays nothing for it.
+ */
+int umsi_irq_alloc_numbered(struct umsi_system *sys,
+			    const struct umsi_irq_chip *chip, uint32_t nvec,
+			    bool block, const struct umsi_cpumask *affinity,
+			    bool managed, const uint32_t *irqs,
+			    struct umsi_irq_desc **out)
+{
+	umsi_irqflags_t fl;
+	uint32_t i, j;
+	int ret;
+
+	for (i = 0; irqs && i < nvec; i++) {
+		if (irqs[i] >= sys->max_irqs)
+			return -UMSI_EINVAL;
+		for (j = 0; j < i; j++)
+			if (irqs[j] == irqs[i])
+				return -UMSI_EINVAL;
+	}
+	ret = umsi_irq_alloc(sys, chip, nvec, block, affinity, managed, out);
+	if (ret || !irqs)
+		return ret;
+	fl = umsi_lock(sys);
+	for (i = 0; i < nvec; i++)
+		umsi_idmap_clear(&sys->irq_ids, out[i]->irq);
+	for (i = 0; i < nvec && !umsi_idmap_test(&sys->irq_ids, irqs[i]); i++)
+		;
+	if (i < nvec) {
+		for (i = 0; i < nvec; i++)
+			umsi_idmap_set(&sys->irq_ids, out[i]->irq);
+		ret = -UMSI_EBUSY;
+	} else {
+		for (i = 0; i < nvec; i++) {
+			out[i]->irq = irqs[i];
+			umsi_idmap_set(&sys->irq_ids, irqs[i]);
+		}
+	}
+	umsi_unlock(sys, fl);
+	if (ret)
+		umsi_irq_release(sys, out, nvec);
 	return ret;
 }
 

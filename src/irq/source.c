@@ -9,14 +9,21 @@
  */
 #include <umsi/internal/core.h>
 #include <umsi/internal/hostcall.h>
-#include <umsi/source.h>
+#include <umsi/internal/source.h>
 
 #define MAX_SLOTS 2048u         /* MSI-X table size limit */
+
+struct umsi_slot {
+	struct umsi_irq_desc *d;        /* its target, or NULL */
+	void *data;                     /* the client's (internal/source.h) */
+};
 
 struct umsi_source {
 	struct umsi_system *sys;
 	struct umsi_source_config cfg;
-	struct umsi_irq_desc **slot;    /* per slot: its target, or NULL */
+	const void *owner;              /* of quarantined vectors */
+	struct umsi_irq_chip chip;      /* named as the config says */
+	struct umsi_slot *slot;
 	uint32_t used;
 };
 
@@ -50,6 +57,15 @@ static int src_write_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
 	return src->cfg.ops->write_msg(src->cfg.ctx, d->hwirq, msg);
 }
 
+static int src_startup(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_source *src = d->chip_data;
+
+	(void)sys;
+	return src->cfg.ops->startup ?
+	       src->cfg.ops->startup(src->cfg.ctx, d->hwirq, d->irq) : 0;
+}
+
 static void src_describe(struct umsi_system *sys,
 			 const struct umsi_irq_desc *d, struct umsi_irq_info *info)
 {
@@ -59,25 +75,21 @@ static void src_describe(struct umsi_system *sys,
 	info->bdf = src->cfg.bdf;
 }
 
-static const struct umsi_irq_chip src_mask_chip = {
+/* Each source's chip: these, named and without a mask where it has none. */
+static const struct umsi_irq_chip src_chip = {
 	.name = "source",
 	.mask = src_mask,
 	.unmask = src_unmask,
 	.write_msg = src_write_msg,
-	.describe = src_describe,
-};
-
-static const struct umsi_irq_chip src_lazy_chip = {
-	.name = "source",
-	.write_msg = src_write_msg,
+	.startup = src_startup,
 	.describe = src_describe,
 };
 
 /* ---- sources ------------------------------------------------------------ */
 
-int umsi_source_create(struct umsi_system *sys,
-		       const struct umsi_source_config *cfg,
-		       struct umsi_source **out)
+int umsi_source_create_owned(struct umsi_system *sys,
+			     const struct umsi_source_config *cfg,
+			     const void *owner, struct umsi_source **out)
 {
 	struct umsi_source *src;
 
@@ -95,8 +107,23 @@ int umsi_source_create(struct umsi_system *sys,
 	}
 	src->sys = sys;
 	src->cfg = *cfg;
+	src->owner = owner ? owner : src;
+	src->chip = src_chip;
+	if (cfg->name)
+		src->chip.name = cfg->name;
+	if (!cfg->ops->mask) {
+		src->chip.mask = NULL;          /* masked lazily by the core */
+		src->chip.unmask = NULL;
+	}
 	*out = src;
 	return 0;
+}
+
+int umsi_source_create(struct umsi_system *sys,
+		       const struct umsi_source_config *cfg,
+		       struct umsi_source **out)
+{
+	return umsi_source_create_owned(sys, cfg, NULL, out);
 }
 
 int umsi_source_destroy(struct umsi_source *src)
@@ -108,7 +135,8 @@ int umsi_source_destroy(struct umsi_source *src)
 	if (src->used)
 		return -UMSI_EBUSY;
 	sys = src->sys;
-	umsi_irq_release_owned(sys, src);
+	if (src->owner == src)
+		umsi_irq_release_owned(sys, src);
 	umsi_free(sys, src->slot, src->cfg.nslots * sizeof(*src->slot));
 	umsi_free(sys, src, sizeof(*src));
 	return 0;
@@ -121,23 +149,58 @@ uint32_t umsi_source_max_block(struct umsi_source *src)
 	return n < src->cfg.nslots ? n : src->cfg.nslots;
 }
 
-/* The slot of @irq in @src, or -1. */
-static int32_t slot_of(const struct umsi_source *src, uint32_t irq)
+int32_t umsi_source_slot(const struct umsi_source *src, uint32_t irq)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(src->sys, irq);
 
-	if (!d || d->chip_data != src ||
-	    (d->chip != &src_mask_chip && d->chip != &src_lazy_chip))
+	if (!d || d->chip != &src->chip || d->hwirq >= src->cfg.nslots ||
+	    src->slot[d->hwirq].d != d)
 		return -1;
 	return (int32_t)d->hwirq;
 }
 
-/* Slots for @req: [first, first + count) or the lowest free ones. */
+struct umsi_irq_desc *umsi_source_desc(const struct umsi_source *src,
+				       uint32_t slot)
+{
+	return slot < src->cfg.nslots ? src->slot[slot].d : NULL;
+}
+
+void *umsi_source_data(const struct umsi_source *src, uint32_t slot)
+{
+	return slot < src->cfg.nslots ? src->slot[slot].data : NULL;
+}
+
+void umsi_source_set_data(struct umsi_source *src, uint32_t slot, void *p)
+{
+	if (slot < src->cfg.nslots)
+		src->slot[slot].data = p;
+}
+
+const struct umsi_source_config *umsi_source_config(
+	const struct umsi_source *src)
+{
+	return &src->cfg;
+}
+
+/* Slots for @req: its list, [index, index + count), or the lowest free. */
 static int pick_slots(const struct umsi_source *src,
 		      const struct umsi_target_req *req, uint32_t *slots)
 {
-	uint32_t i, s = 0;
+	uint32_t i, j, s = 0;
 
+	if (req->slots) {
+		for (i = 0; i < req->count; i++) {
+			slots[i] = req->slots[i];
+			if (slots[i] >= src->cfg.nslots)
+				return -UMSI_EINVAL;
+			for (j = 0; j < i; j++)
+				if (slots[j] == slots[i])
+					return -UMSI_EINVAL;
+			if (src->slot[slots[i]].d)
+				return -UMSI_EBUSY;
+		}
+		return 0;
+	}
 	if (req->index != UMSI_SLOT_ANY) {
 		if (req->index < 0 ||
 		    (uint64_t)(uint32_t)req->index + req->count >
@@ -145,13 +208,13 @@ static int pick_slots(const struct umsi_source *src,
 			return -UMSI_EINVAL;
 		for (i = 0; i < req->count; i++) {
 			slots[i] = (uint32_t)req->index + i;
-			if (src->slot[slots[i]])
+			if (src->slot[slots[i]].d)
 				return -UMSI_EBUSY;
 		}
 		return 0;
 	}
 	for (i = 0; i < req->count; i++, s++) {
-		while (s < src->cfg.nslots && src->slot[s])
+		while (s < src->cfg.nslots && src->slot[s].d)
 			s++;
 		if (s == src->cfg.nslots)
 			return -UMSI_ENOSPC;
@@ -160,10 +223,13 @@ static int pick_slots(const struct umsi_source *src,
 	return 0;
 }
 
-/* Per-target allocation, one IRQ at a time (affinity or spreading each). */
+/*
+ * Per-target allocation, one IRQ at a time (affinity or spreading each),
+ * so that when the allocator runs dry the count that fits is known.
+ * Return: how many (>= min), or a negative code (none kept).
+ */
 static int alloc_targets(struct umsi_source *src,
-			 const struct umsi_target_req *req,
-			 const struct umsi_irq_chip *chip,
+			 const struct umsi_target_req *req, uint32_t min,
 			 struct umsi_irq_desc **ds)
 {
 	struct umsi_system *sys = src->sys;
@@ -171,7 +237,7 @@ static int alloc_targets(struct umsi_source *src,
 	bool managed = spread || (req->flags & UMSI_TARGET_MANAGED);
 	struct umsi_cpumask m;
 	uint64_t *words = NULL;
-	uint32_t i;
+	uint32_t got;
 	int ret = 0;
 
 	if (spread) {
@@ -181,38 +247,46 @@ static int alloc_targets(struct umsi_source *src,
 		m.words = words;
 		m.nbits = umsi_cpu_count(sys);
 	}
-	for (i = 0; i < req->count && !ret; i++) {
+	for (got = 0; got < req->count; got++) {
 		if (spread)
-			umsi_irq_spread_mask(sys, i, req->count, words);
-		ret = umsi_irq_alloc_numbered(sys, chip, 1, false,
+			umsi_irq_spread_mask(sys, got, req->count, words);
+		ret = umsi_irq_alloc_numbered(sys, &src->chip, 1, false,
 					      spread ? &m : req->affinity,
 					      managed,
-					      req->irqs ? &req->irqs[i] : NULL,
-					      &ds[i]);
+					      req->irqs ? &req->irqs[got] : NULL,
+					      &ds[got]);
+		if (ret)
+			break;
 	}
 	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
-	if (ret)
-		umsi_irq_release(sys, ds, i - 1);
-	return ret;
+	if (ret == -UMSI_ENOSPC && got >= min && got)
+		return (int)got;
+	if (ret) {
+		umsi_irq_release(sys, ds, got);
+		return ret;
+	}
+	return (int)got;
 }
 
 int umsi_source_alloc(struct umsi_source *src,
 		      const struct umsi_target_req *req, uint32_t *irqs_out)
 {
 	struct umsi_system *sys;
-	const struct umsi_irq_chip *chip;
 	struct umsi_irq_desc **ds;
-	uint32_t *slots, i, n, events;
+	uint32_t *slots, i, n, min, events;
 	size_t bytes;
-	int ret;
+	int got, ret;
 
 	if (!src || !req || !irqs_out || !req->count ||
-	    req->count > src->cfg.nslots)
+	    req->count > src->cfg.nslots || req->min > req->count ||
+	    (req->min && (req->irqs || src->cfg.block)))
 		return -UMSI_EINVAL;
 	sys = src->sys;
 	n = req->count;
+	min = req->min ? req->min : n;
 	if (src->cfg.block) {
-		if (n & (n - 1) || (req->index != UMSI_SLOT_ANY && req->index))
+		if (n & (n - 1) || req->slots ||
+		    (req->index != UMSI_SLOT_ANY && req->index))
 			return -UMSI_EINVAL;
 		if (req->flags & (UMSI_TARGET_MANAGED | UMSI_TARGET_SPREAD))
 			return -UMSI_EINVAL;
@@ -229,14 +303,19 @@ int umsi_source_alloc(struct umsi_source *src,
 	ret = pick_slots(src, req, slots);
 	if (ret)
 		goto out;
-	chip = src->cfg.ops->mask ? &src_mask_chip : &src_lazy_chip;
-	if (src->cfg.block)
-		ret = umsi_irq_alloc_numbered(sys, chip, n, true, req->affinity,
-					      false, req->irqs, ds);
-	else
-		ret = alloc_targets(src, req, chip, ds);
-	if (ret)
+	if (src->cfg.block) {
+		ret = umsi_irq_alloc_numbered(sys, &src->chip, n, true,
+					      req->affinity, false, req->irqs,
+					      ds);
+		got = ret ? ret : (int)n;
+	} else {
+		got = alloc_targets(src, req, min, ds);
+	}
+	if (got < 0) {
+		ret = got;
 		goto out;
+	}
+	n = (uint32_t)got;
 	/* Bound to their slots and requester, then published (claimed). */
 	events = src->cfg.events ? src->cfg.events : src->cfg.nslots;
 	for (i = 0; i < n; i++) {
@@ -249,6 +328,8 @@ int umsi_source_alloc(struct umsi_source *src,
 	/*
 	 * Composed (the controller's resources: an ITS event, a remapping
 	 * entry) and written while claimed: nothing moves them meanwhile.
+	 * The controller may have room for fewer (an ITS's table shared by
+	 * the functions behind one bridge): keep what it took, if enough.
 	 */
 	for (i = 0; i < n && !ret; i++) {
 		struct umsi_msg msg;
@@ -256,6 +337,13 @@ int umsi_source_alloc(struct umsi_source *src,
 		ret = umsi_irq_msg(sys, ds[i], &msg);
 		if (!ret && !(req->flags & UMSI_TARGET_NO_WRITE))
 			ret = src_write_msg(sys, ds[i], &msg);
+		if (!ret && req->msgs)
+			req->msgs[i] = msg;
+	}
+	if (ret == -UMSI_ENOSPC && !src->cfg.block && i - 1 >= min) {
+		umsi_irq_release(sys, ds + i - 1, n - (i - 1));
+		n = i - 1;
+		ret = 0;
 	}
 	if (ret) {
 		/* Nothing can send yet: every slot is masked or never had it. */
@@ -263,16 +351,43 @@ int umsi_source_alloc(struct umsi_source *src,
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		src->slot[slots[i]] = ds[i];
+		src->slot[slots[i]].d = ds[i];
 		irqs_out[i] = ds[i]->irq;
 	}
 	src->used += n;
+	ret = (int)n;
+	if (req->flags & UMSI_TARGET_CLAIMED)
+		goto out;
 	/* A CPU that went offline meanwhile: moved now, or undone. */
-	ret = umsi_irq_activate(sys, ds, n);
-	if (ret)
+	got = umsi_irq_activate(sys, ds, n);
+	if (got) {
+		ret = got;
 		(void)umsi_source_free(src, irqs_out, n, 0);
+	}
 out:
 	umsi_free(sys, ds, bytes);
+	return ret;
+}
+
+int umsi_source_activate(struct umsi_source *src, const uint32_t *irqs,
+			 uint32_t n)
+{
+	struct umsi_irq_desc *ds[16];
+	uint32_t i, k;
+	int32_t s;
+	int ret = 0, r;
+
+	/* In batches: a block's members together (it moves whole). */
+	for (i = 0; i < n; i += k) {
+		for (k = 0; k < 16 && i + k < n; k++) {
+			s = umsi_source_slot(src, irqs[i + k]);
+			if (s < 0)
+				return -UMSI_ENOENT;
+			ds[k] = src->slot[s].d;
+		}
+		r = umsi_irq_activate(src->sys, ds, k);
+		ret = ret ? ret : r;
+	}
 	return ret;
 }
 
@@ -283,12 +398,12 @@ int umsi_source_msg(struct umsi_source *src, uint32_t irq,
 
 	if (!src || !msg)
 		return -UMSI_EINVAL;
-	s = slot_of(src, irq);
+	s = umsi_source_slot(src, irq);
 	if (s < 0)
 		return -UMSI_ENOENT;
 	if (src->cfg.block)
 		s = 0;
-	return umsi_irq_msg(src->sys, src->slot[s], msg);
+	return umsi_irq_msg(src->sys, src->slot[s].d, msg);
 }
 
 int umsi_source_free(struct umsi_source *src, const uint32_t *irqs,
@@ -301,7 +416,7 @@ int umsi_source_free(struct umsi_source *src, const uint32_t *irqs,
 	if (!src || (n && !irqs))
 		return -UMSI_EINVAL;
 	for (i = 0; i < n; i++)
-		if (slot_of(src, irqs[i]) < 0)
+		if (umsi_source_slot(src, irqs[i]) < 0)
 			return -UMSI_ENOENT;
 	if (src->cfg.block && n) {
 		/* A block goes whole: every slot once, in slot order. */
@@ -309,32 +424,52 @@ int umsi_source_free(struct umsi_source *src, const uint32_t *irqs,
 			return -UMSI_EINVAL;
 		umsi_memset(blk, 0, sizeof(blk));
 		for (i = 0; i < n; i++) {
-			s = slot_of(src, irqs[i]);
+			s = umsi_source_slot(src, irqs[i]);
 			if ((uint32_t)s >= n || blk[s])
 				return -UMSI_EINVAL;
-			blk[s] = src->slot[s];
+			blk[s] = src->slot[s].d;
 		}
 		for (i = 0; i < n; i++)
-			src->slot[i] = NULL;
+			src->slot[i] = (struct umsi_slot){ NULL, NULL };
 		src->used = 0;
 		if (flags & UMSI_SOURCE_MAY_SEND)
-			umsi_irq_quarantine(src->sys, blk, n, src);
+			umsi_irq_quarantine(src->sys, blk, n, src->owner);
 		else
 			umsi_irq_release(src->sys, blk, n);
 		return 0;
 	}
 	/* One at a time: a subset goes, the other targets are untouched. */
 	for (i = 0; i < n; i++) {
-		s = slot_of(src, irqs[i]);
-		d = umsi_irq_to_desc(src->sys, irqs[i]);
-		if (s < 0 || src->slot[s] != d)
+		s = umsi_source_slot(src, irqs[i]);
+		if (s < 0)
 			continue;       /* listed twice */
-		src->slot[s] = NULL;
+		d = src->slot[s].d;
+		src->slot[s] = (struct umsi_slot){ NULL, NULL };
 		src->used--;
 		if (flags & UMSI_SOURCE_MAY_SEND)
-			umsi_irq_quarantine(src->sys, &d, 1, src);
+			umsi_irq_quarantine(src->sys, &d, 1, src->owner);
 		else
 			umsi_irq_release(src->sys, &d, 1);
 	}
 	return 0;
+}
+
+void umsi_source_drop(struct umsi_source *src, struct umsi_irq_desc **ds,
+		      uint32_t n, uint32_t flags)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		src->slot[ds[i]->hwirq] = (struct umsi_slot){ NULL, NULL };
+		src->used--;
+	}
+	if (flags & UMSI_SOURCE_MAY_SEND)
+		umsi_irq_quarantine(src->sys, ds, n, src->owner);
+	else
+		umsi_irq_release(src->sys, ds, n);
+}
+
+void umsi_source_set_events(struct umsi_source *src, uint32_t events)
+{
+	src->cfg.events = events;
 }

@@ -15,9 +15,15 @@
  * Vector Control reserved bits (31:1) are written as zero. A copy of each
  * used entry is kept, so masking, unmasking and retargeting never read the
  * table first.
+ *
+ * The table is a source of the message layer (umsi/source.h), as it would
+ * be for a kernel that writes the device itself: the layer allocates the
+ * targets at table slots and composes their messages; the operations
+ * below write them (and again when a target moves), mask and unmask.
  */
 #include <umsi/internal/hostcall.h>
 #include <umsi/internal/pci.h>
+#include <umsi/internal/source.h>
 
 static volatile void *entry_reg(struct umsi_pci_dev *dev, uint32_t idx,
 				uint32_t reg)
@@ -93,13 +99,24 @@ static void write_msg(struct umsi_msix_vec *v, const struct umsi_msg *msg)
 	v->msg = *msg;
 }
 
-/* Mask: 1 write and 1 flushing read, so nothing is sent after return. */
-static int msix_mask(struct umsi_system *sys, struct umsi_irq_desc *d)
+/* The state of table entry @index (the source's slot data). */
+static struct umsi_msix_vec *vec(struct umsi_pci_dev *dev, uint32_t index)
 {
-	struct umsi_msix_vec *v = d->chip_data;
+	return umsi_source_data(dev->msix_src, index);
+}
+
+/* The state of the @i-th vector handed out. */
+static struct umsi_msix_vec *vec_nth(struct umsi_pci_dev *dev, uint32_t i)
+{
+	return vec(dev, dev->descs[i]->hwirq);
+}
+
+/* Mask: 1 write and 1 flushing read, so nothing is sent after return. */
+static int msix_mask(void *ctx, uint32_t index)
+{
+	struct umsi_msix_vec *v = vec(ctx, index);
 	umsi_irqflags_t fl;
 
-	(void)sys;
 	fl = umsi_pci_dev_lock(v->dev);
 	v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
 	(void)mask_flush(v->dev, v->index, v->ctrl);
@@ -108,12 +125,11 @@ static int msix_mask(struct umsi_system *sys, struct umsi_irq_desc *d)
 }
 
 /* Unmask: 1 write; it needs no flush (a late unmask loses nothing). */
-static int msix_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
+static int msix_unmask(void *ctx, uint32_t index)
 {
-	struct umsi_msix_vec *v = d->chip_data;
+	struct umsi_msix_vec *v = vec(ctx, index);
 	umsi_irqflags_t fl;
 
-	(void)sys;
 	fl = umsi_pci_dev_lock(v->dev);
 	v->ctrl &= ~UMSI_MSIX_CTRL_MASKBIT;
 	twrite(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
@@ -129,15 +145,13 @@ static int msix_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
  * on unmask. A masked entry needs only the writes. Minimum accesses: live,
  * vector change only: 3 writes (mask, data, unmask) + 1 read; masked: 1.
  */
-static int msix_write_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
-			  const struct umsi_msg *m)
+static int msix_write_msg(void *ctx, uint32_t index, const struct umsi_msg *m)
 {
-	struct umsi_msix_vec *v = d->chip_data;
+	struct umsi_msix_vec *v = vec(ctx, index);
 	struct umsi_msg msg = *m;
 	umsi_irqflags_t fl;
 	bool live;
 
-	(void)sys;
 	fl = umsi_pci_dev_lock(v->dev);
 	if (v->msg.address == msg.address && v->msg.data == msg.data) {
 		umsi_pci_dev_unlock(v->dev, fl);
@@ -157,86 +171,52 @@ static int msix_write_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
 	return 0;
 }
 
-static int msix_startup(struct umsi_system *sys, struct umsi_irq_desc *d)
+static int msix_startup(void *ctx, uint32_t index, uint32_t irq)
 {
-	struct umsi_msix_vec *v = d->chip_data;
-
-	(void)sys;
-	return umsi_pci_bme_check(v->dev, d->irq);
+	(void)index;
+	return umsi_pci_bme_check(ctx, irq);
 }
 
-static void msix_describe(struct umsi_system *sys,
-			  const struct umsi_irq_desc *d, struct umsi_irq_info *info)
-{
-	const struct umsi_msix_vec *v = d->chip_data;
-
-	(void)sys;
-	info->bdf = v->dev->bdf;
-}
-
-static const struct umsi_irq_chip msix_chip = {
-	.name = "PCI-MSI-X",
+static const struct umsi_source_ops msix_ops = {
+	.write_msg = msix_write_msg,
 	.mask = msix_mask,
 	.unmask = msix_unmask,
-	.write_msg = msix_write_msg,
 	.startup = msix_startup,
-	.describe = msix_describe,
 };
 
 struct umsi_msix_vec *umsi_msix_vec_of(struct umsi_pci_dev *dev, uint32_t irq)
 {
-	struct umsi_irq_desc *d = umsi_irq_to_desc(dev->sys, irq);
-	struct umsi_msix_vec *v;
+	int32_t s;
 
-	if (!d || d->chip != &msix_chip)
+	if (!dev->msix_src)
 		return NULL;
-	v = d->chip_data;
-	return v && v->dev == dev ? v : NULL;
+	s = umsi_source_slot(dev->msix_src, irq);
+	return s < 0 ? NULL : vec(dev, (uint32_t)s);
 }
 
 /* ---- set-up ----------------------------------------------------------- */
 
-/*
- * Take up to @n IRQs one at a time, so that when the allocator runs dry
- * uMSI knows how many fit. Return: how many (>= 0) or an error other
- * than running out.
- */
-static int alloc_irqs(struct umsi_pci_dev *dev, uint32_t n, bool managed,
-		      int64_t irq_at)
+/* The table's source: made at enable, gone at disable. */
+static int msix_source(struct umsi_pci_dev *dev)
 {
-	struct umsi_system *sys = dev->sys;
-	struct umsi_cpumask m;
-	uint64_t *words = NULL;
-	uint32_t got = 0;
-	int ret = 0;
+	struct umsi_source_config cfg = {
+		.requester_id = dev->requester_id,
+		.bdf = dev->bdf,
+		.nslots = dev->msix_size,
+		.ops = &msix_ops,
+		.ctx = dev,
+		.name = "PCI-MSI-X",
+	};
 
-	if (irq_at >= 0) {
-		ret = umsi_irq_alloc_at(sys, (uint32_t)irq_at, &msix_chip,
-					&dev->descs[0]);
-		return ret ? ret : 1;
-	}
-	if (managed) {
-		words = umsi_zalloc(sys, umsi_sys_mask_bytes(sys));
-		if (!words)
-			return -UMSI_ENOMEM;
-		m.words = words;
-		m.nbits = sys->ncpus;
-	}
-	for (got = 0; got < n; got++) {
-		if (managed)
-			umsi_irq_spread_mask(sys, got, n, words);
-		ret = umsi_irq_alloc(sys, &msix_chip, 1, false,
-				     managed ? &m : NULL, managed,
-				     &dev->descs[got]);
-		if (ret)
-			break;
-	}
-	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
-	if (ret && ret != -UMSI_ENOSPC) {
-		umsi_irq_release(sys, dev->descs, got);
-		return ret;
-	}
-	return (int)got;
+	if (dev->msix_src)
+		return 0;
+	return umsi_source_create_owned(dev->sys, &cfg, dev, &dev->msix_src);
+}
+
+static void msix_source_put(struct umsi_pci_dev *dev)
+{
+	if (dev->msix_src && !umsi_source_destroy(dev->msix_src))
+		dev->msix_src = NULL;
 }
 
 /* Free every entry's state; its IRQ is gone already. */
@@ -259,29 +239,6 @@ static void unlink_vec(struct umsi_pci_dev *dev, struct umsi_msix_vec *v)
 		;
 	if (*l)
 		*l = v->next;
-}
-
-/*
- * Keep the first @keep of @n bound IRQs (dev->descs, entries 0..n-1 in
- * order, none written to the device yet): the rest go, with their entry
- * state. Returns @keep.
- */
-static uint32_t shrink(struct umsi_pci_dev *dev, uint32_t keep, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = keep; i < n; i++) {
-		struct umsi_msix_vec *v = dev->descs[i]->chip_data;
-
-		unlink_vec(dev, v);
-		set_used(dev, v->index, false);
-		umsi_free(dev->sys, v, sizeof(*v));
-	}
-	umsi_irq_release(dev->sys, dev->descs + keep, n - keep);
-	for (i = keep; i < n; i++)
-		dev->descs[i] = NULL;
-	dev->ndesc = keep;
-	return keep;
 }
 
 static int map_table(struct umsi_pci_dev *dev)
@@ -380,7 +337,7 @@ static int msix_program(struct umsi_pci_dev *dev, bool restore)
 	}
 	/* 4. The used entries (restore: with their mask state). */
 	for (i = 0; i < dev->ndesc; i++) {
-		struct umsi_msix_vec *v = dev->descs[i]->chip_data;
+		struct umsi_msix_vec *v = vec_nth(dev, i);
 
 		put_msg(dev, v->index, &v->msg);
 		if (restore)
@@ -441,7 +398,10 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 		     uint32_t min, uint32_t max, bool managed, int64_t irq_at)
 {
 	struct umsi_system *sys = dev->sys;
-	uint32_t n = max, i, events;
+	struct umsi_target_req req = { .index = 0 };
+	uint32_t n = max, i, irq_num, *slots = NULL, *irqs = NULL;
+	struct umsi_msg *msgs = NULL;
+	size_t bytes = 0;
 	int got, ret;
 
 	if (!dev->msix_cap)
@@ -465,19 +425,39 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 	ret = umsi_pci_descs_alloc(dev, dev->msix_size);
 	if (ret)
 		return ret;
-	got = alloc_irqs(dev, n, managed, irq_at);
-	if (got >= 0 && (uint32_t)got < min) {
-		umsi_irq_release(sys, dev->descs, (uint32_t)got);
-		got = -UMSI_ENOSPC;
+	ret = msix_source(dev);
+	if (ret)
+		goto fail_descs;
+	/* Scratch: the slots asked for, and what the layer hands back. */
+	bytes = n * (2 * sizeof(uint32_t) + sizeof(struct umsi_msg));
+	msgs = umsi_zalloc(sys, bytes);
+	if (!msgs) {
+		ret = -UMSI_ENOMEM;
+		goto fail_src;
 	}
+	irqs = (uint32_t *)(void *)(msgs + n);
+	slots = irqs + n;
+	for (i = 0; indices && i < n; i++)
+		slots[i] = indices[i];
+	irq_num = (uint32_t)irq_at;
+	req.count = n;
+	req.min = indices || irq_at >= 0 ? 0 : min;
+	req.slots = indices ? slots : NULL;
+	req.irqs = irq_at >= 0 ? &irq_num : NULL;
+	req.msgs = msgs;
+	/* Written below in one sequence, before anything may move them. */
+	req.flags = UMSI_TARGET_NO_WRITE | UMSI_TARGET_CLAIMED |
+		    (managed ? UMSI_TARGET_SPREAD : 0);
+	umsi_source_set_events(dev->msix_src, umsi_pci_source_events(dev));
+	got = umsi_source_alloc(dev->msix_src, &req, irqs);
 	if (got < 0) {
-		umsi_pci_descs_free(dev);
-		return got;
+		ret = got;
+		goto fail_scratch;
 	}
 	n = (uint32_t)got;
-	dev->ndesc = n;
-	events = umsi_pci_source_events(dev);
 	ret = 0;
+	for (i = 0; i < n; i++)
+		dev->descs[i] = umsi_irq_to_desc(sys, irqs[i]);
 	for (i = 0; i < n && !ret; i++) {
 		struct umsi_irq_desc *d = dev->descs[i];
 		struct umsi_msix_vec *v = umsi_zalloc(sys, sizeof(*v));
@@ -489,29 +469,13 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 		v->dev = dev;
 		v->next = dev->msix_vecs;
 		dev->msix_vecs = v;
-		v->index = indices ? indices[i] : (uint16_t)i;
+		v->index = (uint16_t)d->hwirq;
 		v->ctrl = UMSI_MSIX_CTRL_MASKBIT;
+		v->msg = msgs[i];
 		set_used(dev, v->index, true);
-		d->chip_data = v;
-		d->hwirq = v->index;
-		d->source_id = dev->requester_id;
-		d->source_events = events;
+		umsi_source_set_data(dev->msix_src, v->index, v);
 	}
-	/* Bound: published, still ours until set up (entries masked). */
-	if (!ret)
-		umsi_irq_publish(sys, dev->descs, n);
-	for (i = 0; i < n && !ret; i++)
-		ret = umsi_irq_msg(sys, dev->descs[i],
-				   &((struct umsi_msix_vec *)
-				     dev->descs[i]->chip_data)->msg);
-	/*
-	 * The controller had room for fewer (an ITS's ITT shared by the
-	 * functions behind one bridge): keep what it took, if enough.
-	 */
-	if (ret == -UMSI_ENOSPC && i - 1 >= min && !indices) {
-		n = shrink(dev, i - 1, n);
-		ret = 0;
-	}
+	dev->ndesc = n;
 	if (!ret)
 		ret = map_table(dev);
 	if (!ret) {
@@ -520,20 +484,29 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 			unmap_table(dev);
 	}
 	if (ret) {
-		umsi_irq_release(sys, dev->descs, n);
+		/* Never written to a live table: nothing can send to them. */
+		umsi_source_drop(dev->msix_src, dev->descs, n, 0);
 		free_vecs(dev);
-		umsi_pci_descs_free(dev);
-		return ret;
+		goto fail_scratch;
 	}
 	dev->nvec = n;
 	dev->mode = UMSI_MODE_MSIX;
 	/* Its CPU went offline meanwhile and it could not leave: undo. */
-	ret = umsi_irq_activate(sys, dev->descs, n);
+	ret = umsi_source_activate(dev->msix_src, irqs, n);
+	umsi_free(sys, msgs, bytes);
 	if (ret) {
 		umsi_pci_free_irq_vectors(dev);
 		return ret;
 	}
 	return (int)n;
+
+fail_scratch:
+	umsi_free(sys, msgs, bytes);
+fail_src:
+	msix_source_put(dev);
+fail_descs:
+	umsi_pci_descs_free(dev);
+	return ret;
 }
 
 /*
@@ -560,7 +533,7 @@ void umsi_msix_disable(struct umsi_pci_dev *dev)
 
 	fl = umsi_pci_dev_lock(dev);
 	for (i = 0; i < dev->ndesc; i++) {
-		struct umsi_msix_vec *v = dev->descs[i]->chip_data;
+		struct umsi_msix_vec *v = vec_nth(dev, i);
 
 		if (v->ctrl & UMSI_MSIX_CTRL_MASKBIT)
 			continue;
@@ -581,12 +554,11 @@ void umsi_msix_disable(struct umsi_pci_dev *dev)
 	if (!ret)
 		umsi_pci_restore_intx_disable(dev, cmd);
 	dev->msix_clean = masked && !gone;
-	if (gone || masked || off)
-		umsi_irq_release(dev->sys, dev->descs, dev->ndesc);
-	else
-		umsi_irq_quarantine(dev->sys, dev->descs, dev->ndesc, dev);
+	umsi_source_drop(dev->msix_src, dev->descs, dev->ndesc,
+			 gone || masked || off ? 0 : UMSI_SOURCE_MAY_SEND);
 	unmap_table(dev);
 	free_vecs(dev);
+	msix_source_put(dev);
 	umsi_pci_descs_free(dev);
 }
 
@@ -602,7 +574,7 @@ int umsi_msix_pending(struct umsi_pci_dev *dev, uint32_t n)
 
 	if (n >= dev->nvec)
 		return -UMSI_EINVAL;
-	v = dev->descs[n]->chip_data;
+	v = vec_nth(dev, n);
 	w = umsi_mmio_read32(dev->sys, dev->pba + v->index / 32);
 	return (w >> (v->index % 32)) & 1;
 }
@@ -618,66 +590,56 @@ int umsi_msix_pending(struct umsi_pci_dev *dev, uint32_t n)
 int umsi_msix_add_entry(struct umsi_pci_dev *dev, int32_t index, bool dynamic)
 {
 	struct umsi_system *sys = dev->sys;
+	struct umsi_target_req req = { .count = 1, .index = UMSI_SLOT_ANY };
 	struct umsi_irq_desc *d;
 	struct umsi_msix_vec *v;
+	struct umsi_msg msg;
 	umsi_irqflags_t fl;
-	uint32_t idx;
+	uint32_t irq;
 	int ret;
 
 	if (dev->mode != UMSI_MODE_MSIX)
 		return -UMSI_EINVAL;
-	if (index < 0) {
-		for (idx = 0; idx < dev->msix_size && used(dev, idx); idx++)
-			;
-		if (idx == dev->msix_size)
-			return -UMSI_ENOSPC;
-	} else {
-		idx = (uint32_t)index;
-		if (idx >= dev->msix_size)
-			return -UMSI_EINVAL;
-		if (used(dev, idx))
-			return -UMSI_EBUSY;
-	}
+	if (index >= 0 && (uint32_t)index >= dev->msix_size)
+		return -UMSI_EINVAL;
+	if (index >= 0 && used(dev, (uint32_t)index))
+		return -UMSI_EBUSY;
 	if (dev->ndesc == dev->descs_cap)
 		return -UMSI_ENOSPC;
 	v = umsi_zalloc(sys, sizeof(*v));
 	if (!v)
 		return -UMSI_ENOMEM;
-	ret = umsi_irq_alloc(sys, &msix_chip, 1, false, NULL, false, &d);
-	if (ret) {
+	req.index = index >= 0 ? index : UMSI_SLOT_ANY;
+	req.msgs = &msg;
+	req.flags = UMSI_TARGET_NO_WRITE | UMSI_TARGET_CLAIMED;
+	umsi_source_set_events(dev->msix_src, umsi_pci_source_events(dev));
+	ret = umsi_source_alloc(dev->msix_src, &req, &irq);
+	if (ret < 0) {
 		umsi_free(sys, v, sizeof(*v));
 		return ret;
 	}
+	d = umsi_irq_to_desc(sys, irq);
 	v->dev = dev;
-	v->index = (uint16_t)idx;
+	v->index = (uint16_t)d->hwirq;
 	v->dynamic = dynamic;
 	v->ctrl = UMSI_MSIX_CTRL_MASKBIT;
-	d->chip_data = v;
-	d->hwirq = idx;
-	d->source_id = dev->requester_id;
-	d->source_events = umsi_pci_source_events(dev);
-	umsi_irq_publish(sys, &d, 1);
-	ret = umsi_irq_msg(sys, d, &v->msg);
-	if (ret) {
-		umsi_irq_release(sys, &d, 1);
-		umsi_free(sys, v, sizeof(*v));
-		return ret;
-	}
+	v->msg = msg;
+	umsi_source_set_data(dev->msix_src, v->index, v);
 	v->next = dev->msix_vecs;
 	dev->msix_vecs = v;
 	fl = umsi_pci_dev_lock(dev);
-	put_msg(dev, idx, &v->msg);
+	put_msg(dev, v->index, &v->msg);
 	umsi_pci_dev_unlock(dev, fl);
-	set_used(dev, idx, true);
+	set_used(dev, v->index, true);
 	dev->descs[dev->ndesc++] = d;
 	dev->nvec = dev->ndesc;
 	/* Its CPU went offline meanwhile and it could not leave: undo. */
-	ret = umsi_irq_activate(sys, &d, 1);
+	ret = umsi_source_activate(dev->msix_src, &irq, 1);
 	if (ret) {
 		umsi_msix_remove_entry(dev, d);
 		return ret;
 	}
-	return (int)d->irq;
+	return (int)irq;
 }
 
 /*
@@ -687,7 +649,7 @@ int umsi_msix_add_entry(struct umsi_pci_dev *dev, int32_t index, bool dynamic)
  */
 int umsi_msix_remove_entry(struct umsi_pci_dev *dev, struct umsi_irq_desc *d)
 {
-	struct umsi_msix_vec *v = d->chip_data;
+	struct umsi_msix_vec *v;
 	umsi_irqflags_t fl;
 	uint32_t i, got;
 	bool masked = true;
@@ -696,6 +658,7 @@ int umsi_msix_remove_entry(struct umsi_pci_dev *dev, struct umsi_irq_desc *d)
 		;
 	if (i == dev->ndesc)
 		return -UMSI_ENOENT;
+	v = vec(dev, d->hwirq);
 	fl = umsi_pci_dev_lock(dev);
 	if (!(v->ctrl & UMSI_MSIX_CTRL_MASKBIT)) {
 		v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
@@ -703,10 +666,8 @@ int umsi_msix_remove_entry(struct umsi_pci_dev *dev, struct umsi_irq_desc *d)
 		masked = got != 0xffffffffu && (got & UMSI_MSIX_CTRL_MASKBIT);
 	}
 	umsi_pci_dev_unlock(dev, fl);
-	if (masked)
-		umsi_irq_release(dev->sys, &d, 1);
-	else
-		umsi_irq_quarantine(dev->sys, &d, 1, dev);
+	umsi_source_drop(dev->msix_src, &d, 1,
+			 masked ? 0 : UMSI_SOURCE_MAY_SEND);
 	set_used(dev, v->index, false);
 	unlink_vec(dev, v);
 	umsi_free(dev->sys, v, sizeof(*v));

@@ -75,7 +75,7 @@ static inline const struct umsi_policy *umsi_pci_policy(struct umsi_system *sys)
 	return st ? &st->policy : NULL;
 }
 
-/* One MSI-X entry in use: the chip_data of its IRQ. */
+/* One MSI-X entry in use: its slot's data in the table's source. */
 struct umsi_msix_vec {
 	struct umsi_pci_dev *dev;
 	struct umsi_msix_vec *next;     /* dev->msix_vecs */
@@ -148,6 +148,8 @@ struct umsi_pci_dev {
 	uint64_t msix_used[UMSI_MSIX_BITMAP_WORDS];
 	/* Every umsi_msix_vec, so they can be freed after their IRQs. */
 	struct umsi_msix_vec *msix_vecs;
+	/* The table as a source of the message layer (while in MSI-X mode). */
+	struct umsi_source *msix_src;
 
 	/* INTx. */
 	uint8_t intx_pin;
