@@ -273,6 +273,7 @@ int umsi_source_alloc(struct umsi_source *src,
 {
 	struct umsi_system *sys;
 	struct umsi_irq_desc **ds;
+	struct umsi_msg msg0 = { 0, 0 };
 	uint32_t *slots, i, n, min, events;
 	size_t bytes;
 	int got, ret;
@@ -334,7 +335,22 @@ int umsi_source_alloc(struct umsi_source *src,
 	for (i = 0; i < n && !ret; i++) {
 		struct umsi_msg msg;
 
+		/*
+		 * A block has one message. Its members are composed one by
+		 * one only where the controller makes each a target of its
+		 * own (a remapping entry each, one message for all).
+		 */
+		if (src->cfg.block && i && !umsi_irq_grouped(ds[0])) {
+			if (req->msgs)
+				req->msgs[i] = req->msgs[0];
+			continue;
+		}
 		ret = umsi_irq_msg(sys, ds[i], &msg);
+		if (!ret && src->cfg.block && i && (msg.address != msg0.address ||
+						    msg.data != msg0.data))
+			ret = -UMSI_EINVAL;
+		if (!i)
+			msg0 = msg;
 		if (!ret && !(req->flags & UMSI_TARGET_NO_WRITE))
 			ret = src_write_msg(sys, ds[i], &msg);
 		if (!ret && req->msgs)
@@ -372,14 +388,14 @@ out:
 int umsi_source_activate(struct umsi_source *src, const uint32_t *irqs,
 			 uint32_t n)
 {
-	struct umsi_irq_desc *ds[16];
+	struct umsi_irq_desc *ds[32];
 	uint32_t i, k;
 	int32_t s;
 	int ret = 0, r;
 
-	/* In batches: a block's members together (it moves whole). */
+	/* In batches: a block's members (32 at most) together. */
 	for (i = 0; i < n; i += k) {
-		for (k = 0; k < 16 && i + k < n; k++) {
+		for (k = 0; k < 32 && i + k < n; k++) {
 			s = umsi_source_slot(src, irqs[i + k]);
 			if (s < 0)
 				return -UMSI_ENOENT;

@@ -12,9 +12,14 @@
  * register so masking is one configuration write. Configuration writes
  * are non-posted (the device has the value when the write returns), so
  * MSI needs no flushing reads.
+ *
+ * The capability is a block source of the message layer (umsi/source.h):
+ * the layer allocates the block and composes its message; the operations
+ * below write it, mask and unmask.
  */
 #include <umsi/internal/bitops.h>
 #include <umsi/internal/pci.h>
+#include <umsi/internal/source.h>
 
 static uint16_t data_reg(const struct umsi_pci_dev *dev)
 {
@@ -50,30 +55,28 @@ static int write_mask(struct umsi_pci_dev *dev, uint32_t mask)
 	return ret;
 }
 
-static int msi_mask(struct umsi_system *sys, struct umsi_irq_desc *d)
+static int msi_mask(void *ctx, uint32_t index)
 {
-	struct umsi_pci_dev *dev = d->chip_data;
+	struct umsi_pci_dev *dev = ctx;
 	umsi_irqflags_t fl;
 	int ret;
 
-	(void)sys;
 	fl = umsi_pci_dev_lock(dev);
-	ret = write_mask(dev, dev->msi_want | 1u << d->hwirq);
+	ret = write_mask(dev, dev->msi_want | 1u << index);
 	if (!ret)
 		dev->msi_want = dev->msi_mask;
 	umsi_pci_dev_unlock(dev, fl);
 	return ret;
 }
 
-static int msi_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
+static int msi_unmask(void *ctx, uint32_t index)
 {
-	struct umsi_pci_dev *dev = d->chip_data;
+	struct umsi_pci_dev *dev = ctx;
 	umsi_irqflags_t fl;
 	int ret;
 
-	(void)sys;
 	fl = umsi_pci_dev_lock(dev);
-	ret = write_mask(dev, dev->msi_want & ~(1u << d->hwirq));
+	ret = write_mask(dev, dev->msi_want & ~(1u << index));
 	if (!ret)
 		dev->msi_want = dev->msi_mask;
 	umsi_pci_dev_unlock(dev, fl);
@@ -141,18 +144,16 @@ static int check_msg(struct umsi_pci_dev *dev, const struct umsi_msg *msg)
  * which nobody reserved. The upper address half cannot be part of that
  * dance; on x86 it is always 0, and a change of it is refused.
  */
-static int msi_write_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
-			 const struct umsi_msg *m)
+static int msi_write_msg(void *ctx, uint32_t index, const struct umsi_msg *m)
 {
-	struct umsi_pci_dev *dev = d->chip_data;
+	struct umsi_pci_dev *dev = ctx;
 	struct umsi_msg msg = *m;
 	umsi_irqflags_t fl;
 	uint32_t bits, saved;
 	int ret, ret2;
 
-	(void)sys;
-	if (d->block_leader && d->block_leader != d)
-		return -UMSI_EINVAL;
+	if (index)
+		return -UMSI_EINVAL;    /* the block's one message is slot 0's */
 	ret = check_msg(dev, &msg);
 	if (ret)
 		return ret;
@@ -183,36 +184,23 @@ static int msi_write_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
 	return ret;
 }
 
-static int msi_startup(struct umsi_system *sys, struct umsi_irq_desc *d)
+static int msi_startup(void *ctx, uint32_t index, uint32_t irq)
 {
-	(void)sys;
-	return umsi_pci_bme_check(d->chip_data, d->irq);
+	(void)index;
+	return umsi_pci_bme_check(ctx, irq);
 }
 
-static void msi_describe(struct umsi_system *sys,
-			 const struct umsi_irq_desc *d, struct umsi_irq_info *info)
-{
-	const struct umsi_pci_dev *dev = d->chip_data;
-
-	(void)sys;
-	info->bdf = dev->bdf;
-}
-
-static const struct umsi_irq_chip msi_mask_chip = {
-	.name = "PCI-MSI",
+static const struct umsi_source_ops msi_mask_ops = {
+	.write_msg = msi_write_msg,
 	.mask = msi_mask,
 	.unmask = msi_unmask,
-	.write_msg = msi_write_msg,
 	.startup = msi_startup,
-	.describe = msi_describe,
 };
 
 /* The 2003 patch's "MSI without mask bits" type: the core masks lazily. */
-static const struct umsi_irq_chip msi_nomask_chip = {
-	.name = "PCI-MSI",
+static const struct umsi_source_ops msi_nomask_ops = {
 	.write_msg = msi_write_msg,
 	.startup = msi_startup,
-	.describe = msi_describe,
 };
 
 /*
@@ -301,40 +289,78 @@ fail:
 	return ret;
 }
 
-/* Allocate the block, halving it while the allocator has no room. */
-static int msi_alloc_block(struct umsi_pci_dev *dev, uint32_t min,
-			   uint32_t *n, int64_t irq_at)
+/* The capability as a block source of the message layer, made at enable. */
+static int msi_source(struct umsi_pci_dev *dev)
 {
-	struct umsi_system *sys = dev->sys;
-	const struct umsi_irq_chip *chip = dev->msi_maskable ?
-					   &msi_mask_chip : &msi_nomask_chip;
-	uint32_t block = 1u << umsi_order_of(*n);
+	struct umsi_source_config cfg = {
+		.requester_id = dev->requester_id,
+		.bdf = dev->bdf,
+		.nslots = dev->msi_mmc,
+		.block = true,
+		.ops = dev->msi_maskable ? &msi_mask_ops : &msi_nomask_ops,
+		.ctx = dev,
+		.name = "PCI-MSI",
+	};
+
+	if (dev->msi_src)
+		return 0;
+	return umsi_source_create_owned(dev->sys, &cfg, dev, &dev->msi_src);
+}
+
+static void msi_source_put(struct umsi_pci_dev *dev)
+{
+	if (dev->msi_src && !umsi_source_destroy(dev->msi_src))
+		dev->msi_src = NULL;
+}
+
+/*
+ * The block from the message layer: its one message in @msg. Halved
+ * while the vectors or the controller have no room for it (an ITS's ITT
+ * shared by the functions behind one bridge), down to @min.
+ */
+static int msi_alloc_block(struct umsi_pci_dev *dev, uint32_t min,
+			   uint32_t *n, int64_t irq_at, struct umsi_msg *msg)
+{
+	struct umsi_msg msgs[32];
+	uint32_t irqs[32], num = (uint32_t)irq_at, block, i;
+	struct umsi_target_req req = {
+		.index = 0,
+		.flags = UMSI_TARGET_NO_WRITE | UMSI_TARGET_CLAIMED,
+		.irqs = irq_at >= 0 ? &num : NULL,
+		.msgs = msgs,
+	};
 	int ret;
 
-	if (irq_at >= 0) {
-		ret = umsi_irq_alloc_at(sys, (uint32_t)irq_at, chip,
-					&dev->descs[0]);
-		return ret ? ret : 1;
-	}
+	block = irq_at >= 0 ? 1 : 1u << umsi_order_of(*n);
 	for (;;) {
-		ret = umsi_irq_alloc(sys, chip, block, true, NULL, false,
-				     dev->descs);
-		if (ret != -UMSI_ENOSPC || block == 1 || block / 2 < min)
+		ret = umsi_pci_descs_alloc(dev, block);
+		if (ret)
+			return ret;
+		req.count = block;
+		umsi_source_set_events(dev->msi_src,
+				       umsi_pci_source_events(dev));
+		ret = umsi_source_alloc(dev->msi_src, &req, irqs);
+		if (ret >= 0)
 			break;
+		umsi_pci_descs_free(dev);
+		if (ret != -UMSI_ENOSPC || block == 1 || block / 2 < min ||
+		    irq_at >= 0)
+			return ret;
 		block /= 2;
 		*n = block;
 	}
-	if (ret)
-		return ret;
+	for (i = 0; i < block; i++)
+		dev->descs[i] = umsi_source_desc(dev->msi_src, i);
+	dev->ndesc = block;
+	*msg = msgs[0];
 	return (int)block;
 }
 
 int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 		    int64_t irq_at)
 {
-	struct umsi_system *sys = dev->sys;
 	struct umsi_msg msg;
-	uint32_t n = max, i, events;
+	uint32_t n = max;
 	int block, ret;
 
 	if (!dev->msi_cap)
@@ -344,68 +370,45 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 	if (n > dev->msi_mmc)
 		n = dev->msi_mmc;
 	/* What the controller can give one function (x86 remapping: 1). */
-	if (n > umsi_irq_max_block(sys))
-		n = umsi_irq_max_block(sys);
+	if (n > umsi_irq_max_block(dev->sys))
+		n = umsi_irq_max_block(dev->sys);
 	if (irq_at >= 0)
 		n = 1;
 	if (n < min)
 		return -UMSI_ENOSPC;
-again:
-	ret = umsi_pci_descs_alloc(dev, 1u << umsi_order_of(n));
+	ret = msi_source(dev);
 	if (ret)
 		return ret;
-	block = msi_alloc_block(dev, min, &n, irq_at);
+	/*
+	 * Bound and composed, still claimed before MSI is on, so a message
+	 * the device sends at once is taken, and replayed on request.
+	 */
+	block = msi_alloc_block(dev, min, &n, irq_at, &msg);
 	if (block < 0) {
-		umsi_pci_descs_free(dev);
+		msi_source_put(dev);
 		return block;
 	}
-	events = umsi_pci_source_events(dev);
-	for (i = 0; i < (uint32_t)block; i++) {
-		dev->descs[i]->chip_data = dev;
-		dev->descs[i]->hwirq = i;
-		dev->descs[i]->source_id = dev->requester_id;
-		dev->descs[i]->source_events = events;
-	}
-	dev->ndesc = (uint32_t)block;
-	/*
-	 * Bound: published (still ours) before MSI is on, so a message the
-	 * device sends at once is taken, and replayed on request.
-	 */
-	umsi_irq_publish(sys, dev->descs, (uint32_t)block);
-	ret = umsi_irq_msg(sys, dev->descs[0], &msg);
-	/* Messages translated one by one: each member's target set up too,
-	 * all under the block's one message. */
-	for (i = 1; !ret && umsi_irq_grouped(dev->descs[0]) &&
-		    i < (uint32_t)block; i++) {
-		struct umsi_msg m;
-
-		ret = umsi_irq_msg(sys, dev->descs[i], &m);
-		if (!ret && (m.address != msg.address || m.data != msg.data))
-			ret = -UMSI_EINVAL;
-	}
-	if (!ret)
-		ret = check_msg(dev, &msg);
+	ret = check_msg(dev, &msg);
 	if (!ret)
 		ret = msi_program(dev, (uint32_t)block, &msg, false);
 	if (ret) {
-		umsi_irq_release(sys, dev->descs, (uint32_t)block);
+		umsi_source_drop(dev->msi_src, dev->descs, (uint32_t)block, 0);
 		umsi_pci_descs_free(dev);
-		/*
-		 * The controller had no room for the block (an ITS's ITT
-		 * shared by the functions behind one bridge): a smaller one.
-		 */
-		if (ret == -UMSI_ENOSPC && block > 1 &&
-		    (uint32_t)block / 2 >= min) {
-			n = (uint32_t)block / 2;
-			goto again;
-		}
+		msi_source_put(dev);
 		return ret;
 	}
 	dev->msi_block = (uint32_t)block;
 	dev->nvec = n;
 	dev->mode = UMSI_MODE_MSI;
 	/* Its CPU went offline meanwhile and it could not leave: undo. */
-	ret = umsi_irq_activate(sys, dev->descs, (uint32_t)block);
+	{
+		uint32_t irqs[32], i;
+
+		for (i = 0; i < (uint32_t)block; i++)
+			irqs[i] = dev->descs[i]->irq;
+		ret = umsi_source_activate(dev->msi_src, irqs,
+					   (uint32_t)block);
+	}
 	if (ret) {
 		umsi_pci_free_irq_vectors(dev);
 		return ret;
@@ -447,11 +450,10 @@ void umsi_msi_disable(struct umsi_pci_dev *dev)
 	}
 	if (!ret)
 		umsi_pci_restore_intx_disable(dev, cmd);
-	if (quiet)
-		umsi_irq_release(dev->sys, dev->descs, dev->ndesc);
-	else
-		umsi_irq_quarantine(dev->sys, dev->descs, dev->ndesc, dev);
+	umsi_source_drop(dev->msi_src, dev->descs, dev->ndesc,
+			 quiet ? 0 : UMSI_SOURCE_MAY_SEND);
 	umsi_pci_descs_free(dev);
+	msi_source_put(dev);
 	dev->msi_block = 0;
 }
 

@@ -135,6 +135,7 @@ struct umsi_pci_dev {
 	uint32_t msi_want;                  /* ... as mask/unmask want [lock] */
 	struct umsi_msg msi_msg;            /* message of vector 0 */
 	uint32_t msi_block;                 /* 2^MME vectors reserved */
+	struct umsi_source *msi_src;        /* while in MSI mode */
 
 	/* MSI-X capability and its table. */
 	uint16_t msix_cap;
