@@ -13,6 +13,12 @@
 
 #define MAX_SLOTS 2048u         /* MSI-X table size limit */
 
+/*
+ * A slot's data outlives its target: a move in flight when the target is
+ * freed may still call the client's write_msg for it (the free waits for
+ * that move); the client frees its data after the free, and the next
+ * allocation of the slot sets it anew.
+ */
 struct umsi_slot {
 	struct umsi_irq_desc *d;        /* its target, or NULL */
 	void *data;                     /* the client's (internal/source.h) */
@@ -446,7 +452,7 @@ int umsi_source_free(struct umsi_source *src, const uint32_t *irqs,
 			blk[s] = src->slot[s].d;
 		}
 		for (i = 0; i < n; i++)
-			src->slot[i] = (struct umsi_slot){ NULL, NULL };
+			src->slot[i].d = NULL;
 		src->used = 0;
 		if (flags & UMSI_SOURCE_MAY_SEND)
 			umsi_irq_quarantine(src->sys, blk, n, src->owner);
@@ -460,7 +466,7 @@ int umsi_source_free(struct umsi_source *src, const uint32_t *irqs,
 		if (s < 0)
 			continue;       /* listed twice */
 		d = src->slot[s].d;
-		src->slot[s] = (struct umsi_slot){ NULL, NULL };
+		src->slot[s].d = NULL;
 		src->used--;
 		if (flags & UMSI_SOURCE_MAY_SEND)
 			umsi_irq_quarantine(src->sys, &d, 1, src->owner);
@@ -476,7 +482,7 @@ void umsi_source_drop(struct umsi_source *src, struct umsi_irq_desc **ds,
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		src->slot[ds[i]->hwirq] = (struct umsi_slot){ NULL, NULL };
+		src->slot[ds[i]->hwirq].d = NULL;
 		src->used--;
 	}
 	if (flags & UMSI_SOURCE_MAY_SEND)
