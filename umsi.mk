@@ -44,6 +44,7 @@ UMSI_SRCS := $(addprefix $(UMSI_DIR)/src/, \
 	irq/dispatch.c \
 	irq/handlers.c \
 	irq/quarantine.c \
+	irq/source.c \
 	irq/stats.c \
 	irq/system.c \
 	lib/format.c \
