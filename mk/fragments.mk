@@ -6,7 +6,9 @@
 #
 #   make test             runs tests/packaging/fragments.t: the core built
 #                         three ways from a copy holding only the fragments,
-#                         include/ and src/, and the archives compared
+#                         include/ and src/, with every back end and with
+#                         two subsets (UMSI_BACKENDS), and the archives
+#                         compared
 #   make fragments-check  that test alone
 TEST_SCRIPTS += tests/packaging/fragments.t
 

@@ -74,7 +74,7 @@ typedef int (*umsi_handler_ctx_t)(uint32_t irq, void *dev_id, void *ctx);
  * @first_dynamic_irq: first number handed to MSI/MSI-X (0: 24, after the
  *                     16 ISA IRQs and a typical 24-input IO-APIC)
  * @ctl: the interrupt-controller back end (umsi/ctl.h; NULL: the x86
- *       local APIC, umsi_ctl_x86_lapic)
+ *       local APIC, umsi_ctl_x86_lapic; -UMSI_EINVAL if not built)
  * @ctl_config: the back end's configuration, of the type umsi/ctl.h names
  *       for it (the RISC-V IMSIC: struct umsi_imsic_config); NULL for a
  *       back end that takes none (x86). Read during umsi_system_create()

@@ -143,7 +143,21 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	umsi_memset(sys, 0, sizeof(*sys));
 	sys->env.ops = ops;
 	sys->env.host = host;
-	sys->env.ctl = cfg && cfg->ctl ? cfg->ctl : &umsi_ctl_x86_lapic;
+	/* No back end named: the x86 local APIC, unless the build left it
+	 * out (UMSI_NO_DEFAULT_CTL: the fragments define it for uMSI's own
+	 * objects when UMSI_BACKENDS has no x86). */
+#ifdef UMSI_NO_DEFAULT_CTL
+	sys->env.ctl = cfg->ctl;
+	if (!sys->env.ctl) {
+		umsi_log(sys, UMSI_LOG_ERROR, "umsi: no interrupt-controller "
+			 "back end given (umsi_config.ctl) and the x86 one is "
+			 "not built");
+		ret = -UMSI_EINVAL;
+		goto fail;
+	}
+#else
+	sys->env.ctl = cfg->ctl ? cfg->ctl : &umsi_ctl_x86_lapic;
+#endif
 	sys->env.ctl_config = cfg->ctl_config;
 	sys->env.kernel_eoi = cfg->kernel_eoi;
 	sys->env.plat_flags = ops->platform_flags(host);
