@@ -280,7 +280,7 @@ int umsi_source_alloc(struct umsi_source *src,
 	struct umsi_system *sys;
 	struct umsi_irq_desc **ds;
 	struct umsi_msg msg0 = { 0, 0 };
-	uint32_t *slots, i, n, min, events;
+	uint32_t *slots, i, j, n, min, events;
 	size_t bytes;
 	int got, ret;
 
@@ -291,6 +291,10 @@ int umsi_source_alloc(struct umsi_source *src,
 	sys = src->sys;
 	n = req->count;
 	min = req->min ? req->min : n;
+	for (i = 0; req->irqs && i < n; i++)
+		for (j = 0; j < i; j++)
+			if (req->irqs[j] == req->irqs[i])
+				return -UMSI_EINVAL;    /* a number twice */
 	if (src->cfg.block) {
 		if (n & (n - 1) || req->slots ||
 		    (req->index != UMSI_SLOT_ANY && req->index))
