@@ -25,8 +25,10 @@
  * any uMSI call that moves or masks a target of the source (including
  * umsi_cpu_offline and umsi_irq_set_affinity on other sources' behalf),
  * never from umsi_dispatch, and never with uMSI's system lock held: they
- * may take the kernel's own PCI locks. The driver API (umsi/pci.h) sits on
- * the same IRQ core, with the same protocols.
+ * may take the kernel's own PCI locks. uMSI's own driver API (umsi/pci.h)
+ * is a client of this layer too: each function's MSI-X table and MSI
+ * capability is a source whose operations are uMSI's table and
+ * capability writers.
  */
 #ifndef UMSI_SOURCE_H
 #define UMSI_SOURCE_H
@@ -160,9 +162,12 @@ struct umsi_target_req {
  * @req: what to allocate
  * @irqs_out: the IRQ number of each target, in slot order (@req->count)
  *
- * All or nothing. Each target starts masked (through @ops->mask where
- * given) until its first handler is requested (umsi_request_irq), and its
- * message is written through @ops->write_msg before this returns (unless
+ * All or nothing (or from @req->min up). Each target starts masked as far
+ * as uMSI is concerned: the kernel leaves its slot masked until the first
+ * handler is requested (umsi_request_irq), which unmasks it through
+ * @ops->unmask (without one, uMSI holds what arrives meanwhile and
+ * delivers it then). Its message is written through @ops->write_msg
+ * before this returns (unless
  * UMSI_TARGET_NO_WRITE: then the kernel writes umsi_source_msg()'s
  * message itself, under the same lock as its write_msg). From the return
  * on, a target may move, and the kernel is told through write_msg.
