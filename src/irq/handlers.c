@@ -23,15 +23,13 @@ static int request(struct umsi_system *sys, uint32_t irq,
 
 	if (!d)
 		return -UMSI_ENOENT;
-	if (!handler == !handler_ctx)
+	if (!handler == !handler_ctx || (flags & UMSI_ACTION_CTX))
 		return -UMSI_EINVAL;
 	if (d->chip->startup && !atomic_load(&d->actions)) {
 		ret = d->chip->startup(sys, d);
 		if (ret)
 			return ret;
 	}
-	if (flags & UMSI_ACTION_CTX)
-		return -UMSI_EINVAL;
 	if (handler_ctx) {
 		struct umsi_irq_action_ctx *c = umsi_zalloc(sys, sizeof(*c));
 

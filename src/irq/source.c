@@ -265,7 +265,7 @@ static int alloc_targets(struct umsi_source *src,
 			break;
 	}
 	umsi_free(sys, words, umsi_sys_mask_bytes(sys));
-	if (ret == -UMSI_ENOSPC && got >= min && got)
+	if (ret == -UMSI_ENOSPC && got >= min)
 		return (int)got;
 	if (ret) {
 		umsi_irq_release(sys, ds, got);
@@ -432,11 +432,25 @@ int umsi_source_msg(struct umsi_source *src, uint32_t irq,
 	return umsi_irq_msg(src->sys, src->slot[s].d, msg);
 }
 
+/* Targets already out of their slots: released, or kept when they may
+ * still be sent to. One wait for the CPUs a batch. */
+static void drop_taken(struct umsi_source *src,
+				   struct umsi_irq_desc **ds, uint32_t n,
+				   uint32_t flags)
+{
+	if (!n)
+		return;
+	if (flags & UMSI_SOURCE_MAY_SEND)
+		umsi_irq_quarantine(src->sys, ds, n, src->owner);
+	else
+		umsi_irq_release(src->sys, ds, n);
+}
+
 int umsi_source_free(struct umsi_source *src, const uint32_t *irqs,
 		     uint32_t n, uint32_t flags)
 {
-	struct umsi_irq_desc *blk[32], *d;
-	uint32_t i;
+	struct umsi_irq_desc *ds[32];
+	uint32_t i, k;
 	int32_t s;
 
 	if (!src || (n && !irqs))
@@ -448,34 +462,31 @@ int umsi_source_free(struct umsi_source *src, const uint32_t *irqs,
 		/* A block goes whole: every slot once, in slot order. */
 		if (n != src->used)
 			return -UMSI_EINVAL;
-		umsi_memset(blk, 0, sizeof(blk));
+		umsi_memset(ds, 0, sizeof(ds));
 		for (i = 0; i < n; i++) {
 			s = umsi_source_slot(src, irqs[i]);
-			if ((uint32_t)s >= n || blk[s])
+			if ((uint32_t)s >= n || ds[s])
 				return -UMSI_EINVAL;
-			blk[s] = src->slot[s].d;
+			ds[s] = src->slot[s].d;
 		}
-		for (i = 0; i < n; i++)
-			src->slot[i].d = NULL;
-		src->used = 0;
-		if (flags & UMSI_SOURCE_MAY_SEND)
-			umsi_irq_quarantine(src->sys, blk, n, src->owner);
-		else
-			umsi_irq_release(src->sys, blk, n);
+		umsi_source_drop(src, ds, n, flags);
 		return 0;
 	}
-	/* One at a time: a subset goes, the other targets are untouched. */
-	for (i = 0; i < n; i++) {
-		s = umsi_source_slot(src, irqs[i]);
-		if (s < 0)
-			continue;       /* listed twice */
-		d = src->slot[s].d;
-		src->slot[s].d = NULL;
-		src->used--;
-		if (flags & UMSI_SOURCE_MAY_SEND)
-			umsi_irq_quarantine(src->sys, &d, 1, src->owner);
-		else
-			umsi_irq_release(src->sys, &d, 1);
+	/*
+	 * In batches of 32: a subset goes, the other targets are untouched.
+	 * A target listed twice is taken once (its slot is cleared as it
+	 * is taken).
+	 */
+	for (i = 0; i < n; ) {
+		for (k = 0; k < 32 && i < n; i++) {
+			s = umsi_source_slot(src, irqs[i]);
+			if (s < 0)
+				continue;
+			ds[k++] = src->slot[s].d;
+			src->slot[s].d = NULL;
+			src->used--;
+		}
+		drop_taken(src, ds, k, flags);
 	}
 	return 0;
 }
@@ -489,10 +500,7 @@ void umsi_source_drop(struct umsi_source *src, struct umsi_irq_desc **ds,
 		src->slot[ds[i]->hwirq].d = NULL;
 		src->used--;
 	}
-	if (flags & UMSI_SOURCE_MAY_SEND)
-		umsi_irq_quarantine(src->sys, ds, n, src->owner);
-	else
-		umsi_irq_release(src->sys, ds, n);
+	drop_taken(src, ds, n, flags);
 }
 
 void umsi_source_set_events(struct umsi_source *src, uint32_t events)

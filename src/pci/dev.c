@@ -11,6 +11,7 @@
  */
 #include <umsi/internal/hostcall.h>
 #include <umsi/internal/pci.h>
+#include <umsi/internal/source.h>
 
 /* ---- configuration access --------------------------------------------- */
 
@@ -761,4 +762,33 @@ void umsi_pci_get_info(struct umsi_pci_dev *dev, struct umsi_pci_info *info)
 		info->reason = dev->msix_reason;
 	else
 		info->reason = NULL;
+}
+
+/*
+ * The function's MSI-X table or MSI capability as a source of the
+ * message layer: its requester, @nslots slots, uMSI's own operations on
+ * it; quarantined vectors belong to the function (freed at remove).
+ */
+int umsi_pci_source_get(struct umsi_pci_dev *dev, uint32_t nslots, bool block,
+			const struct umsi_source_ops *ops, const char *name,
+			struct umsi_source **out)
+{
+	struct umsi_source_config cfg = {
+		.requester_id = dev->requester_id,
+		.bdf = dev->bdf,
+		.nslots = nslots,
+		.block = block,
+		.ops = ops,
+		.ctx = dev,
+		.name = name,
+	};
+
+	return umsi_source_create_owned(dev->sys, &cfg, dev, out);
+}
+
+/* Forget the source once its targets are gone. */
+void umsi_pci_source_put(struct umsi_source **src)
+{
+	if (*src && !umsi_source_destroy(*src))
+		*src = NULL;
 }

@@ -289,30 +289,6 @@ fail:
 	return ret;
 }
 
-/* The capability as a block source of the message layer, made at enable. */
-static int msi_source(struct umsi_pci_dev *dev)
-{
-	struct umsi_source_config cfg = {
-		.requester_id = dev->requester_id,
-		.bdf = dev->bdf,
-		.nslots = dev->msi_mmc,
-		.block = true,
-		.ops = dev->msi_maskable ? &msi_mask_ops : &msi_nomask_ops,
-		.ctx = dev,
-		.name = "PCI-MSI",
-	};
-
-	if (dev->msi_src)
-		return 0;
-	return umsi_source_create_owned(dev->sys, &cfg, dev, &dev->msi_src);
-}
-
-static void msi_source_put(struct umsi_pci_dev *dev)
-{
-	if (dev->msi_src && !umsi_source_destroy(dev->msi_src))
-		dev->msi_src = NULL;
-}
-
 /*
  * The block from the message layer: its one message in @msg. Halved
  * while the vectors or the controller have no room for it (an ITS's ITT
@@ -376,7 +352,9 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 		n = 1;
 	if (n < min)
 		return -UMSI_ENOSPC;
-	ret = msi_source(dev);
+	ret = umsi_pci_source_get(dev, dev->msi_mmc, true,
+				  dev->msi_maskable ? &msi_mask_ops :
+				  &msi_nomask_ops, "PCI-MSI", &dev->msi_src);
 	if (ret)
 		return ret;
 	/*
@@ -385,7 +363,7 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 	 */
 	block = msi_alloc_block(dev, min, &n, irq_at, &msg);
 	if (block < 0) {
-		msi_source_put(dev);
+		umsi_pci_source_put(&dev->msi_src);
 		return block;
 	}
 	ret = check_msg(dev, &msg);
@@ -394,7 +372,7 @@ int umsi_msi_enable(struct umsi_pci_dev *dev, uint32_t min, uint32_t max,
 	if (ret) {
 		umsi_source_drop(dev->msi_src, dev->descs, (uint32_t)block, 0);
 		umsi_pci_descs_free(dev);
-		msi_source_put(dev);
+		umsi_pci_source_put(&dev->msi_src);
 		return ret;
 	}
 	dev->msi_block = (uint32_t)block;
@@ -453,7 +431,7 @@ void umsi_msi_disable(struct umsi_pci_dev *dev)
 	umsi_source_drop(dev->msi_src, dev->descs, dev->ndesc,
 			 quiet ? 0 : UMSI_SOURCE_MAY_SEND);
 	umsi_pci_descs_free(dev);
-	msi_source_put(dev);
+	umsi_pci_source_put(&dev->msi_src);
 	dev->msi_block = 0;
 }
 

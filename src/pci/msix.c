@@ -196,29 +196,6 @@ struct umsi_msix_vec *umsi_msix_vec_of(struct umsi_pci_dev *dev, uint32_t irq)
 
 /* ---- set-up ----------------------------------------------------------- */
 
-/* The table's source: made at enable, gone at disable. */
-static int msix_source(struct umsi_pci_dev *dev)
-{
-	struct umsi_source_config cfg = {
-		.requester_id = dev->requester_id,
-		.bdf = dev->bdf,
-		.nslots = dev->msix_size,
-		.ops = &msix_ops,
-		.ctx = dev,
-		.name = "PCI-MSI-X",
-	};
-
-	if (dev->msix_src)
-		return 0;
-	return umsi_source_create_owned(dev->sys, &cfg, dev, &dev->msix_src);
-}
-
-static void msix_source_put(struct umsi_pci_dev *dev)
-{
-	if (dev->msix_src && !umsi_source_destroy(dev->msix_src))
-		dev->msix_src = NULL;
-}
-
 /* Free every entry's state; its IRQ is gone already. */
 static void free_vecs(struct umsi_pci_dev *dev)
 {
@@ -425,7 +402,8 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 	ret = umsi_pci_descs_alloc(dev, dev->msix_size);
 	if (ret)
 		return ret;
-	ret = msix_source(dev);
+	ret = umsi_pci_source_get(dev, dev->msix_size, false, &msix_ops,
+				  "PCI-MSI-X", &dev->msix_src);
 	if (ret)
 		goto fail_descs;
 	/* Scratch: the slots asked for, and what the layer hands back. */
@@ -503,7 +481,7 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 fail_scratch:
 	umsi_free(sys, msgs, bytes);
 fail_src:
-	msix_source_put(dev);
+	umsi_pci_source_put(&dev->msix_src);
 fail_descs:
 	umsi_pci_descs_free(dev);
 	return ret;
@@ -558,7 +536,7 @@ void umsi_msix_disable(struct umsi_pci_dev *dev)
 			 gone || masked || off ? 0 : UMSI_SOURCE_MAY_SEND);
 	unmap_table(dev);
 	free_vecs(dev);
-	msix_source_put(dev);
+	umsi_pci_source_put(&dev->msix_src);
 	umsi_pci_descs_free(dev);
 }
 

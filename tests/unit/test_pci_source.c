@@ -24,6 +24,7 @@ static int k_write(void *ctx, uint32_t index, const struct umsi_msg *msg)
 {
 	struct kdev *k = ctx;
 
+	assert_true(index < NSLOT);
 	if (k->fail_write)
 		return k->fail_write;
 	k->slot[index] = *msg;
@@ -197,9 +198,33 @@ static void targets_land_where_umsi_says_and_follow_moves(void **s)
 	assert_int_equal(umsi_source_free(src, &irqs[1], 1, 0), 0);
 	assert_lands(&k, 4, 0, irqs[0]);
 	assert_lands(&k, 6, 0, irqs[2]);
-	assert_int_equal(umsi_source_free(src, irqs, 1, 0), 0);
-	assert_int_equal(umsi_source_free(src, &irqs[2], 1, 0), 0);
+	/* Listed twice: freed once. */
+	irqs[1] = irqs[0];
+	assert_int_equal(umsi_source_free(src, irqs, 3, 0), 0);
 	assert_int_equal(umsi_source_destroy(src), 0);
+	machine_free(m);
+}
+
+/* A free of more than one batch (32) of a source's targets at once. */
+static void many_targets_go_in_one_call(void **s)
+{
+	struct machine *m = machine_new(4, 0, NULL);
+	struct kdev k = { .m = m };
+	struct umsi_source_config c = { .requester_id = RID, .nslots = 40,
+					.ops = &kops, .ctx = &k };
+	struct umsi_source *src;
+	struct umsi_target_req r = { .count = 40, .index = 0,
+				     .flags = UMSI_TARGET_NO_WRITE };
+	struct snapshot before = snap(m), after;
+	uint32_t irqs[40];
+
+	(void)s;
+	assert_int_equal(umsi_source_create(m->sys, &c, &src), 0);
+	assert_int_equal(umsi_source_alloc(src, &r, irqs), 40);
+	assert_int_equal(umsi_source_free(src, irqs, 40, 0), 0);
+	assert_int_equal(umsi_source_destroy(src), 0);
+	after = snap(m);
+	assert_same(&before, &after);
 	machine_free(m);
 }
 
@@ -332,6 +357,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bad_requests_leave_nothing_behind),
 		cmocka_unit_test(targets_land_where_umsi_says_and_follow_moves),
+		cmocka_unit_test(many_targets_go_in_one_call),
 		cmocka_unit_test(a_block_has_one_message_and_moves_whole),
 		cmocka_unit_test(may_send_keeps_the_vector_until_destroy),
 		cmocka_unit_test(every_failed_host_call_leaves_nothing),

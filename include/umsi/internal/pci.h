@@ -224,6 +224,14 @@ void umsi_msi_disable(struct umsi_pci_dev *dev);
 int umsi_msi_restore(struct umsi_pci_dev *dev);
 int umsi_msi_pending(struct umsi_pci_dev *dev, uint32_t n);
 
+/* ---- dev.c: the message layer's sources (umsi/internal/source.h) ------- */
+
+struct umsi_source_ops;
+int umsi_pci_source_get(struct umsi_pci_dev *dev, uint32_t nslots, bool block,
+			const struct umsi_source_ops *ops, const char *name,
+			struct umsi_source **out);
+void umsi_pci_source_put(struct umsi_source **src);
+
 /* ---- msix.c ---------------------------------------------------------------- */
 
 /*
