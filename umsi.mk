@@ -104,6 +104,7 @@ UMSI_SRCS_core := \
 	pci/msix.c \
 	pci/policy.c \
 	pci/quirks.c \
+	pci/sriov.c \
 	pci/state.c \
 	vector/matrix.c \
 	vector/matrix_check.c

@@ -401,6 +401,16 @@ struct umsi_host_ops {
 	int (*remap_compose)(void *host, uint32_t irq, uint32_t apic_id,
 			     uint8_t vector, struct umsi_msg *msg);
 	void (*remap_free)(void *host, uint32_t irq);
+
+	/* ---- Waiting -------------------------------------------------------- */
+
+	/*
+	 * Optional: wait at least @us microseconds, sleeping if the kernel
+	 * can. Used only where a specification tells software to wait
+	 * (SR-IOV's VF Enable: 100 ms after setting, 1 s after clearing).
+	 * NULL: uMSI spins on clock_ns(). Context: process.
+	 */
+	void (*sleep_us)(void *host, uint32_t us);
 };
 
 #endif /* UMSI_HOST_H */

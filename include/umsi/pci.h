@@ -307,6 +307,10 @@ int umsi_pci_restore_state(struct umsi_pci_dev *dev);
  * @quarantined: vectors kept for this function after a free that could
  *          not prove the device quiet (see umsi_pci_free_irq_vectors());
  *          they go back when the function is removed
+ * @is_vf: an SR-IOV virtual function (umsi_pci_sriov_enable() added it)
+ * @pf: a VF's physical function
+ * @vf_index: a VF's number, 0 .. NumVFs-1
+ * @num_vfs: a PF's VFs enabled through uMSI (0: none)
  */
 struct umsi_pci_info {
 	umsi_bdf_t bdf;
@@ -325,6 +329,10 @@ struct umsi_pci_info {
 	const char *reason;
 	const char *msix_reason;
 	uint32_t quarantined;
+	bool is_vf;
+	umsi_bdf_t pf;
+	uint16_t vf_index;
+	uint16_t num_vfs;
 };
 
 /**
@@ -335,6 +343,115 @@ struct umsi_pci_info {
  * Context: process.
  */
 void umsi_pci_get_info(struct umsi_pci_dev *dev, struct umsi_pci_info *info);
+
+/* ---- SR-IOV ------------------------------------------------------------- */
+
+/* Flags of umsi_pci_sriov_enable() and umsi_pci_sriov_disable(). */
+/*
+ * Skip the waits the SR-IOV specification asks of software after VF
+ * Enable is set (100 ms before the first request to a VF) and cleared
+ * (1 s before the capability is touched again). For VFs that are ready at
+ * once: a hypervisor's emulated device (QEMU's), or hardware whose
+ * readiness the kernel has seen otherwise (Function Readiness Status).
+ */
+#define UMSI_SRIOV_NOWAIT  (1u << 0)
+
+/**
+ * umsi_pci_sriov_enable - enable @nvfs virtual functions of a PF and add them
+ * @pf: the physical function (umsi_pci_add()); its SR-IOV capability's VF
+ *      BARs must already hold addresses (the kernel assigns them, as it
+ *      assigns the BARs of any function)
+ * @nvfs: 1 .. TotalVFs
+ * @flags: UMSI_SRIOV_*
+ *
+ * Sizes the VF BARs (VF Memory Space Enable off), writes NumVFs, reads
+ * First VF Offset and VF Stride again (they may depend on NumVFs) and
+ * checks everything with umsi_pci_sriov_check() against the buses the
+ * PF's bridge decodes. Then sets VF Enable and VF Memory Space Enable,
+ * waits as the specification says (host sleep_us, else a spin on
+ * clock_ns; none with UMSI_SRIOV_NOWAIT) and adds every VF as a function
+ * (umsi_pci_add()): its routing ID is the PF's plus First VF Offset plus
+ * its number times VF Stride, and that is the requester ID its messages
+ * carry (VT-d's source ID, the ITS's DeviceID), behind the PF's bridge
+ * (which may alias it as it does the PF). A VF's Vendor ID is the PF's
+ * and its Device ID the VF Device ID, so device_nomsi= and quirks apply
+ * to VFs by those. Its MSI-X table is found through the PF's VF BARs.
+ * Drivers then use a VF like any function: umsi_pci_sriov_vf(),
+ * umsi_pci_alloc_irq_vectors() or the message-level API (umsi/source.h).
+ * ARI and the System Page Size are left as the kernel set them.
+ *
+ * All or nothing: on any failure the VFs added are removed, VF Enable and
+ * NumVFs are cleared again and the allocator is as before.
+ *
+ * Return: 0; -UMSI_ENOENT: no SR-IOV capability (or no extended space);
+ * -UMSI_EBUSY: VFs already enabled (by uMSI or by firmware); -UMSI_EINVAL
+ * or -UMSI_ERANGE: @nvfs out of range or a hostile capability (the reason
+ * is logged); -UMSI_EEXIST: a function is already registered at a VF's
+ * address; -UMSI_ENODEV: the PF or a VF reads all-ones; -UMSI_ENOMEM;
+ * -UMSI_EIO. Context: process; sleeps through the host.
+ */
+int umsi_pci_sriov_enable(struct umsi_pci_dev *pf, uint16_t nvfs,
+			  uint32_t flags);
+
+/**
+ * umsi_pci_sriov_disable - remove a PF's VFs and disable them
+ * @pf: the physical function
+ * @flags: UMSI_SRIOV_*
+ *
+ * Removes every VF as umsi_pci_remove() does (its handlers, IRQs, vectors,
+ * table mappings; MSI-X turned off on the VF, so no vector returns while
+ * a VF may still send), then clears VF Enable and VF Memory Space Enable,
+ * waits 1 s unless UMSI_SRIOV_NOWAIT, and sets NumVFs to 0. The
+ * allocator is then as before umsi_pci_sriov_enable(): the 2003 patch's
+ * reclaim on hot removal, for VFs. Nothing when no VFs are enabled.
+ * umsi_pci_remove() of the PF does this first. Context: process.
+ */
+void umsi_pci_sriov_disable(struct umsi_pci_dev *pf, uint32_t flags);
+
+/**
+ * umsi_pci_sriov_vf - a PF's virtual function
+ * @pf: the physical function
+ * @index: 0 .. NumVFs-1
+ *
+ * Return: the VF's record, or NULL (no such VF, or it was removed with
+ * umsi_pci_remove()). Context: process.
+ */
+struct umsi_pci_dev *umsi_pci_sriov_vf(struct umsi_pci_dev *pf,
+				       uint16_t index);
+
+/**
+ * struct umsi_pci_sriov_info - a PF's SR-IOV capability and VFs
+ * @cap: the capability's offset
+ * @total_vfs: TotalVFs
+ * @num_vfs: VFs enabled through uMSI (0: none)
+ * @vf_device: VF Device ID
+ * @first: address of VF 0 (while enabled)
+ * @stride: VF Stride as a routing-ID step (while enabled)
+ * @bar_addr: VF 0's BAR n (while enabled; VF i's is @bar_addr[n] +
+ *            i * @bar_size[n])
+ * @bar_size: one VF's BAR n (while enabled; 0: none)
+ */
+struct umsi_pci_sriov_info {
+	uint16_t cap;
+	uint16_t total_vfs;
+	uint16_t num_vfs;
+	uint16_t vf_device;
+	umsi_bdf_t first;
+	uint16_t stride;
+	uint64_t bar_addr[6];
+	uint64_t bar_size[6];
+};
+
+/**
+ * umsi_pci_sriov_get_info - describe a PF's SR-IOV capability
+ * @pf: the function
+ * @info: filled
+ *
+ * Return: 0; -UMSI_ENOENT without an SR-IOV capability; -UMSI_ENODEV;
+ * -UMSI_ERANGE or -UMSI_EIO as umsi_pci_read_sriov_cap(). Context: process.
+ */
+int umsi_pci_sriov_get_info(struct umsi_pci_dev *pf,
+			    struct umsi_pci_sriov_info *info);
 
 /* ---- policy: boot parameters ------------------------------------------ */
 

@@ -128,4 +128,27 @@
 #define UMSI_PCIE_EXT_CAP_VER(h)  (((h) >> 16) & 0xf)
 #define UMSI_PCIE_EXT_CAP_NEXT(h) (((h) >> 20) & 0xffc)
 
+/* Single Root I/O Virtualization (PCIe 4.0, 9.3.3): extended capability. */
+#define UMSI_PCI_EXT_CAP_ID_SRIOV 0x0010
+#define UMSI_SRIOV_CAP            0x04  /* SR-IOV Capabilities (32) */
+#define UMSI_SRIOV_CTRL           0x08  /* SR-IOV Control (16) */
+#define  UMSI_SRIOV_CTRL_VFE       0x0001  /* VF Enable */
+#define  UMSI_SRIOV_CTRL_VFM       0x0002  /* VF Migration Enable */
+#define  UMSI_SRIOV_CTRL_INTR      0x0004  /* VF Migration Interrupt Enable */
+#define  UMSI_SRIOV_CTRL_MSE       0x0008  /* VF Memory Space Enable */
+#define  UMSI_SRIOV_CTRL_ARI       0x0010  /* ARI Capable Hierarchy */
+#define UMSI_SRIOV_STATUS         0x0a
+#define UMSI_SRIOV_INITIAL_VF     0x0c
+#define UMSI_SRIOV_TOTAL_VF       0x0e
+#define UMSI_SRIOV_NUM_VF         0x10
+#define UMSI_SRIOV_FUNC_LINK      0x12
+#define UMSI_SRIOV_VF_OFFSET      0x14  /* First VF Offset */
+#define UMSI_SRIOV_VF_STRIDE      0x16
+#define UMSI_SRIOV_VF_DID         0x1a  /* VF Device ID */
+#define UMSI_SRIOV_SUP_PGSIZE     0x1c  /* bit n: 2^(n+12) bytes */
+#define UMSI_SRIOV_SYS_PGSIZE     0x20
+#define UMSI_SRIOV_BAR            0x24  /* VF BAR0-5, as BARs of a type 0 header */
+#define UMSI_SRIOV_VF_MIGRATION   0x3c
+#define UMSI_SRIOV_SIZE           0x40
+
 #endif /* UMSI_PCI_REGS_H */

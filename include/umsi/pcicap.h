@@ -160,4 +160,101 @@ struct umsi_msix_cap {
 int umsi_pci_read_msix_cap(const struct umsi_cfg_view *v, uint16_t off,
 			   struct umsi_msix_cap *out);
 
+/**
+ * struct umsi_sriov_cap - an SR-IOV capability as read from a physical
+ * function (PCIe 4.0, 9.3.3)
+ * @off: capability offset (extended space)
+ * @caps: SR-IOV Capabilities register
+ * @ctrl: SR-IOV Control
+ * @initial_vfs: InitialVFs
+ * @total_vfs: TotalVFs
+ * @num_vfs: NumVFs as last written
+ * @func_link: Function Dependency Link
+ * @first_offset: First VF Offset (depends on NumVFs and ARI: read it after
+ *                writing NumVFs)
+ * @stride: VF Stride (likewise)
+ * @vf_device: VF Device ID
+ * @page_sizes: Supported Page Sizes (bit n: 2^(n+12) bytes)
+ * @page_size: System Page Size, same encoding
+ * @vf_bar: VF BAR0-5 registers as read (addresses of VF 0's BARs)
+ */
+struct umsi_sriov_cap {
+	uint16_t off;
+	uint32_t caps;
+	uint16_t ctrl;
+	uint16_t initial_vfs;
+	uint16_t total_vfs;
+	uint16_t num_vfs;
+	uint8_t func_link;
+	uint16_t first_offset;
+	uint16_t stride;
+	uint16_t vf_device;
+	uint32_t page_sizes;
+	uint32_t page_size;
+	uint32_t vf_bar[6];
+};
+
+/**
+ * umsi_pci_read_sriov_cap - read and decode an SR-IOV capability
+ * @v: view (size 4096)
+ * @off: the capability's offset (from umsi_pci_find_ext_cap)
+ * @out: decoded fields
+ *
+ * Return: 0; -UMSI_ERANGE when the capability runs past the end of @v's
+ * space; -UMSI_ENODEV when it reads all-ones (the function is gone);
+ * -UMSI_EIO on a failed read. Nothing is validated: see
+ * umsi_pci_sriov_check(). Context: any.
+ */
+int umsi_pci_read_sriov_cap(const struct umsi_cfg_view *v, uint16_t off,
+			    struct umsi_sriov_cap *out);
+
+/**
+ * struct umsi_sriov_layout - where @nvfs VFs of a physical function would be
+ * @nvfs: VFs asked for
+ * @first: routing ID of VF 0 (bus << 8 | devfn, segment apart)
+ * @last: routing ID of the last VF
+ * @bar_addr: address of VF 0's BAR n (0: no such BAR); VF i's is
+ *            @bar_addr[n] + i * @bar_size[n]
+ * @bar_size: one VF's size of BAR n (0: no such BAR)
+ * @bar_is64: BAR n is the lower half of a 64-bit BAR
+ */
+struct umsi_sriov_layout {
+	uint16_t nvfs;
+	uint16_t first, last;
+	uint64_t bar_addr[6];
+	uint64_t bar_size[6];
+	bool bar_is64[6];
+};
+
+/**
+ * umsi_pci_sriov_check - may @nvfs VFs be enabled as @c describes?
+ * @c: the capability, read after NumVFs was set to @nvfs (First VF Offset
+ *     and VF Stride may depend on it)
+ * @pf_rid: the physical function's routing ID (bus << 8 | devfn)
+ * @bus_lo, @bus_hi: buses the VFs may sit on (the PF's bus up to the
+ *     subordinate bus of the bridge above; the PF's bus alone on a root bus)
+ * @bar_size: each VF BAR's per-VF size, as sizing the VF BAR registers
+ *     found (0: the register is not implemented); for a 64-bit BAR the
+ *     whole size is at the lower index, the upper one is ignored
+ * @nvfs: VFs wanted, 1 .. TotalVFs
+ * @out: on success, where the VFs are
+ * @reason: on failure, a static string naming what was wrong
+ *
+ * Values come from the device and are hostile: every sum is range-checked
+ * before it is made. Refused: NumVFs of 0 or above TotalVFs, InitialVFs
+ * above TotalVFs, a First VF Offset of 0, a VF Stride of 0 with more than
+ * one VF, routing IDs past 0xffff or on buses outside [@bus_lo, @bus_hi],
+ * a System Page Size that is not one supported size, an I/O VF BAR, a
+ * 64-bit VF BAR in slot 5, a size that is not a power of two or smaller
+ * than the System Page Size, an unassigned or misaligned VF BAR, @nvfs
+ * times a size that overflows the address space, and two VF BARs whose
+ * ranges (all VFs together) overlap.
+ *
+ * Return: 0; -UMSI_EINVAL or -UMSI_ERANGE with *@reason set. Context: any.
+ */
+int umsi_pci_sriov_check(const struct umsi_sriov_cap *c, uint16_t pf_rid,
+			 uint8_t bus_lo, uint8_t bus_hi,
+			 const uint64_t bar_size[6], uint16_t nvfs,
+			 struct umsi_sriov_layout *out, const char **reason);
+
 #endif /* UMSI_PCICAP_H */

@@ -31,7 +31,7 @@ static const char *const op_names[UMSI_SIM_OP_NR] = {
 	"current_cpu", "cpu_count", "cpu_hwid", "cpu_is_online",
 	"platform_flags", "run_on_cpu", "eoi", "irq_pending", "send_ipi",
 	"intx_route", "gsi_program", "remap_compose", "remap_free",
-	"phys_alloc", "phys_free",
+	"phys_alloc", "phys_free", "sleep_us",
 };
 
 const char *umsi_sim_op_name(enum umsi_sim_op op)
@@ -684,6 +684,19 @@ static uint64_t h_clock_ns(void *host)
 	return t;
 }
 
+/* The simulated clock moves on by the time slept; nothing waits. */
+static void h_sleep_us(void *host, uint32_t us)
+{
+	struct umsi_sim *sim = host;
+
+	sim_lock(sim);
+	enter_locked(sim, UMSI_SIM_OP_SLEEP_US, false);
+	sim->clock += (uint64_t)us * 1000;
+	sim->st.slept_us += us;
+	sim_unlock(sim);
+	leave(sim, UMSI_SIM_OP_SLEEP_US);
+}
+
 /* ---- CPUs and topology ---------------------------------------------------------------- */
 
 static uint32_t h_current_cpu(void *host)
@@ -893,6 +906,7 @@ static const struct umsi_host_ops sim_ops = {
 	.gsi_program = h_gsi_program,
 	.remap_compose = h_remap_compose,
 	.remap_free = h_remap_free,
+	.sleep_us = h_sleep_us,
 	.phys_alloc = h_phys_alloc,
 	.phys_free = h_phys_free,
 };

@@ -394,6 +394,8 @@ static bool msi_live(const struct sim_dev *d)
 	return (cfg32(d, msi_mask_off(d)) & live) != live;
 }
 
+static void sim_sriov_changed_locked(struct umsi_sim *sim, struct sim_dev *pf);
+
 int sim_cfg_write_locked(struct umsi_sim *sim, struct sim_dev *d,
 			 uint16_t off, uint8_t width, uint32_t val)
 {
@@ -409,6 +411,8 @@ int sim_cfg_write_locked(struct umsi_sim *sim, struct sim_dev *d,
 	}
 	if (touches(off, width, UMSI_PCI_BAR0, 24))
 		sim_bars_changed_locked(sim, d);
+	if (d->sriov_off && touches(off, width, d->sriov_off, UMSI_SRIOV_SIZE))
+		sim_sriov_changed_locked(sim, d);
 	/* Initiate Function Level Reset (PCIe 4.0 6.6.2). */
 	if (d->pcie_off && d->desc.pcie.flr &&
 	    touches(off, width, d->pcie_off + UMSI_PCIE_DEVCTL + 1, 1) &&
@@ -433,6 +437,17 @@ int sim_cfg_write_locked(struct umsi_sim *sim, struct sim_dev *d,
 
 /* ---- MMIO --------------------------------------------------------------------- */
 
+/* A PF's VF BAR @i register pair: VF 0's address (0: unassigned). */
+static uint64_t vf_bar_base(const struct sim_dev *pf, unsigned int i)
+{
+	uint16_t reg = (uint16_t)(pf->sriov_off + UMSI_SRIOV_BAR + 4 * i);
+	uint64_t base = cfg32(pf, reg) & UMSI_PCI_BAR_MEM_MASK;
+
+	if (pf->desc.sriov.vf_bars[i].is64)
+		base |= (uint64_t)cfg32(pf, (uint16_t)(reg + 4)) << 32;
+	return base;
+}
+
 uint64_t sim_bar_base(const struct sim_dev *d, unsigned int i)
 {
 	const struct sim_bar *b = &d->bars[i];
@@ -440,6 +455,10 @@ uint64_t sim_bar_base(const struct sim_dev *d, unsigned int i)
 
 	if (!b->size || b->upper)
 		return 0;
+	if (d->pf) {
+		base = vf_bar_base(d->pf, i);
+		return base ? base + (uint64_t)d->vf_index * b->size : 0;
+	}
 	if (b->io)
 		return cfg32(d, (uint16_t)(UMSI_PCI_BAR0 + 4 * i)) &
 		       UMSI_PCI_BAR_IO_MASK;
@@ -473,7 +492,10 @@ static bool dev_decodes(struct umsi_sim *sim, struct sim_dev *d, bool counted,
 	}
 	if (!d->present)
 		return false;
-	if (!(cfg16(d, UMSI_PCI_COMMAND) & UMSI_PCI_CMD_MEMORY)) {
+	/* A VF's Memory Space Enable is the PF's VF MSE (SR-IOV 3.4.1.3). */
+	if (d->pf ? !(cfg16(d->pf, d->pf->sriov_off + UMSI_SRIOV_CTRL) &
+		      UMSI_SRIOV_CTRL_MSE) :
+	    !(cfg16(d, UMSI_PCI_COMMAND) & UMSI_PCI_CMD_MEMORY)) {
 		d->st.mmio_disabled++;
 		return false;
 	}
@@ -636,6 +658,38 @@ static int msix_valid(const struct umsi_sim_dev_desc *desc)
 	return 0;
 }
 
+/* A VF as the sim builds it from its PF's description. */
+static void vf_desc(const struct umsi_sim_dev_desc *pf,
+		    struct umsi_sim_dev_desc *vf)
+{
+	*vf = (struct umsi_sim_dev_desc){
+		.vendor = 0xffff, .device = 0xffff,
+		.class_code = pf->class_code, .revision = pf->revision,
+		.msix = pf->sriov.vf_msix,
+		.pcie = { .present = true, .type = UMSI_PCIE_TYPE_ENDPOINT },
+	};
+	for (unsigned int i = 0; i < 6; i++)
+		vf->bars[i] = pf->sriov.vf_bars[i];
+}
+
+static int sriov_valid(const struct umsi_sim_dev_desc *desc)
+{
+	const struct umsi_sim_sriov_desc *sr = &desc->sriov;
+	struct umsi_sim_dev_desc vf;
+
+	if (!desc->pcie.present || desc->header_type != 0 ||
+	    !sr->total_vfs || sr->total_vfs > 256)
+		return -UMSI_EINVAL;
+	vf_desc(desc, &vf);
+	for (unsigned int i = 0; i < 6; i++)
+		if (vf.bars[i].io || (vf.bars[i].size &&
+				      vf.bars[i].size < 4096))
+			return -UMSI_EINVAL;
+	if (bars_valid(&vf))
+		return -UMSI_EINVAL;
+	return msix_valid(&vf);
+}
+
 static int desc_valid(const struct umsi_sim_dev_desc *desc)
 {
 	if (desc->header_type > 1 || desc->intx_pin > 4)
@@ -644,6 +698,8 @@ static int desc_valid(const struct umsi_sim_dev_desc *desc)
 				  desc->msi.nvec > UMSI_MSI_MAX_VECTORS))
 		return -UMSI_EINVAL;
 	if (bars_valid(desc))
+		return -UMSI_EINVAL;
+	if (desc->sriov.present && sriov_valid(desc))
 		return -UMSI_EINVAL;
 	return msix_valid(desc);
 }
@@ -694,6 +750,15 @@ static int build_bars_locked(struct umsi_sim *sim, struct sim_dev *d,
 
 		if (!b->size)
 			continue;
+		if (d->pf) {
+			/* Its BAR registers are RO zero; the PF's decide. */
+			d->bars[i] = (struct sim_bar){ b->size, b->is64, false,
+						       b->prefetch, false };
+			if (b->is64 && i < 5)
+				d->bars[++i] = (struct sim_bar){ b->size, true,
+						false, b->prefetch, true };
+			continue;
+		}
 		if (addrs) {
 			addr = addrs[i];
 		} else {
@@ -825,6 +890,69 @@ static void build_pcie(struct sim_dev *d, uint16_t o)
 	put(d->w1c, (uint16_t)(o + UMSI_PCIE_DEVCTL + 2), 2, 0x000f);
 }
 
+/* The SR-IOV capability's registers; VF BAR addresses come later. */
+static void build_sriov(struct sim_dev *d, uint16_t o)
+{
+	const struct umsi_sim_sriov_desc *sr = &d->desc.sriov;
+
+	d->sriov_off = o;
+	set_cfg32(d, o, UMSI_PCI_EXT_CAP_ID_SRIOV | 1u << 16);
+	set_wmask(d, o + UMSI_SRIOV_CTRL, 2, UMSI_SRIOV_CTRL_VFE |
+		  UMSI_SRIOV_CTRL_MSE | UMSI_SRIOV_CTRL_ARI);
+	set_cfg16(d, o + UMSI_SRIOV_INITIAL_VF, sr->total_vfs);
+	set_cfg16(d, o + UMSI_SRIOV_TOTAL_VF, sr->total_vfs);
+	set_wmask(d, o + UMSI_SRIOV_NUM_VF, 2, 0xffff);
+	set_cfg16(d, o + UMSI_SRIOV_VF_OFFSET, sr->first_offset);
+	set_cfg16(d, o + UMSI_SRIOV_VF_STRIDE, sr->stride);
+	set_cfg16(d, o + UMSI_SRIOV_VF_DID, sr->vf_device);
+	set_cfg32(d, o + UMSI_SRIOV_SUP_PGSIZE, 0x553);	/* 4K 8K 64K 256K 1M 4M */
+	set_cfg32(d, o + UMSI_SRIOV_SYS_PGSIZE, 1);
+	set_wmask(d, o + UMSI_SRIOV_SYS_PGSIZE, 4, 0x553);
+}
+
+/*
+ * The VF BAR registers: type bits, size masks, and room for TotalVFs VFs
+ * each (@addrs: addresses to keep, else assigned now).
+ */
+static int build_vf_bars_locked(struct umsi_sim *sim, struct sim_dev *d,
+				const uint64_t *addrs)
+{
+	const struct umsi_sim_sriov_desc *sr = &d->desc.sriov;
+
+	for (unsigned int i = 0; i < 6; i++) {
+		const struct umsi_sim_bar_desc *b = &sr->vf_bars[i];
+		uint16_t reg = (uint16_t)(d->sriov_off + UMSI_SRIOV_BAR + 4 * i);
+		struct umsi_sim_bar_desc room = *b;
+		uint64_t addr = 0;
+		int err;
+
+		if (!b->size)
+			continue;
+		room.size = b->size;
+		while (room.size < b->size * sr->total_vfs)
+			room.size <<= 1;
+		if (addrs) {
+			addr = addrs[i];
+		} else {
+			err = assign_bar_locked(sim, &room, &addr);
+			if (err)
+				return err;
+		}
+		set_cfg32(d, reg, (uint32_t)addr |
+			  (b->is64 ? UMSI_PCI_BAR_MEM_TYPE_64 : 0) |
+			  (b->prefetch ? UMSI_PCI_BAR_PREFETCH : 0));
+		set_wmask(d, reg, 4, (uint32_t)~(b->size - 1) &
+			  UMSI_PCI_BAR_MEM_MASK);
+		if (b->is64) {
+			set_cfg32(d, (uint16_t)(reg + 4), (uint32_t)(addr >> 32));
+			set_wmask(d, (uint16_t)(reg + 4), 4,
+				  (uint32_t)~((b->size - 1) >> 32));
+			i++;
+		}
+	}
+	return 0;
+}
+
 static int build_caps(struct sim_dev *d)
 {
 	struct cap_slot s[3];
@@ -846,6 +974,8 @@ static int build_caps(struct sim_dev *d)
 		d->cfg[UMSI_PCI_CAP_PTR] = (uint8_t)s[0].off;
 		set_cfg16(d, UMSI_PCI_STATUS, UMSI_PCI_STATUS_CAP_LIST);
 	}
+	if (d->desc.sriov.present && !d->pf)
+		build_sriov(d, UMSI_PCIE_EXT_CAP_START);
 	return 0;
 }
 
@@ -860,8 +990,9 @@ static void build_header(struct sim_dev *d)
 	d->cfg[UMSI_PCI_HEADER_TYPE] = (uint8_t)(c->header_type |
 			(c->multifunction ? UMSI_PCI_HEADER_MULTIFN : 0));
 	d->cfg[UMSI_PCI_INTERRUPT_PIN] = c->intx_pin;
-	/* Command: I/O, Memory, Bus Master, Parity, SERR#, INTx Disable. */
-	set_wmask(d, UMSI_PCI_COMMAND, 2, 0x0547);
+	/* Command: I/O, Memory, Bus Master, Parity, SERR#, INTx Disable;
+	 * a VF's has Bus Master alone (SR-IOV 3.4.1.3). */
+	set_wmask(d, UMSI_PCI_COMMAND, 2, d->pf ? UMSI_PCI_CMD_MASTER : 0x0547);
 	/* Status: error bits are RW1C, the rest RO. */
 	put(d->w1c, UMSI_PCI_STATUS, 2, 0xf900);
 	set_wmask(d, 0x0c, 2, 0xffff);	/* cache line size, latency timer */
@@ -901,6 +1032,7 @@ void sim_dev_free(struct sim_dev *d)
 		return;
 	free(d->msix_tbl);
 	free(d->pba);
+	free(d->vfs);
 	free(d);
 }
 
@@ -919,9 +1051,17 @@ int sim_dev_reset_locked(struct umsi_sim *sim, struct sim_dev *d,
 	uint8_t line = d->cfg[UMSI_PCI_INTERRUPT_LINE];
 	int err;
 
+	uint64_t vf_addrs[6] = { 0 };
+
 	if (keep_bars)
 		for (unsigned int i = 0; i < 6; i++)
 			addrs[i] = sim_bar_base(d, i);
+	if (d->sriov_off) {
+		/* VF Enable goes with the reset: so do the VFs. */
+		sim_vfs_gone_locked(sim, d);
+		for (unsigned int i = 0; keep_bars && i < 6; i++)
+			vf_addrs[i] = vf_bar_base(d, i);
+	}
 	free(d->msix_tbl);
 	free(d->pba);
 	d->msix_tbl = NULL;
@@ -929,7 +1069,7 @@ int sim_dev_reset_locked(struct umsi_sim *sim, struct sim_dev *d,
 	memset(d->cfg, 0, sizeof(d->cfg));
 	memset(d->wmask, 0, sizeof(d->wmask));
 	memset(d->w1c, 0, sizeof(d->w1c));
-	d->msi_off = d->msix_off = d->pcie_off = 0;
+	d->msi_off = d->msix_off = d->pcie_off = d->sriov_off = 0;
 	d->msix_n = 0;
 	sim_bars_changed_locked(sim, d);	/* zero until rebuilt, if ever */
 	build_header(d);
@@ -937,6 +1077,8 @@ int sim_dev_reset_locked(struct umsi_sim *sim, struct sim_dev *d,
 	if (err)
 		return err;	/* out of memory: the function stays broken */
 	build_bars_locked(sim, d, addrs);
+	if (d->sriov_off)
+		build_vf_bars_locked(sim, d, vf_addrs);
 	if (keep_bars) {
 		set_cfg16(d, UMSI_PCI_COMMAND, cmd);
 		d->cfg[UMSI_PCI_INTERRUPT_LINE] = line;
@@ -961,6 +1103,100 @@ int umsi_sim_reset_function(struct umsi_sim *sim, umsi_bdf_t bdf,
 	sim_unlock(sim);
 	sim_drain(sim);
 	return err;
+}
+
+/* ---- SR-IOV: VFs come and go with VF Enable ------------------------------ */
+
+void sim_vfs_gone_locked(struct umsi_sim *sim, struct sim_dev *pf)
+{
+	for (unsigned int i = 0; pf->vfs && i < pf->desc.sriov.total_vfs; i++) {
+		struct sim_dev *vf = pf->vfs[i];
+
+		if (vf && vf->present) {
+			vf->present = false;
+			intx_update_locked(sim, vf);
+		}
+	}
+}
+
+/* VF @i of @pf at @bdf: made, or the one made before brought back. */
+static void vf_make_locked(struct umsi_sim *sim, struct sim_dev *pf,
+			   unsigned int i, umsi_bdf_t bdf)
+{
+	struct sim_dev *vf = pf->vfs[i], *old = sim_dev_find(sim, bdf);
+
+	if (old && old->present) {
+		sim_bad_access_locked(sim, "VF %u of %02x:%02x.%x would be at "
+				      "%02x:%02x.%x, where a function is", i,
+				      UMSI_BDF_BUS(pf->bdf), UMSI_BDF_DEV(pf->bdf),
+				      UMSI_BDF_FN(pf->bdf), UMSI_BDF_BUS(bdf),
+				      UMSI_BDF_DEV(bdf), UMSI_BDF_FN(bdf));
+		return;
+	}
+	if (vf && vf->bdf == bdf && old == vf) {
+		if (sim_dev_reset_locked(sim, vf, false))
+			return;
+		vf->present = true;
+		return;
+	}
+	vf = calloc(1, sizeof(*vf));
+	if (!vf)
+		return;
+	vf->bdf = bdf;
+	vf->present = true;
+	vf->pf = pf;
+	vf->vf_index = (uint16_t)i;
+	vf_desc(&pf->desc, &vf->desc);
+	build_header(vf);
+	if (build_caps(vf) || build_bars_locked(sim, vf, NULL) ||
+	    sim_dev_index_reserve(sim))
+		goto fail;
+	if (sim->ndevs == sim->devs_cap) {
+		size_t cap = sim->devs_cap ? sim->devs_cap * 2 : 16;
+		struct sim_dev **p = realloc(sim->devs, cap * sizeof(*p));
+
+		if (!p)
+			goto fail;
+		sim->devs = p;
+		sim->devs_cap = cap;
+	}
+	sim->devs[sim->ndevs++] = vf;
+	sim_dev_index_add(sim, vf);
+	pf->vfs[i] = vf;
+	return;
+fail:
+	sim_dev_free(vf);
+}
+
+/* A write to the PF's SR-IOV capability. */
+static void sim_sriov_changed_locked(struct umsi_sim *sim, struct sim_dev *pf)
+{
+	const struct umsi_sim_sriov_desc *sr = &pf->desc.sriov;
+	uint16_t ctrl = cfg16(pf, pf->sriov_off + UMSI_SRIOV_CTRL);
+	uint16_t n = cfg16(pf, pf->sriov_off + UMSI_SRIOV_NUM_VF);
+	bool live = false;
+
+	for (unsigned int i = 0; i < sr->total_vfs; i++) {
+		if (!pf->vfs[i])
+			continue;
+		live |= pf->vfs[i]->present;
+		sim_bars_changed_locked(sim, pf->vfs[i]);
+	}
+	if (!(ctrl & UMSI_SRIOV_CTRL_VFE)) {
+		if (live)
+			sim_vfs_gone_locked(sim, pf);
+		return;
+	}
+	if (live || !n || n > sr->total_vfs)
+		return;
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t rid = (pf->bdf & 0xffff) + sr->first_offset +
+			       i * (uint32_t)sr->stride;
+
+		if (rid > 0xffff)
+			break;
+		vf_make_locked(sim, pf, i, (pf->bdf & 0xffff0000u) | rid);
+	}
 }
 
 int umsi_sim_add_device(struct umsi_sim *sim, umsi_bdf_t bdf,
@@ -994,6 +1230,13 @@ int umsi_sim_add_device(struct umsi_sim *sim, umsi_bdf_t bdf,
 	save64 = sim->next_mem64;
 	saveio = sim->next_io;
 	err = build_bars_locked(sim, d, NULL);
+	if (!err && d->sriov_off)
+		err = build_vf_bars_locked(sim, d, NULL);
+	if (!err && d->sriov_off) {
+		d->vfs = calloc(desc->sriov.total_vfs, sizeof(*d->vfs));
+		if (!d->vfs)
+			err = -UMSI_ENOMEM;
+	}
 	if (!err)
 		err = sim_dev_index_reserve(sim);
 	if (!err && sim->ndevs == sim->devs_cap) {

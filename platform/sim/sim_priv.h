@@ -87,6 +87,11 @@ struct sim_dev {
 	bool ix_dirty;                /* queued for a BAR re-check */
 	bool raw_exposed;             /* cfg_raw handed out: always re-check */
 	size_t intx_slot;             /* in sim->intx_active, with intx_out */
+	/* SR-IOV: a PF's capability and VFs; a VF's PF. */
+	uint16_t sriov_off;
+	struct sim_dev **vfs;         /* desc.sriov.total_vfs slots */
+	struct sim_dev *pf;
+	uint16_t vf_index;
 };
 
 struct sim_map {
@@ -375,6 +380,8 @@ int sim_run_on_cpu(struct umsi_sim *sim, uint32_t cpu,
 /* sim_pci.c */
 struct sim_dev *sim_dev_find(struct umsi_sim *sim, umsi_bdf_t bdf);
 void sim_dev_free(struct sim_dev *d);
+/* A PF's VFs go (VF Enable cleared, or the PF reset). */
+void sim_vfs_gone_locked(struct umsi_sim *sim, struct sim_dev *pf);
 int sim_cfg_read_locked(struct umsi_sim *sim, struct sim_dev *d,
 			uint16_t off, uint8_t width, uint32_t *val);
 int sim_cfg_write_locked(struct umsi_sim *sim, struct sim_dev *d,

@@ -670,6 +670,7 @@ enum umsi_sim_op {
 	UMSI_SIM_OP_REMAP_FREE,
 	UMSI_SIM_OP_PHYS_ALLOC,
 	UMSI_SIM_OP_PHYS_FREE,
+	UMSI_SIM_OP_SLEEP_US,
 	UMSI_SIM_OP_NR
 };
 
@@ -725,6 +726,7 @@ struct umsi_sim_stats {
 	uint64_t eois, eoi_spurious, eoi_mismatch, eoi_missing;
 	uint64_t bad_accesses;
 	uint64_t lock_errors;
+	uint64_t slept_us;	/* sleep_us() asked for, in all */
 	struct {
 		bool valid;
 		uint64_t address;
@@ -939,6 +941,36 @@ struct umsi_sim_pcie_desc {
 };
 
 /**
+ * struct umsi_sim_sriov_desc - SR-IOV capability of a physical function
+ * (PCIe SR-IOV 1.1), at extended offset 0x100 (needs @pcie.present)
+ * @present: the function has it
+ * @total_vfs: TotalVFs (and InitialVFs), 1..256
+ * @first_offset, @stride: First VF Offset and VF Stride (any values: the
+ *     library must refuse the hostile ones)
+ * @vf_device: VF Device ID
+ * @vf_bars: one VF's BARs (memory only; sizes per VF). The sim assigns
+ *     each VF BAR room for @total_vfs VFs at add, as firmware would;
+ *     @unassigned leaves the register 0
+ * @vf_msix: each VF's MSI-X capability, its table and PBA in @vf_bars
+ *
+ * Setting VF Enable with NumVFs in 1..TotalVFs makes that many functions
+ * appear at PF + First VF Offset + i * VF Stride (as this bus numbering
+ * says; a VF whose address holds another function is not made). Each
+ * reads 0xffff as Vendor and Device ID (SR-IOV 3.4.1.1), its BARs read 0
+ * and its memory decodes while the PF's VF Memory Space Enable is set.
+ * Clearing VF Enable takes them away (they read all-ones), as does a PF
+ * reset.
+ */
+struct umsi_sim_sriov_desc {
+	bool present;
+	uint16_t total_vfs;
+	uint16_t first_offset, stride;
+	uint16_t vf_device;
+	struct umsi_sim_bar_desc vf_bars[6];
+	struct umsi_sim_msix_desc vf_msix;
+};
+
+/**
  * struct umsi_sim_dev_desc - a PCI function to build
  * @vendor, @device: IDs
  * @class_code: class << 16 | subclass << 8 | programming interface
@@ -974,6 +1006,7 @@ struct umsi_sim_dev_desc {
 	struct umsi_sim_msi_desc msi;
 	struct umsi_sim_msix_desc msix;
 	struct umsi_sim_pcie_desc pcie;
+	struct umsi_sim_sriov_desc sriov;
 };
 
 /**

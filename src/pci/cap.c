@@ -254,3 +254,163 @@ int umsi_pci_read_msix_cap(const struct umsi_cfg_view *v, uint16_t off,
 	out->pba_offset = pba & UMSI_MSIX_OFFSET_MASK;
 	return 0;
 }
+
+/* ---- SR-IOV ------------------------------------------------------------- */
+
+int umsi_pci_read_sriov_cap(const struct umsi_cfg_view *v, uint16_t off,
+			    struct umsi_sriov_cap *out)
+{
+	uint32_t r[UMSI_SRIOV_SIZE / 4];
+	unsigned int i;
+	int ret;
+
+	if ((uint32_t)off + UMSI_SRIOV_SIZE > v->size || (off & 3))
+		return -UMSI_ERANGE;
+	for (i = 0; i < UMSI_SRIOV_SIZE / 4; i++) {
+		ret = cfg_read(v, (uint16_t)(off + 4 * i), 4, &r[i]);
+		if (ret)
+			return ret;
+	}
+	if (r[0] == 0xffffffffu && r[UMSI_SRIOV_CTRL / 4] == 0xffffffffu)
+		return -UMSI_ENODEV;
+	*out = (struct umsi_sriov_cap){
+		.off = off,
+		.caps = r[UMSI_SRIOV_CAP / 4],
+		.ctrl = (uint16_t)r[UMSI_SRIOV_CTRL / 4],
+		.initial_vfs = (uint16_t)r[UMSI_SRIOV_INITIAL_VF / 4],
+		.total_vfs = (uint16_t)(r[UMSI_SRIOV_TOTAL_VF / 4] >> 16),
+		.num_vfs = (uint16_t)r[UMSI_SRIOV_NUM_VF / 4],
+		.func_link = (uint8_t)(r[UMSI_SRIOV_FUNC_LINK / 4] >> 16),
+		.first_offset = (uint16_t)r[UMSI_SRIOV_VF_OFFSET / 4],
+		.stride = (uint16_t)(r[UMSI_SRIOV_VF_STRIDE / 4] >> 16),
+		.vf_device = (uint16_t)(r[UMSI_SRIOV_VF_DID / 4] >> 16),
+		.page_sizes = r[UMSI_SRIOV_SUP_PGSIZE / 4],
+		.page_size = r[UMSI_SRIOV_SYS_PGSIZE / 4],
+	};
+	for (i = 0; i < 6; i++)
+		out->vf_bar[i] = r[UMSI_SRIOV_BAR / 4 + i];
+	return 0;
+}
+
+static int sriov_refuse(const char **reason, const char *why, int err)
+{
+	*reason = why;
+	return err;
+}
+
+/* VF BARs: memory, sized, assigned, aligned; returns the layout's part. */
+static int sriov_bars(const struct umsi_sriov_cap *c, uint64_t page,
+		      const uint64_t bar_size[6], uint16_t nvfs,
+		      struct umsi_sriov_layout *out, const char **reason)
+{
+	uint64_t end[6] = { 0 };
+	unsigned int i, j;
+
+	for (i = 0; i < 6; i++) {
+		uint32_t lo = c->vf_bar[i];
+		uint64_t sz = bar_size[i], addr;
+
+		if (!sz)
+			continue;
+		if (lo & UMSI_PCI_BAR_IO)
+			return sriov_refuse(reason, "a VF BAR is I/O space "
+					    "(VF BARs are memory only)",
+					    -UMSI_EINVAL);
+		if (sz & (sz - 1))
+			return sriov_refuse(reason, "a VF BAR's size is not a "
+					    "power of two", -UMSI_EINVAL);
+		if (sz < page)
+			return sriov_refuse(reason, "a VF BAR is smaller than "
+					    "the System Page Size",
+					    -UMSI_EINVAL);
+		addr = lo & UMSI_PCI_BAR_MEM_MASK;
+		if ((lo & UMSI_PCI_BAR_MEM_TYPE_MASK) ==
+		    UMSI_PCI_BAR_MEM_TYPE_64) {
+			if (i == 5)
+				return sriov_refuse(reason, "a 64-bit VF BAR "
+						    "in slot 5", -UMSI_EINVAL);
+			addr |= (uint64_t)c->vf_bar[i + 1] << 32;
+			out->bar_is64[i] = true;
+		} else if (sz > 0x80000000ull) {
+			return sriov_refuse(reason, "a 32-bit VF BAR larger "
+					    "than 2 GiB", -UMSI_EINVAL);
+		}
+		if (!addr)
+			return sriov_refuse(reason, "a VF BAR is unassigned "
+					    "(address 0)", -UMSI_EINVAL);
+		if (addr & (sz - 1))
+			return sriov_refuse(reason, "a VF BAR is not aligned to "
+					    "its size", -UMSI_EINVAL);
+		/* nvfs * sz, then addr + that, without wrapping. */
+		if (sz > UINT64_MAX / nvfs ||
+		    addr > UINT64_MAX - sz * nvfs + 1)
+			return sriov_refuse(reason, "a VF BAR's range (NumVFs "
+					    "times its size) overflows the "
+					    "address space", -UMSI_ERANGE);
+		out->bar_addr[i] = addr;
+		out->bar_size[i] = sz;
+		end[i] = addr + (sz * nvfs - 1);	/* inclusive */
+		if (!out->bar_is64[i] && end[i] > 0xffffffffull)
+			return sriov_refuse(reason, "a 32-bit VF BAR's range "
+					    "runs past 4 GiB", -UMSI_ERANGE);
+		if (out->bar_is64[i])
+			i++;
+	}
+	for (i = 0; i < 6; i++)
+		for (j = i + 1; j < 6; j++)
+			if (out->bar_size[i] && out->bar_size[j] &&
+			    out->bar_addr[i] <= end[j] &&
+			    out->bar_addr[j] <= end[i])
+				return sriov_refuse(reason, "two VF BARs "
+						    "overlap", -UMSI_EINVAL);
+	return 0;
+}
+
+int umsi_pci_sriov_check(const struct umsi_sriov_cap *c, uint16_t pf_rid,
+			 uint8_t bus_lo, uint8_t bus_hi,
+			 const uint64_t bar_size[6], uint16_t nvfs,
+			 struct umsi_sriov_layout *out, const char **reason)
+{
+	uint32_t first, last;
+	uint64_t page;
+	unsigned int shift;
+
+	*out = (struct umsi_sriov_layout){ .nvfs = nvfs };
+	*reason = NULL;
+	if (!nvfs)
+		return sriov_refuse(reason, "NumVFs of 0", -UMSI_EINVAL);
+	if (c->initial_vfs > c->total_vfs)
+		return sriov_refuse(reason, "InitialVFs above TotalVFs",
+				    -UMSI_ERANGE);
+	if (nvfs > c->total_vfs)
+		return sriov_refuse(reason, "NumVFs above TotalVFs",
+				    -UMSI_ERANGE);
+	if (!c->first_offset)
+		return sriov_refuse(reason, "First VF Offset is 0 (VF 0 would "
+				    "be the PF)", -UMSI_EINVAL);
+	if (nvfs > 1 && !c->stride)
+		return sriov_refuse(reason, "VF Stride is 0 with more than one "
+				    "VF (all VFs would share one ID)",
+				    -UMSI_EINVAL);
+	first = (uint32_t)pf_rid + c->first_offset;
+	last = first + (uint32_t)(nvfs - 1) * c->stride;
+	if (last > 0xffff)
+		return sriov_refuse(reason, "VF routing IDs run past bus 255",
+				    -UMSI_ERANGE);
+	if ((first >> 8) < bus_lo || (last >> 8) > bus_hi)
+		return sriov_refuse(reason, "VFs on a bus outside the ones "
+				    "the PF's bridge decodes", -UMSI_ERANGE);
+	out->first = (uint16_t)first;
+	out->last = (uint16_t)last;
+	if (!c->page_size || (c->page_size & (c->page_size - 1)) ||
+	    !(c->page_size & c->page_sizes))
+		return sriov_refuse(reason, "System Page Size is not one of "
+				    "the Supported Page Sizes", -UMSI_EINVAL);
+	for (shift = 0; !(c->page_size & (1u << shift)); shift++)
+		;
+	if (shift > 51 - 12)
+		return sriov_refuse(reason, "System Page Size beyond 2^51",
+				    -UMSI_ERANGE);
+	page = (uint64_t)1 << (shift + 12);
+	return sriov_bars(c, page, bar_size, nvfs, out, reason);
+}

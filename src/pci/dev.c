@@ -122,9 +122,37 @@ void umsi_pci_descs_free(struct umsi_pci_dev *dev)
 
 /* ---- capability walk ---------------------------------------------------- */
 
+/*
+ * A VF's Vendor and Device ID read 0xffff (PCIe SR-IOV 3.4.1.1, 3.4.1.2):
+ * the view shows the PF's vendor and the VF Device ID, as lspci does.
+ */
 static int view_read(void *ctx, uint16_t off, uint8_t width, uint32_t *val)
 {
+	struct umsi_pci_dev *dev = ctx;
+
+	if (dev->pf && off < 4) {
+		uint32_t id = (uint32_t)dev->device << 16 | dev->vendor;
+
+		id >>= 8 * off;
+		*val = width == 4 ? id : id & ((1u << (8 * width)) - 1);
+		return 0;
+	}
 	return umsi_pci_cfg_read(ctx, off, width, val);
+}
+
+/*
+ * Is the function gone (reads all-ones)? A VF's IDs always read 0xffff,
+ * so for a VF the revision and class dword says it.
+ */
+static bool dev_gone(struct umsi_pci_dev *dev)
+{
+	uint32_t v;
+
+	if (dev->pf)
+		return !umsi_pci_cfg_read(dev, UMSI_PCI_REVISION, 4, &v) &&
+		       v == 0xffffffffu;
+	return !umsi_pci_cfg_read(dev, UMSI_PCI_VENDOR_ID, 2, &v) &&
+	       v == 0xffff;
 }
 
 struct caps_found {
@@ -263,6 +291,26 @@ static int bar_is_upper_half(struct umsi_pci_dev *dev, unsigned int bir,
 	return 0;
 }
 
+/*
+ * VF BAR @bir of VF @dev: the PF's VF BAR, one VF's size apart per VF
+ * (PCIe SR-IOV 3.3.14). -UMSI_ERANGE for the upper half of a 64-bit one.
+ */
+static int vf_bar(struct umsi_pci_dev *dev, unsigned int bir, struct bar *b)
+{
+	const struct umsi_sriov_layout *lay = &dev->pf->sriov->lay;
+
+	if (bir && lay->bar_is64[bir - 1])
+		return -UMSI_ERANGE;
+	*b = (struct bar){
+		.mem = true,
+		.is64 = lay->bar_is64[bir],
+		.size = lay->bar_size[bir],
+		.addr = lay->bar_size[bir] ? lay->bar_addr[bir] +
+			(uint64_t)dev->vf_index * lay->bar_size[bir] : 0,
+	};
+	return 0;
+}
+
 /* A range [off, off + len) inside a BAR of @size. */
 static bool fits(uint64_t off, uint64_t len, uint64_t size)
 {
@@ -288,6 +336,12 @@ static int msix_locate(struct umsi_pci_dev *dev, const struct umsi_msix_cap *c)
 
 	if (c->table_bir >= nbars || c->pba_bir >= nbars)
 		goto bad;
+	if (dev->pf) {
+		if (vf_bar(dev, c->table_bir, &tb) || vf_bar(dev, c->pba_bir,
+							     &pb))
+			goto bad;
+		goto located;
+	}
 	ret = bar_is_upper_half(dev, c->table_bir, &upper);
 	if (ret)
 		return ret;
@@ -312,6 +366,7 @@ static int msix_locate(struct umsi_pci_dev *dev, const struct umsi_msix_cap *c)
 			return ret == -UMSI_ERANGE ? (dev->msix_reason =
 						      "bad_msix_table", 0) : ret;
 	}
+located:
 	if (!tb.mem || !pb.mem || !tb.size || !pb.size)
 		goto bad;
 	if (!fits(c->table_offset, tlen, tb.size) ||
@@ -460,11 +515,16 @@ static int probe(struct umsi_pci_dev *dev)
 	uint32_t id, cls, hdr;
 	int ret;
 
-	ret = umsi_pci_cfg_read(dev, UMSI_PCI_VENDOR_ID, 4, &id);
-	if (ret)
-		return ret;
-	if ((id & 0xffff) == 0xffff)
-		return -UMSI_ENODEV;
+	if (dev->pf) {
+		/* A VF: the PF's vendor, the SR-IOV capability's device. */
+		id = (uint32_t)dev->pf->sriov->vf_device << 16 | dev->pf->vendor;
+	} else {
+		ret = umsi_pci_cfg_read(dev, UMSI_PCI_VENDOR_ID, 4, &id);
+		if (ret)
+			return ret;
+		if ((id & 0xffff) == 0xffff)
+			return -UMSI_ENODEV;
+	}
 	dev->vendor = (uint16_t)id;
 	dev->device = (uint16_t)(id >> 16);
 	ret = umsi_pci_cfg_read(dev, UMSI_PCI_REVISION, 4, &cls);
@@ -472,6 +532,11 @@ static int probe(struct umsi_pci_dev *dev)
 		ret = umsi_pci_cfg_read(dev, UMSI_PCI_HEADER_TYPE, 1, &hdr);
 	if (ret)
 		return ret;
+	if (dev->pf && cls == 0xffffffffu)
+		return -UMSI_ENODEV;
+	/* A VF is a type 0 function whatever the register says. */
+	if (dev->pf)
+		hdr = UMSI_PCI_HEADER_NORMAL;
 	dev->class_code = cls >> 8;
 	dev->header_type = (uint8_t)(hdr & UMSI_PCI_HEADER_TYPE_MASK);
 	dev->quirks = umsi_quirk_lookup(dev->sys, dev->vendor, dev->device);
@@ -597,17 +662,16 @@ uint32_t umsi_pci_source_events(struct umsi_pci_dev *dev)
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
-int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
-		 struct umsi_pci_dev *parent, uint32_t flags,
-		 struct umsi_pci_dev **out)
+static int dev_add(struct umsi_system *sys, umsi_bdf_t bdf,
+		   struct umsi_pci_dev *parent, uint32_t flags,
+		   struct umsi_pci_dev *pf, uint16_t vf_index,
+		   struct umsi_pci_dev **out)
 {
 	struct umsi_pci_state *st;
 	struct umsi_pci_dev *dev, *d;
 	umsi_irqflags_t fl;
 	int ret;
 
-	if (!sys || !out)
-		return -UMSI_EINVAL;
 	if (umsi_pci_find(sys, bdf))
 		return -UMSI_EEXIST;
 	st = umsi_pci_state_get(sys);
@@ -620,6 +684,8 @@ int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
 	dev->bdf = bdf;
 	dev->parent = parent;
 	dev->add_flags = flags;
+	dev->pf = pf;
+	dev->vf_index = vf_index;
 	dev->lock = umsi_host_lock_create(sys);
 	if (!dev->lock) {
 		dev_free(dev);
@@ -647,6 +713,27 @@ int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
 	}
 	*out = dev;
 	return 0;
+}
+
+int umsi_pci_add(struct umsi_system *sys, umsi_bdf_t bdf,
+		 struct umsi_pci_dev *parent, uint32_t flags,
+		 struct umsi_pci_dev **out)
+{
+	if (!sys || !out)
+		return -UMSI_EINVAL;
+	return dev_add(sys, bdf, parent, flags, NULL, 0, out);
+}
+
+/*
+ * A VF sits where its PF does: behind the PF's bridge, so the same
+ * aliasing applies to it. VF Enable just made it: every MSI-X entry is
+ * masked (its reset state).
+ */
+int umsi_pci_add_vf(struct umsi_pci_dev *pf, umsi_bdf_t bdf, uint16_t index,
+		    struct umsi_pci_dev **out)
+{
+	return dev_add(pf->sys, bdf, pf->parent, UMSI_PCI_ADD_FRESH, pf, index,
+		       out);
 }
 
 void umsi_pci_free_irq_vectors(struct umsi_pci_dev *dev)
@@ -679,11 +766,9 @@ static const char orphan_quarantine[] = "removed";
  */
 static bool dev_silent(struct umsi_pci_dev *dev)
 {
-	uint32_t id;
 	bool off = umsi_intx_silence(dev);
 
-	if (!umsi_pci_cfg_read(dev, UMSI_PCI_VENDOR_ID, 2, &id) &&
-	    id == 0xffff)
+	if (dev_gone(dev))
 		return off;
 	if (dev->msi_cap)
 		off &= !umsi_pci_cfg_write(dev, dev->msi_cap + UMSI_MSI_FLAGS,
@@ -702,6 +787,8 @@ void umsi_pci_remove(struct umsi_system *sys, struct umsi_pci_dev *dev)
 
 	if (!sys || !dev)
 		return;
+	if (dev->sriov)
+		umsi_pci_sriov_teardown(dev);
 	umsi_pci_free_irq_vectors(dev);
 	if (umsi_irq_quarantined(sys, dev)) {
 		if (dev_silent(dev)) {
@@ -725,6 +812,8 @@ void umsi_pci_remove(struct umsi_system *sys, struct umsi_pci_dev *dev)
 		if (d->parent == dev)
 			d->parent = dev->parent;
 	umsi_unlock(sys, fl);
+	if (dev->pf)
+		umsi_pci_sriov_forget(dev);
 	dev_free(dev);
 }
 
@@ -753,6 +842,10 @@ void umsi_pci_get_info(struct umsi_pci_dev *dev, struct umsi_pci_info *info)
 	info->msix_reason = dev->msix_cap ? dev->msix_reason :
 			    dev->caps_broken ? "bad_capability" : "no_capability";
 	info->quarantined = umsi_irq_quarantined(dev->sys, dev);
+	info->is_vf = dev->pf != NULL;
+	info->pf = dev->pf ? dev->pf->bdf : 0;
+	info->vf_index = dev->vf_index;
+	info->num_vfs = dev->sriov ? dev->sriov->lay.nvfs : 0;
 	if (dev->deny_reason)
 		info->reason = dev->deny_reason;
 	else if (!dev->msi_cap && !dev->msix_cap)

@@ -11,6 +11,7 @@
 #define UMSI_INTERNAL_HOSTCALL_H
 
 #include <umsi/internal/ctl.h>
+#include <umsi/internal/lib.h>
 
 #define UMSI_HOST_OPS(sys) (umsi_ctl_env(sys)->ops)
 #define UMSI_HOST_CTX(sys) (umsi_ctl_env(sys)->host)
@@ -138,6 +139,20 @@ static inline int umsi_host_remap_compose(struct umsi_system *sys,
 {
 	return UMSI_HOST_OPS(sys)->remap_compose(UMSI_HOST_CTX(sys), irq,
 						 apic_id, vector, msg);
+}
+
+/* sleep_us, or a spin on clock_ns without it. */
+static inline void umsi_host_sleep_us(struct umsi_system *sys, uint32_t us)
+{
+	uint64_t until;
+
+	if (UMSI_HOST_OPS(sys)->sleep_us) {
+		UMSI_HOST_OPS(sys)->sleep_us(UMSI_HOST_CTX(sys), us);
+		return;
+	}
+	until = umsi_host_clock_ns(sys) + (uint64_t)us * 1000;
+	while (umsi_host_clock_ns(sys) < until)
+		umsi_cpu_relax();
 }
 
 static inline void umsi_host_remap_free(struct umsi_system *sys, uint32_t irq)

@@ -165,9 +165,34 @@ struct umsi_pci_dev {
 	uint32_t nvec;                      /* IRQs given to the driver */
 	uint32_t ndesc;                     /* descriptors held (MSI: 2^MME) */
 	uint16_t cmd_before;                /* Command before we enabled */
+
+	/* SR-IOV: a VF's physical function and number; a PF's VFs. */
+	struct umsi_pci_dev *pf;
+	uint16_t vf_index;
+	struct umsi_pci_sriov *sriov;       /* VFs enabled by uMSI */
+};
+
+/* A physical function's VFs while uMSI has them enabled (sriov.c). */
+struct umsi_pci_sriov {
+	uint16_t cap;                       /* capability offset */
+	uint16_t ctrl;                      /* SR-IOV Control as written */
+	uint16_t vf_device;
+	struct umsi_sriov_layout lay;
+	struct umsi_pci_dev *vfs[];         /* lay.nvfs; NULL once removed */
 };
 
 /* ---- dev.c: configuration access ----------------------------------------- */
+
+/*
+ * Register VF @index of @pf at @bdf (its IDs from the PF, its BARs from
+ * the PF's SR-IOV capability), as umsi_pci_add() does a function.
+ */
+int umsi_pci_add_vf(struct umsi_pci_dev *pf, umsi_bdf_t bdf, uint16_t index,
+		    struct umsi_pci_dev **out);
+/* sriov.c: take @pf's VFs away before @pf goes (umsi_pci_remove). */
+void umsi_pci_sriov_teardown(struct umsi_pci_dev *pf);
+/* sriov.c: forget VF @vf in its PF's list (umsi_pci_remove of a VF). */
+void umsi_pci_sriov_forget(struct umsi_pci_dev *vf);
 
 int umsi_pci_cfg_read(struct umsi_pci_dev *dev, uint16_t off, uint8_t width,
 		      uint32_t *val);
