@@ -242,4 +242,40 @@ ok($rc == 0 && $j && $j->{fired} == 30 && $j->{handled} == 30,
    '30 functions on shared INTx lines: 30 fired, 30 handled')
 	or diag("status $rc, " . ($j ? "fired $j->{fired} handled $j->{handled}" : $err));
 
+# SR-IOV (issue 29): vfs= and its settings, hostile and careless.
+rejects(machine("cpus 2\ndevice n msix=4 vfs=256\n"),
+	qr/:2: bad value for 'vfs': '256' \(0 to 255\)\n/, 'vfs=256: past function 255');
+rejects(machine("cpus 2\ndevice n msix=4 vf-msix=4\n"),
+	qr/:2: vf-msix=, vf-vectors= and vf-device= need vfs=\n/, 'vf-msix= without vfs=');
+rejects(machine("cpus 2\ndevice n msix=4 vfs=2 vf-msix=4 vf-vectors=5\n"),
+	qr/:2: vf-vectors= is larger than vf-msix=\n/, 'vf-vectors= above vf-msix=');
+rejects(machine("cpus 2\ndevice n msix=4 vfs=2 vf-msix=2049\n"),
+	qr/:2: bad value for 'vf-msix': '2049'/, 'vf-msix= past the PCI limit');
+rejects(machine("cpus 2\ndevice " . ('n' x 29) . " msix=4 vfs=2\n"),
+	qr/:2: device 'n+' with vfs=: the name is at most 28 characters/,
+	'a name with no room for -vf');
+rejects(machine("cpus 2\ndevice n msix=4 vfs=1 count=255\ndevice m msi=1\n"),
+	qr/:3: the devices need buses past 255/,
+	'255 PFs with VFs take buses 1-255: one more device has no bus');
+rejects(machine("cpus 2\ndevice n msix=4 vfs=255 count=32\n"),
+	qr/:2: 8192 device instances with the VFs; at most 8160\n/,
+	'VFs count as instances: 32 x 255 + 32 is past 8160');
+($rc, $out, $err) = run_umsi('sim', '--json',
+	machine("cpus 4\ndevice a msi=1\ndevice n vendor=0x8086 device=0x1572 msix=8 vfs=3 vf-msix=2 vf-device=0x154c count=2\ndevice b msi=1\n"));
+$j = eval { decode_json($out) };
+ok($rc == 0 && $j && @{$j->{devices}} == 10 &&
+   join(' ', map { $_->{bdf} } @{$j->{devices}}) eq
+   '0000:01:00.0 0000:02:00.0 0000:03:00.0 0000:02:00.1 0000:02:00.2 0000:02:00.3 0000:03:00.1 0000:03:00.2 0000:03:00.3 0000:04:00.0' &&
+   $j->{devices}[5]{pf} eq '0000:02:00.0' && $j->{devices}[5]{vf_index} == 2 &&
+   $j->{devices}[8]{pf} eq '0000:03:00.0' && $j->{devices}[8]{granted} == 2 &&
+   $j->{fired} == 2 + 16 + 12 && $j->{handled} == $j->{fired},
+   'vfs=3 count=2: each PF alone on its bus, its VFs at functions 1-3, every vector handled')
+	or diag("status $rc: " . ($j ? join(' ', map { $_->{bdf} } @{$j->{devices}}) : $err));
+($rc, $out, $err) = run_umsi('sim',
+	machine("cpus 4\ncmdline device_nomsi=0x154c8086\ndevice n vendor=0x8086 device=0x1572 msix=8 vfs=2 vf-device=0x154c\n"));
+like($out, qr/^n-vf0-1 +2 .* none +8 +0 each$/m,
+     'device_nomsi= with the VF Device ID: the VFs get nothing, the PF all');
+like($out, qr/^sr-iov: n: 1 PF x 2 VFs: 2 enabled, 0 with all 8 vectors; /m,
+     'the sr-iov line counts them');
+
 done_testing();

@@ -441,7 +441,8 @@ static int sim_parse_cmdline(struct sim_parser *p)
 enum sim_key {
 	SIM_KEY_VENDOR, SIM_KEY_DEVICE, SIM_KEY_MSIX, SIM_KEY_MSI,
 	SIM_KEY_VECTORS, SIM_KEY_MIN, SIM_KEY_COUNT, SIM_KEY_INTX,
-	SIM_KEY_MASKABLE, SIM_KEY_ADDR64, SIM_KEY_SPREAD, SIM_NKEYS
+	SIM_KEY_MASKABLE, SIM_KEY_ADDR64, SIM_KEY_SPREAD, SIM_KEY_VFS,
+	SIM_KEY_VF_MSIX, SIM_KEY_VF_VECTORS, SIM_KEY_VF_DEVICE, SIM_NKEYS
 };
 
 static const struct {
@@ -461,6 +462,10 @@ static const struct {
 	[SIM_KEY_MASKABLE] = { "maskable", false, 0 },
 	[SIM_KEY_ADDR64]   = { "addr64", false, 0 },
 	[SIM_KEY_SPREAD]   = { "spread", false, 0 },
+	[SIM_KEY_VFS]      = { "vfs", true, SIM_MAX_VFS },
+	[SIM_KEY_VF_MSIX]  = { "vf-msix", true, SIM_MAX_MSIX },
+	[SIM_KEY_VF_VECTORS] = { "vf-vectors", true, SIM_MAX_MSIX },
+	[SIM_KEY_VF_DEVICE] = { "vf-device", true, 0xffff },
 };
 
 /* One key[=value] word of a device line into @d. */
@@ -515,6 +520,10 @@ static int sim_device_setting(struct sim_parser *p, struct sim_devspec *d,
 	case SIM_KEY_MASKABLE: d->maskable = true; break;
 	case SIM_KEY_ADDR64: d->addr64 = true; break;
 	case SIM_KEY_SPREAD: d->spread = true; break;
+	case SIM_KEY_VFS: d->vfs = (unsigned)v; break;
+	case SIM_KEY_VF_MSIX: d->vf_msix = (unsigned)v; break;
+	case SIM_KEY_VF_VECTORS: d->vf_want = (unsigned)v; break;
+	case SIM_KEY_VF_DEVICE: d->vf_device = (uint16_t)v; break;
 	case SIM_NKEYS: break;
 	}
 	return 0;
@@ -541,6 +550,41 @@ static int sim_device_name(struct sim_parser *p, struct sim_devspec *d,
 	return 0;
 }
 
+/*
+ * Room on the buses for @d's instances: 32 slots a bus, or a bus each
+ * for a PF with VFs. Moves the cursor; a VF line takes none.
+ */
+static int sim_place_line(struct sim_parser *p, const struct sim_devspec *d)
+{
+	struct sim_spec *sp = p->sp;
+	uint64_t bus = sp->next_bus ? sp->next_bus : SIM_FIRST_BUS;
+	uint64_t slot = sp->next_slot;
+
+	if (d->is_vf)
+		return 0;
+	if (d->vfs) {
+		bus += slot ? 1 : 0;
+		bus += d->count;
+		slot = 0;
+	} else {
+		slot += d->count;
+		bus += slot / SIM_SLOTS_PER_BUS;
+		slot %= SIM_SLOTS_PER_BUS;
+	}
+	if (bus > 256 || (bus == 256 && slot))
+		return sim_fail(p, "the devices need buses past 255 (32 slots "
+				"a bus from bus %u of domain 0; a PF with vfs= "
+				"takes a bus of its own)", SIM_FIRST_BUS);
+	sp->next_bus = (unsigned)bus;
+	sp->next_slot = (unsigned)slot;
+	return 0;
+}
+
+static uint64_t sp_ninst(const struct sim_parser *p)
+{
+	return p->sp->ninst;
+}
+
 /* Append @d, counting its instances and vectors against the limits. */
 static int sim_add_device(struct sim_parser *p, const struct sim_devspec *d)
 {
@@ -552,6 +596,8 @@ static int sim_add_device(struct sim_parser *p, const struct sim_devspec *d)
 				"slots on each of buses %u-255 of domain 0)",
 				(unsigned long long)ninst, SIM_MAX_INSTANCES,
 				SIM_FIRST_BUS);
+	if (sim_place_line(p, d))
+		return -1;
 	if (sp->ndevs == sp->cap_devs) {
 		unsigned cap = sp->cap_devs ? sp->cap_devs * 2 : 16;
 		struct sim_devspec *nd = realloc(sp->devs, cap * sizeof(*nd));
@@ -594,7 +640,43 @@ static int sim_parse_device(struct sim_parser *p)
 		return sim_fail(p, "min= is larger than vectors=");
 	if (d.count == 0)
 		return sim_fail(p, "count= must be at least 1");
-	return sim_add_device(p, &d);
+	if (!d.vfs && (seen & (1u << SIM_KEY_VF_MSIX | 1u << SIM_KEY_VF_VECTORS |
+			       1u << SIM_KEY_VF_DEVICE)))
+		return sim_fail(p, "vf-msix=, vf-vectors= and vf-device= need "
+				"vfs=");
+	if (!d.vfs)
+		return sim_add_device(p, &d);
+	if (strlen(d.name) + 3 >= SIM_NAME_MAX)
+		return sim_fail(p, "device '%s' with vfs=: the name is at most "
+				"%u characters (its VFs are NAME-vf)", d.name,
+				SIM_NAME_MAX - 4);
+	if (!d.vf_msix)
+		d.vf_msix = d.msix ? d.msix : 1;
+	if (!d.vf_want)
+		d.vf_want = d.vf_msix;
+	if (d.vf_want > d.vf_msix)
+		return sim_fail(p, "vf-vectors= is larger than vf-msix=");
+	if (!(seen & (1u << SIM_KEY_VF_DEVICE)))
+		d.vf_device = d.device;
+	{
+		uint64_t nvf = (uint64_t)d.count * d.vfs;
+		struct sim_devspec vf = {
+			.line = d.line, .vendor = d.vendor,
+			.device = d.vf_device, .msix = d.vf_msix,
+			.want = d.vf_want, .min = 1, .is_vf = true,
+		};
+
+		if (nvf + d.count + sp_ninst(p) > SIM_MAX_INSTANCES)
+			return sim_fail(p, "%llu device instances with the "
+					"VFs; at most %u", (unsigned long long)
+					(nvf + d.count + sp_ninst(p)),
+					SIM_MAX_INSTANCES);
+		vf.count = (unsigned)nvf;
+		snprintf(vf.name, sizeof(vf.name), "%s-vf", d.name);
+		if (sim_add_device(p, &d))
+			return -1;
+		return sim_add_device(p, &vf);
+	}
 }
 
 static int sim_parse_line(struct sim_parser *p, char *line)

@@ -38,6 +38,7 @@
 #define SIM_MAX_VECTORS    65536u       /* vectors= and min= */
 #define SIM_MAX_MSIX       2048u        /* msix= (the PCI spec's limit) */
 #define SIM_ERR_LEN        512u
+#define SIM_MAX_VFS        255u         /* vfs=: functions 1..255 of a bus */
 
 /*
  * `platform its`: the simulated GICv3's redistributors have 16 INTID bits
@@ -66,6 +67,16 @@ struct sim_devspec {
 	unsigned want, min;     /* vectors= and min= (defaults filled in) */
 	unsigned count;         /* instances of it, 1 to SIM_MAX_INSTANCES */
 	bool spread;
+	/*
+	 * SR-IOV: vfs= on a PF's line (each instance then sits alone on a
+	 * bus, its VFs at functions 1..vfs of it); the parser adds the VFs'
+	 * own line right after it, with is_vf set, count = count x vfs,
+	 * msix = vf-msix=, want = vf-vectors=, named NAME-vf.
+	 */
+	unsigned vfs;           /* 0: no SR-IOV */
+	unsigned vf_msix, vf_want;
+	uint16_t vf_device;
+	bool is_vf;             /* the VFs of the line before */
 };
 
 /* A whole machine file. */
@@ -90,6 +101,11 @@ struct sim_spec {
 	unsigned ndevs, cap_devs;
 	unsigned ninst;         /* sum of count=, at most SIM_MAX_INSTANCES */
 	uint64_t nvec;          /* sum of vectors= x count= */
+	/*
+	 * Where the next instance goes: bus @next_bus, slot @next_slot (32
+	 * to a bus; a PF with VFs takes a bus of its own). At most bus 255.
+	 */
+	unsigned next_bus, next_slot;
 };
 
 /**

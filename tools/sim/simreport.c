@@ -682,6 +682,50 @@ static void sim_print_interrupts_line(const struct sim_machine *m)
 	       (unsigned long long)m->wrong_cpu);
 }
 
+/*
+ * SR-IOV: for each PF line with vfs=, its VFs enabled and whole, and how
+ * many more VFs like them fit (measured by sim_run(), see sim_vf_room()).
+ */
+static void sim_print_sriov(const struct sim_machine *m)
+{
+	const struct sim_spec *sp = m->spec;
+	unsigned j = 0;
+
+	for (unsigned i = 0; i < sp->ndevs; i++) {
+		const struct sim_devspec *ds = &sp->devs[i];
+		unsigned enabled = 0, whole = 0;
+		char why[96];
+
+		if (!ds->is_vf) {
+			j += ds->count;
+			continue;
+		}
+		for (unsigned k = 0; k < ds->count; k++, j++) {
+			enabled += m->insts[j].dev != NULL;
+			whole += m->insts[j].granted == (int)ds->want;
+		}
+		if (!m->vf_room_err[i])
+			snprintf(why, sizeof(why), "at least; the most tried");
+		else if (m->vf_room_err[i] == -UMSI_ENOSPC &&
+			 m->vf_room_free[i] < ds->want)
+			snprintf(why, sizeof(why), "then the CPUs' vectors ran "
+				 "out");
+		else if (m->vf_room_err[i] == -UMSI_ENOSPC)
+			snprintf(why, sizeof(why), "then the interrupt "
+				 "controller's room ran out, %u CPU vectors "
+				 "still free", m->vf_room_free[i]);
+		else
+			snprintf(why, sizeof(why), "then %s",
+				 umsi_strerror(m->vf_room_err[i]));
+		printf("sr-iov: %s: %u PF%s x %u VFs: %u enabled, %u with all "
+		       "%u vector%s; %u more VFs like them would fit (%s)\n",
+		       sp->devs[i - 1].name, sp->devs[i - 1].count,
+		       sp->devs[i - 1].count == 1 ? "" : "s", sp->devs[i - 1].vfs,
+		       enabled, whole, ds->want, ds->want == 1 ? "" : "s",
+		       m->vf_room[i], why);
+	}
+}
+
 void sim_report_text(const struct sim_machine *m,
 		     const struct sim_report_opts *o)
 {
@@ -702,6 +746,7 @@ void sim_report_text(const struct sim_machine *m,
 		sim_print_landings(m, o->proc);
 		printf("\n");
 		sim_print_interrupts_line(m);
+		sim_print_sriov(m);
 	} else if (lost) {
 		sim_print_interrupts_line(m);
 	}
@@ -741,6 +786,11 @@ static void sim_json_device(const struct sim_machine *m,
 	       UMSI_BDF_SEG(in->bdf), UMSI_BDF_BUS(in->bdf),
 	       UMSI_BDF_DEV(in->bdf), UMSI_BDF_FN(in->bdf),
 	       in->ds->want, in->granted, sim_mode_name(in->mode));
+	if (in->pf)
+		printf(",\"pf\":\"%04x:%02x:%02x.%u\",\"vf_index\":%u",
+		       UMSI_BDF_SEG(in->pf->bdf), UMSI_BDF_BUS(in->pf->bdf),
+		       UMSI_BDF_DEV(in->pf->bdf), UMSI_BDF_FN(in->pf->bdf),
+		       in->vf_index);
 	if (sim_short(in)) {
 		printf(",\"reason\":");
 		sim_json_str(in->reason ? in->reason : "unknown");

@@ -16,6 +16,7 @@
 #include <umsi/x86.h>
 #include <umsi/pci_regs.h>
 
+#include <umsi/source.h>
 #include "simrun.h"
 
 _Static_assert(SIM_MAX_CPUS <= UMSI_SIM_MAX_CPUS,
@@ -125,6 +126,26 @@ static void sim_describe(const struct sim_devspec *ds,
 		d->bars[2].size = size;
 		d->bars[2].is64 = true;
 	}
+	if (ds->vfs) {
+		/* Its VFs at functions 1.. of its bus; each VF's table at
+		 * the start of its BAR 0, the PBA in the last page. */
+		uint64_t table = (uint64_t)ds->vf_msix * 16, size = 0x2000;
+
+		while (size < table + 0x1000)
+			size <<= 1;
+		d->sriov.present = true;
+		d->sriov.total_vfs = (uint16_t)ds->vfs;
+		d->sriov.first_offset = 1;
+		d->sriov.stride = 1;
+		d->sriov.vf_device = ds->vf_device;
+		d->sriov.vf_bars[0].size = size;
+		d->sriov.vf_bars[0].is64 = true;
+		d->sriov.vf_msix = (struct umsi_sim_msix_desc){
+			.present = true, .nentries = (uint16_t)ds->vf_msix,
+			.table_bar = 0, .table_offset = 0, .pba_bar = 0,
+			.pba_offset = (uint32_t)(size - 0x1000),
+		};
+	}
 }
 
 static void sim_why(struct sim_inst *in, const char *fmt, ...)
@@ -144,11 +165,17 @@ static void sim_why(struct sim_inst *in, const char *fmt, ...)
 static void sim_place(struct sim_machine *m)
 {
 	const struct sim_spec *sp = m->spec;
-	unsigned j = 0;
+	unsigned j = 0, bus = SIM_FIRST_BUS, slot = 0, pf0 = 0;
 
 	for (unsigned i = 0; i < sp->ndevs; i++) {
 		const struct sim_devspec *ds = &sp->devs[i];
 
+		if (ds->vfs && slot) {
+			bus++;
+			slot = 0;
+		}
+		if (!ds->is_vf)
+			pf0 = j;
 		for (unsigned k = 0; k < ds->count; k++, j++) {
 			struct sim_inst *in = &m->insts[j];
 			struct umsi_sim_dev_desc dd;
@@ -162,10 +189,24 @@ static void sim_place(struct sim_machine *m)
 			else
 				snprintf(in->name, sizeof(in->name), "%s",
 					 ds->name);
-			/* j < SIM_MAX_INSTANCES: the bus is at most 255. */
-			in->bdf = UMSI_BDF(0, SIM_FIRST_BUS +
-					   j / SIM_SLOTS_PER_BUS,
-					   j % SIM_SLOTS_PER_BUS, 0);
+			if (ds->is_vf) {
+				/* VF v of PF instance k / vfs: made by VF
+				 * Enable at the PF's function 1 + v. */
+				unsigned vfs = sp->devs[i - 1].vfs;
+
+				in->pf = &m->insts[pf0 + k / vfs];
+				in->vf_index = k % vfs;
+				in->bdf = in->pf->bdf + 1 + in->vf_index;
+				continue;
+			}
+			/* The parser saw to it that the bus is at most 255. */
+			in->bdf = UMSI_BDF(0, bus, slot, 0);
+			if (ds->vfs) {
+				bus++;
+			} else if (++slot == SIM_SLOTS_PER_BUS) {
+				bus++;
+				slot = 0;
+			}
 			sim_describe(ds, &dd);
 			if (umsi_sim_add_device(m->sim, in->bdf, &dd))
 				sim_why(in, "error:sim_add_device");
@@ -200,6 +241,11 @@ static uint32_t sim_irq_numbers(const struct sim_spec *sp)
 	}
 	if (need > (uint64_t)sp->ncpus * sim_cpu_ids(sp))
 		need = (uint64_t)sp->ncpus * sim_cpu_ids(sp);
+	/* VFs: the report measures how many more fit; numbers must not
+	 * be what stops them. */
+	for (unsigned i = 0; i < sp->ndevs; i++)
+		if (sp->devs[i].vfs)
+			need = (uint64_t)sp->ncpus * sim_cpu_ids(sp);
 	need += 4096;
 	return need > UMSI_MAX_IRQS ? UMSI_MAX_IRQS : (uint32_t)need;
 }
@@ -256,6 +302,9 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		scfg.vtd_eim = (sp->plat & UMSI_PLAT_X2APIC) != 0;
 		scfg.vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
 		vtdcfg.reg_base = UMSI_SIM_VTD_BASE;
+		/* The largest table VT-d has (Linux's size too): a big
+		 * machine runs out of vectors before entries. */
+		vtdcfg.irte_count = 65536;
 		vtdcfg.x2apic = scfg.vtd_eim;
 		vtdcfg.ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
 		ucfg.ctl = &umsi_ctl_x86_vtd;
@@ -331,6 +380,16 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		return -1;
 	}
 	m->ninst = sp->ninst;
+	m->vf_room = calloc(sp->ndevs ? sp->ndevs : 1, sizeof(*m->vf_room));
+	m->vf_room_err = calloc(sp->ndevs ? sp->ndevs : 1,
+				sizeof(*m->vf_room_err));
+	m->vf_room_free = calloc(sp->ndevs ? sp->ndevs : 1,
+				 sizeof(*m->vf_room_free));
+	if (!m->vf_room || !m->vf_room_err || !m->vf_room_free) {
+		snprintf(err, errlen, "out of memory");
+		sim_machine_free(m);
+		return -1;
+	}
 	sim_place(m);
 	return 0;
 }
@@ -556,12 +615,31 @@ static void sim_bring_up(const struct sim_machine *m, struct sim_inst *in)
 	uint32_t flags = UMSI_PCI_IRQ_ALL_TYPES;
 	int ret;
 
-	ret = umsi_pci_add(in->sys, in->bdf, NULL, UMSI_PCI_ADD_FRESH,
-			   &in->dev);
-	if (ret) {
-		in->dev = NULL;
-		sim_why(in, "error:%s", umsi_strerror(ret));
-		return;
+	if (in->pf) {
+		/* A VF: there when its PF's VFs were enabled. */
+		in->dev = in->pf->dev ? umsi_pci_sriov_vf(in->pf->dev,
+							  (uint16_t)in->vf_index)
+				      : NULL;
+		if (!in->dev) {
+			sim_why(in, "sriov:%s", in->pf->sriov_err ?
+				umsi_strerror(in->pf->sriov_err) : "no PF");
+			return;
+		}
+	} else {
+		ret = umsi_pci_add(in->sys, in->bdf, NULL, UMSI_PCI_ADD_FRESH,
+				   &in->dev);
+		if (ret) {
+			in->dev = NULL;
+			sim_why(in, "error:%s", umsi_strerror(ret));
+			return;
+		}
+	}
+	if (ds->vfs) {
+		/* The PF's driver enables its VFs first (the sim's VFs are
+		 * ready at once). */
+		in->sriov_err = umsi_pci_sriov_enable(in->dev,
+						      (uint16_t)ds->vfs,
+						      UMSI_SRIOV_NOWAIT);
 	}
 	if (ds->spread)
 		flags |= UMSI_PCI_IRQ_AFFINITY;
@@ -613,6 +691,93 @@ static void sim_bring_up(const struct sim_machine *m, struct sim_inst *in)
 	}
 }
 
+static int sim_vf_room_write(void *ctx, uint32_t index,
+			     const struct umsi_msg *msg)
+{
+	(void)ctx;
+	(void)index;
+	(void)msg;
+	return 0;
+}
+
+static const struct umsi_source_ops sim_vf_room_ops = {
+	.write_msg = sim_vf_room_write,
+};
+
+/*
+ * How many more VFs like the ones of VF line @i would fit: sources of
+ * the message layer, one a VF (its own requester ID, beyond any bus the
+ * machine uses), each given vf-vectors= targets as the VF driver's
+ * allocation asks (unmanaged, all or nothing), until one does not fit;
+ * then every one is given back. Every limit counts: CPU vectors, IRQ
+ * numbers, remapping-table entries, the ITS's LPIs and tables.
+ */
+static void sim_vf_room(struct sim_machine *m, unsigned i)
+{
+	const struct sim_devspec *ds = &m->spec->devs[i];
+	struct umsi_source **src = calloc(SIM_VF_ROOM_MAX, sizeof(*src));
+	uint32_t *irqs = NULL;
+	size_t cap = 0;
+	unsigned n = 0;
+	int err = 0;
+
+	if (!src) {
+		m->vf_room_err[i] = -UMSI_ENOMEM;
+		return;
+	}
+	/* Requester IDs on the buses after the machine's last one. */
+	uint32_t rid0 = (m->spec->next_bus + (m->spec->next_slot ? 1 : 0)) << 8;
+	unsigned most = SIM_VF_ROOM_MAX < 0x10000 - rid0 ?
+			SIM_VF_ROOM_MAX : 0x10000 - rid0;
+
+	for (; n < most; n++) {
+		struct umsi_source_config c = {
+			.requester_id = rid0 + n, .bdf = rid0 + n,
+			.nslots = ds->want,
+			.ops = &sim_vf_room_ops, .name = "vf-room",
+		};
+		struct umsi_target_req r = { .count = ds->want,
+					     .index = UMSI_SLOT_ANY };
+		int got;
+
+		if ((size_t)(n + 1) * ds->want > cap) {
+			size_t nc = cap ? cap * 2 : (size_t)ds->want * 64;
+			uint32_t *p = realloc(irqs, nc * sizeof(*p));
+
+			if (!p) {
+				err = -UMSI_ENOMEM;
+				break;
+			}
+			irqs = p;
+			cap = nc;
+		}
+		err = umsi_source_create(m->sys, &c, &src[n]);
+		if (err)
+			break;
+		got = umsi_source_alloc(src[n], &r, irqs + (size_t)n * ds->want);
+		if (got < 0) {
+			err = got;
+			umsi_source_destroy(src[n]);
+			break;
+		}
+	}
+	m->vf_room[i] = n;
+	m->vf_room_err[i] = err;
+	{
+		struct umsi_matrix_stats st;
+
+		umsi_matrix_stats(umsi_system_matrix(m->sys), &st);
+		m->vf_room_free[i] = st.available;
+	}
+	for (unsigned k = n; k-- > 0;) {
+		umsi_source_free(src[k], irqs + (size_t)k * ds->want, ds->want,
+				 0);
+		umsi_source_destroy(src[k]);
+	}
+	free(src);
+	free(irqs);
+}
+
 void sim_run(struct sim_machine *m)
 {
 	for (unsigned j = 0; j < m->ninst; j++)
@@ -630,16 +795,23 @@ void sim_run(struct sim_machine *m)
 		if (in->granted < (int)in->ds->want)
 			m->short_of++;
 	}
+	for (unsigned i = 0; i < m->spec->ndevs; i++)
+		if (m->spec->devs[i].is_vf && m->vf_room)
+			sim_vf_room(m, i);
 }
 
 void sim_machine_free(struct sim_machine *m)
 {
-	for (unsigned j = 0; m->insts && j < m->ninst; j++) {
+	/* Backwards: a PF's VFs (the line after it) go before the PF. */
+	for (unsigned j = m->ninst; m->insts && j-- > 0;) {
 		if (m->insts[j].dev)
 			umsi_pci_remove(m->sys, m->insts[j].dev);
 		free(m->insts[j].irqs);
 	}
 	free(m->insts);
+	free(m->vf_room);
+	free(m->vf_room_err);
+	free(m->vf_room_free);
 	if (m->sys)
 		umsi_system_destroy(m->sys);
 	umsi_sim_destroy(m->sim);

@@ -32,6 +32,9 @@ struct sim_inst {
 	char fix[192];
 	uint64_t handled, fired, wrong_cpu;
 	uint32_t *irqs;         /* granted of them */
+	struct sim_inst *pf;    /* a VF: its PF's instance */
+	unsigned vf_index;
+	int sriov_err;          /* a PF: umsi_pci_sriov_enable()'s result */
 	struct umsi_system *sys;
 	struct umsi_sim *sim;
 };
@@ -47,7 +50,19 @@ struct sim_machine {
 	unsigned short_of;      /* instances granted fewer than they asked */
 	uint32_t cpu_capacity;  /* vectors an added CPU would offer */
 	uint32_t max_apic_id;   /* the highest APIC ID of the machine */
+	/*
+	 * SR-IOV, per device line (spec->ndevs entries; VF lines only):
+	 * how many more VFs of that line's vf-vectors= fit once everything
+	 * is up, measured (see sim_vf_room()), and why the next one did not
+	 * (a UMSI_E* code; 0: the measure stopped at SIM_VF_ROOM_MAX).
+	 */
+	unsigned *vf_room;
+	int *vf_room_err;
+	uint32_t *vf_room_free;  /* CPU vectors still free when it stopped */
 };
+
+/* The most VFs sim_vf_room() tries to fit beyond those in the file. */
+#define SIM_VF_ROOM_MAX 65536u
 
 /**
  * sim_build - create the simulated machine and the uMSI system on it
