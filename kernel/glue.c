@@ -649,6 +649,7 @@ void umsi_glue_run(void)
 		glue_fire_all();
 	if (cmdline_value("umsi.forge", val, sizeof(val)) && strcmp(val, "0"))
 		glue_forge();
+	glue_sriov();
 	/* Slot events already queued (a card waiting in an unpowered slot):
 	 * served now, so that the ready line counts what they set up. */
 	if (umsi_glue_work_pending())

@@ -116,6 +116,12 @@ uint32_t glue_allocated(void);
  */
 void glue_function_gone(struct glue_dev *g);
 
+/*
+ * umsi.sriov=BB:DD.F:N, umsi.sriov_cycles=K, umsi.sriov_nowait: a PF's
+ * VFs enabled, served by its driver and disabled (glue_sriov.c).
+ */
+void glue_sriov(void);
+
 /* umsi.offline= / umsi.online=: CPUs leave and come back (glue_cpu.c). */
 void glue_cpu_events(void);
 

@@ -129,6 +129,10 @@ static void report_head(struct rline *l, const struct glue_dev *g,
 	       info->bdf >> 16, PCI_BUS(d->bdf), PCI_DEV(d->bdf),
 	       PCI_FN(d->bdf), info->vendor, info->device,
 	       report_mode_name(info->mode));
+	if (info->is_vf)
+		rl_add(l, ",\"pf\":\"%04x:%02x:%02x.%u\",\"vf_index\":%u",
+		       info->pf >> 16, PCI_BUS(info->pf), PCI_DEV(info->pf),
+		       PCI_FN(info->pf), info->vf_index);
 	if (g->kd)
 		rl_add(l, ",\"driver\":\"%s\"", g->kd->drv->name);
 	if (info->mode == UMSI_MODE_NONE)

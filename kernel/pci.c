@@ -155,6 +155,9 @@ struct pci_dev *pci_find(uint32_t bdf)
 
 bool pci_gone(const struct pci_dev *d)
 {
+	/* A VF's Vendor ID always reads 0xffff (SR-IOV 3.4.1.1). */
+	if (d->present && d->pf >= 0)
+		return pci_cfg_read(d->bdf, 0x08, 4) == 0xffffffffu;
 	return !d->present ||
 	       (pci_cfg_read(d->bdf, 0x00, 2) & 0xffff) == 0xffff;
 }
@@ -274,6 +277,7 @@ int pci_new_function(uint32_t bdf, uint8_t root, int parent)
 	d->irq_pin = (uint8_t)pci_cfg_read(bdf, 0x3d, 1);
 	d->parent = parent;
 	d->root_bus = root;
+	d->pf = -1;
 	find_caps(d);
 
 	nbars = d->header_type == 0 ? 6 : d->header_type == 1 ? 2 : 0;
@@ -282,6 +286,43 @@ int pci_new_function(uint32_t bdf, uint8_t root, int parent)
 	for (int i = 0; i < nbars;)
 		i += size_bar(d, i);
 	pci_cfg_write(bdf, 0x04, 2, cmd);
+	return (int)(d - pci_devs);
+}
+
+int pci_new_vf(uint32_t bdf, int pf, uint16_t vendor, uint16_t device,
+	       const uint64_t addr[6], const uint64_t size[6],
+	       const bool is64[6])
+{
+	struct pci_dev *d = NULL;
+
+	for (uint32_t i = 0; i < pci_ndevs && !d; i++)
+		if (!pci_devs[i].present)
+			d = &pci_devs[i];
+	if (!d && pci_ndevs >= PCI_MAX_DEVS)
+		return -1;
+	if (!d)
+		d = &pci_devs[pci_ndevs++];
+	memset(d, 0, sizeof(*d));
+	d->present = true;
+	d->hotplug = true;
+	d->fresh = PCI_FRESH_HOTPLUG;	/* VF Enable just made it */
+	d->bdf = bdf;
+	d->vendor = vendor;
+	d->device = device;
+	d->class = pci_cfg_read(bdf, 0x08, 4) >> 8;
+	d->parent = pci_devs[pf].parent;
+	d->root_bus = pci_devs[pf].root_bus;
+	d->pf = pf;
+	find_caps(d);
+	for (int i = 0; i < 6; i++) {
+		if (!size[i])
+			continue;
+		d->bar[i] = (struct pci_bar){
+			.kind = is64[i] ? PCI_BAR_MEM64 : PCI_BAR_MEM32,
+			.assigned = addr[i] != 0, .addr = addr[i],
+			.size = size[i],
+		};
+	}
 	return (int)(d - pci_devs);
 }
 

@@ -64,6 +64,7 @@ struct pci_dev {
 	bool hotplug;		/* enumerated by the hot-plug service */
 	uint8_t pcie_type;	/* PCIe Capabilities: Device/Port Type */
 	struct pci_window win[PCI_NWIN];	/* bridges */
+	int pf;			/* an SR-IOV VF: its PF's index; else -1 */
 };
 
 extern struct pci_dev pci_devs[PCI_MAX_DEVS];
@@ -121,6 +122,29 @@ void pci_hot_release(int idx);
 
 /* The present functions below bridge @port, deepest first (for removal). */
 int pci_below(int port, int *list, int max);
+
+/* ---- SR-IOV (pci.c, pcihot.c; kernel/glue_sriov.c drives them) ---------- */
+
+/*
+ * A pci_devs entry for VF @bdf of PF @pf: its IDs as uMSI names them (a
+ * VF's own read 0xffff), its BARs from the PF's VF BARs (@addr, one VF's
+ * @size, @is64), its capabilities read. Index, or -1 when the table is
+ * full.
+ */
+int pci_new_vf(uint32_t bdf, int pf, uint16_t vendor, uint16_t device,
+	       const uint64_t addr[6], const uint64_t size[6],
+	       const bool is64[6]);
+
+/*
+ * Room for VF BAR @n of PF @pf: @total bytes aligned to @align (one VF's
+ * size) in the window of the PF's bridge (prefetchable when @pref and the
+ * bridge has one). Returns the address, or 0 when there is none (or the
+ * PF sits on a root bus, whose windows the kernel does not track).
+ */
+uint64_t pci_sriov_place(int pf, int n, uint64_t total, uint64_t align,
+			 bool pref);
+/* Give back everything pci_sriov_place() handed @pf. */
+void pci_sriov_unplace(int pf);
 
 /* Configuration access; a missing function reads as all-ones. */
 uint32_t pci_cfg_read(uint32_t bdf, uint16_t off, uint8_t width);

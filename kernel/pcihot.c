@@ -474,3 +474,35 @@ int pci_below(int port, int *list, int max)
 	}
 	return n;
 }
+
+/* ---- SR-IOV: room for a PF's VF BARs --------------------------------------- */
+
+/* Ranges of VF BAR n are recorded as BAR 10 + n of the PF. */
+#define VF_BAR_TAG 10
+
+uint64_t pci_sriov_place(int pf, int n, uint64_t total, uint64_t align,
+			 bool pref)
+{
+	int bridge = pci_devs[pf].parent;
+	uint64_t at = 0;
+
+	if (bridge < 0 || !total)
+		return 0;
+	if (pref)
+		at = res_find(bridge, PCI_WIN_PREF, total, align);
+	if (!at)
+		at = res_find(bridge, PCI_WIN_MEM, total, align);
+	if (at && !res_add(bridge, window_of(&pci_devs[bridge], false, at,
+					     total), pf, VF_BAR_TAG + n, at,
+			   total))
+		return 0;
+	return at;
+}
+
+void pci_sriov_unplace(int pf)
+{
+	for (int i = 0; i < RES_MAX; i++)
+		if (res[i].used && res[i].owner == pf &&
+		    res[i].bar >= VF_BAR_TAG)
+			res[i].used = false;
+}

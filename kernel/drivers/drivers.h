@@ -77,6 +77,16 @@ struct kdriver {
 	 */
 	void (*stop)(struct kdev *d);
 	void (*release)(struct kdev *d);
+	/*
+	 * Optional, SR-IOV (kernel/glue_sriov.c). sriov_up(): VF Enable has
+	 * made @nvfs VFs; make them ready for their driver (an NVMe PF gives
+	 * each secondary controller queues and interrupts and brings it
+	 * online) and put in vf_priv[i] what VF i's probe finds in kd->priv
+	 * (its resources). 0 or a negative UMSI_E*. sriov_down(): undo it,
+	 * the VFs' drivers gone, before VF Enable is cleared.
+	 */
+	int (*sriov_up)(struct kdev *pf, uint16_t nvfs, void **vf_priv);
+	void (*sriov_down)(struct kdev *pf, uint16_t nvfs);
 };
 
 extern const struct kdriver edu_driver;

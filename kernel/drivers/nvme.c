@@ -46,10 +46,22 @@ struct nvme_queue {
 
 #define NSECT      256			/* sectors the test image holds */
 
+/*
+ * What a secondary controller (an SR-IOV VF's) was given by its primary:
+ * queues (admin included) and interrupt vectors (NVMe 1.4, 8.5).
+ */
+struct nvme_vf_res {
+	uint16_t scid;			/* its controller ID */
+	uint16_t nvq, nvi;
+};
+
+#define NVME_MAX_VFS 64
+
 struct nvme {
 	uint32_t dstrd;
 	struct nvme_queue q[1 + MAX_IOQ];
 	volatile uint32_t reads, bad_data;
+	struct nvme_vf_res vf[NVME_MAX_VFS];	/* a PF's VFs */
 };
 
 static void wr64(uint64_t a, uint64_t v)
@@ -181,12 +193,14 @@ static void set_prp(uint32_t cmd[16], const volatile void *p)
 
 static int nvme_probe(struct kdev *d)
 {
+	const struct nvme_vf_res *vf = d->priv;	/* a VF: what it has */
 	struct umsi_pci_info info;
 	struct nvme *nv;
 	uint64_t cap, timeout_ms;
 	uint32_t nio, max, cmd[16];
 	int n;
 
+	d->priv = NULL;
 	if (!d->pci->bar[0].assigned)
 		return -UMSI_ENODEV;
 	d->bar0 = (uint64_t)mm_map_mmio(d->pci->bar[0].addr, d->pci->bar[0].size);
@@ -205,6 +219,12 @@ static int nvme_probe(struct kdev *d)
 	 * probe policy trims that to one per CPU (kdrv_budget). */
 	umsi_pci_get_info(d->udev, &info);
 	max = info.msix_max < 1 + MAX_IOQ ? info.msix_max : 1 + MAX_IOQ;
+	/* A secondary controller has the vectors and queues it was given,
+	 * whatever its table holds. */
+	if (vf && max > vf->nvi)
+		max = vf->nvi;
+	if (vf && max > vf->nvq)
+		max = vf->nvq;
 	n = kdrv_setup_vectors(d, 2, max < 2 ? 2 : max, UMSI_PCI_IRQ_MSIX |
 			       (cmdline_flag("nvme.managed") ? UMSI_PCI_IRQ_AFFINITY : 0),
 			       nvme_irq);
@@ -232,8 +252,14 @@ static int nvme_probe(struct kdev *d)
 	cmd[0] = 0x06;
 	set_prp(cmd, nv->q[0].buf);
 	cmd[10] = 1;
-	if (!sync_cmd(d, 0, cmd))
+	if (!sync_cmd(d, 0, cmd)) {
+		kprintf("nvme: %02x:%02x.%u: Identify failed: status 0x%x, "
+			"%llu of %llu completions\n", PCI_BUS(d->pci->bdf),
+			PCI_DEV(d->pci->bdf), PCI_FN(d->pci->bdf),
+			cmd_status(d, 0), (unsigned long long)d->vecs[0].count,
+			(unsigned long long)d->vecs[0].sent);
 		return -UMSI_EIO;
+	}
 
 	/* I/O queue pair k completes on MSI-X table entry of vector k. */
 	for (uint32_t k = 1; k <= nio; k++) {
@@ -242,8 +268,13 @@ static int nvme_probe(struct kdev *d)
 		set_prp(cmd, nv->q[k].cq);
 		cmd[10] = (QDEPTH - 1) << 16 | k;
 		cmd[11] = d->vecs[k].hw << 16 | 0x3;	/* IV, IEN, PC */
-		if (!sync_cmd(d, 0, cmd))
+		if (!sync_cmd(d, 0, cmd)) {
+			kprintf("nvme: %02x:%02x.%u: Create I/O Completion "
+				"Queue %u failed: status 0x%x\n",
+				PCI_BUS(d->pci->bdf), PCI_DEV(d->pci->bdf),
+				PCI_FN(d->pci->bdf), k, cmd_status(d, 0));
 			return -UMSI_EIO;
+		}
 		memset(cmd, 0, sizeof(cmd));
 		cmd[0] = 0x01;		/* Create I/O Submission Queue */
 		set_prp(cmd, nv->q[k].sq);
@@ -311,6 +342,121 @@ static bool nvme_check(struct kdev *d)
 	return nv->reads && !nv->bad_data;
 }
 
+/* ---- SR-IOV: the primary controller serves its secondaries ---------------- */
+
+#define NVME_ID_PRIMARY_CAP   0x14	/* Identify CNS: 8.5.1 */
+#define NVME_ID_SECONDARY     0x15
+#define NVME_VM_OFFLINE       0x7	/* Virtualization Management actions */
+#define NVME_VM_ASSIGN        0x8
+#define NVME_VM_ONLINE        0x9
+#define NVME_VM_RT_VQ         0	/* resource types */
+#define NVME_VM_RT_VI         1
+
+static bool virt_mgmt(struct kdev *d, uint16_t cntlid, uint32_t rt,
+		      uint32_t act, uint32_t nr)
+{
+	uint32_t cmd[16];
+
+	memset(cmd, 0, sizeof(cmd));
+	cmd[0] = 0x1c;			/* Virtualization Management */
+	cmd[10] = (uint32_t)cntlid << 16 | rt << 8 | act;
+	cmd[11] = nr;
+	return sync_cmd(d, 0, cmd);
+}
+
+static bool identify(struct kdev *d, uint32_t cns)
+{
+	struct nvme *nv = d->priv;
+	uint32_t cmd[16];
+
+	memset(cmd, 0, sizeof(cmd));
+	cmd[0] = 0x06;
+	set_prp(cmd, nv->q[0].buf);
+	cmd[10] = cns;
+	return sync_cmd(d, 0, cmd);
+}
+
+static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t le32(const uint8_t *p) { return le16(p) | (uint32_t)le16(p + 2) << 16; }
+
+/*
+ * Each VF's secondary controller gets an equal share of the flexible
+ * queues and interrupts (at most the per-secondary maximum), then goes
+ * online: NVMe 1.4, 8.5.3. Offline first: a controller is given
+ * resources only while offline.
+ */
+static int nvme_sriov_up(struct kdev *d, uint16_t nvfs, void **vf_priv)
+{
+	struct nvme *nv = d->priv;
+	const uint8_t *b = nv->q[0].buf;
+	uint32_t vqfrt, vifrt, nvq, nvi;
+	uint16_t vqfrsm, vifrsm, nlist;
+
+	if (nvfs > NVME_MAX_VFS || !identify(d, NVME_ID_PRIMARY_CAP))
+		return -UMSI_EIO;
+	vqfrt = le32(b + 32);
+	vqfrsm = le16(b + 44);
+	vifrt = le32(b + 64);
+	vifrsm = le16(b + 76);
+	nvq = vqfrt / nvfs < vqfrsm ? vqfrt / nvfs : vqfrsm;
+	nvi = vifrt / nvfs < vifrsm ? vifrt / nvfs : vifrsm;
+	kprintf("nvme: primary: %u flexible queues (%u a secondary at most), "
+		"%u flexible interrupts (%u); %u VFs get %u and %u each\n",
+		vqfrt, vqfrsm, vifrt, vifrsm, nvfs, nvq, nvi);
+	if (nvq < 2 || nvi < 1)
+		return -UMSI_ENOSPC;
+	if (!identify(d, NVME_ID_SECONDARY))
+		return -UMSI_EIO;
+	nlist = b[0];
+	for (uint16_t i = 0; i < nvfs; i++) {
+		const uint8_t *e = NULL;
+		struct nvme_vf_res *r = &nv->vf[i];
+
+		/* The entry whose Virtual Function Number is i + 1. */
+		for (uint16_t k = 0; k < nlist && k < 127; k++)
+			if (le16(b + 32 + 32 * k + 8) == i + 1)
+				e = b + 32 + 32 * k;
+		if (!e)
+			return -UMSI_ENOENT;
+		r->scid = le16(e);
+		r->nvq = (uint16_t)nvq;
+		r->nvi = (uint16_t)nvi;
+		vf_priv[i] = r;
+	}
+	/* The list lives in the buffer the commands below reuse. */
+	for (uint16_t i = 0; i < nvfs; i++) {
+		struct nvme_vf_res *r = &nv->vf[i];
+
+		if (!virt_mgmt(d, r->scid, 0, NVME_VM_OFFLINE, 0) ||
+		    !virt_mgmt(d, r->scid, NVME_VM_RT_VQ, NVME_VM_ASSIGN, nvq) ||
+		    !virt_mgmt(d, r->scid, NVME_VM_RT_VI, NVME_VM_ASSIGN, nvi) ||
+		    !virt_mgmt(d, r->scid, 0, NVME_VM_ONLINE, 0)) {
+			kprintf("nvme: secondary controller %u (VF %u): "
+				"virtualization management failed, status "
+				"0x%x\n", r->scid, i, cmd_status(d, 0));
+			return -UMSI_EIO;
+		}
+	}
+	return 0;
+}
+
+/* Offline, and the resources back to the primary's flexible pool. */
+static void nvme_sriov_down(struct kdev *d, uint16_t nvfs)
+{
+	struct nvme *nv = d->priv;
+
+	for (uint16_t i = 0; i < nvfs && i < NVME_MAX_VFS; i++) {
+		struct nvme_vf_res *r = &nv->vf[i];
+
+		if (!virt_mgmt(d, r->scid, 0, NVME_VM_OFFLINE, 0) ||
+		    !virt_mgmt(d, r->scid, NVME_VM_RT_VQ, NVME_VM_ASSIGN, 0) ||
+		    !virt_mgmt(d, r->scid, NVME_VM_RT_VI, NVME_VM_ASSIGN, 0))
+			kprintf("nvme: secondary controller %u (VF %u): "
+				"cannot take it offline, status 0x%x\n",
+				r->scid, i, cmd_status(d, 0));
+	}
+}
+
 const struct kdriver nvme_driver = {
 	.name = "nvme",
 	.vendor = 0x1b36,
@@ -321,4 +467,6 @@ const struct kdriver nvme_driver = {
 	.check = nvme_check,
 	.stop = nvme_stop,
 	.release = nvme_release,
+	.sriov_up = nvme_sriov_up,
+	.sriov_down = nvme_sriov_down,
 };

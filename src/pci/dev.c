@@ -391,6 +391,38 @@ bad:
 	return 0;
 }
 
+/*
+ * A VF's MSI-X Table Size may follow the resources its PF gives it (an
+ * NVMe secondary controller's interrupts, NVMe 1.4 8.5; QEMU's VFs update
+ * it when they go online), so it is read again before each allocation
+ * while MSI-X is off, as Linux's pci_msix_vec_count() does, and the table
+ * is located again (from the PF's VF BARs: no configuration writes).
+ */
+int umsi_pci_vf_refresh(struct umsi_pci_dev *dev)
+{
+	struct umsi_cfg_view v = {
+		.read = view_read, .ctx = dev, .size = UMSI_PCI_CFG_SIZE,
+	};
+	struct umsi_msix_cap c;
+	int ret;
+
+	if (!dev->pf || !dev->msix_cap || dev->mode != UMSI_MODE_NONE)
+		return 0;
+	ret = umsi_pci_read_msix_cap(&v, dev->msix_cap, &c);
+	if (ret)
+		return ret == -UMSI_ERANGE ? 0 : ret;
+	if (c.ctrl == 0xffff)
+		return -UMSI_ENODEV;
+	if (c.table_size == dev->msix_size)
+		return 0;
+	umsi_log(dev->sys, UMSI_LOG_INFO, UMSI_BDF_FMT ": MSI-X Table Size "
+		 "now %u (was %u)", UMSI_BDF_ARGS(dev->bdf), c.table_size,
+		 dev->msix_size);
+	dev->msix_size = c.table_size;
+	dev->msix_reason = NULL;
+	return msix_locate(dev, &c);
+}
+
 /* ---- registration ------------------------------------------------------- */
 
 struct umsi_pci_dev *umsi_pci_find(struct umsi_system *sys, umsi_bdf_t bdf)
@@ -824,6 +856,7 @@ enum umsi_pci_mode umsi_pci_mode(struct umsi_pci_dev *dev)
 
 void umsi_pci_get_info(struct umsi_pci_dev *dev, struct umsi_pci_info *info)
 {
+	(void)umsi_pci_vf_refresh(dev);
 	umsi_memset(info, 0, sizeof(*info));
 	info->bdf = dev->bdf;
 	info->vendor = dev->vendor;

@@ -385,6 +385,9 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 		return -UMSI_ENOENT;
 	if (dev->deny_reason)
 		return -UMSI_EPERM;
+	ret = umsi_pci_vf_refresh(dev);
+	if (ret)
+		return ret;
 	if (dev->msix_reason)
 		return -UMSI_ENOTSUP;
 	if (indices) {

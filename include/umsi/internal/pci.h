@@ -189,6 +189,8 @@ struct umsi_pci_sriov {
  */
 int umsi_pci_add_vf(struct umsi_pci_dev *pf, umsi_bdf_t bdf, uint16_t index,
 		    struct umsi_pci_dev **out);
+/* A VF's MSI-X Table Size read again while MSI-X is off (dev.c). */
+int umsi_pci_vf_refresh(struct umsi_pci_dev *dev);
 /* sriov.c: take @pf's VFs away before @pf goes (umsi_pci_remove). */
 void umsi_pci_sriov_teardown(struct umsi_pci_dev *pf);
 /* sriov.c: forget VF @vf in its PF's list (umsi_pci_remove of a VF). */

@@ -123,6 +123,13 @@ static uint64_t h_clock_ns(void *host)
 	return clock_ns();
 }
 
+/* Where a specification says to wait (SR-IOV's VF Enable). */
+static void h_sleep_us(void *host, uint32_t us)
+{
+	(void)host;
+	udelay(us);
+}
+
 static uint32_t h_current_cpu(void *host)
 {
 	(void)host;
@@ -189,6 +196,7 @@ const struct umsi_host_ops kernel_host_ops = {
 	.free = h_free,
 	.log = h_log,
 	.clock_ns = h_clock_ns,
+	.sleep_us = h_sleep_us,
 	.current_cpu = h_current_cpu,
 	.cpu_count = h_cpu_count,
 	.cpu_hwid = h_cpu_hwid,
