@@ -314,6 +314,13 @@ int pci_new_vf(uint32_t bdf, int pf, uint16_t vendor, uint16_t device,
 	d->root_bus = pci_devs[pf].root_bus;
 	d->pf = pf;
 	find_caps(d);
+	/*
+	 * Enable it as a PCI core enables any function (Linux's
+	 * pci_enable_device()): Memory Space in Command. A VF's bit is
+	 * read-only zero (its PF's VF MSE decides, SR-IOV 3.4.1.3), but QEMU
+	 * 7.2 maps a VF's BARs only at a write to its configuration space.
+	 */
+	pci_cfg_write(bdf, 0x04, 2, pci_cfg_read(bdf, 0x04, 2) | 0x2);
 	for (int i = 0; i < 6; i++) {
 		if (!size[i])
 			continue;

@@ -171,6 +171,77 @@ sub decode_function {
 	return \%f;
 }
 
+# An SR-IOV VF reads 0xffff as Vendor and Device ID and 0 in its BARs
+# (SR-IOV 3.4.1): what it is and where its BARs are come from its PF.
+# The PF is the function whose SR-IOV capability (read here from its
+# extended configuration space) puts a VF at this address: the one the
+# device line names as "pf" is only where to look. Its vendor is the
+# PF's, its device ID the capability's VF Device ID, and its BAR n is the
+# PF's VF BAR n plus its number times one VF's size (the VF's BAR as
+# QEMU's `info pci` shows it, checked against that). Then the MSI-X table
+# is read as for any function; $f->{vf} records what was found.
+sub vf_identity {
+	my ($mon, $ecam, $text, $bdf, $f, $w) = @_;
+	my ($pfbdf) = $text =~ /^UMSI \{"event":"device","bdf":"\Q$bdf\E"[^\n]*"pf":"([0-9a-f:.]+)"/m;
+	return unless $pfbdf;
+	my (undef, $pb, $pd, $pf) = parse_bdf($pfbdf);
+	my $base = $ecam + ($pb << 20) + ($pd << 15) + ($pf << 12);
+	my @x = $mon->read32($base, 1024);
+	return unless @x == 1024;
+	my $off = 0x100;
+	for (my $n = 0; $n < 960 && $off >= 0x100; $n++) {
+		my $h = $x[$off >> 2];
+		last if !$h || $h == 0xffffffff;
+		last if ($h & 0xffff) == 0x0010;
+		$off = ($h >> 20) & 0xffc;
+	}
+	return unless $off >= 0x100 && ($x[$off >> 2] & 0xffff) == 0x0010;
+	my $ctrl = b16(\@x, $off + 0x08);
+	my $numvfs = b16(\@x, $off + 0x10);
+	my $first = b16(\@x, $off + 0x14);
+	my $stride = b16(\@x, $off + 0x16);
+	my (undef, $b, $d, $fn) = parse_bdf($bdf);
+	my $rid = ($b << 8) | ($d << 3) | $fn;
+	my $pfrid = ($pb << 8) | ($pd << 3) | $pf;
+	my $idx;
+	for my $i (0 .. $numvfs - 1) {
+		$idx = $i, last if $pfrid + $first + $i * $stride == $rid;
+	}
+	return unless defined $idx && ($ctrl & 1);
+	my $info = $mon->cmd('info pci');
+	my ($block) = $info =~ /Bus\s+$b, device\s+$d, function $fn:\n(.*?)(?=\n\s*Bus\s|\z)/s;
+	$f->{vendor} = b16(\@x, 0);
+	$f->{device} = b16(\@x, $off + 0x1a);
+	$f->{vf} = { pf => $pfbdf, index => $idx, bars_ok => 1 };
+	my @bars;
+	for (my $i = 0; $i < 6; $i++) {
+		my $v = b32(\@x, $off + 0x24 + 4 * $i);
+		next unless $v;
+		my $is64 = (($v >> 1) & 3) == 2 && $i < 5;
+		my $addr = ($v & ~0xf) + ($is64 ? b32(\@x, $off + 0x28 + 4 * $i) * 2**32 : 0);
+		my ($lo, $hi) = ($block // '') =~ /BAR$i: (?:64|32) bit (?:prefetchable )?memory at 0x([0-9a-f]+) \[0x([0-9a-f]+)\]/;
+		if (defined $lo) {
+			my $size = hex($hi) - hex($lo) + 1;
+			$bars[$i] = { kind => $is64 ? 'mem64' : 'mem32', addr => $addr + $idx * $size };
+			$f->{vf}{bars_ok} = 0 if $bars[$i]{addr} != hex($lo);
+		}
+		$i++ if $is64;
+	}
+	$f->{bars} = \@bars;
+	if (my $x = $f->{msix}) {
+		my $bar = $bars[$x->{bir}];
+		if ($bar && $bar->{addr}) {
+			$x->{table_addr} = $bar->{addr} + $x->{offset};
+			my @t = $mon->read32($x->{table_addr}, 4 * $x->{size});
+			$x->{entries} = [map {
+				{ addr => $t[4 * $_] + $t[4 * $_ + 1] * 2**32,
+				  data => $t[4 * $_ + 2],
+				  masked => $t[4 * $_ + 3] & 1 }
+			} 0 .. $x->{size} - 1];
+		}
+	}
+}
+
 # Read every function the kernel mentioned (UMSI lines and "pci" lines).
 sub snapshot {
 	my ($mon, $text) = @_;
@@ -188,6 +259,8 @@ sub snapshot {
 		my @w = $mon->read32($ecam + ($bus << 20) + ($dev << 15) + ($f << 12), 64);
 		next unless @w == 64;
 		$fn{$bdf} = decode_function($mon, \@w);
+		vf_identity($mon, $ecam, $text, $bdf, $fn{$bdf}, \@w)
+			if $fn{$bdf}{vendor} == 0xffff && $w[2] != 0xffffffff;
 	}
 	my ($arch, $files, $its) = arch_of($text);
 	my $hw = { ecam => $ecam, functions => \%fn, arch => $arch, files => $files,
@@ -391,6 +464,15 @@ sub check_device {
 	push @bad, sprintf('vendor/device %04x:%04x, line says %s:%s',
 			   $f->{vendor}, $f->{device}, $d->{vendor}, $d->{device})
 		if hex($d->{vendor}) != $f->{vendor} || hex($d->{device}) != $f->{device};
+	if (defined $d->{pf}) {
+		my $v = $f->{vf};
+		push @bad, "line says VF $d->{vf_index} of $d->{pf}; no enabled SR-IOV capability there puts a VF here"
+			unless $v;
+		push @bad, "VF $v->{index} of its PF, line says $d->{vf_index}"
+			if $v && $v->{index} != ($d->{vf_index} // -1);
+		push @bad, 'VF BARs are not where the PF\'s VF BARs put them'
+			if $v && !$v->{bars_ok};
+	}
 	my @vecs = @{$d->{vectors} // []};
 	my $remap = $HW->{remap} && $HW->{remap}{on};
 	my $rid = requester($d->{bdf});
@@ -404,7 +486,8 @@ sub check_device {
 		push @bad, 'MSI-X function mask set' if $x->{fmask};
 		push @bad, 'MSI enabled too' if $msi_en;
 		push @bad, 'Bus Master off' unless $bm;
-		push @bad, 'INTx Disable clear' unless $intx_dis;
+		# A VF has no INTx: its INTx Disable is read-only zero.
+		push @bad, 'INTx Disable clear' unless $intx_dis || $f->{vf};
 		return (@bad, 'MSI-X table unreadable') unless $x->{entries};
 		my %listed;
 		for my $v (@vecs) {
