@@ -290,8 +290,9 @@ void glue_sriov(void)
 		after = glue_allocated();
 		kprintf("UMSI {\"event\":\"sriov_cycle\",\"pf\":\"%s\","
 			"\"cycle\":%llu,\"vfs\":%u,\"allocated_up\":%u,"
-			"\"allocated\":%u,\"allocated_before\":%u,\"ms\":%llu}\n",
-			b, (unsigned long long)c + 1, n, up, after, before,
+			"\"allocated\":%u,\"allocated_before\":%u,\"heap\":%llu,"
+			"\"ms\":%llu}\n", b, (unsigned long long)c + 1, n, up,
+			after, before, (unsigned long long)mm_heap_used(),
 			(unsigned long long)((clock_ns() - t0) / 1000000));
 		if (after != before)
 			glue_fail();

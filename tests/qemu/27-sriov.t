@@ -52,6 +52,9 @@ sub check_run {
 	   "$tag: after every cycle the matrix holds what it held before");
 	is(scalar(grep { $_->{allocated_up} >= $_->{allocated_before} + 8 } @c), $cycles,
 	   "$tag: while up, every cycle's VFs held their 8 vectors");
+	ok(@c < 3 || $c[-1]{heap} == $c[1]{heap},
+	   "$tag: the kernel heap is flat from the second cycle on")
+		or diag("heap after cycle 2: $c[1]{heap}, after the last: $c[-1]{heap}");
 	my ($s) = events($r, 'sriov');
 	ok($s && $s->{vfs} == 4 && $s->{pf} eq $PF, "$tag: 4 VFs left enabled on $PF");
 	for my $i (0 .. 3) {
