@@ -440,6 +440,66 @@ static void message_api_on_a_vf(void **s)
 	machine_free(m);
 }
 
+/*
+ * A PF behind a PCI Express to PCI bridge: its VFs' messages reach the
+ * root as the bridge's (secondary bus, devfn 0), as the PF's do, and all
+ * of them share that one requester ID (one ITS DeviceID, one VT-d source
+ * ID): every vector of every function must still land where uMSI says.
+ */
+static void vfs_behind_an_aliasing_bridge(void **s)
+{
+	struct machine *m = machine_new(4, 0, NULL);
+	struct umsi_sim_dev_desc b = fx_bridge_desc(1, UMSI_PCIE_TYPE_PCI_BRIDGE,
+						    false);
+	struct umsi_sim_dev_desc d = pf_desc(2, 1, 1);
+	struct umsi_pci_dev *br, *pf;
+	struct snapshot before, after;
+
+	(void)s;
+	br = plug(m, UMSI_BDF(0, 0, 0x1e, 0), &b, UMSI_PCI_ADD_FRESH);
+	pf = plug_under(m, UMSI_BDF(0, 1, 0, 0), &d, br);
+	before = snap(m);
+	assert_int_equal(umsi_pci_sriov_enable(pf, 2, UMSI_SRIOV_NOWAIT), 0);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(pf, 4, 4, UMSI_PCI_IRQ_MSIX),
+			 4);
+	for (uint16_t i = 0; i < 2; i++) {
+		struct umsi_pci_dev *vf = umsi_pci_sriov_vf(pf, i);
+
+		assert_int_equal(umsi_pci_alloc_irq_vectors(vf, VF_MSIX, VF_MSIX,
+				 UMSI_PCI_IRQ_MSIX), VF_MSIX);
+	}
+	/* Every function, every vector, by its own entry. */
+	for (uint16_t f = 0; f < 3; f++) {
+		struct umsi_pci_dev *dev = f ? umsi_pci_sriov_vf(pf, f - 1) : pf;
+		struct umsi_pci_info info;
+
+		umsi_pci_get_info(dev, &info);
+		for (uint32_t k = 0; k < info.nvec; k++) {
+			int irq = umsi_pci_irq_vector(dev, k);
+			struct umsi_irq_info ii;
+			uint64_t h;
+
+			assert_int_equal(umsi_pci_request_irq(dev, k, fx_handler,
+							      0, "alias", m), 0);
+			assert_int_equal(umsi_irq_get_info(m->sys, (uint32_t)irq,
+							   &ii), 0);
+			h = m->handled[irq];
+			assert_int_equal(umsi_sim_fire(m->sim, info.bdf, k),
+					 UMSI_SIM_FIRE_SENT);
+			umsi_sim_quiesce(m->sim);
+			assert_int_equal(m->handled[irq], h + 1);
+			assert_int_equal(m->last_cpu[irq], ii.cpu);
+		}
+	}
+	umsi_pci_free_irq_vectors(pf);
+	umsi_pci_sriov_disable(pf, UMSI_SRIOV_NOWAIT);
+	after = snap(m);
+	assert_same(&before, &after);
+	umsi_pci_remove(m->sys, pf);
+	umsi_pci_remove(m->sys, br);
+	machine_free_checked(m, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -450,6 +510,7 @@ int main(void)
 		cmocka_unit_test(every_failed_host_call_leaves_nothing),
 		cmocka_unit_test(policy_applies_to_vfs),
 		cmocka_unit_test(message_api_on_a_vf),
+		cmocka_unit_test(vfs_behind_an_aliasing_bridge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
