@@ -14,6 +14,13 @@ bench-dispatch: $(BENCH_DISPATCH)
 		--toggle-collect=umsi_dispatch $(BENCH_DISPATCH) 100000 2>&1 | \
 		sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | \
 		awk '{ printf "dispatch: %.1f instructions from umsi_dispatch entry through the handler and EOI (callgrind, 100000 interrupts)\n", $$1 / 100000 }'
+	@# Locked read-modify-writes in umsi_dispatch's own code (its rare paths
+	@# are functions of their own, in .text.unlikely): x86 lock prefixes
+	@# and xchg with memory, which is locked without one.
+	@objdump -d --no-show-raw-insn $(BUILD)/core/src/irq/dispatch.o 2>/dev/null | \
+		awk '/^[0-9a-f]+ <umsi_dispatch>:/ { f = 1; next } f && /^$$/ { f = 0 } \
+		     f && (/\tlock / || /\txchg .*\(/) { n++; l = l " " $$2 " " $$3 } \
+		     END { printf "dispatch: %d locked read-modify-write%s in umsi_dispatch (objdump:%s)\n", n, n == 1 ? "" : "s", l }'
 
 # Bring-up of 10^3 .. 10^6 IRQs on 8192 CPUs: wall time per IRQ natively,
 # instructions per IRQ under callgrind (10^3 .. 10^5; 10^6 takes minutes).

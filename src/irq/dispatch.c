@@ -3,13 +3,30 @@
  * Dispatch: from (cpu, identity) to the driver's handler, and the detection
  * of interrupt storms nobody claims.
  *
- * No lock is taken here. The vector table slot is read with an acquire
- * load; set-up paths publish descriptors with release stores. Tear-down
- * unpublishes a descriptor, then waits in umsi_irq_sync() until every CPU
- * has been seen outside dispatch, which is why each CPU bumps its
- * dispatch_seq on entry (odd) and exit (even). Both sides use sequentially
- * consistent operations, so either tear-down sees the odd count or
- * dispatch sees the NULL slot.
+ * No lock is taken here, and one locked read-modify-write is made per
+ * interrupt: the entry's. The barriers, and what each pairs with:
+ *
+ *  - Entry: dispatch_seq goes odd with a sequentially consistent
+ *    fetch-add (a full barrier), before the slot is loaded. It pairs with
+ *    umsi_irq_sync()'s sequentially consistent fence between unpublishing
+ *    a descriptor and reading every CPU's dispatch_seq (Dekker): either
+ *    the tear-down sees the odd count and waits, or this dispatch sees
+ *    the slot already NULL.
+ *  - The slot's descriptor is loaded with acquire, pairing with the
+ *    release (or seq_cst) store that published it, so its fields and
+ *    handlers are seen initialised.
+ *  - Exit: dispatch_seq goes even with a plain release store of the value
+ *    the entry left plus one. Only this CPU writes its dispatch_seq (with
+ *    interrupts off, dispatch does not nest), so no atomic add is needed;
+ *    the release orders every access of the descriptor before it, and
+ *    pairs with the acquire loads of umsi_irq_sync()'s wait: a tear-down
+ *    that sees the count move frees nothing this dispatch still reads.
+ *  - The per-slot interrupt count and the descriptor's storm count are
+ *    relaxed load-and-store, not atomic adds: a slot is this CPU's alone
+ *    (or, in a shared table, the identity's target CPU's), and the storm
+ *    window is a heuristic whose count may lose one while an IRQ is
+ *    handled on two CPUs at once (a move); the unhandled count, the rare
+ *    path, stays atomic.
  */
 #include <umsi/internal/compiler.h>
 #include <umsi/internal/core.h>
@@ -33,17 +50,23 @@ static void storm_disable(struct umsi_system *sys, struct umsi_irq_desc *d)
 }
 
 /*
- * The rare parts of the accounting are out of line (UMSI_COLD): inlined,
- * they would cost the common path (a handled interrupt) registers saved
- * on entry.
+ * The storm window is counted by the slot's own interrupt count, which
+ * dispatch keeps anyway: a handled interrupt costs storm detection
+ * nothing. Only an unhandled one (out of line, UMSI_COLD) looks at the
+ * window: d->storm_count holds the slot count where it began (low 32
+ * bits), and once STORM_WINDOW interrupts have passed, the unhandled ones
+ * among them are judged. A window that began on another slot (the IRQ
+ * moved) reads as over at once: it is judged with what it has and starts
+ * again, which can delay a verdict by one window, never make a false one.
  */
-
 static UMSI_COLD void note_unhandled(struct umsi_system *sys,
-					 struct umsi_irq_desc *d)
+				     struct umsi_irq_desc *d, uint64_t count)
 {
 	uint64_t now = umsi_host_clock_ns(sys);
 	uint64_t last = atomic_load_explicit(&d->last_unhandled_ns,
 					     memory_order_relaxed);
+	unsigned start = atomic_load_explicit(&d->storm_count,
+					      memory_order_relaxed);
 
 	atomic_fetch_add_explicit(&d->unhandled_total, 1, memory_order_relaxed);
 	/* The clock is monotonic: now >= last. */
@@ -52,41 +75,23 @@ static UMSI_COLD void note_unhandled(struct umsi_system *sys,
 	else
 		atomic_fetch_add(&d->storm_unhandled, 1);
 	atomic_store_explicit(&d->last_unhandled_ns, now, memory_order_relaxed);
-}
-
-/* A window of STORM_WINDOW interrupts ended: judge it. */
-static UMSI_COLD void storm_window(struct umsi_system *sys,
-				       struct umsi_irq_desc *d)
-{
-	atomic_store(&d->storm_count, 0);
+	if ((unsigned)count - start < STORM_WINDOW)
+		return;
+	atomic_store_explicit(&d->storm_count, (unsigned)count,
+			      memory_order_relaxed);
 	if (atomic_load(&d->storm_unhandled) > sys->storm_threshold)
 		storm_disable(sys, d);
 	atomic_store(&d->storm_unhandled, 0);
 }
 
-static inline void note_interrupt(struct umsi_system *sys,
-				  struct umsi_irq_desc *d, int handled)
+/* Several handlers on the IRQ, or one that takes the kernel's context. */
+static UMSI_COLD int run_handlers_all(struct umsi_irq_desc *d,
+				      struct umsi_irq_action *a, void *ctx,
+				      bool with_ctx)
 {
-	if (UMSI_UNLIKELY(!handled))
-		note_unhandled(sys, d);
-	if (UMSI_UNLIKELY(atomic_fetch_add(&d->storm_count, 1) + 1 >=
-			      STORM_WINDOW))
-		storm_window(sys, d);
-}
-
-/*
- * Every handler is called as handler(irq, arg) (internal/core.h); with a
- * kernel context (umsi_dispatch_ctx) those of umsi_request_irq_ctx() are
- * called with it instead, a test the plain entry does not pay for.
- */
-static UMSI_ALWAYS_INLINE int run_handlers(struct umsi_irq_desc *d,
-					   void *ctx, bool with_ctx)
-{
-	struct umsi_irq_action *a;
 	int handled = 0;
 
-	for (a = atomic_load_explicit(&d->actions, memory_order_acquire); a;
-	     a = atomic_load_explicit(&a->next, memory_order_acquire)) {
+	for (; a; a = atomic_load_explicit(&a->next, memory_order_acquire)) {
 		if (with_ctx && (a->flags & UMSI_ACTION_CTX)) {
 			struct umsi_irq_action_ctx *c = umsi_action_ctx(a);
 
@@ -100,26 +105,42 @@ static UMSI_ALWAYS_INLINE int run_handlers(struct umsi_irq_desc *d,
 	return handled;
 }
 
+/*
+ * Every handler is called as handler(irq, arg) (internal/core.h); with a
+ * kernel context (umsi_dispatch_ctx) those of umsi_request_irq_ctx() are
+ * called with it instead, a test the plain entry does not pay for.
+ */
+static UMSI_ALWAYS_INLINE int run_handlers(struct umsi_irq_desc *d,
+					   void *ctx, bool with_ctx)
+{
+	struct umsi_irq_action *a;
+
+	a = atomic_load_explicit(&d->actions, memory_order_acquire);
+	/* One plain handler, the common case, right here; the rest apart. */
+	if (UMSI_LIKELY(a && !atomic_load_explicit(&a->next,
+						   memory_order_relaxed) &&
+			!(with_ctx && (a->flags & UMSI_ACTION_CTX))))
+		return a->handler(d->irq, a->arg) == UMSI_IRQ_HANDLED;
+	return run_handlers_all(d, a, ctx, with_ctx);
+}
+
 /* End the interrupt: the host's eoi (or nothing). */
 static inline void end_irq(struct umsi_system *sys, uint32_t id)
 {
 	sys->eoi(sys->env.host, id);
 }
 
-/* Inlined into both entries: umsi_dispatch's constant NULL costs nothing. */
-static UMSI_ALWAYS_INLINE int dispatch(struct umsi_system *sys, uint32_t cpu,
-				       uint32_t id, void *ctx, bool with_ctx)
+/*
+ * The identities dispatch does not hand to a handler, apart: nothing owns
+ * it (spurious), an IRQ has just left it (sys->moved, whose mask depth is
+ * set for this), or the IRQ is lazily masked or disabled by storm
+ * detection. Returns what dispatch returns.
+ */
+static UMSI_COLD int dispatch_odd(struct umsi_system *sys, struct umsi_cpu *c,
+				  uint32_t id, struct umsi_irq_desc *d)
 {
-	struct umsi_cpu *c;
-	struct umsi_vslot *slot;
-	struct umsi_irq_desc *d;
+	struct umsi_vslot *slot = &c->slot[id];
 
-	if (cpu >= sys->ncpus || id >= sys->id_limit)
-		return 0;
-	c = &sys->cpus[cpu];
-	atomic_fetch_add(&c->dispatch_seq, 1);
-	slot = &c->slot[id];
-	d = atomic_load(&slot->d);
 	if (!d || d == &sys->moved) {
 		/*
 		 * Spurious: nothing owns the identity. A slot an IRQ has just
@@ -132,19 +153,55 @@ static UMSI_ALWAYS_INLINE int dispatch(struct umsi_system *sys, uint32_t cpu,
 						  memory_order_relaxed);
 		if (id != sys->env.ctl->spurious_id)
 			end_irq(sys, id);
-		atomic_fetch_add(&c->dispatch_seq, 1);
 		return 0;
 	}
-	atomic_fetch_add_explicit(&slot->count, 1, memory_order_relaxed);
-	if (atomic_load(&d->mask_depth) > 0 || atomic_load(&d->disabled)) {
-		/* Lazily masked: remember it, deliver it on unmask. */
-		atomic_store(&d->replay, true);
-	} else {
-		note_interrupt(sys, d, run_handlers(d, ctx, with_ctx));
-	}
+	atomic_store_explicit(&slot->count, atomic_load_explicit(&slot->count,
+			      memory_order_relaxed) + 1, memory_order_relaxed);
+	/* Lazily masked: remember it, deliver it on unmask. */
+	atomic_store(&d->replay, true);
 	end_irq(sys, id);
-	atomic_fetch_add(&c->dispatch_seq, 1);
 	return 1;
+}
+
+/* A handler found nothing: the storm accounting, with the slot's count. */
+static UMSI_COLD void dispatch_unhandled(struct umsi_system *sys,
+					struct umsi_cpu *c, uint32_t id,
+					struct umsi_irq_desc *d)
+{
+	note_unhandled(sys, d, atomic_load_explicit(&c->slot[id].count,
+						    memory_order_relaxed));
+}
+
+/* Inlined into both entries: umsi_dispatch's constant NULL costs nothing. */
+static UMSI_ALWAYS_INLINE int dispatch(struct umsi_system *sys, uint32_t cpu,
+				       uint32_t id, void *ctx, bool with_ctx)
+{
+	struct umsi_cpu *c;
+	struct umsi_vslot *slot;
+	struct umsi_irq_desc *d;
+	unsigned seq;
+	int ret = 1;
+
+	if (cpu >= sys->ncpus || id >= sys->id_limit)
+		return 0;
+	c = &sys->cpus[cpu];
+	seq = atomic_fetch_add(&c->dispatch_seq, 1);
+	slot = &c->slot[id];
+	d = atomic_load_explicit(&slot->d, memory_order_acquire);
+	if (UMSI_UNLIKELY(!d || atomic_load(&d->mask_depth) > 0 ||
+			  atomic_load(&d->disabled))) {
+		ret = dispatch_odd(sys, c, id, d);
+	} else {
+		atomic_store_explicit(&slot->count,
+			atomic_load_explicit(&slot->count,
+					     memory_order_relaxed) + 1,
+			memory_order_relaxed);
+		if (UMSI_UNLIKELY(!run_handlers(d, ctx, with_ctx)))
+			dispatch_unhandled(sys, c, id, d);
+		end_irq(sys, id);
+	}
+	atomic_store_explicit(&c->dispatch_seq, seq + 2, memory_order_release);
+	return ret;
 }
 
 int umsi_dispatch(struct umsi_system *sys, uint32_t cpu, uint32_t id)

@@ -165,6 +165,8 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	sys->max_irqs = cfg->max_irqs ? cfg->max_irqs : 4096;
 	sys->first_dynamic_irq = cfg->first_dynamic_irq ?
 				 cfg->first_dynamic_irq : 24;
+	/* The slot an IRQ has just left reads as masked: dispatch_odd(). */
+	atomic_store(&sys->moved.mask_depth, 1);
 	sys->storm_threshold = cfg->storm_threshold ?
 			       cfg->storm_threshold : 99900;
 	sys->alloc_flags = cfg->spread_classes ? UMSI_MATRIX_SPREAD : 0;
