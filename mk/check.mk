@@ -6,3 +6,7 @@ TEST_SCRIPTS += tests/check-neutral.t
 TEST_SCRIPTS += tests/install.t
 TEST_SCRIPTS += tests/clang-build.t
 TEST_SCRIPTS += tests/asan.t
+
+# The bench tables in docs/ and README.md match what the code prints
+# (scripts/bench-docs --check; `make bench` rewrites them).
+TEST_SCRIPTS += tests/bench-docs.t

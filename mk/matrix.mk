@@ -22,7 +22,10 @@ $(BUILD)/tests/test_matrix: tests/unit/test_matrix.c include/umsi/matrix.h $(MAT
 BENCH_MATRIX := $(BUILD)/bench/bench_matrix
 
 .PHONY: bench bench-matrix
+# Every benchmark, and the figure tables of docs/bench-*.md and README.md
+# written from what they print (scripts/bench-docs).
 bench: $(BENCH_MATRIX)
+	scripts/bench-docs
 
 $(BENCH_MATRIX): bench/bench_matrix.c include/umsi/matrix.h $(MATRIX_OBJS)
 	@mkdir -p $(dir $@)
