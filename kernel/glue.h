@@ -121,6 +121,8 @@ void glue_function_gone(struct glue_dev *g);
  * VFs enabled, served by its driver and disabled (glue_sriov.c).
  */
 void glue_sriov(void);
+/* The PF at @idx goes: its VFs first (glue_hot_remove). */
+void glue_sriov_pf_removing(int idx);
 
 /* umsi.offline= / umsi.online=: CPUs leave and come back (glue_cpu.c). */
 void glue_cpu_events(void);

@@ -104,6 +104,13 @@ void glue_hot_remove(int idx)
 		memset(g, 0, sizeof(*g));
 		return;
 	}
+	/* 0. A PF's VFs go before it (a VF removed alone is an ordinary
+	 * function; uMSI forgets it in its PF's list). */
+	glue_sriov_pf_removing(idx);
+	if (pci_devs[idx].pf >= 0 && !pci_devs[idx].present) {
+		memset(g, 0, sizeof(*g));
+		return;
+	}
 	/* 1. The driver makes the device quiet (or finds it gone). */
 	if (kd && kd->drv->stop)
 		kd->drv->stop(kd);

@@ -227,6 +227,21 @@ static void vfs_down(void)
 	sr.nvfs = 0;
 }
 
+/*
+ * The PF at @idx is about to go (hot removal): its VFs go first, so that
+ * no VF entry outlives the PF's record in uMSI (which takes the VFs'
+ * records with it). A PF that reads all-ones is gone: no wait.
+ */
+void glue_sriov_pf_removing(int idx)
+{
+	if (idx != sr.pf || !sr.nvfs)
+		return;
+	if (pci_gone(&pci_devs[idx]))
+		sr.nowait = true;
+	vfs_down();
+	sr.pf = -1;
+}
+
 /* umsi.sriov=BB:DD.F:N: bus, device, function in hex, N in decimal. */
 static bool parse(const char *v, uint32_t *bdf, uint16_t *n)
 {

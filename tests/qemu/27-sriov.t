@@ -22,6 +22,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Temp qw(tempfile);
+use JSON::PP;
 use Test::More;
 use UmsiQemu;
 use UmsiTest;
@@ -113,6 +114,41 @@ SKIP: {
 		}
 	};
 }
+
+# Hot removal of the PF while its 4 VFs are up: the VFs go with it, every
+# vector of all five functions comes back, QEMU deletes the device.
+subtest 'x86 tcg: the PF hot-removed with its VFs enabled' => sub {
+	my @hot = ('-global', 'ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off',
+		   map { s/^nvme,serial=umsi-sriov,/nvme,id=nv,serial=umsi-sriov,/r } @nvme);
+	my $r = UmsiQemu::run(smp => 2, timeout => 120, hold => 1, qmp => 1,
+		devices => \@hot,
+		append => 'umsi.drivers=nvme umsi.fire=3 umsi.sriov=01:00.0:4 umsi.sriov_nowait',
+		monitor => sub {
+			my ($mon, $text, $ctx) = @_;
+			my ($q, $sl) = ($ctx->{qmp}, $ctx->{serial});
+			my %o;
+			$sl->mark;
+			$q->cmd('device_del', id => 'nv');
+			$o{deleted} = $q->wait_event('DEVICE_DELETED', 30,
+				sub { ($_[0]{device} // '') eq 'nv' }) ? 1 : 0;
+			$o{rm} = $sl->wait_line(qr/^UMSI \{"event":"slot".*"action":"remove"/, 30);
+			$o{text} = $sl->since_mark;
+			return \%o;
+		});
+	my $o = $r->{monitor} // {};
+	is($r->{exit}, 'held', 'set-up completed and held') or diag($r->{serial});
+	my ($s) = events($r, 'sriov');
+	ok($s && $s->{vfs} == 4, '4 VFs up before the removal');
+	ok($o->{deleted}, 'QEMU deleted the PF (DEVICE_DELETED)');
+	my ($rm) = map { /^UMSI (\{.*\})\s*$/ ? (eval { JSON::PP::decode_json($1) } // ()) : () }
+		   grep { /"action":"remove"/ } split(/\n/, $o->{text} // '');
+	my $port = UmsiTest::device($r, '0000:00:02.0') // {};
+	ok($rm && $rm->{allocated} == scalar(@{$port->{vectors} // []}),
+	   'after the removal the matrix holds the port\'s vector alone: PF and VFs gave everything back')
+		or diag("remove line: " . ($o->{rm} // 'none') . "\n" . ($o->{text} // ''));
+	ok(!grep({ /EXCEPTION|PANIC|^check: / } split(/\n/, $o->{text} // '')),
+	   'no crash, no kernel check failure during the removal');
+};
 
 SKIP: {
 	skip 'qemu-system-aarch64 or the arm64 kernel missing', 1
