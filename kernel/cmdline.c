@@ -96,3 +96,25 @@ bool cmdline_list_has(const char *list, const char *item)
 		p = c + 1;
 	}
 }
+
+bool cmdline_bdf_count(const char *v, uint32_t *bdf, uint64_t *n,
+		       uint64_t max_n)
+{
+	static const char seps[3] = { ':', '.', ':' };
+	static const uint64_t lim[3] = { 0xff, 0x1f, 7 };
+	uint64_t x[4];
+	const char *p = v, *end;
+
+	for (int i = 0; i < 4; i++) {
+		if (!kstrtou64(p, &end, i < 3 ? 16 : 10, &x[i]) || end == p)
+			return false;
+		if (i < 3 ? *end != seps[i] || x[i] > lim[i] : *end != '\0')
+			return false;
+		p = end + 1;
+	}
+	if (!x[3] || x[3] > max_n)
+		return false;
+	*bdf = (uint32_t)(x[0] << 8 | x[1] << 3 | x[2]);
+	*n = x[3];
+	return true;
+}

@@ -60,54 +60,31 @@ static void sriov_error(const char *what, int err)
 	glue_fail();
 }
 
-/* Size VF BAR @i of the PF's capability at @cap, VF Memory Space off. */
-static uint64_t vf_bar_size(uint32_t bdf, uint16_t cap, int i, bool *is64,
-			    bool *pref)
-{
-	uint16_t reg = (uint16_t)(cap + UMSI_SRIOV_BAR + 4 * i);
-	uint32_t lo = pci_cfg_read(bdf, reg, 4), hi = 0, mlo, mhi = 0xffffffffu;
-	uint64_t mask;
-
-	*is64 = !(lo & 1) && ((lo >> 1) & 3) == 2 && i < 5;
-	*pref = (lo >> 3) & 1;
-	pci_cfg_write(bdf, reg, 4, 0xffffffffu);
-	mlo = pci_cfg_read(bdf, reg, 4);
-	pci_cfg_write(bdf, reg, 4, lo);
-	if (*is64) {
-		hi = pci_cfg_read(bdf, reg + 4, 4);
-		pci_cfg_write(bdf, reg + 4, 4, 0xffffffffu);
-		mhi = pci_cfg_read(bdf, reg + 4, 4);
-		pci_cfg_write(bdf, reg + 4, 4, hi);
-	}
-	if (!(mlo & ~0xfu) || (lo & 1))
-		return 0;
-	mask = ((uint64_t)mhi << 32) | (mlo & ~0xfu);
-	return ~mask + 1;
-}
-
 /* 1. Room for every VF BAR; the registers hold VF 0's addresses. */
 static int place_vf_bars(uint16_t cap, uint16_t n)
 {
 	uint32_t bdf = pci_devs[sr.pf].bdf;
 
-	for (int i = 0; i < 6; i++) {
-		bool is64, pref;
-		uint64_t size = vf_bar_size(bdf, cap, i, &is64, &pref), at;
+	for (int i = 0; i < 6;) {
 		uint16_t reg = (uint16_t)(cap + UMSI_SRIOV_BAR + 4 * i);
+		struct pci_bar b;
+		int used = pci_size_bar_at(bdf, reg, i == 5, &b);
+		uint64_t at;
 
-		if (!size)
+		i += used;
+		/* VF BARs are memory (SR-IOV 3.3.14); uMSI refuses others. */
+		if (b.kind != PCI_BAR_MEM32 && b.kind != PCI_BAR_MEM64)
 			continue;
-		at = pci_sriov_place(sr.pf, i, size * n, size, pref);
+		at = pci_sriov_place(sr.pf, i - used, b.size * n, b.size,
+				     b.prefetchable);
 		if (!at) {
 			pci_sriov_unplace(sr.pf);
 			return -UMSI_ENOSPC;
 		}
 		pci_cfg_write(bdf, reg, 4, (pci_cfg_read(bdf, reg, 4) & 0xf) |
 			      (uint32_t)at);
-		if (is64) {
+		if (used == 2)
 			pci_cfg_write(bdf, reg + 4, 4, (uint32_t)(at >> 32));
-			i++;
-		}
 	}
 	return 0;
 }
@@ -162,21 +139,16 @@ static int vfs_up(uint16_t n)
 	for (uint16_t i = 0; i < n; i++) {
 		struct umsi_pci_dev *vu = umsi_pci_sriov_vf(pg->udev, i);
 		struct umsi_pci_info info;
-		uint64_t addr[6], size[6];
-		bool is64[6];
+		uint64_t addr[6];
 		struct glue_dev *g;
 		int idx;
 
 		umsi_pci_get_info(vu, &info);
-		for (int b = 0; b < 6; b++) {
-			size[b] = si.bar_size[b];
+		for (int b = 0; b < 6; b++)
 			addr[b] = si.bar_size[b] ? si.bar_addr[b] +
 				  i * si.bar_size[b] : 0;
-			is64[b] = (pci_cfg_read(pci_devs[sr.pf].bdf, (uint16_t)
-				   (si.cap + UMSI_SRIOV_BAR + 4 * b), 4) & 6) == 4;
-		}
 		idx = pci_new_vf(info.bdf & 0xffff, sr.pf, info.vendor,
-				 info.device, addr, size, is64);
+				 info.device, addr, si.bar_size, si.bar_is64);
 		if (idx < 0) {
 			vfs_down();
 			return -UMSI_ENOMEM;
@@ -191,7 +163,6 @@ static int vfs_up(uint16_t n)
 			g->to_serve = true;
 			share_begin();
 			glue_claim(g, pg->kd->drv, vf_priv[i]);
-			share_served(g);
 		}
 		glue_report(g, false);
 		if (g->kd && glue_cfg.have_fire && g->kd->drv->raise) {
@@ -242,32 +213,11 @@ void glue_sriov_pf_removing(int idx)
 	sr.pf = -1;
 }
 
-/* umsi.sriov=BB:DD.F:N: bus, device, function in hex, N in decimal. */
-static bool parse(const char *v, uint32_t *bdf, uint16_t *n)
-{
-	static const char seps[3] = { ':', '.', ':' };
-	uint64_t x[4];
-	const char *p = v, *end;
-
-	for (int i = 0; i < 4; i++) {
-		if (!kstrtou64(p, &end, i < 3 ? 16 : 10, &x[i]) || end == p)
-			return false;
-		if (i < 3 ? *end != seps[i] : *end != '\0')
-			return false;
-		p = end + 1;
-	}
-	if (x[0] > 0xff || x[1] > 0x1f || x[2] > 7 || !x[3] ||
-	    x[3] > SRIOV_MAX_VFS)
-		return false;
-	*bdf = PCI_BDF(x[0], x[1], x[2]);
-	*n = (uint16_t)x[3];
-	return true;
-}
-
 void glue_sriov(void)
 {
 	char val[32], b[16];
 	uint64_t cycles = 0;
+	uint64_t want;
 	uint32_t bdf;
 	uint16_t n;
 	struct pci_dev *pd;
@@ -275,11 +225,12 @@ void glue_sriov(void)
 
 	if (!cmdline_value("umsi.sriov", val, sizeof(val)))
 		return;
-	if (!parse(val, &bdf, &n)) {
+	if (!cmdline_bdf_count(val, &bdf, &want, SRIOV_MAX_VFS)) {
 		kprintf("umsi: umsi.sriov=%s: not BB:DD.F:N with N from 1 to "
 			"%u; ignored\n", val, SRIOV_MAX_VFS);
 		return;
 	}
+	n = (uint16_t)want;
 	(void)glue_cmdline_number("umsi.sriov_cycles", 100000, &cycles);
 	sr.nowait = cmdline_flag("umsi.sriov_nowait");
 	pd = pci_find(bdf);

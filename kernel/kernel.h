@@ -189,6 +189,14 @@ const char *cmdline_value(const char *key, char *buf, size_t size);
 bool cmdline_flag(const char *key);
 /* @item is one of the comma-separated words of @list, or @list is "all". */
 bool cmdline_list_has(const char *list, const char *item);
+/*
+ * "BB:DD.F:N" (umsi.sriov=): bus, device, function in hex (an optional
+ * 0x each), N in decimal; *@bdf = bus << 8 | dev << 3 | fn. False for
+ * anything else: a part missing or empty, device past 0x1f, function past
+ * 7, bus past 0xff, N of 0 or past @max_n, or text after N.
+ */
+bool cmdline_bdf_count(const char *v, uint32_t *bdf, uint64_t *n,
+		       uint64_t max_n);
 
 #if defined(__x86_64__)
 /* ---- interrupts (kernel/idt.c) -------------------------------------------- */

@@ -162,21 +162,15 @@ bool pci_gone(const struct pci_dev *d)
 	       (pci_cfg_read(d->bdf, 0x00, 2) & 0xffff) == 0xffff;
 }
 
-/*
- * Size BAR @i of @d (PCI 3.0, 6.2.5.1): with I/O and memory decoding off,
- * write all-ones, read back the size mask, restore. A BAR the firmware
- * left at address 0 is marked unassigned and never used.
- */
-static int size_bar(struct pci_dev *d, int i)
+int pci_size_bar_at(uint32_t bdf, uint16_t off, bool last, struct pci_bar *b)
 {
-	uint16_t off = (uint16_t)(0x10 + 4 * i);
-	uint32_t lo = pci_cfg_read(d->bdf, off, 4), hi = 0, mlo, mhi = 0xffffffffu;
-	struct pci_bar *b = &d->bar[i];
+	uint32_t lo = pci_cfg_read(bdf, off, 4), hi = 0, mlo, mhi = 0xffffffffu;
 	uint64_t mask;
 
-	pci_cfg_write(d->bdf, off, 4, 0xffffffffu);
-	mlo = pci_cfg_read(d->bdf, off, 4);
-	pci_cfg_write(d->bdf, off, 4, lo);
+	*b = (struct pci_bar){ .kind = PCI_BAR_NONE };
+	pci_cfg_write(bdf, off, 4, 0xffffffffu);
+	mlo = pci_cfg_read(bdf, off, 4);
+	pci_cfg_write(bdf, off, 4, lo);
 	if (mlo == 0)
 		return 1;
 	if (lo & 1) {
@@ -188,12 +182,12 @@ static int size_bar(struct pci_dev *d, int i)
 		return 1;
 	}
 	b->prefetchable = (lo >> 3) & 1;
-	if (((lo >> 1) & 3) == 2 && i < 5) {
+	if (((lo >> 1) & 3) == 2 && !last) {
 		b->kind = PCI_BAR_MEM64;
-		hi = pci_cfg_read(d->bdf, off + 4, 4);
-		pci_cfg_write(d->bdf, off + 4, 4, 0xffffffffu);
-		mhi = pci_cfg_read(d->bdf, off + 4, 4);
-		pci_cfg_write(d->bdf, off + 4, 4, hi);
+		hi = pci_cfg_read(bdf, off + 4, 4);
+		pci_cfg_write(bdf, off + 4, 4, 0xffffffffu);
+		mhi = pci_cfg_read(bdf, off + 4, 4);
+		pci_cfg_write(bdf, off + 4, 4, hi);
 	} else {
 		b->kind = PCI_BAR_MEM32;
 	}
@@ -202,6 +196,13 @@ static int size_bar(struct pci_dev *d, int i)
 	b->size = ~mask + 1;
 	b->assigned = b->addr != 0;
 	return b->kind == PCI_BAR_MEM64 ? 2 : 1;
+}
+
+/* BAR @i of @d, with I/O and memory decoding off. */
+static int size_bar(struct pci_dev *d, int i)
+{
+	return pci_size_bar_at(d->bdf, (uint16_t)(0x10 + 4 * i), i == 5,
+			       &d->bar[i]);
 }
 
 static void find_caps(struct pci_dev *d)
@@ -248,6 +249,27 @@ static bool bus_test(const uint64_t *map, uint32_t bus)
  * after a hot add). Returns its index, or -1 when nothing answers there
  * or the table is full.
  */
+/* A free pci_devs entry, zeroed, present at @bdf; NULL when full. */
+static struct pci_dev *new_entry(uint32_t bdf)
+{
+	struct pci_dev *d = NULL;
+
+	for (uint32_t i = 0; i < pci_ndevs && !d; i++)
+		if (!pci_devs[i].present)
+			d = &pci_devs[i];
+	if (!d && pci_ndevs >= PCI_MAX_DEVS) {
+		kprintf("pci: more than %u functions, ignoring %02x:%02x.%u\n",
+			PCI_MAX_DEVS, PCI_BUS(bdf), PCI_DEV(bdf), PCI_FN(bdf));
+		return NULL;
+	}
+	if (!d)
+		d = &pci_devs[pci_ndevs++];
+	memset(d, 0, sizeof(*d));
+	d->present = true;
+	d->bdf = bdf;
+	return d;
+}
+
 int pci_new_function(uint32_t bdf, uint8_t root, int parent)
 {
 	uint32_t id = pci_cfg_read(bdf, 0, 4);
@@ -257,19 +279,9 @@ int pci_new_function(uint32_t bdf, uint8_t root, int parent)
 
 	if ((id & 0xffff) == 0xffff || (id & 0xffff) == 0)
 		return -1;
-	for (uint32_t i = 0; i < pci_ndevs && !d; i++)
-		if (!pci_devs[i].present)
-			d = &pci_devs[i];
-	if (!d && pci_ndevs >= PCI_MAX_DEVS) {
-		kprintf("pci: more than %u functions, ignoring %02x:%02x.%u\n",
-			PCI_MAX_DEVS, PCI_BUS(bdf), PCI_DEV(bdf), PCI_FN(bdf));
-		return -1;
-	}
+	d = new_entry(bdf);
 	if (!d)
-		d = &pci_devs[pci_ndevs++];
-	memset(d, 0, sizeof(*d));
-	d->present = true;
-	d->bdf = bdf;
+		return -1;
 	d->vendor = (uint16_t)id;
 	d->device = (uint16_t)(id >> 16);
 	d->class = pci_cfg_read(bdf, 0x08, 4) >> 8;
@@ -293,20 +305,12 @@ int pci_new_vf(uint32_t bdf, int pf, uint16_t vendor, uint16_t device,
 	       const uint64_t addr[6], const uint64_t size[6],
 	       const bool is64[6])
 {
-	struct pci_dev *d = NULL;
+	struct pci_dev *d = new_entry(bdf);
 
-	for (uint32_t i = 0; i < pci_ndevs && !d; i++)
-		if (!pci_devs[i].present)
-			d = &pci_devs[i];
-	if (!d && pci_ndevs >= PCI_MAX_DEVS)
-		return -1;
 	if (!d)
-		d = &pci_devs[pci_ndevs++];
-	memset(d, 0, sizeof(*d));
-	d->present = true;
+		return -1;
 	d->hotplug = true;
 	d->fresh = PCI_FRESH_HOTPLUG;	/* VF Enable just made it */
-	d->bdf = bdf;
 	d->vendor = vendor;
 	d->device = device;
 	d->class = pci_cfg_read(bdf, 0x08, 4) >> 8;

@@ -84,6 +84,15 @@ struct pci_dev *pci_find(uint32_t bdf);	/* a present function, or NULL */
 int pci_read_msg(uint32_t bdf, bool msix, uint32_t index, uint64_t *addr,
 		 uint32_t *data);
 
+/*
+ * Size the BAR register at @off of @bdf into *@b (PCI 3.0, 6.2.5.1):
+ * write all-ones, read back the size mask, restore; @last: the register
+ * cannot start a 64-bit pair. Decoding must be off. A BAR left at address
+ * 0 is marked unassigned. Returns the registers it takes (1 or 2). Used
+ * for a function's own BARs and for a PF's VF BARs (glue_sriov.c).
+ */
+int pci_size_bar_at(uint32_t bdf, uint16_t off, bool last, struct pci_bar *b);
+
 /* Print @d's "pci" lines (IDs, capabilities, INTx route, BARs). */
 void pci_print(const struct pci_dev *d);
 

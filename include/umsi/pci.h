@@ -430,6 +430,7 @@ struct umsi_pci_dev *umsi_pci_sriov_vf(struct umsi_pci_dev *pf,
  * @bar_addr: VF 0's BAR n (while enabled; VF i's is @bar_addr[n] +
  *            i * @bar_size[n])
  * @bar_size: one VF's BAR n (while enabled; 0: none)
+ * @bar_is64: BAR n is the lower half of a 64-bit BAR (while enabled)
  */
 struct umsi_pci_sriov_info {
 	uint16_t cap;
@@ -440,6 +441,7 @@ struct umsi_pci_sriov_info {
 	uint16_t stride;
 	uint64_t bar_addr[6];
 	uint64_t bar_size[6];
+	bool bar_is64[6];
 };
 
 /**

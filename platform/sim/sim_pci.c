@@ -1105,6 +1105,26 @@ int umsi_sim_reset_function(struct umsi_sim *sim, umsi_bdf_t bdf,
 	return err;
 }
 
+/*
+ * Room for one more function in sim->devs and the BDF index, so that
+ * appending it cannot fail. Return: 0 or -UMSI_ENOMEM.
+ */
+static int devs_reserve_locked(struct umsi_sim *sim)
+{
+	int err = sim_dev_index_reserve(sim);
+
+	if (!err && sim->ndevs == sim->devs_cap) {
+		size_t cap = sim->devs_cap ? sim->devs_cap * 2 : 16;
+		struct sim_dev **p = realloc(sim->devs, cap * sizeof(*p));
+
+		if (!p)
+			return -UMSI_ENOMEM;
+		sim->devs = p;
+		sim->devs_cap = cap;
+	}
+	return err;
+}
+
 /* ---- SR-IOV: VFs come and go with VF Enable ------------------------------ */
 
 void sim_vfs_gone_locked(struct umsi_sim *sim, struct sim_dev *pf)
@@ -1149,17 +1169,8 @@ static void vf_make_locked(struct umsi_sim *sim, struct sim_dev *pf,
 	vf_desc(&pf->desc, &vf->desc);
 	build_header(vf);
 	if (build_caps(vf) || build_bars_locked(sim, vf, NULL) ||
-	    sim_dev_index_reserve(sim))
+	    devs_reserve_locked(sim))
 		goto fail;
-	if (sim->ndevs == sim->devs_cap) {
-		size_t cap = sim->devs_cap ? sim->devs_cap * 2 : 16;
-		struct sim_dev **p = realloc(sim->devs, cap * sizeof(*p));
-
-		if (!p)
-			goto fail;
-		sim->devs = p;
-		sim->devs_cap = cap;
-	}
 	sim->devs[sim->ndevs++] = vf;
 	sim_dev_index_add(sim, vf);
 	pf->vfs[i] = vf;
@@ -1238,18 +1249,7 @@ int umsi_sim_add_device(struct umsi_sim *sim, umsi_bdf_t bdf,
 			err = -UMSI_ENOMEM;
 	}
 	if (!err)
-		err = sim_dev_index_reserve(sim);
-	if (!err && sim->ndevs == sim->devs_cap) {
-		size_t cap = sim->devs_cap ? sim->devs_cap * 2 : 16;
-		struct sim_dev **p = realloc(sim->devs, cap * sizeof(*p));
-
-		if (p) {
-			sim->devs = p;
-			sim->devs_cap = cap;
-		} else {
-			err = -UMSI_ENOMEM;
-		}
-	}
+		err = devs_reserve_locked(sim);
 	if (err) {
 		sim->next_mem32 = save32;
 		sim->next_mem64 = save64;

@@ -207,11 +207,48 @@ static int restore_reg(struct umsi_pci_dev *dev, uint16_t off, uint8_t width,
 	return ret;
 }
 
+int umsi_pci_size_bar_reg(struct umsi_pci_dev *dev, uint16_t off, bool is64,
+			  uint32_t lo, uint32_t hi, uint64_t *size)
+{
+	uint32_t szlo, szhi = 0xffffffffu;
+	uint64_t mask;
+	int ret, ret2;
+
+	ret = umsi_pci_cfg_write(dev, off, 4, 0xffffffffu);
+	if (!ret)
+		ret = umsi_pci_cfg_read(dev, off, 4, &szlo);
+	ret2 = restore_reg(dev, off, 4, lo);
+	ret = ret ? ret : ret2;
+	if (is64 && !ret) {
+		ret = umsi_pci_cfg_write(dev, (uint16_t)(off + 4), 4,
+					 0xffffffffu);
+		if (!ret)
+			ret = umsi_pci_cfg_read(dev, (uint16_t)(off + 4), 4,
+						&szhi);
+		ret2 = restore_reg(dev, (uint16_t)(off + 4), 4, hi);
+		ret = ret ? ret : ret2;
+	}
+	if (ret)
+		return ret;
+	/* A memory BAR's type bits never read all-ones: the function went. */
+	if (szlo == 0xffffffffu && szhi == 0xffffffffu)
+		return -UMSI_ENODEV;
+	/* A BAR that does not exist reads 0 when sized. */
+	if (is64) {
+		mask = ((uint64_t)szhi << 32) | (szlo & UMSI_PCI_BAR_MEM_MASK);
+		*size = mask ? ~mask + 1 : 0;
+	} else {
+		uint32_t m32 = szlo & UMSI_PCI_BAR_MEM_MASK;
+
+		*size = m32 ? (uint32_t)(~m32 + 1) : 0;
+	}
+	return 0;
+}
+
 static int size_bar(struct umsi_pci_dev *dev, unsigned int i, struct bar *b)
 {
 	uint16_t off = (uint16_t)(UMSI_PCI_BAR0 + 4 * i), cmd;
-	uint32_t lo, hi = 0, szlo, szhi = 0xffffffffu;
-	uint64_t mask;
+	uint32_t lo, hi = 0;
 	int ret, ret2;
 
 	ret = umsi_pci_cfg_read(dev, off, 4, &lo);
@@ -237,32 +274,10 @@ static int size_bar(struct umsi_pci_dev *dev, unsigned int i, struct bar *b)
 	ret = umsi_pci_update_command(dev, cmd, cmd & ~UMSI_PCI_CMD_MEMORY);
 	if (ret)
 		return ret;
-	ret = umsi_pci_cfg_write(dev, off, 4, 0xffffffffu);
-	if (!ret)
-		ret = umsi_pci_cfg_read(dev, off, 4, &szlo);
-	ret2 = restore_reg(dev, off, 4, lo);
-	ret = ret ? ret : ret2;
-	if (b->is64 && !ret) {
-		ret = umsi_pci_cfg_write(dev, off + 4, 4, 0xffffffffu);
-		if (!ret)
-			ret = umsi_pci_cfg_read(dev, off + 4, 4, &szhi);
-		ret2 = restore_reg(dev, off + 4, 4, hi);
-		ret = ret ? ret : ret2;
-	}
+	ret = umsi_pci_size_bar_reg(dev, off, b->is64, lo, hi, &b->size);
 	ret2 = cmd & UMSI_PCI_CMD_MEMORY ?
 	       restore_reg(dev, UMSI_PCI_COMMAND, 2, cmd) : 0;
-	if (ret || ret2)
-		return ret ? ret : ret2;
-	/* A BAR that does not exist reads 0 when sized. */
-	if (b->is64) {
-		mask = ((uint64_t)szhi << 32) | (szlo & UMSI_PCI_BAR_MEM_MASK);
-		b->size = mask ? ~mask + 1 : 0;
-	} else {
-		uint32_t m32 = szlo & UMSI_PCI_BAR_MEM_MASK;
-
-		b->size = m32 ? (uint32_t)(~m32 + 1) : 0;
-	}
-	return 0;
+	return ret ? ret : ret2;
 }
 
 /*

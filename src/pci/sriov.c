@@ -38,25 +38,22 @@ static int pf_read(void *ctx, uint16_t off, uint8_t width, uint32_t *val)
 	return umsi_pci_cfg_read(ctx, off, width, val);
 }
 
+/* The PF's extended configuration space, for the capability walks. */
+#define PF_VIEW(pf) ((struct umsi_cfg_view){ \
+	.read = pf_read, .ctx = (pf), .size = UMSI_PCIE_CFG_SIZE })
+
 static int find_cap(struct umsi_pci_dev *pf, uint16_t *off)
 {
-	struct umsi_cfg_view v = {
-		.read = pf_read, .ctx = pf, .size = UMSI_PCIE_CFG_SIZE,
-	};
-
 	if (!pf->pcie_cap || pf->pf)
 		return -UMSI_ENOENT;
-	return umsi_pci_find_ext_cap(&v, UMSI_PCI_EXT_CAP_ID_SRIOV, 0, off);
+	return umsi_pci_find_ext_cap(&PF_VIEW(pf), UMSI_PCI_EXT_CAP_ID_SRIOV, 0,
+				     off);
 }
 
 static int read_cap(struct umsi_pci_dev *pf, uint16_t off,
 		    struct umsi_sriov_cap *c)
 {
-	struct umsi_cfg_view v = {
-		.read = pf_read, .ctx = pf, .size = UMSI_PCIE_CFG_SIZE,
-	};
-
-	return umsi_pci_read_sriov_cap(&v, off, c);
+	return umsi_pci_read_sriov_cap(&PF_VIEW(pf), off, c);
 }
 
 int umsi_pci_sriov_get_info(struct umsi_pci_dev *pf,
@@ -86,66 +83,27 @@ int umsi_pci_sriov_get_info(struct umsi_pci_dev *pf,
 		for (unsigned int i = 0; i < 6; i++) {
 			info->bar_addr[i] = lay->bar_addr[i];
 			info->bar_size[i] = lay->bar_size[i];
+			info->bar_is64[i] = lay->bar_is64[i];
 		}
 	}
 	return 0;
 }
 
-/* Put a sized register back; a failed write is tried once more. */
-static int restore(struct umsi_pci_dev *pf, uint16_t reg, uint32_t val)
-{
-	int ret = umsi_pci_cfg_write(pf, reg, 4, val);
-
-	return ret ? umsi_pci_cfg_write(pf, reg, 4, val) : 0;
-}
-
 /*
  * Size VF BAR @i (PCIe SR-IOV 3.3.14: as a BAR of a type 0 header, with
- * VF Memory Space Enable clear) and put the register back.
+ * VF Memory Space Enable clear), as a function's own BAR is sized. An I/O
+ * one is sized too, so that the check can name it.
  */
 static int size_vf_bar(struct umsi_pci_dev *pf, uint16_t cap, unsigned int i,
 		       const struct umsi_sriov_cap *c, uint64_t *size)
 {
-	uint16_t reg = (uint16_t)(cap + UMSI_SRIOV_BAR + 4 * i);
-	bool is64 = (c->vf_bar[i] & UMSI_PCI_BAR_MEM_TYPE_MASK) ==
-		    UMSI_PCI_BAR_MEM_TYPE_64 && !(c->vf_bar[i] & UMSI_PCI_BAR_IO);
-	uint32_t lo, hi = 0xffffffffu;
-	uint64_t mask;
-	int ret, ret2;
+	bool is64 = i < 5 && !(c->vf_bar[i] & UMSI_PCI_BAR_IO) &&
+		    (c->vf_bar[i] & UMSI_PCI_BAR_MEM_TYPE_MASK) ==
+		    UMSI_PCI_BAR_MEM_TYPE_64;
 
-	ret = umsi_pci_cfg_write(pf, reg, 4, 0xffffffffu);
-	if (!ret)
-		ret = umsi_pci_cfg_read(pf, reg, 4, &lo);
-	ret2 = restore(pf, reg, c->vf_bar[i]);
-	ret = ret ? ret : ret2;
-	if (!ret && is64 && i < 5) {
-		ret = umsi_pci_cfg_write(pf, (uint16_t)(reg + 4), 4,
-					 0xffffffffu);
-		if (!ret)
-			ret = umsi_pci_cfg_read(pf, (uint16_t)(reg + 4), 4,
-						&hi);
-		ret2 = restore(pf, (uint16_t)(reg + 4), c->vf_bar[i + 1]);
-		ret = ret ? ret : ret2;
-	}
-	if (ret)
-		return ret;
-	if (lo == 0xffffffffu && hi == 0xffffffffu)
-		return -UMSI_ENODEV;
-	if (lo & UMSI_PCI_BAR_IO) {
-		/* Sized anyway so the check can name it. */
-		*size = (lo & UMSI_PCI_BAR_IO_MASK) ?
-			(uint32_t)(~(lo & UMSI_PCI_BAR_IO_MASK) + 1) : 0;
-		return 0;
-	}
-	if (is64 && i < 5) {
-		mask = ((uint64_t)hi << 32) | (lo & UMSI_PCI_BAR_MEM_MASK);
-		*size = mask ? ~mask + 1 : 0;
-	} else {
-		uint32_t m32 = lo & UMSI_PCI_BAR_MEM_MASK;
-
-		*size = m32 ? (uint32_t)(~m32 + 1) : 0;
-	}
-	return 0;
+	return umsi_pci_size_bar_reg(pf, (uint16_t)(cap + UMSI_SRIOV_BAR + 4 * i),
+				     is64, c->vf_bar[i],
+				     is64 ? c->vf_bar[i + 1] : 0, size);
 }
 
 /* The buses VFs may use: behind the PF's bridge, or the PF's own. */

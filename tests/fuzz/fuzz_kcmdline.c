@@ -2,7 +2,7 @@
 /*
  * libFuzzer target for the reference kernel's command line
  * (kernel/cmdline.c: cmdline_init, cmdline_value, cmdline_flag,
- * cmdline_list_has) and the
+ * cmdline_list_has, cmdline_bdf_count: umsi.sriov=BB:DD.F:N) and the
  * number parser its umsi.* values go through (kstrtou64, kernel/lib/
  * string.c), compiled hosted and unmodified. The kernel's own string
  * functions come with them, renamed (kernel_memcpy, ...) so they do not
@@ -58,6 +58,9 @@ static const struct {
 	{ "umsi.dirty", 128, false },
 	{ "e1000e.mode", 16, false },
 	{ "edu.mode", 8, false },
+	{ "umsi.sriov", 32, false },
+	{ "umsi.sriov_cycles", 32, true },
+	{ "umsi.sriov_nowait", 8, false },
 };
 
 /* What cmdline_get() must hold after cmdline_init(@raw). */
@@ -121,6 +124,54 @@ static bool ref_list_has(const char *list, const char *item)
 	}
 }
 
+/*
+ * Reference for cmdline_bdf_count(): "B:D.F:N", B D F hex digits (after
+ * an optional 0x each), N decimal digits, nothing else, every value in
+ * range; values that overflow 64 bits are refused.
+ */
+static bool ref_part(const char **p, int base, char stop, uint64_t max,
+		     uint64_t *out)
+{
+	const char *q = *p;
+	uint64_t v = 0;
+	int digits = 0;
+
+	if (base == 16 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
+		q += 2;
+	for (;; q++, digits++) {
+		int d = *q >= '0' && *q <= '9' ? *q - '0' :
+			base == 16 && *q >= 'a' && *q <= 'f' ? *q - 'a' + 10 :
+			base == 16 && *q >= 'A' && *q <= 'F' ? *q - 'A' + 10 : -1;
+
+		if (d < 0)
+			break;
+		if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
+			return false;
+		v = v * (uint64_t)base + (uint64_t)d;
+	}
+	if (!digits || *q != stop || v > max)
+		return false;
+	*p = q + 1;
+	*out = v;
+	return true;
+}
+
+static void check_bdf_count(const char *v)
+{
+	uint64_t b, d, f, n, got_n = 0;
+	uint32_t got_bdf = 0;
+	const char *p = v;
+	bool ok = cmdline_bdf_count(v, &got_bdf, &got_n, 64);
+	bool want = ref_part(&p, 16, ':', 0xff, &b) &&
+		    ref_part(&p, 16, '.', 0x1f, &d) &&
+		    ref_part(&p, 16, ':', 7, &f) &&
+		    ref_part(&p, 10, '\0', 64, &n) && n;
+
+	FUZZ_CHECK(ok == want);
+	if (ok)
+		FUZZ_CHECK(got_bdf == (b << 8 | d << 3 | f) && got_n == n);
+}
+
 /* cmdline_value(@key) in a buffer of exactly @size, against ref_find(). */
 static void check_key(const char *cl, const char *key, size_t size,
 		      bool number)
@@ -146,6 +197,9 @@ static void check_key(const char *cl, const char *key, size_t size,
 	/* The umsi.drivers=/flr=/dirty= matcher, with the key as the item. */
 	if (got && size)
 		FUZZ_CHECK(cmdline_list_has(buf, key) == ref_list_has(buf, key));
+	/* umsi.sriov='s BB:DD.F:N, on every value. */
+	if (got && size)
+		check_bdf_count(buf);
 	if (got && size && number) {
 		const char *end;
 		char *rend;

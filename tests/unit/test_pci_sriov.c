@@ -64,6 +64,35 @@ static void assert_vfs_gone(struct machine *m, umsi_bdf_t pf, uint16_t offset,
 	}
 }
 
+/*
+ * Every vector @dev holds gets a handler and fires once from its own
+ * entry: handled once, on the CPU uMSI chose for it.
+ */
+static void fire_each(struct machine *m, struct umsi_pci_dev *dev,
+		      const char *name)
+{
+	struct umsi_pci_info info;
+
+	umsi_pci_get_info(dev, &info);
+	for (uint32_t k = 0; k < info.nvec; k++) {
+		int irq = umsi_pci_irq_vector(dev, k);
+		struct umsi_irq_info ii;
+		uint64_t h;
+
+		assert_true(irq >= 0);
+		assert_int_equal(umsi_pci_request_irq(dev, k, fx_handler, 0,
+						      name, m), 0);
+		assert_int_equal(umsi_irq_get_info(m->sys, (uint32_t)irq, &ii),
+				 0);
+		h = m->handled[irq];
+		assert_int_equal(umsi_sim_fire(m->sim, info.bdf, k),
+				 UMSI_SIM_FIRE_SENT);
+		umsi_sim_quiesce(m->sim);
+		assert_int_equal(m->handled[irq], h + 1);
+		assert_int_equal(m->last_cpu[irq], ii.cpu);
+	}
+}
+
 /* Each VF's entries fire on the CPU uMSI chose, by the VF's own ID. */
 static void vfs_fire(struct machine *m, struct umsi_pci_dev *pf)
 {
@@ -76,23 +105,7 @@ static void vfs_fire(struct machine *m, struct umsi_pci_dev *pf)
 		assert_int_equal(umsi_pci_alloc_irq_vectors(vf, VF_MSIX,
 				VF_MSIX, UMSI_PCI_IRQ_MSIX), VF_MSIX);
 		assert_true(msix_enabled(m, info.bdf));
-		for (uint32_t k = 0; k < VF_MSIX; k++) {
-			int irq = umsi_pci_irq_vector(vf, k);
-			struct umsi_irq_info ii;
-			uint64_t h;
-
-			assert_true(irq >= 0);
-			assert_int_equal(umsi_pci_request_irq(vf, k, fx_handler,
-							      0, "vf", m), 0);
-			assert_int_equal(umsi_irq_get_info(m->sys, (uint32_t)irq,
-							   &ii), 0);
-			h = m->handled[irq];
-			assert_int_equal(umsi_sim_fire(m->sim, info.bdf, k),
-					 UMSI_SIM_FIRE_SENT);
-			umsi_sim_quiesce(m->sim);
-			assert_int_equal(m->handled[irq], h + 1);
-			assert_int_equal(m->last_cpu[irq], ii.cpu);
-		}
+		fire_each(m, vf, "vf");
 	}
 }
 
@@ -122,6 +135,7 @@ static void vfs_are_functions_with_their_own_ids(void **s)
 	assert_int_equal(si.first, PF + 1);
 	assert_int_equal(si.stride, 1);
 	assert_int_equal(si.bar_size[0], 0x4000);
+	assert_true(si.bar_is64[0]);
 	umsi_pci_get_info(pf, &info);
 	assert_int_equal(info.num_vfs, NVF);
 	for (uint16_t i = 0; i < NVF; i++) {
@@ -351,6 +365,41 @@ static void every_failed_host_call_leaves_nothing(void **s)
 		assert_same(&before, &after);
 	}
 	assert_true(failed > 0);
+	/*
+	 * A VF's allocation (its Table Size read again first): each host
+	 * call failing in turn leaves MSI-X off and nothing allocated.
+	 */
+	assert_int_equal(umsi_pci_sriov_enable(pf, NVF, UMSI_SRIOV_NOWAIT), 0);
+	{
+		struct umsi_pci_dev *vf = umsi_pci_sriov_vf(pf, 0);
+		struct umsi_pci_info info;
+		struct snapshot up = snap(m), now;
+
+		umsi_pci_get_info(vf, &info);
+		umsi_sim_stats_reset(m->sim);
+		assert_int_equal(umsi_pci_alloc_irq_vectors(vf, VF_MSIX, VF_MSIX,
+					UMSI_PCI_IRQ_MSIX), VF_MSIX);
+		n = sstats(m).fallible_calls;
+		umsi_pci_free_irq_vectors(vf);
+		failed = 0;
+		for (k = 1; k <= n; k++) {
+			umsi_sim_fail_at(m->sim, k, -UMSI_EIO);
+			ret = umsi_pci_alloc_irq_vectors(vf, VF_MSIX, VF_MSIX,
+							 UMSI_PCI_IRQ_MSIX);
+			umsi_sim_fail_at(m->sim, 0, 0);
+			if (ret < 0) {
+				failed++;
+				assert_false(msix_enabled(m, info.bdf));
+			} else {
+				fire_each(m, vf, "vf");
+				umsi_pci_free_irq_vectors(vf);
+			}
+			now = snap(m);
+			assert_same(&up, &now);
+		}
+		assert_true(failed > 0);
+	}
+	umsi_pci_sriov_disable(pf, UMSI_SRIOV_NOWAIT);
 	umsi_pci_remove(m->sys, pf);
 	machine_free(m);
 }
@@ -469,28 +518,8 @@ static void vfs_behind_an_aliasing_bridge(void **s)
 				 UMSI_PCI_IRQ_MSIX), VF_MSIX);
 	}
 	/* Every function, every vector, by its own entry. */
-	for (uint16_t f = 0; f < 3; f++) {
-		struct umsi_pci_dev *dev = f ? umsi_pci_sriov_vf(pf, f - 1) : pf;
-		struct umsi_pci_info info;
-
-		umsi_pci_get_info(dev, &info);
-		for (uint32_t k = 0; k < info.nvec; k++) {
-			int irq = umsi_pci_irq_vector(dev, k);
-			struct umsi_irq_info ii;
-			uint64_t h;
-
-			assert_int_equal(umsi_pci_request_irq(dev, k, fx_handler,
-							      0, "alias", m), 0);
-			assert_int_equal(umsi_irq_get_info(m->sys, (uint32_t)irq,
-							   &ii), 0);
-			h = m->handled[irq];
-			assert_int_equal(umsi_sim_fire(m->sim, info.bdf, k),
-					 UMSI_SIM_FIRE_SENT);
-			umsi_sim_quiesce(m->sim);
-			assert_int_equal(m->handled[irq], h + 1);
-			assert_int_equal(m->last_cpu[irq], ii.cpu);
-		}
-	}
+	for (uint16_t f = 0; f < 3; f++)
+		fire_each(m, f ? umsi_pci_sriov_vf(pf, f - 1) : pf, "alias");
 	umsi_pci_free_irq_vectors(pf);
 	umsi_pci_sriov_disable(pf, UMSI_SRIOV_NOWAIT);
 	after = snap(m);

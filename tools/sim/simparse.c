@@ -580,11 +580,6 @@ static int sim_place_line(struct sim_parser *p, const struct sim_devspec *d)
 	return 0;
 }
 
-static uint64_t sp_ninst(const struct sim_parser *p)
-{
-	return p->sp->ninst;
-}
-
 /* Append @d, counting its instances and vectors against the limits. */
 static int sim_add_device(struct sim_parser *p, const struct sim_devspec *d)
 {
@@ -660,16 +655,17 @@ static int sim_parse_device(struct sim_parser *p)
 		d.vf_device = d.device;
 	{
 		uint64_t nvf = (uint64_t)d.count * d.vfs;
+		uint64_t total = nvf + d.count + p->sp->ninst;
 		struct sim_devspec vf = {
 			.line = d.line, .vendor = d.vendor,
 			.device = d.vf_device, .msix = d.vf_msix,
 			.want = d.vf_want, .min = 1, .is_vf = true,
 		};
 
-		if (nvf + d.count + sp_ninst(p) > SIM_MAX_INSTANCES)
+		if (total > SIM_MAX_INSTANCES)
 			return sim_fail(p, "%llu device instances with the "
-					"VFs; at most %u", (unsigned long long)
-					(nvf + d.count + sp_ninst(p)),
+					"VFs; at most %u",
+					(unsigned long long)total,
 					SIM_MAX_INSTANCES);
 		vf.count = (unsigned)nvf;
 		snprintf(vf.name, sizeof(vf.name), "%s-vf", d.name);

@@ -189,6 +189,15 @@ struct umsi_pci_sriov {
  */
 int umsi_pci_add_vf(struct umsi_pci_dev *pf, umsi_bdf_t bdf, uint16_t index,
 		    struct umsi_pci_dev **out);
+/*
+ * Size the memory BAR whose register (pair, when @is64) is at @off and
+ * holds @lo (@hi): write all-ones, read the mask, put the value back (a
+ * failed write tried once more). Decoding must be off. 0 with *@size (0:
+ * not implemented); -UMSI_ENODEV when it read all-ones; a host error.
+ * A function's own BARs (dev.c) and a PF's VF BARs (sriov.c).
+ */
+int umsi_pci_size_bar_reg(struct umsi_pci_dev *dev, uint16_t off, bool is64,
+			  uint32_t lo, uint32_t hi, uint64_t *size);
 /* A VF's MSI-X Table Size read again while MSI-X is off (dev.c). */
 int umsi_pci_vf_refresh(struct umsi_pci_dev *dev);
 /* sriov.c: take @pf's VFs away before @pf goes (umsi_pci_remove). */

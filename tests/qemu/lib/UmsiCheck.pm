@@ -156,19 +156,24 @@ sub decode_function {
 		}
 		$ptr = b8($w, $ptr + 1);
 	}
-	if (my $x = $f{msix}) {
-		my $bar = $bars[$x->{bir}];
-		if ($bar && $bar->{kind} ne 'io' && $bar->{addr}) {
-			$x->{table_addr} = $bar->{addr} + $x->{offset};
-			my @t = $mon->read32($x->{table_addr}, 4 * $x->{size});
-			$x->{entries} = [map {
-				{ addr => $t[4 * $_] + $t[4 * $_ + 1] * 2**32,
-				  data => $t[4 * $_ + 2],
-				  masked => $t[4 * $_ + 3] & 1 }
-			} 0 .. $x->{size} - 1];
-		}
-	}
+	read_msix_table($mon, \%f);
 	return \%f;
+}
+
+# The MSI-X table of $f, through the BAR its capability names (when that
+# BAR is memory and has an address), decoded entry by entry.
+sub read_msix_table {
+	my ($mon, $f) = @_;
+	my $x = $f->{msix} or return;
+	my $bar = $f->{bars}[$x->{bir}];
+	return unless $bar && $bar->{kind} ne 'io' && $bar->{addr};
+	$x->{table_addr} = $bar->{addr} + $x->{offset};
+	my @t = $mon->read32($x->{table_addr}, 4 * $x->{size});
+	$x->{entries} = [map {
+		{ addr => $t[4 * $_] + $t[4 * $_ + 1] * 2**32,
+		  data => $t[4 * $_ + 2],
+		  masked => $t[4 * $_ + 3] & 1 }
+	} 0 .. $x->{size} - 1];
 }
 
 # An SR-IOV VF reads 0xffff as Vendor and Device ID and 0 in its BARs
@@ -228,18 +233,7 @@ sub vf_identity {
 		$i++ if $is64;
 	}
 	$f->{bars} = \@bars;
-	if (my $x = $f->{msix}) {
-		my $bar = $bars[$x->{bir}];
-		if ($bar && $bar->{addr}) {
-			$x->{table_addr} = $bar->{addr} + $x->{offset};
-			my @t = $mon->read32($x->{table_addr}, 4 * $x->{size});
-			$x->{entries} = [map {
-				{ addr => $t[4 * $_] + $t[4 * $_ + 1] * 2**32,
-				  data => $t[4 * $_ + 2],
-				  masked => $t[4 * $_ + 3] & 1 }
-			} 0 .. $x->{size} - 1];
-		}
-	}
+	read_msix_table($mon, $f);
 }
 
 # Read every function the kernel mentioned (UMSI lines and "pci" lines).
