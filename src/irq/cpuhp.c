@@ -78,9 +78,9 @@ static int managed_restart(struct umsi_system *sys, struct umsi_irq_desc *d,
 	 * Undo the shutdown's mask; if the driver unmasked meanwhile (only
 	 * the count moved), the source is unmasked here.
 	 */
-	if (atomic_load(&d->mask_depth) > 0)
+	if (umsi_desc_mask_depth(d) > 0)
 		umsi_irq_unmask(sys, d->irq);
-	else if (d->chip->unmask && !atomic_load(&d->disabled))
+	else if (d->chip->unmask && !umsi_desc_disabled(d))
 		d->chip->unmask(sys, d);
 	return ret;
 }

@@ -80,12 +80,12 @@ void umsi_rd_sync(struct umsi_system *sys)
 
 static void desc_free_mem(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
-	struct umsi_irq_action *a = atomic_load(&d->actions);
+	struct umsi_irq_action *a = umsi_desc_actions(d);
 
 	while (a) {
 		struct umsi_irq_action *next = atomic_load(&a->next);
 
-		umsi_free(sys, a, sizeof(*a));
+		umsi_free(sys, a, umsi_action_size(a));
 		a = next;
 	}
 	umsi_free(sys, d->aff_words, umsi_sys_mask_bytes(sys));
@@ -103,7 +103,7 @@ static struct umsi_irq_desc *desc_new(struct umsi_system *sys,
 	d->chip = chip;
 	d->source_id = UMSI_NO_SOURCE;
 	d->aff_count = sys->ncpus;
-	atomic_init(&d->mask_depth, 1);
+	atomic_init(&d->gate, 1);
 	return d;
 }
 

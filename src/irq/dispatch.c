@@ -15,8 +15,8 @@
  *  - The slot's descriptor is loaded with acquire, pairing with the
  *    release (or seq_cst) store that published it, so its fields and
  *    handlers are seen initialised.
- *  - Exit: dispatch_seq goes even with a plain release store of the value
- *    the entry left plus one. Only this CPU writes its dispatch_seq (with
+ *  - Exit: dispatch_seq goes even with a plain release store of its value
+ *    (reloaded) plus one. Only this CPU writes its dispatch_seq (with
  *    interrupts off, dispatch does not nest), so no atomic add is needed;
  *    the release orders every access of the descriptor before it, and
  *    pairs with the acquire loads of umsi_irq_sync()'s wait: a tear-down
@@ -41,7 +41,7 @@
 
 static void storm_disable(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
-	atomic_store(&d->disabled, true);
+	atomic_fetch_or(&d->gate, UMSI_GATE_DISABLED);
 	if (d->chip->mask)
 		d->chip->mask(sys, d);
 	umsi_log(sys, UMSI_LOG_ERROR, "irq %u: nobody cared (%u of the last "
@@ -113,15 +113,20 @@ static UMSI_COLD int run_handlers_all(struct umsi_irq_desc *d,
 static UMSI_ALWAYS_INLINE int run_handlers(struct umsi_irq_desc *d,
 					   void *ctx, bool with_ctx)
 {
+	uintptr_t w = atomic_load_explicit(&d->actions, memory_order_acquire);
 	struct umsi_irq_action *a;
 
-	a = atomic_load_explicit(&d->actions, memory_order_acquire);
-	/* One plain handler, the common case, right here; the rest apart. */
-	if (UMSI_LIKELY(a && !atomic_load_explicit(&a->next,
-						   memory_order_relaxed) &&
-			!(with_ctx && (a->flags & UMSI_ACTION_CTX))))
+	/*
+	 * One plain handler, the common case, right here (the tag says so:
+	 * one test, and the untagging folds into the loads' offsets); the
+	 * rest apart.
+	 */
+	if (UMSI_LIKELY(w & UMSI_ACTIONS_ONE)) {
+		a = (struct umsi_irq_action *)(w - UMSI_ACTIONS_ONE);
 		return a->handler(d->irq, a->arg) == UMSI_IRQ_HANDLED;
-	return run_handlers_all(d, a, ctx, with_ctx);
+	}
+	return run_handlers_all(d, (struct umsi_irq_action *)w, ctx,
+				with_ctx);
 }
 
 /* End the interrupt: the host's eoi (or nothing). */
@@ -132,7 +137,7 @@ static inline void end_irq(struct umsi_system *sys, uint32_t id)
 
 /*
  * The identities dispatch does not hand to a handler, apart: nothing owns
- * it (spurious), an IRQ has just left it (sys->moved, whose mask depth is
+ * it (spurious), an IRQ has just left it (sys->moved, whose gate is
  * set for this), or the IRQ is lazily masked or disabled by storm
  * detection. Returns what dispatch returns.
  */
@@ -163,33 +168,48 @@ static UMSI_COLD int dispatch_odd(struct umsi_system *sys, struct umsi_cpu *c,
 	return 1;
 }
 
-/* A handler found nothing: the storm accounting, with the slot's count. */
+/*
+ * A handler found nothing: the storm accounting. The descriptor is loaded
+ * again from the slot (dispatch keeps no register for it across the
+ * handler call): this CPU is still inside the dispatch (its dispatch_seq
+ * odd), so whatever the slot holds is safe to read. Should the IRQ have
+ * left the slot while its handler ran (a move), the slot holds
+ * sys->moved or nothing and this one unhandled interrupt goes uncounted,
+ * as the storm window's heuristic allows.
+ */
 static UMSI_COLD void dispatch_unhandled(struct umsi_system *sys,
-					struct umsi_cpu *c, uint32_t id,
-					struct umsi_irq_desc *d)
+					struct umsi_cpu *c, uint32_t id)
 {
-	note_unhandled(sys, d, atomic_load_explicit(&c->slot[id].count,
-						    memory_order_relaxed));
+	struct umsi_vslot *slot = &c->slot[id];
+	struct umsi_irq_desc *d = atomic_load_explicit(&slot->d,
+						       memory_order_acquire);
+
+	if (d && d != &sys->moved)
+		note_unhandled(sys, d, atomic_load_explicit(&slot->count,
+							   memory_order_relaxed));
 }
 
-/* Inlined into both entries: umsi_dispatch's constant NULL costs nothing. */
+/*
+ * Inlined into both entries: umsi_dispatch's constant NULL costs nothing.
+ * Only the system, the identity and the CPU live across the handler call
+ * (three saved registers, no stack adjustment): the exit reloads the
+ * sequence (only this CPU writes it) instead of keeping what entry saw.
+ */
 static UMSI_ALWAYS_INLINE int dispatch(struct umsi_system *sys, uint32_t cpu,
 				       uint32_t id, void *ctx, bool with_ctx)
 {
 	struct umsi_cpu *c;
 	struct umsi_vslot *slot;
 	struct umsi_irq_desc *d;
-	unsigned seq;
 	int ret = 1;
 
 	if (cpu >= sys->ncpus || id >= sys->id_limit)
 		return 0;
 	c = &sys->cpus[cpu];
-	seq = atomic_fetch_add(&c->dispatch_seq, 1);
+	atomic_fetch_add(&c->dispatch_seq, 1);
 	slot = &c->slot[id];
 	d = atomic_load_explicit(&slot->d, memory_order_acquire);
-	if (UMSI_UNLIKELY(!d || atomic_load(&d->mask_depth) > 0 ||
-			  atomic_load(&d->disabled))) {
+	if (UMSI_UNLIKELY(!d || atomic_load(&d->gate))) {
 		ret = dispatch_odd(sys, c, id, d);
 	} else {
 		atomic_store_explicit(&slot->count,
@@ -197,10 +217,13 @@ static UMSI_ALWAYS_INLINE int dispatch(struct umsi_system *sys, uint32_t cpu,
 					     memory_order_relaxed) + 1,
 			memory_order_relaxed);
 		if (UMSI_UNLIKELY(!run_handlers(d, ctx, with_ctx)))
-			dispatch_unhandled(sys, c, id, d);
+			dispatch_unhandled(sys, c, id);
 		end_irq(sys, id);
 	}
-	atomic_store_explicit(&c->dispatch_seq, seq + 2, memory_order_release);
+	atomic_store_explicit(&c->dispatch_seq,
+			      atomic_load_explicit(&c->dispatch_seq,
+						   memory_order_relaxed) + 1,
+			      memory_order_release);
 	return ret;
 }
 

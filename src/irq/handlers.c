@@ -17,7 +17,7 @@ static int request(struct umsi_system *sys, uint32_t irq,
 		   const void *owner)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
-	struct umsi_irq_action *a, *_Atomic *tail, *first;
+	struct umsi_irq_action *a, *tail, *first;
 	umsi_irqflags_t fl;
 	int ret = 0;
 
@@ -25,7 +25,7 @@ static int request(struct umsi_system *sys, uint32_t irq,
 		return -UMSI_ENOENT;
 	if (!handler == !handler_ctx || (flags & UMSI_ACTION_CTX))
 		return -UMSI_EINVAL;
-	if (d->chip->startup && !atomic_load(&d->actions)) {
+	if (d->chip->startup && !umsi_desc_actions(d)) {
 		ret = d->chip->startup(sys, d);
 		if (ret)
 			return ret;
@@ -53,7 +53,7 @@ static int request(struct umsi_system *sys, uint32_t irq,
 	a->owner = owner;
 
 	fl = umsi_lock(sys);
-	first = atomic_load(&d->actions);
+	first = umsi_desc_actions(d);
 	if (first && (!(first->flags & UMSI_IRQF_SHARED) ||
 		      !(flags & UMSI_IRQF_SHARED))) {
 		ret = -UMSI_EBUSY;
@@ -64,15 +64,19 @@ static int request(struct umsi_system *sys, uint32_t irq,
 		 * Linux's __setup_irq clears IRQS_SPURIOUS_DISABLED.
 		 */
 		if (!first) {
-			atomic_store(&d->disabled, false);
+			atomic_fetch_and(&d->gate, UMSI_GATE_DEPTH);
 			atomic_store(&d->storm_count, 0);
 			atomic_store(&d->storm_unhandled, 0);
 			atomic_store(&d->replay, false);
 		}
-		tail = &d->actions;
-		while (atomic_load(tail))
-			tail = &atomic_load(tail)->next;
-		atomic_store_explicit(tail, a, memory_order_release);
+		if (first) {
+			tail = first;
+			while (atomic_load(&tail->next))
+				tail = atomic_load(&tail->next);
+			atomic_store_explicit(&tail->next, a,
+					      memory_order_release);
+		}
+		umsi_desc_set_actions(d, first ? first : a);
 	}
 	umsi_unlock(sys, fl);
 	if (ret) {
@@ -92,6 +96,25 @@ static int request(struct umsi_system *sys, uint32_t irq,
 		}
 	}
 	return 0;
+}
+
+/*
+ * Take @a (after @prev, or first when @prev is NULL) off @d's handlers.
+ * Under the lock. A CPU in dispatch may still be running it: the caller
+ * frees it after umsi_irq_sync(). Returns whether none is left.
+ */
+static bool unlink_action(struct umsi_irq_desc *d, struct umsi_irq_action *prev,
+			  struct umsi_irq_action *a)
+{
+	struct umsi_irq_action *next = atomic_load(&a->next);
+
+	if (prev) {
+		atomic_store_explicit(&prev->next, next, memory_order_release);
+		umsi_desc_set_actions(d, umsi_desc_actions(d));
+	} else {
+		umsi_desc_set_actions(d, next);
+	}
+	return !umsi_desc_actions(d);
 }
 
 /* A context handler reached through umsi_dispatch(): no context. */
@@ -126,22 +149,18 @@ int umsi_irq_request_owned(struct umsi_system *sys, uint32_t irq,
 int umsi_free_irq(struct umsi_system *sys, uint32_t irq, void *dev_id)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
-	struct umsi_irq_action *a = NULL, *_Atomic *link;
+	struct umsi_irq_action *a, *prev = NULL;
 	umsi_irqflags_t fl;
 	bool last = false;
 
 	if (!d)
 		return -UMSI_ENOENT;
 	fl = umsi_lock(sys);
-	for (link = &d->actions; (a = atomic_load(link)) != NULL;
-	     link = &a->next) {
-		if (umsi_action_dev_id(a) == dev_id) {
-			atomic_store_explicit(link, atomic_load(&a->next),
-					      memory_order_release);
-			last = atomic_load(&d->actions) == NULL;
+	for (a = umsi_desc_actions(d); a; prev = a, a = atomic_load(&a->next))
+		if (umsi_action_dev_id(a) == dev_id)
 			break;
-		}
-	}
+	if (a)
+		last = unlink_action(d, prev, a);
 	umsi_unlock(sys, fl);
 	if (!a)
 		return -UMSI_ENOENT;
@@ -157,9 +176,9 @@ uint32_t umsi_irq_free_owned(struct umsi_system *sys, uint32_t irq,
 			     const void *owner)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
-	struct umsi_irq_action *a, *_Atomic *link;
+	struct umsi_irq_action *a, *prev;
 	umsi_irqflags_t fl;
-	bool last;
+	bool last = false;
 	uint32_t n = 0;
 
 	if (!d || !owner)
@@ -170,14 +189,13 @@ uint32_t umsi_irq_free_owned(struct umsi_system *sys, uint32_t irq,
 	 */
 	for (;;) {
 		fl = umsi_lock(sys);
-		for (link = &d->actions; (a = atomic_load(link)) != NULL;
-		     link = &a->next)
+		prev = NULL;
+		for (a = umsi_desc_actions(d); a;
+		     prev = a, a = atomic_load(&a->next))
 			if (a->owner == owner)
 				break;
 		if (a)
-			atomic_store_explicit(link, atomic_load(&a->next),
-					      memory_order_release);
-		last = a && atomic_load(&d->actions) == NULL;
+			last = unlink_action(d, prev, a);
 		umsi_unlock(sys, fl);
 		if (!a)
 			return n;
@@ -197,7 +215,7 @@ uint32_t umsi_irq_untagged_handlers(struct umsi_system *sys, uint32_t irq)
 
 	if (!d)
 		return 0;
-	for (a = atomic_load(&d->actions); a; a = atomic_load(&a->next))
+	for (a = umsi_desc_actions(d); a; a = atomic_load(&a->next))
 		n += !a->owner;
 	return n;
 }
@@ -208,7 +226,8 @@ static int do_irq_mask(struct umsi_system *sys, uint32_t irq)
 
 	if (!d || umsi_irq_dead(d))
 		return -UMSI_ENOENT;
-	if (atomic_fetch_add(&d->mask_depth, 1) == 0 && d->chip->mask) {
+	if ((atomic_fetch_add(&d->gate, 1) & UMSI_GATE_DEPTH) == 0 &&
+	    d->chip->mask) {
 		int ret = d->chip->mask(sys, d);
 
 		/*
@@ -217,7 +236,7 @@ static int do_irq_mask(struct umsi_system *sys, uint32_t irq)
 		 * past storm detection.
 		 */
 		if (ret)
-			atomic_fetch_sub(&d->mask_depth, 1);
+			atomic_fetch_sub(&d->gate, 1);
 		return ret;
 	}
 	return 0;
@@ -226,27 +245,28 @@ static int do_irq_mask(struct umsi_system *sys, uint32_t irq)
 static int do_irq_unmask(struct umsi_system *sys, uint32_t irq)
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
-	int depth, ret = 0;
+	unsigned gate;
+	int ret = 0;
 
 	if (!d || umsi_irq_dead(d))
 		return -UMSI_ENOENT;
-	depth = atomic_load(&d->mask_depth);
+	gate = atomic_load(&d->gate);
 	do {
-		if (depth <= 0)
+		if (!(gate & UMSI_GATE_DEPTH))
 			return -UMSI_EINVAL;
-	} while (!atomic_compare_exchange_weak(&d->mask_depth, &depth,
-					       depth - 1));
+	} while (!atomic_compare_exchange_weak(&d->gate, &gate, gate - 1));
 	/*
 	 * A shut-down managed IRQ has no vector: its source stays masked
 	 * until the restart, which unmasks it if nobody masked it since.
 	 */
-	if (depth != 1 || atomic_load(&d->disabled) || d->shutdown)
+	if ((gate & UMSI_GATE_DEPTH) != 1 || umsi_desc_disabled(d) ||
+	    d->shutdown)
 		return 0;
 	if (d->chip->unmask)
 		ret = d->chip->unmask(sys, d);
 	/* Still masked in hardware: the count says so too. */
 	if (ret) {
-		atomic_fetch_add(&d->mask_depth, 1);
+		atomic_fetch_add(&d->gate, 1);
 		return ret;
 	}
 	/*

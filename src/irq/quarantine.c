@@ -42,7 +42,8 @@ static void drop_actions(struct umsi_system *sys, struct umsi_irq_desc *d)
 	umsi_irqflags_t fl;
 
 	fl = umsi_lock(sys);
-	a = atomic_exchange(&d->actions, NULL);
+	a = (struct umsi_irq_action *)(atomic_exchange(&d->actions, 0) &
+					~UMSI_ACTIONS_ONE);
 	umsi_unlock(sys, fl);
 	umsi_irq_sync(sys);
 	while (a) {
@@ -66,7 +67,8 @@ void umsi_irq_quarantine(struct umsi_system *sys, struct umsi_irq_desc **descs,
 		 * dispatch counts and acknowledges only. */
 		umsi_irq_take(d);
 		atomic_store(&d->busy, true);
-		atomic_store(&d->mask_depth, 1 << 20);
+		atomic_store(&d->gate, (atomic_load(&d->gate) &
+				      UMSI_GATE_DISABLED) | 1u << 20);
 		drop_actions(sys, d);
 		/*
 		 * The IRQ number stays taken: a remapping entry is named by

@@ -65,11 +65,11 @@ static int do_irq_get_info(struct umsi_system *sys, uint32_t irq,
 	info->hwid = sys->cpus[d->cpu].hwid;
 	info->vector = d->vector;
 	info->managed = d->managed;
-	info->disabled = atomic_load(&d->disabled);
+	info->disabled = umsi_desc_disabled(d);
 	info->shutdown = d->shutdown;
-	info->masked = atomic_load(&d->mask_depth) > 0;
+	info->masked = umsi_desc_mask_depth(d) > 0;
 	info->chip = d->chip->name;
-	a = atomic_load(&d->actions);
+	a = umsi_desc_actions(d);
 	info->owner = a ? a->name : NULL;
 	info->hwirq = d->hwirq;
 	if (d->chip->describe)

@@ -166,7 +166,7 @@ int umsi_system_create(const struct umsi_host_ops *ops, void *host,
 	sys->first_dynamic_irq = cfg->first_dynamic_irq ?
 				 cfg->first_dynamic_irq : 24;
 	/* The slot an IRQ has just left reads as masked: dispatch_odd(). */
-	atomic_store(&sys->moved.mask_depth, 1);
+	atomic_store(&sys->moved.gate, 1);
 	sys->storm_threshold = cfg->storm_threshold ?
 			       cfg->storm_threshold : 99900;
 	sys->alloc_flags = cfg->spread_classes ? UMSI_MATRIX_SPREAD : 0;

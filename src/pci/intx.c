@@ -52,8 +52,7 @@ static int wired_unmask(struct umsi_system *sys, struct umsi_irq_desc *d)
 static int wired_write_msg(struct umsi_system *sys, struct umsi_irq_desc *d,
 			    const struct umsi_msg *msg)
 {
-	bool masked = atomic_load(&d->mask_depth) > 0 ||
-		      atomic_load(&d->disabled);
+	bool masked = atomic_load(&d->gate) != 0;
 
 	return wired_write(sys, d->chip_data, msg, masked);
 }
@@ -63,7 +62,7 @@ static void wired_describe(struct umsi_system *sys,
 			    struct umsi_irq_info *info)
 {
 	const struct umsi_intx_line *l = d->chip_data;
-	const struct umsi_irq_action *a = atomic_load(&d->actions);
+	const struct umsi_irq_action *a = umsi_desc_actions(d);
 	const struct umsi_pci_dev *o = a ? a->owner : NULL;
 
 	(void)sys;

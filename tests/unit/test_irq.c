@@ -138,7 +138,7 @@ static void shared_handlers_all_run_and_unshared_requests_are_refused(void **s)
 {
 	struct machine m;
 	struct tdev t;
-	int a = 0, b = 0;
+	int a = 0, b = 0, c = 0;
 
 	(void)s;
 	machine_up(&m, 2, NULL, 0);
@@ -170,6 +170,24 @@ static void shared_handlers_all_run_and_unshared_requests_are_refused(void **s)
 	umsi_sim_quiesce(m.sim);
 	assert_int_equal(a, 1);
 	assert_int_equal(b, 2);
+	/*
+	 * A handler added after the one left alone (dispatch's direct call
+	 * for a lone handler must give way to the list), then taken off the
+	 * tail: the one left is called alone again.
+	 */
+	assert_int_equal(umsi_request_irq(m.sys, t.d->irq, share_a,
+					  UMSI_IRQF_SHARED, "c", &c), 0);
+	t.outstanding = 0;
+	tdev_fire(&t);
+	umsi_sim_quiesce(m.sim);
+	assert_int_equal(b, 3);
+	assert_int_equal(c, 1);
+	assert_int_equal(umsi_free_irq(m.sys, t.d->irq, &c), 0);
+	t.outstanding = 0;
+	tdev_fire(&t);
+	umsi_sim_quiesce(m.sim);
+	assert_int_equal(b, 4);
+	assert_int_equal(c, 1);
 	assert_int_equal(umsi_free_irq(m.sys, t.d->irq, &b), 0);
 	assert_int_equal(umsi_free_irq(m.sys, t.d->irq, &b), -UMSI_ENOENT);
 	umsi_irq_release(m.sys, &t.d, 1);

@@ -177,14 +177,25 @@ struct umsi_irq_desc {
 	 */
 	uint32_t aff_first, aff_count;
 	uint64_t *aff_words;
-	/* Handlers, published with release stores. */
-	struct umsi_irq_action *_Atomic actions;
+	/*
+	 * Handlers, published with release stores: the first one's address,
+	 * with UMSI_ACTIONS_ONE set when it is the only one and plain (no
+	 * kernel context), so that dispatch calls it without looking
+	 * further. Read through umsi_desc_actions(); written under the lock
+	 * (umsi_desc_set_actions).
+	 */
+	_Atomic uintptr_t actions;
 	/* Process-context changes of this IRQ are exclusive (EAGAIN). */
 	atomic_bool busy;
-	/* Masking: depth, and an interrupt noted while lazily masked. */
-	atomic_int mask_depth;
-	atomic_bool replay;
-	atomic_bool disabled;       /* by storm detection */
+	/*
+	 * Masking and storm disabling in one word, so that dispatch tests
+	 * one: the low bits (UMSI_GATE_DEPTH) count the masks
+	 * (umsi_irq_mask), UMSI_GATE_DISABLED is set while storm detection
+	 * has disabled the IRQ. Nonzero: not handed to a handler. Read
+	 * through umsi_desc_mask_depth() / umsi_desc_disabled().
+	 */
+	atomic_uint gate;
+	atomic_bool replay;         /* an interrupt noted while masked */
 	/*
 	 * Statistics. Interrupts are counted where they arrive, per CPU and
 	 * vector (umsi_vslot.count, beside the slot); when the IRQ leaves a (CPU, vector), its
@@ -202,6 +213,46 @@ struct umsi_irq_desc {
 	atomic_uint storm_unhandled;
 	_Atomic uint64_t last_unhandled_ns;
 };
+
+#define UMSI_ACTIONS_ONE ((uintptr_t)1)
+
+/* The IRQ's first handler (the list goes on through ->next), or NULL. */
+static inline struct umsi_irq_action *
+umsi_desc_actions(const struct umsi_irq_desc *d)
+{
+	return (struct umsi_irq_action *)(atomic_load_explicit(&d->actions,
+		memory_order_acquire) & ~UMSI_ACTIONS_ONE);
+}
+
+/*
+ * Make @first the IRQ's first handler, tagged when it is alone and plain.
+ * Called under the lock after every change of the list.
+ */
+static inline void umsi_desc_set_actions(struct umsi_irq_desc *d,
+					 struct umsi_irq_action *first)
+{
+	uintptr_t w = (uintptr_t)first;
+
+	if (first && !atomic_load(&first->next) &&
+	    !(first->flags & UMSI_ACTION_CTX))
+		w |= UMSI_ACTIONS_ONE;
+	atomic_store_explicit(&d->actions, w, memory_order_release);
+}
+
+#define UMSI_GATE_DISABLED (1u << 31)
+#define UMSI_GATE_DEPTH (UMSI_GATE_DISABLED - 1)
+
+/* How many times the IRQ is masked by its users. */
+static inline unsigned umsi_desc_mask_depth(struct umsi_irq_desc *d)
+{
+	return atomic_load(&d->gate) & UMSI_GATE_DEPTH;
+}
+
+/* Whether storm detection has disabled the IRQ. */
+static inline bool umsi_desc_disabled(struct umsi_irq_desc *d)
+{
+	return atomic_load(&d->gate) & UMSI_GATE_DISABLED;
+}
 
 /* One identity of one CPU: who holds it, and what it took. */
 struct umsi_vslot {
