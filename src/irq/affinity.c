@@ -220,15 +220,16 @@ static void keep_strays(struct umsi_system *sys, struct move *mv)
 	uint32_t i;
 
 	for (i = 0; i < mv->n; i++) {
-		struct umsi_irq_desc *m = mv->member[i];
+		/* Made before the move (umsi_irq_hist_reserve). */
+		struct umsi_irq_cold *c = umsi_desc_cold_of(mv->member[i]);
 
-		m->strays[m->nstrays].cpu = mv->new_cpu;
-		m->strays[m->nstrays].vector = mv->new_vec + i;
-		m->strays[m->nstrays++].managed = m->managed;
+		c->strays[c->nstrays].cpu = mv->new_cpu;
+		c->strays[c->nstrays].vector = mv->new_vec + i;
+		c->strays[c->nstrays++].managed = mv->member[i]->managed;
 		if (mv->temp) {
-			m->strays[m->nstrays].cpu = mv->old_cpu;
-			m->strays[m->nstrays].vector = mv->new_vec + i;
-			m->strays[m->nstrays++].managed = false;
+			c->strays[c->nstrays].cpu = mv->old_cpu;
+			c->strays[c->nstrays].vector = mv->new_vec + i;
+			c->strays[c->nstrays++].managed = false;
 		}
 	}
 	umsi_unlock(sys, fl);
@@ -303,8 +304,8 @@ int umsi_irq_move(struct umsi_system *sys, struct umsi_irq_desc *d,
 	bool in_place;
 	int ret;
 
-	if (d->block_leader)
-		mv.n = 1u << d->block_order;
+	if (umsi_block_leader(d))
+		mv.n = 1u << d->cold->block_order;
 	/* The counts of the slots it leaves go to its history. */
 	fl = umsi_lock(sys);
 	mv.old_cpu = d->cpu;
@@ -314,7 +315,7 @@ int umsi_irq_move(struct umsi_system *sys, struct umsi_irq_desc *d,
 		mv.member[i] = i ? atomic_load(&umsi_slot(sys, mv.old_cpu,
 							   mv.old_vec + i)->d) : d;
 		if (!mv.member[i] || mv.member[i] == &sys->moved ||
-		    (!in_place && mv.member[i]->nstrays)) {
+		    (!in_place && umsi_desc_nstrays(mv.member[i]))) {
 			umsi_unlock(sys, fl);
 			return -UMSI_EIO;
 		}
@@ -445,7 +446,9 @@ int umsi_irq_move(struct umsi_system *sys, struct umsi_irq_desc *d,
 /* Whose affinity @d follows: its own, or its MSI block leader's. */
 static const struct umsi_irq_desc *aff_of(const struct umsi_irq_desc *d)
 {
-	return d->block_leader ? d->block_leader : d;
+	const struct umsi_irq_desc *lead = umsi_block_leader(d);
+
+	return lead ? lead : d;
 }
 
 /* The CPUs @d's source can name. */
@@ -499,8 +502,8 @@ static int do_irq_set_affinity(struct umsi_system *sys, uint32_t irq,
 	if (!mask || !mask->words)
 		return -UMSI_EINVAL;
 	/* A multi-message MSI block moves as a whole, by its leader. */
-	if (d->block_leader)
-		d = d->block_leader;
+	if (umsi_block_leader(d))
+		d = umsi_block_leader(d);
 	if (d->managed)
 		return -UMSI_EPERM;     /* managed affinity is fixed */
 	if (!umsi_irq_claim(d))

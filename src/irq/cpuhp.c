@@ -26,7 +26,7 @@ static int managed_shutdown(struct umsi_system *sys, struct umsi_irq_desc *d)
 	int ret;
 
 	fl = umsi_lock(sys);
-	strays = d->nstrays;
+	strays = (uint8_t)umsi_desc_nstrays(d);
 	umsi_unlock(sys, fl);
 	if (strays)
 		return -UMSI_EIO;
@@ -183,8 +183,8 @@ static int evacuate(struct umsi_system *sys, struct umsi_irq_desc *d,
 	uint32_t n;
 	int ret;
 
-	if (d->block_leader && d->block_leader != d) {
-		struct umsi_irq_desc *lead = d->block_leader;
+	if (umsi_block_leader(d) && umsi_block_leader(d) != d) {
+		struct umsi_irq_desc *lead = umsi_block_leader(d);
 
 		if (!umsi_irq_claim(lead))
 			return -UMSI_EAGAIN;
@@ -237,7 +237,7 @@ int umsi_irq_activate(struct umsi_system *sys, struct umsi_irq_desc **descs,
 		bool gone;
 
 		/* A block member moves with its leader. */
-		if (d->block_leader && d->block_leader != d)
+		if (umsi_block_leader(d) && umsi_block_leader(d) != d)
 			continue;
 		/* online is an atomic: an offline that began now sees d busy. */
 		gone = !atomic_load(&sys->cpus[d->cpu].online);

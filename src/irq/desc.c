@@ -81,6 +81,7 @@ void umsi_rd_sync(struct umsi_system *sys)
 static void desc_free_mem(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
 	struct umsi_irq_action *a = umsi_desc_actions(d);
+	struct umsi_irq_cold *c = umsi_desc_cold_of(d);
 
 	while (a) {
 		struct umsi_irq_action *next = atomic_load(&a->next);
@@ -89,9 +90,30 @@ static void desc_free_mem(struct umsi_system *sys, struct umsi_irq_desc *d)
 		a = next;
 	}
 	umsi_free(sys, d->aff_words, umsi_sys_mask_bytes(sys));
-	umsi_free(sys, d->hist, d->hist_cap * sizeof(*d->hist));
+	if (c) {
+		umsi_free(sys, c->hist, c->hist_cap * sizeof(*c->hist));
+		umsi_free(sys, c, sizeof(*c));
+	}
 	umsi_free(sys, d, sizeof(*d));
 }
+
+int umsi_desc_cold(struct umsi_system *sys, struct umsi_irq_desc *d)
+{
+	struct umsi_irq_cold *c;
+
+	if (umsi_desc_cold_of(d))
+		return 0;
+	c = umsi_zalloc(sys, sizeof(*c));
+	if (!c)
+		return -UMSI_ENOMEM;
+	/* Walkers may look (statistics): they see it whole or not at all. */
+	atomic_store_explicit(&d->cold, c, memory_order_release);
+	return 0;
+}
+
+/* Issue 30's budget: 128 bytes an IRQ; what only some need is cold. */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct umsi_irq_desc) <= 128,
+	       "struct umsi_irq_desc outgrew 128 bytes");
 
 static struct umsi_irq_desc *desc_new(struct umsi_system *sys,
 				      const struct umsi_irq_chip *chip)
@@ -180,23 +202,28 @@ int umsi_aff_set(struct umsi_system *sys, struct umsi_irq_desc *d,
 int umsi_irq_hist_reserve(struct umsi_system *sys, struct umsi_irq_desc *d,
 			  uint32_t n)
 {
+	struct umsi_irq_cold *c;
 	struct umsi_irq_hist *h;
 	uint32_t cap;
+	int ret = umsi_desc_cold(sys, d);
 
-	if (d->nhist + n <= d->hist_cap)
+	if (ret)
+		return ret;
+	c = umsi_desc_cold_of(d);
+	if (c->nhist + n <= c->hist_cap)
 		return 0;
-	cap = d->hist_cap ? d->hist_cap * 2 : 2;
-	while (cap < d->nhist + n)
+	cap = c->hist_cap ? c->hist_cap * 2 : 2;
+	while (cap < c->nhist + n)
 		cap *= 2;
 	h = umsi_zalloc(sys, cap * sizeof(*h));
 	if (!h)
 		return -UMSI_ENOMEM;
-	if (d->nhist)
-		umsi_memcpy(h, d->hist, d->nhist * sizeof(*h));
+	if (c->nhist)
+		umsi_memcpy(h, c->hist, c->nhist * sizeof(*h));
 	/* Readers of statistics may be looking: they tolerate staleness. */
-	umsi_free(sys, d->hist, d->hist_cap * sizeof(*h));
-	d->hist = h;
-	d->hist_cap = cap;
+	umsi_free(sys, c->hist, c->hist_cap * sizeof(*h));
+	c->hist = h;
+	c->hist_cap = cap;
 	return 0;
 }
 
@@ -204,24 +231,25 @@ void umsi_irq_hist_fold(struct umsi_system *sys, struct umsi_irq_desc *d,
 			uint32_t cpu, uint32_t vector)
 {
 	uint64_t n = atomic_exchange(&sys->cpus[cpu].slot[vector].count, 0);
+	struct umsi_irq_cold *c = umsi_desc_cold_of(d);
 	uint32_t i;
 
-	if (!n)
+	if (!n || !c)
 		return;
-	for (i = 0; i < d->nhist && d->hist[i].cpu != cpu; i++)
+	for (i = 0; i < c->nhist && c->hist[i].cpu != cpu; i++)
 		;
-	if (i == d->nhist) {
+	if (i == c->nhist) {
 		/* Reserved beforehand; if not, the oldest entry takes it. */
-		if (d->nhist == d->hist_cap) {
-			if (!d->nhist)
+		if (c->nhist == c->hist_cap) {
+			if (!c->nhist)
 				return;
 			i = 0;
 		} else {
-			d->hist[d->nhist].cpu = cpu;
-			d->hist[d->nhist++].count = 0;
+			c->hist[c->nhist].cpu = cpu;
+			c->hist[c->nhist++].count = 0;
 		}
 	}
-	d->hist[i].count += n;
+	c->hist[i].count += n;
 }
 
 /*
@@ -286,8 +314,8 @@ effective_mask(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 /* Give back the identities of @d (an MSI block: by its leader). */
 static void give_ids(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
-	sys->env.ctl->domain->give(sys, d->vector, d->block_leader ?
-				   1u << d->block_order : 1);
+	sys->env.ctl->domain->give(sys, d->vector, umsi_block_leader(d) ?
+				   1u << d->cold->block_order : 1);
 }
 
 #ifdef UMSI_ASSERT_HOOK
@@ -351,7 +379,8 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		out[i] = desc_new(sys, chip);
 		if (!out[i])
 			goto free_mem;
-		if (umsi_aff_set(sys, out[i], affinity)) {
+		if (umsi_aff_set(sys, out[i], affinity) ||
+		    ((block || split) && umsi_desc_cold(sys, out[i]))) {
 			i++;
 			goto free_mem;
 		}
@@ -379,9 +408,9 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		for (i = 0; i < nvec; i++) {
 			out[i]->cpu = cpu;
 			out[i]->local = (uint32_t)v + i;
-			out[i]->block_leader = out[0];
+			out[i]->cold->block_leader = out[0];
 		}
-		out[0]->block_order = (uint8_t)order;
+		out[0]->cold->block_order = (uint8_t)order;
 		done = nvec;
 		ret = dom->take(sys, (uint32_t)v, 1u << order, 1u << order,
 				&id);
@@ -413,9 +442,9 @@ int umsi_irq_alloc(struct umsi_system *sys, const struct umsi_irq_chip *chip,
 		}
 	}
 	for (i = 0; split && i < nvec; i++)
-		out[i]->group_leader = out[0];
+		out[i]->cold->group_leader = out[0];
 	if (split)
-		out[0]->group_order = (uint8_t)order;
+		out[0]->cold->group_order = (uint8_t)order;
 	/* The numbers are theirs; publication waits for umsi_irq_publish. */
 	for (i = 0; i < nvec; i++) {
 		umsi_idmap_set(&sys->irq_ids, out[i]->irq);
@@ -544,12 +573,12 @@ static void free_vectors(struct umsi_system *sys, struct umsi_irq_desc *d)
 	struct umsi_cpumask m = { sys->scratch, sys->ncpus };
 	int ret;
 
-	if (d->block_leader && d->block_leader != d)
+	if (umsi_block_leader(d) && umsi_block_leader(d) != d)
 		return;         /* the leader frees the whole block */
 	give_ids(sys, d);
-	if (d->block_leader) {
+	if (umsi_block_leader(d)) {
 		ret = umsi_matrix_free_block(sys->matrix, d->cpu, d->local,
-					     d->block_order);
+					     d->cold->block_order);
 		UMSI_ASSERT(ret == 0);
 		return;
 	}
@@ -608,8 +637,9 @@ static void unpublish(struct umsi_system *sys, struct umsi_irq_desc *d)
 
 	/* Only clear a slot that is still ours (shutdown left it). */
 	clear_slot(sys, d, d->cpu, d->vector);
-	for (i = 0; i < d->nstrays; i++)
-		clear_slot(sys, d, d->strays[i].cpu, d->strays[i].vector);
+	for (i = 0; i < umsi_desc_nstrays(d); i++)
+		clear_slot(sys, d, d->cold->strays[i].cpu,
+			   d->cold->strays[i].vector);
 	/* The number is @d's from allocation on, published or not. */
 	atomic_compare_exchange_strong(&sys->irqs[d->irq], &expect, NULL);
 	umsi_idmap_clear(&sys->irq_ids, d->irq);
@@ -619,25 +649,30 @@ static void unpublish(struct umsi_system *sys, struct umsi_irq_desc *d)
 /* Free the slots a failed retarget left behind. [lock] */
 static void free_strays(struct umsi_system *sys, struct umsi_irq_desc *d)
 {
+	struct umsi_irq_cold *c = umsi_desc_cold_of(d);
 	uint8_t i;
 
-	for (i = 0; i < d->nstrays; i++)
-		umsi_matrix_free(sys->matrix, d->strays[i].cpu,
-				 d->strays[i].vector, d->strays[i].managed);
-	d->nstrays = 0;
+	if (!c)
+		return;
+	for (i = 0; i < c->nstrays; i++)
+		umsi_matrix_free(sys->matrix, c->strays[i].cpu,
+				 c->strays[i].vector, c->strays[i].managed);
+	c->nstrays = 0;
 }
 
 /* What the back end is told of @d's source. */
 static void ctl_irq(const struct umsi_irq_desc *d, struct umsi_ctl_irq *ci)
 {
+	struct umsi_irq_desc *g = umsi_group_leader(d);
+
 	ci->irq = d->irq;
 	ci->source_id = d->source_id;
 	ci->source_events = d->source_events;
-	ci->group_irq = d->group_leader ? d->group_leader->irq : d->irq;
-	ci->group_count = d->group_leader ?
-			  1u << d->group_leader->group_order : 0;
+	ci->group_irq = g ? g->irq : d->irq;
+	ci->group_count = g ? 1u << g->cold->group_order : 0;
 	ci->index = d->hwirq;
-	ci->count = d->block_leader == d ? 1u << d->block_order : 1;
+	ci->count = umsi_block_leader(d) == d ? 1u << d->cold->block_order :
+		    1;
 	ci->wired = d->chip->wired;
 }
 
@@ -679,9 +714,9 @@ void umsi_irq_release(struct umsi_system *sys, struct umsi_irq_desc **descs,
 		if (!d->shutdown)
 			atomic_store(&umsi_slot(sys, d->cpu, d->vector)->count,
 				     0);
-		for (k = 0; k < d->nstrays; k++)
-			atomic_store(&sys->cpus[d->strays[k].cpu].slot[
-				     d->strays[k].vector].count, 0);
+		for (k = 0; k < umsi_desc_nstrays(d); k++)
+			atomic_store(&sys->cpus[d->cold->strays[k].cpu].slot[
+				     d->cold->strays[k].vector].count, 0);
 		free_vectors(sys, d);
 		free_strays(sys, d);
 	}
@@ -729,7 +764,7 @@ uint32_t umsi_irq_max_block(struct umsi_system *sys)
 
 bool umsi_irq_grouped(const struct umsi_irq_desc *d)
 {
-	return d->group_leader != NULL;
+	return umsi_group_leader(d) != NULL;
 }
 
 int umsi_irq_msg(struct umsi_system *sys, struct umsi_irq_desc *d,

@@ -12,19 +12,22 @@
 static uint64_t stats_count(struct umsi_system *sys,
 			    const struct umsi_irq_desc *d, uint32_t cpu)
 {
+	struct umsi_irq_cold *c = umsi_desc_cold_of(d);
 	uint64_t n = 0;
 	uint32_t i;
 
-	for (i = 0; i < d->nhist; i++)
-		if (d->hist[i].cpu == cpu)
-			n += d->hist[i].count;
 	if (d->cpu == cpu && !d->shutdown)
 		n += atomic_load_explicit(&sys->cpus[cpu].slot[d->vector].count,
 					  memory_order_relaxed);
-	for (i = 0; i < d->nstrays; i++)
-		if (d->strays[i].cpu == cpu)
+	if (!c)
+		return n;
+	for (i = 0; i < c->nhist; i++)
+		if (c->hist[i].cpu == cpu)
+			n += c->hist[i].count;
+	for (i = 0; i < c->nstrays; i++)
+		if (c->strays[i].cpu == cpu)
 			n += atomic_load_explicit(
-				&sys->cpus[cpu].slot[d->strays[i].vector].count,
+				&sys->cpus[cpu].slot[c->strays[i].vector].count,
 				memory_order_relaxed);
 	return n;
 }
@@ -55,10 +58,12 @@ static int do_irq_get_info(struct umsi_system *sys, uint32_t irq,
 {
 	struct umsi_irq_desc *d = umsi_irq_to_desc(sys, irq);
 	struct umsi_irq_action *a;
+	struct umsi_irq_cold *c;
 	uint32_t cpu;
 
 	if (!d)
 		return -UMSI_ENOENT;
+	c = umsi_desc_cold_of(d);
 	umsi_memset(info, 0, sizeof(*info));
 	info->irq = irq;
 	info->cpu = d->cpu;
@@ -75,12 +80,12 @@ static int do_irq_get_info(struct umsi_system *sys, uint32_t irq,
 	if (d->chip->describe)
 		d->chip->describe(sys, d, info);
 	/* Only the CPUs it has been on. */
-	for (cpu = 0; cpu < d->nhist; cpu++)
-		info->total += d->hist[cpu].count;
-	for (cpu = 0; cpu < d->nstrays; cpu++)
+	for (cpu = 0; c && cpu < c->nhist; cpu++)
+		info->total += c->hist[cpu].count;
+	for (cpu = 0; c && cpu < c->nstrays; cpu++)
 		info->total += atomic_load_explicit(
-			&sys->cpus[d->strays[cpu].cpu].slot[
-				d->strays[cpu].vector].count, memory_order_relaxed);
+			&sys->cpus[c->strays[cpu].cpu].slot[
+				c->strays[cpu].vector].count, memory_order_relaxed);
 	if (!d->shutdown)
 		info->total += atomic_load_explicit(
 			&sys->cpus[d->cpu].slot[d->vector].count,

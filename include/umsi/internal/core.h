@@ -120,21 +120,13 @@ static inline size_t umsi_action_size(const struct umsi_irq_action *a)
 					    sizeof(struct umsi_irq_action);
 }
 
-/* An IRQ descriptor. Fields marked [lock] change under sys->lock only. */
-struct umsi_irq_desc {
-	uint32_t irq;
-	const struct umsi_irq_chip *chip;
-	void *chip_data;            /* the chip's per-IRQ state */
-	uint32_t hwirq;             /* number within its source (chip's) */
-	/* The requester its bus names it by (umsi_ctl_irq.source_id). */
-	uint32_t source_id;
-	/* Messages its source can send (umsi_ctl_irq.source_events). */
-	uint32_t source_events;
-	/* The back end holds a resource for it (umsi_ctl.release). */
-	bool composed;
-	/* Quarantine: the owner (opaque, the PCI function) and the list. */
-	const void *owner;
-	struct umsi_irq_desc *next_dead;     /* sys->quarantine [lock] */
+/*
+ * What few IRQs need, apart from the descriptor (allocated by
+ * umsi_desc_cold() in process context, when first needed: before an IRQ
+ * first moves or is shut down, or when it joins an MSI block). Freed
+ * with the descriptor.
+ */
+struct umsi_irq_cold {
 	/*
 	 * Slots a failed retarget may have left the source aimed at: kept
 	 * allocated and published to this descriptor until it is released.
@@ -146,22 +138,20 @@ struct umsi_irq_desc {
 		bool managed;
 	} strays[2];
 	uint8_t nstrays;
-	/*
-	 * Target: a CPU and the identity it takes (its slot: sys->cpus[cpu]
-	 * .slot[vector]). Written under the lock; walkers read them without
-	 * it (atomics, relaxed). @local is what the matrix gave on @cpu,
-	 * which balances the CPUs; @vector is the identity the back end's
-	 * domain made of it (umsi_ctl_domain: the same number per CPU, or
-	 * a global identity that stays for the IRQ's life). [lock]
-	 */
-	_Atomic uint32_t cpu;
-	_Atomic uint32_t vector;
-	uint32_t local;
-	bool managed;
-	atomic_bool shutdown;       /* managed, whole mask offline */
-	/* Activated (umsi_irq_activate): from then on owned through busy. */
-	bool active;
 	uint8_t block_order;        /* MSI block: log2 of vectors, on leader */
+	uint8_t group_order;        /* group: log2 of members, on leader */
+	/*
+	 * Statistics. Interrupts are counted where they arrive, per CPU and
+	 * vector (umsi_vslot.count, beside the slot); when the IRQ leaves a
+	 * (CPU, vector), its count there is folded into @hist, one entry per
+	 * CPU it has left: memory per IRQ grows with the CPUs it visited,
+	 * not with the machine. [process context, busy or lock]
+	 */
+	struct umsi_irq_hist {
+		uint32_t cpu;
+		uint64_t count;
+	} *hist;
+	uint32_t nhist, hist_cap;
 	struct umsi_irq_desc *block_leader;  /* NULL unless in an MSI block */
 	/*
 	 * An MSI block whose messages the back end translates one by one
@@ -169,24 +159,16 @@ struct umsi_irq_desc {
 	 * NULL; @group_leader names the first, which holds @group_order.
 	 */
 	struct umsi_irq_desc *group_leader;
-	uint8_t group_order;
-	/*
-	 * Affinity: CPUs [aff_first, aff_first + aff_count) when aff_words
-	 * is NULL (every mask a range, the common case, costs no memory per
-	 * CPU), else the words (sys->mask_words long). umsi_aff_*() below.
-	 */
-	uint32_t aff_first, aff_count;
-	uint64_t *aff_words;
-	/*
-	 * Handlers, published with release stores: the first one's address,
-	 * with UMSI_ACTIONS_ONE set when it is the only one and plain (no
-	 * kernel context), so that dispatch calls it without looking
-	 * further. Read through umsi_desc_actions(); written under the lock
-	 * (umsi_desc_set_actions).
-	 */
-	_Atomic uintptr_t actions;
-	/* Process-context changes of this IRQ are exclusive (EAGAIN). */
-	atomic_bool busy;
+};
+
+/*
+ * An IRQ descriptor. Fields marked [lock] change under sys->lock only.
+ * Hot fields first: dispatch reads the first 16 bytes (irq, gate,
+ * actions). 128 bytes on a 64-bit machine; what only some IRQs need is
+ * in @cold.
+ */
+struct umsi_irq_desc {
+	uint32_t irq;
 	/*
 	 * Masking and storm disabling in one word, so that dispatch tests
 	 * one: the low bits (UMSI_GATE_DEPTH) count the masks
@@ -195,24 +177,92 @@ struct umsi_irq_desc {
 	 * through umsi_desc_mask_depth() / umsi_desc_disabled().
 	 */
 	atomic_uint gate;
-	atomic_bool replay;         /* an interrupt noted while masked */
 	/*
-	 * Statistics. Interrupts are counted where they arrive, per CPU and
-	 * vector (umsi_vslot.count, beside the slot); when the IRQ leaves a (CPU, vector), its
-	 * count there is folded into @hist, one entry per CPU it has left:
-	 * memory per IRQ grows with the CPUs it visited, not with the
-	 * machine. [process context, busy or lock]
+	 * Handlers, published with release stores: the first one's address,
+	 * with UMSI_ACTIONS_ONE set when it is the only one and plain (no
+	 * kernel context), so that dispatch calls it without looking
+	 * further. Read through umsi_desc_actions(); written under the lock
+	 * (umsi_desc_set_actions).
 	 */
-	struct umsi_irq_hist {
-		uint32_t cpu;
-		uint64_t count;
-	} *hist;
-	uint32_t nhist, hist_cap;
+	_Atomic uintptr_t actions;
+	uint32_t hwirq;             /* number within its source (chip's) */
+	/* The requester its bus names it by (umsi_ctl_irq.source_id). */
+	uint32_t source_id;
+	/* Messages its source can send (umsi_ctl_irq.source_events). */
+	uint32_t source_events;
+	/*
+	 * Target: a CPU and the identity it takes (its slot: sys->cpus[cpu]
+	 * .slot[vector]). Written under the lock; walkers read them without
+	 * it (atomics, relaxed). @local is what the matrix gave on @cpu,
+	 * which balances the CPUs; @vector is the identity the back end's
+	 * domain made of it (umsi_ctl_domain: the same number per CPU, or
+	 * a global identity that stays for the IRQ's life). [lock]
+	 */
+	uint32_t local;
+	_Atomic uint32_t cpu;
+	_Atomic uint32_t vector;
+	const struct umsi_irq_chip *chip;
+	void *chip_data;            /* the chip's per-IRQ state */
+	/* Quarantine: the owner (opaque, the PCI function) and the list. */
+	const void *owner;
+	struct umsi_irq_desc *next_dead;     /* sys->quarantine [lock] */
+	/* Strays, history, MSI block or group: NULL until needed. */
+	struct umsi_irq_cold *_Atomic cold;
+	/*
+	 * Affinity: CPUs [aff_first, aff_first + aff_count) when aff_words
+	 * is NULL (every mask a range, the common case, costs no memory per
+	 * CPU), else the words (sys->mask_words long). umsi_aff_*() below.
+	 */
+	uint32_t aff_first, aff_count;
+	uint64_t *aff_words;
+	/* Storm detection (src/irq/dispatch.c), written in interrupts. */
 	_Atomic uint64_t unhandled_total;
+	_Atomic uint64_t last_unhandled_ns;
 	atomic_uint storm_count;
 	atomic_uint storm_unhandled;
-	_Atomic uint64_t last_unhandled_ns;
+	/* The back end holds a resource for it (umsi_ctl.release). */
+	bool composed;
+	bool managed;
+	atomic_bool shutdown;       /* managed, whole mask offline */
+	/* Activated (umsi_irq_activate): from then on owned through busy. */
+	bool active;
+	/* Process-context changes of this IRQ are exclusive (EAGAIN). */
+	atomic_bool busy;
+	atomic_bool replay;         /* an interrupt noted while masked */
 };
+
+/* The descriptor's cold part, or NULL (none needed yet). */
+static inline struct umsi_irq_cold *
+umsi_desc_cold_of(const struct umsi_irq_desc *d)
+{
+	return atomic_load_explicit(&d->cold, memory_order_acquire);
+}
+
+/* The leader of @d's MSI block (itself for the leader), or NULL. */
+static inline struct umsi_irq_desc *
+umsi_block_leader(const struct umsi_irq_desc *d)
+{
+	struct umsi_irq_cold *c = umsi_desc_cold_of(d);
+
+	return c ? c->block_leader : NULL;
+}
+
+/* The first IRQ of @d's group (one IRQ a message), or NULL. */
+static inline struct umsi_irq_desc *
+umsi_group_leader(const struct umsi_irq_desc *d)
+{
+	struct umsi_irq_cold *c = umsi_desc_cold_of(d);
+
+	return c ? c->group_leader : NULL;
+}
+
+/* Slots a failed retarget left the IRQ holding. [lock] */
+static inline unsigned umsi_desc_nstrays(const struct umsi_irq_desc *d)
+{
+	struct umsi_irq_cold *c = umsi_desc_cold_of(d);
+
+	return c ? c->nstrays : 0;
+}
 
 #define UMSI_ACTIONS_ONE ((uintptr_t)1)
 
@@ -623,6 +673,11 @@ void umsi_aff_words(const struct umsi_system *sys,
 int umsi_aff_set(struct umsi_system *sys, struct umsi_irq_desc *d,
 		 const struct umsi_cpumask *m);
 /* Room for @n more history entries. Context: process, no lock. */
+/*
+ * Give @d its cold part (struct umsi_irq_cold) if it has none: process
+ * context. Returns 0 or -UMSI_ENOMEM.
+ */
+int umsi_desc_cold(struct umsi_system *sys, struct umsi_irq_desc *d);
 int umsi_irq_hist_reserve(struct umsi_system *sys, struct umsi_irq_desc *d,
 			  uint32_t n);
 /*
