@@ -1199,7 +1199,10 @@ int umsi_sim_id_stats(struct umsi_sim *sim, uint32_t cpu, uint32_t id,
 	if (cpu >= sim->ncpus || id >= sim->nids)
 		return -UMSI_EINVAL;
 	sim_lock(sim);
-	*out = sim->cpus[cpu].vs[id];
+	out->delivered = sim->cpus[cpu].vs[id].delivered;
+	out->coalesced = sim->cpus[cpu].vs[id].coalesced;
+	out->dispatched = sim->cpus[cpu].vs[id].dispatched;
+	out->unassigned = sim->cpus[cpu].vs[id].unassigned;
 	sim_unlock(sim);
 	return 0;
 }

@@ -350,6 +350,7 @@ void sim_host_fini(struct umsi_sim *sim)
 		sim->allocs = h->next;
 		free(h);
 	}
+	sim_slab_fini(sim);
 	while (sim->locks) {
 		struct sim_lock *l = sim->locks;
 
@@ -523,10 +524,16 @@ static void *h_alloc(void *host, size_t size)
 {
 	struct umsi_sim *sim = host;
 	struct sim_alloc_hdr *h = NULL;
+	void *p = NULL;
 
 	sim_lock(sim);
-	if (!enter_locked(sim, UMSI_SIM_OP_ALLOC, true) &&
-	    size < ((size_t)1 << 40)) {
+	if (enter_locked(sim, UMSI_SIM_OP_ALLOC, true) ||
+	    size >= ((size_t)1 << 40)) {
+		p = NULL;
+	} else if (size <= SIM_SLAB_MAX && sim_slab_enabled()) {
+		/* Small: a slab block, no header (sim_slab.c). */
+		p = sim_slab_alloc(sim, size);
+	} else {
 		size_t total = sizeof(*h) + ((size + 15) & ~(size_t)15);
 
 		h = aligned_alloc(16, total);
@@ -540,23 +547,42 @@ static void *h_alloc(void *host, size_t size)
 			if (sim->allocs)
 				sim->allocs->prev = h;
 			sim->allocs = h;
-			sim->lk.allocs++;
-			sim->lk.alloc_bytes += size;
-			sim->lk.total_allocs++;
+			p = h + 1;
 		}
+	}
+	if (p) {
+		sim->lk.allocs++;
+		sim->lk.alloc_bytes += size;
+		sim->lk.total_allocs++;
 	}
 	sim_unlock(sim);
 	leave(sim, UMSI_SIM_OP_ALLOC);
-	return h ? h + 1 : NULL;
+	return p;
 }
 
 static void h_free(void *host, void *ptr, size_t size)
 {
 	struct umsi_sim *sim = host;
-	struct sim_alloc_hdr *h = ptr ? (struct sim_alloc_hdr *)ptr - 1 : NULL;
+	struct sim_alloc_hdr *h = NULL;
+	size_t asked;
+	int r = 1;
 
 	sim_lock(sim);
 	enter_locked(sim, UMSI_SIM_OP_FREE, false);
+	if (ptr && sim_slab_enabled())
+		r = sim_slab_free(sim, ptr, size, &asked);
+	if (r == 0) {
+		sim->lk.allocs--;
+		sim->lk.alloc_bytes -= size;
+	} else if (r == -1) {
+		sim_bad_access_locked(sim, "free of %p: not from alloc() or "
+				      "already freed", ptr);
+	} else if (r == -2) {
+		sim_bad_access_locked(sim, "free of %p with size %zu, "
+				      "allocated %zu", ptr, size, asked);
+	} else if (ptr) {
+		h = (struct sim_alloc_hdr *)ptr - 1;
+	}
 	if (h && h->magic != ALLOC_MAGIC) {
 		sim_bad_access_locked(sim, "free of %p: not from alloc() or "
 				      "already freed", ptr);

@@ -25,6 +25,15 @@ struct sim_xcall {
 	struct sim_xcall *next;
 };
 
+/*
+ * The counters of one (CPU, identity), kept in 32 bits (8192 CPUs x 256
+ * vectors of them: 16 bytes each instead of 32); umsi_sim_id_stats()
+ * widens them. A count that passes 2^32 wraps.
+ */
+struct sim_vec_stats {
+	uint32_t delivered, coalesced, dispatched, unassigned;
+};
+
 struct sim_cpu {
 	uint32_t apic_id;
 	bool online;
@@ -49,7 +58,7 @@ struct sim_cpu {
 	 * own so a CPU that never saw an interrupt costs no memory (the
 	 * pages stay untouched); @vs_used says whether they were written.
 	 */
-	struct umsi_sim_vec_stats *vs;
+	struct sim_vec_stats *vs;
 	bool vs_used;
 	/* Threaded mode. */
 	pthread_t thread;
@@ -170,7 +179,21 @@ struct sim_vtd {
 	struct umsi_sim_vtd_stats st;
 };
 
-/* Header in front of every alloc() block (32 bytes: 16-byte alignment). */
+/* alloc() blocks up to this size come from slabs (sim_slab.c). */
+#define SIM_SLAB_MAX 256u
+struct sim_slab;
+bool sim_slab_enabled(void);
+/* A block of @size (<= SIM_SLAB_MAX), poisoned; NULL when out of memory. */
+void *sim_slab_alloc(struct umsi_sim *sim, size_t size);
+/*
+ * Free @ptr: 0 done; 1 not a slab block; -1 not a block or already
+ * freed; -2 freed with @size but allocated with *@asked.
+ */
+int sim_slab_free(struct umsi_sim *sim, void *ptr, size_t size,
+		  size_t *asked);
+void sim_slab_fini(struct umsi_sim *sim);
+
+/* Header in front of every other alloc() block (32 bytes: 16-byte alignment). */
 struct sim_alloc_hdr {
 	uint64_t magic;
 	uint64_t size;
@@ -279,7 +302,7 @@ struct umsi_sim {
 
 	uint32_t ncpus;
 	struct sim_cpu *cpus;
-	struct umsi_sim_vec_stats *vec_stats;  /* ncpus x nids */
+	struct sim_vec_stats *vec_stats;  /* ncpus x nids */
 	struct sim_apic_ent *apic_index;  /* ncpus entries, by APIC ID */
 	/* bit per CPU whose IRR (IMSIC: eip) is not empty */
 	uint64_t *irr_cpus;
@@ -331,6 +354,12 @@ struct umsi_sim {
 	struct umsi_sim_stats st;
 	struct umsi_sim_leaks lk;
 	struct sim_alloc_hdr *allocs;  /* outstanding alloc() blocks */
+	/* Small alloc() blocks (sim_slab.c): slabs, those with room by
+	 * size class, and an index of their addresses. */
+	struct sim_slab *slabs;
+	struct sim_slab *slab_partial[SIM_SLAB_MAX / 16];
+	uintptr_t *slab_index;
+	size_t slab_index_cap, slab_index_used;
 	struct sim_lock *locks;        /* live locks */
 	uint64_t fail_countdown;
 	int fail_err;
