@@ -830,6 +830,7 @@ static void sim_free(struct umsi_sim *sim)
 	for (size_t i = 0; i < sim->ndevs; i++)
 		sim_dev_free(sim->devs[i]);
 	free(sim->devs);
+	sim_masks_put(sim->masks_last);
 	sim_maps_fini(sim);
 	sim_host_fini(sim);
 	sim_ioapic_fini(sim);

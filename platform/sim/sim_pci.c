@@ -9,8 +9,8 @@
  * msix.c were read for how a device model sends a message; nothing is
  * copied.
  *
- * Every register lives in d->cfg; d->wmask says which bits software may
- * write and d->w1c which bits a written 1 clears. The layout (capability
+ * Every register lives in d->cfg; d->m->wmask says which bits software may
+ * write and d->m->w1c which bits a written 1 clears. The layout (capability
  * offsets, table location, BAR sizes) is fixed when the function is added.
  */
 #include <stdlib.h>
@@ -405,9 +405,9 @@ int sim_cfg_write_locked(struct umsi_sim *sim, struct sim_dev *d,
 		uint16_t o = (uint16_t)(off + i);
 		uint8_t b = (uint8_t)(val >> (8 * i));
 
-		d->cfg[o] = (uint8_t)((d->cfg[o] & ~d->wmask[o]) |
-				      (b & d->wmask[o]));
-		d->cfg[o] &= (uint8_t)~(b & d->w1c[o]);
+		d->cfg[o] = (uint8_t)((d->cfg[o] & ~d->m->wmask[o]) |
+				      (b & d->m->wmask[o]));
+		d->cfg[o] &= (uint8_t)~(b & d->m->w1c[o]);
 	}
 	if (touches(off, width, UMSI_PCI_BAR0, 24))
 		sim_bars_changed_locked(sim, d);
@@ -734,7 +734,7 @@ static int assign_bar_locked(struct umsi_sim *sim,
 static void set_wmask(struct sim_dev *d, uint16_t off, uint8_t width,
 		      uint32_t m)
 {
-	put(d->wmask, off, width, m);
+	put(d->m->wmask, off, width, m);
 }
 
 /* BAR registers and their masks; addresses from @addrs, or assigned. */
@@ -887,7 +887,7 @@ static void build_pcie(struct sim_dev *d, uint16_t o)
 	/* Device Control RW; Initiate FLR (bit 15) always reads 0. */
 	set_wmask(d, o + UMSI_PCIE_DEVCTL, 2, 0x7fff);
 	/* Device Status error bits are RW1C. */
-	put(d->w1c, (uint16_t)(o + UMSI_PCIE_DEVCTL + 2), 2, 0x000f);
+	put(d->m->w1c, (uint16_t)(o + UMSI_PCIE_DEVCTL + 2), 2, 0x000f);
 }
 
 /* The SR-IOV capability's registers; VF BAR addresses come later. */
@@ -994,7 +994,7 @@ static void build_header(struct sim_dev *d)
 	 * a VF's has Bus Master alone (SR-IOV 3.4.1.3). */
 	set_wmask(d, UMSI_PCI_COMMAND, 2, d->pf ? UMSI_PCI_CMD_MASTER : 0x0547);
 	/* Status: error bits are RW1C, the rest RO. */
-	put(d->w1c, UMSI_PCI_STATUS, 2, 0xf900);
+	put(d->m->w1c, UMSI_PCI_STATUS, 2, 0xf900);
 	set_wmask(d, 0x0c, 2, 0xffff);	/* cache line size, latency timer */
 	set_wmask(d, UMSI_PCI_INTERRUPT_LINE, 1, 0xff);
 	if (c->header_type == 1) {
@@ -1004,7 +1004,7 @@ static void build_header(struct sim_dev *d)
 		/* Bus numbers, windows, I/O upper halves: RW. */
 		set_wmask(d, UMSI_PCI_PRIMARY_BUS, 4, 0xffffffffu);
 		set_wmask(d, 0x1c, 2, 0xffff);
-		put(d->w1c, 0x1e, 2, 0xf900);	/* secondary status */
+		put(d->m->w1c, 0x1e, 2, 0xf900);	/* secondary status */
 		for (uint16_t o = 0x20; o < 0x34; o += 4)
 			set_wmask(d, o, 4, 0xffffffffu);
 		set_wmask(d, UMSI_PCI_BRIDGE_CONTROL, 2, 0x0fff);
@@ -1026,10 +1026,44 @@ static void initial_command(struct sim_dev *d)
 	set_cfg16(d, UMSI_PCI_COMMAND, cmd);
 }
 
+struct sim_masks *sim_masks_new(void)
+{
+	struct sim_masks *m = calloc(1, sizeof(*m));
+
+	if (m)
+		m->refs = 1;
+	return m;
+}
+
+void sim_masks_put(struct sim_masks *m)
+{
+	if (m && --m->refs == 0)
+		free(m);
+}
+
+void sim_masks_intern_locked(struct umsi_sim *sim, struct sim_dev *d)
+{
+	struct sim_masks *last = sim->masks_last;
+
+	if (last == d->m)
+		return;
+	if (last && !memcmp(last->wmask, d->m->wmask, sizeof(last->wmask)) &&
+	    !memcmp(last->w1c, d->m->w1c, sizeof(last->w1c))) {
+		sim_masks_put(d->m);
+		d->m = last;
+		last->refs++;
+		return;
+	}
+	sim_masks_put(last);
+	sim->masks_last = d->m;
+	d->m->refs++;
+}
+
 void sim_dev_free(struct sim_dev *d)
 {
 	if (!d)
 		return;
+	sim_masks_put(d->m);
 	free(d->msix_tbl);
 	free(d->pba);
 	free(d->vfs);
@@ -1067,8 +1101,11 @@ int sim_dev_reset_locked(struct umsi_sim *sim, struct sim_dev *d,
 	d->msix_tbl = NULL;
 	d->pba = NULL;
 	memset(d->cfg, 0, sizeof(d->cfg));
-	memset(d->wmask, 0, sizeof(d->wmask));
-	memset(d->w1c, 0, sizeof(d->w1c));
+	/* New masks: the old ones may be shared. */
+	sim_masks_put(d->m);
+	d->m = sim_masks_new();
+	if (!d->m)
+		return -UMSI_ENOMEM;
 	d->msi_off = d->msix_off = d->pcie_off = d->sriov_off = 0;
 	d->msix_n = 0;
 	sim_bars_changed_locked(sim, d);	/* zero until rebuilt, if ever */
@@ -1079,6 +1116,7 @@ int sim_dev_reset_locked(struct umsi_sim *sim, struct sim_dev *d,
 	build_bars_locked(sim, d, addrs);
 	if (d->sriov_off)
 		build_vf_bars_locked(sim, d, vf_addrs);
+	sim_masks_intern_locked(sim, d);
 	if (keep_bars) {
 		set_cfg16(d, UMSI_PCI_COMMAND, cmd);
 		d->cfg[UMSI_PCI_INTERRUPT_LINE] = line;
@@ -1162,6 +1200,11 @@ static void vf_make_locked(struct umsi_sim *sim, struct sim_dev *pf,
 	vf = calloc(1, sizeof(*vf));
 	if (!vf)
 		return;
+	vf->m = sim_masks_new();
+	if (!vf->m) {
+		free(vf);
+		return;
+	}
 	vf->bdf = bdf;
 	vf->present = true;
 	vf->pf = pf;
@@ -1171,6 +1214,7 @@ static void vf_make_locked(struct umsi_sim *sim, struct sim_dev *pf,
 	if (build_caps(vf) || build_bars_locked(sim, vf, NULL) ||
 	    devs_reserve_locked(sim))
 		goto fail;
+	sim_masks_intern_locked(sim, vf);
 	sim->devs[sim->ndevs++] = vf;
 	sim_dev_index_add(sim, vf);
 	pf->vfs[i] = vf;
@@ -1222,6 +1266,11 @@ int umsi_sim_add_device(struct umsi_sim *sim, umsi_bdf_t bdf,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -UMSI_ENOMEM;
+	d->m = sim_masks_new();
+	if (!d->m) {
+		free(d);
+		return -UMSI_ENOMEM;
+	}
 	d->bdf = bdf;
 	d->present = true;
 	d->desc = *desc;
@@ -1257,6 +1306,7 @@ int umsi_sim_add_device(struct umsi_sim *sim, umsi_bdf_t bdf,
 		goto fail;
 	}
 	initial_command(d);
+	sim_masks_intern_locked(sim, d);
 	sim->devs[sim->ndevs++] = d;
 	sim_dev_index_add(sim, d);
 	sim_unlock(sim);

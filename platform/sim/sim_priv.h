@@ -72,13 +72,25 @@ struct sim_bar {
 	bool upper;             /* the upper half of the 64-bit BAR below */
 };
 
+/*
+ * A function's write masks: built with it, then shared with every function
+ * whose masks came out the same (sim_masks_intern_locked): 3525 functions
+ * of two kinds hold two copies, not 3525. Never written once interned;
+ * a reset builds new ones.
+ */
+struct sim_masks {
+	unsigned int refs;
+	uint8_t wmask[SIM_CFG_SIZE];  /* bits software may write */
+	uint8_t w1c[SIM_CFG_SIZE];    /* bits a written 1 clears */
+};
+
 struct sim_dev {
 	umsi_bdf_t bdf;
 	bool present;
 	struct umsi_sim_dev_desc desc;
 	uint8_t cfg[SIM_CFG_SIZE];
-	uint8_t wmask[SIM_CFG_SIZE];  /* bits software may write */
-	uint8_t w1c[SIM_CFG_SIZE];    /* bits a written 1 clears */
+	/* Which bits software may write, and which a written 1 clears. */
+	struct sim_masks *m;
 	struct sim_bar bars[6];
 	uint16_t msi_off, msix_off, pcie_off;
 	unsigned int msi_mmc;         /* log2 of messages capable */
@@ -357,6 +369,7 @@ struct umsi_sim {
 	/* Small alloc() blocks (sim_slab.c): slabs, those with room by
 	 * size class, and an index of their addresses. */
 	struct sim_slab *slabs;
+	struct sim_masks *masks_last;  /* the last masks interned (a ref) */
 	struct sim_slab *slab_partial[SIM_SLAB_MAX / 16];
 	uintptr_t *slab_index;
 	size_t slab_index_cap, slab_index_used;
@@ -409,6 +422,10 @@ int sim_run_on_cpu(struct umsi_sim *sim, uint32_t cpu,
 /* sim_pci.c */
 struct sim_dev *sim_dev_find(struct umsi_sim *sim, umsi_bdf_t bdf);
 void sim_dev_free(struct sim_dev *d);
+struct sim_masks *sim_masks_new(void);
+void sim_masks_put(struct sim_masks *m);
+/* Share @d's masks with the last function's when they are the same. */
+void sim_masks_intern_locked(struct umsi_sim *sim, struct sim_dev *d);
 /* A PF's VFs go (VF Enable cleared, or the PF reset). */
 void sim_vfs_gone_locked(struct umsi_sim *sim, struct sim_dev *pf);
 int sim_cfg_read_locked(struct umsi_sim *sim, struct sim_dev *d,

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sim_priv.h"
 
@@ -73,9 +74,32 @@ static void set_next_free(struct sim_slab *s, uint32_t i, uint32_t n)
 	memcpy(block_at(s, i), &n, sizeof(n));
 }
 
+/*
+ * A slab is a mapping of its own, aligned to its size (malloc's
+ * aligned_alloc() of 64 KiB blocks leaves up to 64 KiB of the heap
+ * unusable beside each): map twice the size, keep the aligned half.
+ */
+static void *slab_map(void)
+{
+	unsigned char *raw = mmap(NULL, 2 * (size_t)SLAB_SIZE,
+				  PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t a;
+
+	if (raw == MAP_FAILED)
+		return NULL;
+	a = ((uintptr_t)raw + SLAB_SIZE - 1) & ~(uintptr_t)(SLAB_SIZE - 1);
+	if (a > (uintptr_t)raw)
+		munmap(raw, a - (uintptr_t)raw);
+	if ((uintptr_t)raw + 2 * SLAB_SIZE > a + SLAB_SIZE)
+		munmap((void *)(a + SLAB_SIZE),
+		       (uintptr_t)raw + 2 * SLAB_SIZE - (a + SLAB_SIZE));
+	return (void *)a;
+}
+
 static struct sim_slab *slab_new(struct umsi_sim *sim, uint32_t bsize)
 {
-	struct sim_slab *s = aligned_alloc(SLAB_SIZE, SLAB_SIZE);
+	struct sim_slab *s = slab_map();
 	uint32_t n, first, i;
 
 	if (!s)
@@ -164,7 +188,7 @@ void *sim_slab_alloc(struct umsi_sim *sim, size_t size)
 			return NULL;
 		if (slab_index_add(sim, s)) {
 			sim->slabs = s->next_all;
-			free(s);
+			munmap(s, SLAB_SIZE);
 			return NULL;
 		}
 		s->partial = true;
@@ -222,7 +246,7 @@ void sim_slab_fini(struct umsi_sim *sim)
 		struct sim_slab *s = sim->slabs;
 
 		sim->slabs = s->next_all;
-		free(s);
+		munmap(s, SLAB_SIZE);
 	}
 	memset(sim->slab_partial, 0, sizeof(sim->slab_partial));
 	free(sim->slab_index);
