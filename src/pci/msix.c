@@ -84,10 +84,9 @@ static uint32_t mask_flush(struct umsi_pci_dev *dev, uint32_t idx,
 }
 
 /* Write the words of @msg that differ from the entry's copy. [dev lock] */
-static void write_msg(struct umsi_msix_vec *v, const struct umsi_msg *msg)
+static void write_msg(struct umsi_pci_dev *dev, struct umsi_msix_vec *v,
+		      const struct umsi_msg *msg)
 {
-	struct umsi_pci_dev *dev = v->dev;
-
 	if ((uint32_t)v->msg.address != (uint32_t)msg->address)
 		twrite(dev, v->index, UMSI_MSIX_ENTRY_ADDR_LO,
 		       (uint32_t)msg->address);
@@ -99,10 +98,10 @@ static void write_msg(struct umsi_msix_vec *v, const struct umsi_msg *msg)
 	v->msg = *msg;
 }
 
-/* The state of table entry @index (the source's slot data). */
+/* The state of table entry @index (MSI-X on). */
 static struct umsi_msix_vec *vec(struct umsi_pci_dev *dev, uint32_t index)
 {
-	return umsi_source_data(dev->msix_src, index);
+	return &dev->msix_state[index];
 }
 
 /* The state of the @i-th vector handed out. */
@@ -114,26 +113,36 @@ static struct umsi_msix_vec *vec_nth(struct umsi_pci_dev *dev, uint32_t i)
 /* Mask: 1 write and 1 flushing read, so nothing is sent after return. */
 static int msix_mask(void *ctx, uint32_t index)
 {
-	struct umsi_msix_vec *v = vec(ctx, index);
+	struct umsi_pci_dev *dev = ctx;
+	struct umsi_msix_vec *v;
 	umsi_irqflags_t fl;
 
-	fl = umsi_pci_dev_lock(v->dev);
+	/* MSI-X went off (its IRQs quarantined): the table is not ours. */
+	if (!dev->msix_state)
+		return -UMSI_ENODEV;
+	v = vec(dev, index);
+	fl = umsi_pci_dev_lock(dev);
 	v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
-	(void)mask_flush(v->dev, v->index, v->ctrl);
-	umsi_pci_dev_unlock(v->dev, fl);
+	(void)mask_flush(dev, v->index, v->ctrl);
+	umsi_pci_dev_unlock(dev, fl);
 	return 0;
 }
 
 /* Unmask: 1 write; it needs no flush (a late unmask loses nothing). */
 static int msix_unmask(void *ctx, uint32_t index)
 {
-	struct umsi_msix_vec *v = vec(ctx, index);
+	struct umsi_pci_dev *dev = ctx;
+	struct umsi_msix_vec *v;
 	umsi_irqflags_t fl;
 
-	fl = umsi_pci_dev_lock(v->dev);
+	/* MSI-X went off (its IRQs quarantined): the table is not ours. */
+	if (!dev->msix_state)
+		return -UMSI_ENODEV;
+	v = vec(dev, index);
+	fl = umsi_pci_dev_lock(dev);
 	v->ctrl &= ~UMSI_MSIX_CTRL_MASKBIT;
-	twrite(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
-	umsi_pci_dev_unlock(v->dev, fl);
+	twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
+	umsi_pci_dev_unlock(dev, fl);
 	return 0;
 }
 
@@ -147,27 +156,32 @@ static int msix_unmask(void *ctx, uint32_t index)
  */
 static int msix_write_msg(void *ctx, uint32_t index, const struct umsi_msg *m)
 {
-	struct umsi_msix_vec *v = vec(ctx, index);
+	struct umsi_pci_dev *dev = ctx;
+	struct umsi_msix_vec *v;
 	struct umsi_msg msg = *m;
 	umsi_irqflags_t fl;
 	bool live;
 
-	fl = umsi_pci_dev_lock(v->dev);
+	/* MSI-X went off (its IRQs quarantined): the table is not ours. */
+	if (!dev->msix_state)
+		return -UMSI_ENODEV;
+	v = vec(dev, index);
+	fl = umsi_pci_dev_lock(dev);
 	if (v->msg.address == msg.address && v->msg.data == msg.data) {
-		umsi_pci_dev_unlock(v->dev, fl);
+		umsi_pci_dev_unlock(dev, fl);
 		return 0;
 	}
 	live = !(v->ctrl & UMSI_MSIX_CTRL_MASKBIT);
 	if (live)
-		twrite(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL,
+		twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL,
 		       v->ctrl | UMSI_MSIX_CTRL_MASKBIT);
-	write_msg(v, &msg);
+	write_msg(dev, v, &msg);
 	/* The restore read flushes it all (the unmasked value: no mask). */
 	if (live) {
-		twrite(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
-		(void)tread(v->dev, v->index, UMSI_MSIX_ENTRY_CTRL);
+		twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
+		(void)tread(dev, v->index, UMSI_MSIX_ENTRY_CTRL);
 	}
-	umsi_pci_dev_unlock(v->dev, fl);
+	umsi_pci_dev_unlock(dev, fl);
 	return 0;
 }
 
@@ -199,23 +213,15 @@ struct umsi_msix_vec *umsi_msix_vec_of(struct umsi_pci_dev *dev, uint32_t irq)
 /* Free every entry's state; its IRQ is gone already. */
 static void free_vecs(struct umsi_pci_dev *dev)
 {
-	struct umsi_msix_vec *v;
+	uint32_t i;
 
-	while ((v = dev->msix_vecs) != NULL) {
-		dev->msix_vecs = v->next;
-		set_used(dev, v->index, false);
-		umsi_free(dev->sys, v, sizeof(*v));
-	}
-}
-
-static void unlink_vec(struct umsi_pci_dev *dev, struct umsi_msix_vec *v)
-{
-	struct umsi_msix_vec **l;
-
-	for (l = &dev->msix_vecs; *l && *l != v; l = &(*l)->next)
-		;
-	if (*l)
-		*l = v->next;
+	if (!dev->msix_state)
+		return;
+	for (i = 0; i < dev->msix_size; i++)
+		set_used(dev, i, false);
+	umsi_free(dev->sys, dev->msix_state,
+		  dev->msix_size * sizeof(*dev->msix_state));
+	dev->msix_state = NULL;
 }
 
 static int map_table(struct umsi_pci_dev *dev)
@@ -405,10 +411,16 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 	ret = umsi_pci_descs_alloc(dev, dev->msix_size);
 	if (ret)
 		return ret;
+	dev->msix_state = umsi_zalloc(sys, dev->msix_size *
+				      sizeof(*dev->msix_state));
+	if (!dev->msix_state) {
+		ret = -UMSI_ENOMEM;
+		goto fail_descs;
+	}
 	ret = umsi_pci_source_get(dev, dev->msix_size, false, &msix_ops,
 				  "PCI-MSI-X", &dev->msix_src);
 	if (ret)
-		goto fail_descs;
+		goto fail_state;
 	/* Scratch: the slots asked for, and what the layer hands back. */
 	bytes = n * (2 * sizeof(uint32_t) + sizeof(struct umsi_msg));
 	msgs = umsi_zalloc(sys, bytes);
@@ -439,22 +451,14 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 	ret = 0;
 	for (i = 0; i < n; i++)
 		dev->descs[i] = umsi_irq_to_desc(sys, irqs[i]);
-	for (i = 0; i < n && !ret; i++) {
-		struct umsi_irq_desc *d = dev->descs[i];
-		struct umsi_msix_vec *v = umsi_zalloc(sys, sizeof(*v));
+	for (i = 0; i < n; i++) {
+		struct umsi_msix_vec *v = vec(dev, dev->descs[i]->hwirq);
 
-		if (!v) {
-			ret = -UMSI_ENOMEM;
-			break;
-		}
-		v->dev = dev;
-		v->next = dev->msix_vecs;
-		dev->msix_vecs = v;
-		v->index = (uint16_t)d->hwirq;
+		v->index = (uint16_t)dev->descs[i]->hwirq;
+		v->dynamic = false;
 		v->ctrl = UMSI_MSIX_CTRL_MASKBIT;
 		v->msg = msgs[i];
 		set_used(dev, v->index, true);
-		umsi_source_set_data(dev->msix_src, v->index, v);
 	}
 	dev->ndesc = n;
 	if (!ret)
@@ -467,8 +471,7 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 	if (ret) {
 		/* Never written to a live table: nothing can send to them. */
 		umsi_source_drop(dev->msix_src, dev->descs, n, 0);
-		free_vecs(dev);
-		goto fail_scratch;
+		goto fail_scratch;     /* free_vecs() clears the used bits */
 	}
 	dev->nvec = n;
 	dev->mode = UMSI_MODE_MSIX;
@@ -485,6 +488,8 @@ fail_scratch:
 	umsi_free(sys, msgs, bytes);
 fail_src:
 	umsi_pci_source_put(&dev->msix_src);
+fail_state:
+	free_vecs(dev);
 fail_descs:
 	umsi_pci_descs_free(dev);
 	return ret;
@@ -538,8 +543,8 @@ void umsi_msix_disable(struct umsi_pci_dev *dev)
 	umsi_source_drop(dev->msix_src, dev->descs, dev->ndesc,
 			 gone || masked || off ? 0 : UMSI_SOURCE_MAY_SEND);
 	unmap_table(dev);
-	free_vecs(dev);
 	umsi_pci_source_put(&dev->msix_src);
+	free_vecs(dev);
 	umsi_pci_descs_free(dev);
 }
 
@@ -587,27 +592,19 @@ int umsi_msix_add_entry(struct umsi_pci_dev *dev, int32_t index, bool dynamic)
 		return -UMSI_EBUSY;
 	if (dev->ndesc == dev->descs_cap)
 		return -UMSI_ENOSPC;
-	v = umsi_zalloc(sys, sizeof(*v));
-	if (!v)
-		return -UMSI_ENOMEM;
 	req.index = index >= 0 ? index : UMSI_SLOT_ANY;
 	req.msgs = &msg;
 	req.flags = UMSI_TARGET_NO_WRITE | UMSI_TARGET_CLAIMED;
 	umsi_source_set_events(dev->msix_src, umsi_pci_source_events(dev));
 	ret = umsi_source_alloc(dev->msix_src, &req, &irq);
-	if (ret < 0) {
-		umsi_free(sys, v, sizeof(*v));
+	if (ret < 0)
 		return ret;
-	}
 	d = umsi_irq_to_desc(sys, irq);
-	v->dev = dev;
+	v = vec(dev, d->hwirq);
 	v->index = (uint16_t)d->hwirq;
 	v->dynamic = dynamic;
 	v->ctrl = UMSI_MSIX_CTRL_MASKBIT;
 	v->msg = msg;
-	umsi_source_set_data(dev->msix_src, v->index, v);
-	v->next = dev->msix_vecs;
-	dev->msix_vecs = v;
 	fl = umsi_pci_dev_lock(dev);
 	put_msg(dev, v->index, &v->msg);
 	umsi_pci_dev_unlock(dev, fl);
@@ -650,8 +647,6 @@ int umsi_msix_remove_entry(struct umsi_pci_dev *dev, struct umsi_irq_desc *d)
 	umsi_source_drop(dev->msix_src, &d, 1,
 			 masked ? 0 : UMSI_SOURCE_MAY_SEND);
 	set_used(dev, v->index, false);
-	unlink_vec(dev, v);
-	umsi_free(dev->sys, v, sizeof(*v));
 	for (; i + 1 < dev->ndesc; i++)
 		dev->descs[i] = dev->descs[i + 1];
 	dev->ndesc--;

@@ -75,10 +75,12 @@ static inline const struct umsi_policy *umsi_pci_policy(struct umsi_system *sys)
 	return st ? &st->policy : NULL;
 }
 
-/* One MSI-X entry in use: its slot's data in the table's source. */
+/*
+ * One MSI-X table entry's state, in dev->msix_state (an array of the
+ * table's size while MSI-X is on: one allocation a function, not one a
+ * vector). Meaningful while the entry is used (umsi_pci_dev.msix_used).
+ */
 struct umsi_msix_vec {
-	struct umsi_pci_dev *dev;
-	struct umsi_msix_vec *next;     /* dev->msix_vecs */
 	uint16_t index;             /* table index */
 	bool dynamic;               /* added while MSI-X was on */
 	uint32_t ctrl;              /* Vector Control as last written [dev lock] */
@@ -147,8 +149,11 @@ struct umsi_pci_dev {
 	bool msix_clean;                    /* every table entry is masked */
 	bool reset_expected;                /* umsi_pci_save_state() called */
 	uint64_t msix_used[UMSI_MSIX_BITMAP_WORDS];
-	/* Every umsi_msix_vec, so they can be freed after their IRQs. */
-	struct umsi_msix_vec *msix_vecs;
+	/*
+	 * Every entry's state, msix_size of them, while in MSI-X mode: freed
+	 * after the IRQs (a move in flight may write an entry until then).
+	 */
+	struct umsi_msix_vec *msix_state;
 	/* The table as a source of the message layer (while in MSI-X mode). */
 	struct umsi_source *msix_src;
 
