@@ -273,4 +273,54 @@ subtest 'umsi.migrate=300 (-smp 4)' => sub {
 		or diag("MOVI $movi, MAPTI of a mapped event $again");
 };
 
+# Past GICv2's 8 CPUs: QEMU virt with GICv3 numbers 16 CPUs a cluster
+# (MPIDR Aff1 = n / 16, Aff0 = n % 16), each with a redistributor of its
+# own. 64 CPUs: every one up and online with the MPIDR QEMU gave it; the
+# devices spread over CPUs of several clusters; CPUs of two clusters go
+# offline under fire and their IRQs leave by MOVI; the monitor agrees.
+subtest '-smp 64: every CPU up, spreading and CPU offline across clusters' => sub {
+	my $trace = "$trace_dir/trace-64.log";
+	my $r = UmsiQemu::run(arch => 'arm64', smp => 64, timeout => 240,
+		hold => 1, append => 'umsi.drivers=edu,e1000e,nvme umsi.probe=all '
+			. 'umsi.probe_max=16 umsi.fire=10 umsi.offline=17,20,63 umsi.online=20',
+		devices => ['-device', 'pcie-root-port,id=rp0,chassis=1',
+			    '-device', 'pcie-root-port,id=rp1,chassis=2',
+			    '-device', 'pcie-root-port,id=rp2,chassis=3',
+			    '-device', 'edu,bus=rp0', '-device', 'e1000e,bus=rp1',
+			    '-drive', "if=none,id=d0,file=$img,format=raw",
+			    '-device', 'nvme,serial=umsi,drive=d0,bus=rp2',
+			    '-trace', 'gicv3_its_cmd_mapti', '-trace', 'gicv3_its_cmd_movi',
+			    '-D', $trace],
+		monitor => sub { UmsiCheck::snapshot(@_) });
+	is($r->{exit}, 'held', 'set-up completed and held') or diag($r->{serial});
+	no_crash($r, '-smp 64');
+	my @up = grep { /^cpu \d+ mpidr 0x[0-9a-f]+ up: redistributor / } @{$r->{lines}};
+	my %upcpu = map { /^cpu (\d+) / ? ($1 => 1) : () } @up;
+	is(scalar keys %upcpu, 64, 'all 64 CPUs came up, each with its redistributor');
+	my @cpus = @{$r->{ready}{cpus} // []};
+	is(scalar @cpus, 64, 'ready line: 64 CPUs');
+	my @badid = grep { $_->{mpidr} != (int($_->{cpu} / 16) << 8 | $_->{cpu} % 16) } @cpus;
+	ok(!@badid, 'each CPU has the MPIDR QEMU gives it (16 a cluster)')
+		or diag(join("\n", map { encode_json($_) } @badid));
+	my %off = map { $_->{cpu} => 1 } grep { !$_->{online} } @cpus;
+	is_deeply([sort { $a <=> $b } keys %off], [17, 63],
+		  'cpus 17 and 63 offline, 20 back online, the other 61 online');
+	for my $res (UmsiCheck::check($r->{monitor}, $r)) {
+		ok($res->[0], "monitor: $res->[1]") or diag($res->[2]);
+	}
+	fires_ok($r, '-smp 64, before, between and after the offlines');
+	my @vec = map { @{$_->{vectors} // []} } grep { ($_->{mode} // '') =~ /^msix?$/ } @{$r->{devices}};
+	my %used = map { $_->{cpu} => 1 } @vec;
+	ok(!grep({ $off{$_->{cpu}} } @vec), 'no vector on an offline CPU');
+	ok((grep { $_ >= 16 } keys %used) && scalar(keys %used) >= 16,
+	   'vectors spread over ' . scalar(keys %used) . ' CPUs, past the first cluster');
+	my ($n) = grep { $_->{bdf} eq '0000:03:00.0' } @{$r->{devices}};
+	my %ncpu = map { $_->{cpu} => 1 } @{($n // {})->{vectors} // []};
+	is(scalar keys %ncpu, 16, 'nvme: 16 vectors on 16 CPUs');
+	my (undef, undef, $movi, $again) = UmsiCheck::its_trace($trace);
+	ok($movi > 0 && !$again, "IRQs left the offline CPUs by MOVI ($movi), no event mapped twice")
+		or diag("MOVI $movi, MAPTI of a mapped event $again");
+	diag($r->{cmd}) unless Test::More->builder->is_passing;
+};
+
 done_testing();

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ARM64_MAX_CPUS	8	/* as ARM64_MAX_CPUS_ASM in boot.S */
+#define ARM64_MAX_CPUS	64	/* as ARM64_MAX_CPUS_ASM in boot.S */
 #define ARM64_STACK_SIZE	16384	/* as STACK_SIZE in boot.S */
 
 #define dsb(opt)	__asm__ volatile("dsb " #opt ::: "memory")

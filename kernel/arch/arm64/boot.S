@@ -12,7 +12,7 @@
  * off; at EL2 (-machine virtualization=on) they drop to EL1 first.
  */
 #define STACK_SIZE	16384	/* as ARM64_STACK_SIZE in arm64.h */
-#define ARM64_MAX_CPUS_ASM 8	/* as ARM64_MAX_CPUS in arm64.h */
+#define ARM64_MAX_CPUS_ASM 64	/* as ARM64_MAX_CPUS in arm64.h */
 
 	.section .text.head, "ax"
 	.globl	_start

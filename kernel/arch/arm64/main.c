@@ -205,25 +205,25 @@ bool a64_probe_reporting(void)
 }
 
 /*
- * One line, written in one piece: with 8 CPUs it is longer than kprintf's
- * 512-byte line, which would cut it (and the JSON) short.
+ * One line, written in one piece (kprintf's 512-byte line would cut it,
+ * and the JSON, short). A CPU is {"cpu","mpidr","online"}: 36 bytes at
+ * most, so that 64 CPUs stay within the 4096 bytes every UMSI line keeps
+ * to (kernel/README.md); each CPU's redistributor and processor number
+ * are in its "cpu N mpidr M up:" line.
  */
 static void print_ready(bool umsi)
 {
-	static char line[2048];	/* 8 CPUs' objects under 1024, the rest 300 */
-	char cpus_buf[1024];
+	static char line[4096];
+	static char cpus_buf[ARM64_MAX_CPUS * 40];
 	size_t len = 0;
 	unsigned i;
 
 	cpus_buf[0] = 0;
 	for (i = 0; i < plat.ncpus && len < sizeof(cpus_buf); i++)
 		len += (size_t)ksnprintf(cpus_buf + len, sizeof(cpus_buf) - len,
-			"%s{\"cpu\":%u,\"mpidr\":%u,\"online\":%s,"
-			"\"redistributor\":\"0x%llx\",\"rdbase\":%llu}",
+			"%s{\"cpu\":%u,\"mpidr\":%u,\"online\":%s}",
 			i ? "," : "", i, smp_cpu_hwid(i),
-			smp_cpu_online(i) ? "true" : "false",
-			(unsigned long long)cpus[i].rd.base,
-			(unsigned long long)cpus[i].rdbase);
+			smp_cpu_online(i) ? "true" : "false");
 	ksnprintf(line, sizeof(line), "UMSI {\"event\":\"ready\",\"arch\":\"" KARCH_NAME "\","
 		"\"cpus\":[%s],\"its\":{\"base\":\"0x%llx\"},\"translater\":\"0x%llx\","
 		"\"first_lpi\":%u,\"nvec\":%u,\"umsi\":%s,\"allocated\":%u}\n",
