@@ -11,7 +11,7 @@ use warnings;
 use FindBin;
 
 my $root = "$FindBin::Bin/..";
-my @words = qw(x86 riscv arm64 lapic imsic vtd gicv3 gic lpi apic ioapic its
+my @words = qw(x86 riscv arm64 lapic imsic vtd gicv3 gicv2m v2m spi gic lpi apic ioapic its
 	       global_space split_blocks MOVE_COMMAND MOVE_MESSAGE eoi_reg);
 my @files = sort(glob("$root/src/irq/*.[ch]"), glob("$root/src/pci/*.[ch]"));
 print '1..', scalar(@files) + 1, "\n";

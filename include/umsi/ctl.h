@@ -26,6 +26,10 @@
  *    with irq_pending (the LPI's bit in the current CPU's pending table)
  *    telling what is pending. The kernel takes interrupts through ICC_IAR1_EL1 /
  *    ICC_EOIR1_EL1 itself.
+ *  - umsi_ctl_arm64_gicv2m: Arm GICv2 with a v2m MSI frame (SPIs).
+ *    Configuration struct umsi_gicv2m_config. Host ops mmio_map of the
+ *    frame and the distributor, lock_create. The kernel takes interrupts
+ *    through GICC_IAR / GICC_EOIR itself.
  */
 #ifndef UMSI_CTL_H
 #define UMSI_CTL_H
@@ -185,6 +189,54 @@ struct umsi_its_config {
 
 /* The Arm GICv3 ITS back end (src/arch/arm64). */
 extern const struct umsi_ctl umsi_ctl_arm64_its;
+
+/* A CPU the GICv2 distributor cannot target (umsi_gicv2m_config.cpu_if). */
+#define UMSI_GICV2M_NO_IF        0xffu
+
+/**
+ * struct umsi_gicv2m_config - the Arm GICv2m back end's configuration
+ * @frame: physical address of the v2m MSI frame (4 KiB aligned; QEMU
+ *         virt with gic-version=2: 0x08020000, the device tree's
+ *         "arm,gic-v2m-frame"). Messages go to its MSI_SETSPI_NS,
+ *         @frame + 0x40; its MSI_TYPER (@frame + 0x8) names its SPIs,
+ *         read at creation
+ * @dist: physical address of the GICv2 distributor (4 KiB aligned; QEMU
+ *         virt: 0x08000000)
+ * @priority: the priority byte of uMSI's SPIs (0 means 0xa0)
+ * @nr_cpus: entries of @cpu_if; at least the host's cpu_count()
+ * @cpu_if: for each host CPU number, its GICv2 CPU interface number, 0-7
+ *         (the bit GICD_ITARGETSR names it by: on QEMU, the CPU's index),
+ *         or UMSI_GICV2M_NO_IF for a CPU no SPI can reach. No two CPUs
+ *         may share one
+ *
+ * What the back end does: an IRQ gets one of the frame's SPIs for its life
+ * (a multi-message block an aligned run, at most as aligned as the frame's
+ * first SPI); its message is (MSI_SETSPI_NS, the SPI's INTID). Composing
+ * it makes the SPI edge-triggered, gives it the priority and the chosen
+ * CPU's interface as its target, and enables it; a move rewrites the
+ * target byte (GICD_ITARGETSR) only; freeing the IRQ disables the SPI and
+ * clears its pending state. A resend sets it pending (GICD_ISPENDR).
+ *
+ * What the kernel does (docs/PORTING.md): enable the distributor and
+ * each CPU interface, read GICC_IAR, call umsi_dispatch() with INTID -
+ * the frame's first SPI (its MSI_TYPER bits 25:16) for the frame's INTIDs,
+ * write the value to GICC_EOIR (uMSI ends nothing).
+ *
+ * Read during umsi_system_create() only. Contradictions (no or a
+ * misaligned frame or distributor, too few cpu_if entries, an interface
+ * above 7 or given twice, an MSI_TYPER that names no run of SPIs) make it
+ * fail with -UMSI_EINVAL and a log line naming the problem.
+ */
+struct umsi_gicv2m_config {
+	uint64_t frame;
+	uint64_t dist;
+	uint8_t priority;
+	uint32_t nr_cpus;
+	const uint8_t *cpu_if;
+};
+
+/* The Arm GICv2m back end (src/arch/arm64/gicv2m.c). */
+extern const struct umsi_ctl umsi_ctl_arm64_gicv2m;
 
 /* Intel VT-d interrupt remapping: the default size of the table. */
 #define UMSI_VTD_DEFAULT_IRTE   4096u

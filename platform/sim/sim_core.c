@@ -837,6 +837,7 @@ static void sim_free(struct umsi_sim *sim)
 	sim_remap_fini(sim);
 	sim_imsic_fini(sim);
 	sim_its_fini(sim);
+	sim_gicv2m_fini(sim);
 	sim_vtd_fini(sim);
 	free(sim->log);
 	sim_index_fini(sim);
@@ -867,7 +868,8 @@ static bool config_valid(const struct umsi_sim_config *cfg)
 		return false;
 	if (cfg->controller != UMSI_SIM_CTL_X86_LAPIC &&
 	    cfg->controller != UMSI_SIM_CTL_IMSIC &&
-	    cfg->controller != UMSI_SIM_CTL_ITS)
+	    cfg->controller != UMSI_SIM_CTL_ITS &&
+	    cfg->controller != UMSI_SIM_CTL_GICV2M)
 		return false;
 	return true;	/* duplicate APIC IDs: sim_apic_index_init() */
 }
@@ -908,6 +910,12 @@ struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg)
 	/* An ITS machine: its model and redistributors (sim_its.c). */
 	if (sim->cpus && cfg->controller == UMSI_SIM_CTL_ITS &&
 	    sim_its_init(sim, cfg)) {
+		sim_free(sim);
+		return NULL;
+	}
+	/* A GICv2 with a v2m frame (sim_gicv2m.c). */
+	if (sim->cpus && cfg->controller == UMSI_SIM_CTL_GICV2M &&
+	    sim_gicv2m_init(sim, cfg)) {
 		sim_free(sim);
 		return NULL;
 	}
@@ -1096,7 +1104,8 @@ bool umsi_sim_id_pending(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
 	if (cpu >= sim->ncpus || id >= sim->nids)
 		return false;
 	sim_lock(sim);
-	if (sim->ctl == &sim_imsic_model || sim->ctl == &sim_its_model)
+	if (sim->ctl == &sim_imsic_model || sim->ctl == &sim_its_model ||
+	    sim->ctl == &sim_gicv2m_model)
 		b = bit_test(sim->cpus[cpu].eip, id);
 	else
 		b = bit_test(sim->cpus[cpu].irr, id);

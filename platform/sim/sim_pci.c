@@ -513,6 +513,7 @@ uint32_t sim_phys_read32_locked(struct umsi_sim *sim, uint64_t phys,
 
 	/* The ITS's or the VT-d unit's registers (their back ends' MMIO). */
 	if (sim_its_mmio_locked(sim, phys, false, &v) ||
+	    sim_gicv2m_mmio_locked(sim, phys, false, &v) ||
 	    sim_vtd_mmio_locked(sim, phys, false, &v))
 		return v;
 	d = sim_decode_locked(sim, phys, &bar, &off);
@@ -553,6 +554,7 @@ void sim_phys_write32_locked(struct umsi_sim *sim, uint64_t phys, uint32_t val,
 	/* A CPU's write to an interrupt file (the IMSIC back end's resend). */
 	if (sim_imsic_mmio_write_locked(sim, phys, val) ||
 	    sim_its_mmio_locked(sim, phys, true, &val) ||
+	    sim_gicv2m_mmio_locked(sim, phys, true, &val) ||
 	    sim_vtd_mmio_locked(sim, phys, true, &val))
 		return;
 	d = sim_decode_locked(sim, phys, &bar, &off);
@@ -1632,7 +1634,8 @@ unsigned umsi_sim_live_targets(struct umsi_sim *sim,
 			t.cpu = !t.resolved || apic_id == UINT32_MAX ?
 				UINT32_MAX : sim_cpu_of_apic_locked(sim,
 								    apic_id);
-		} else if (sim->ctl == &sim_imsic_model) {
+		} else if (sim->ctl == &sim_imsic_model ||
+			   sim->ctl == &sim_gicv2m_model) {
 			t.address = e->msg_addr;
 			t.data = e->msg_data;
 			t.resolved = sim_msg_target_locked(sim, t.address,

@@ -289,6 +289,7 @@ struct sim_ctl_model {
 extern const struct sim_ctl_model sim_x86_lapic_model;
 extern const struct sim_ctl_model sim_imsic_model;
 extern const struct sim_ctl_model sim_its_model;
+extern const struct sim_ctl_model sim_gicv2m_model;
 
 struct umsi_sim {
 	pthread_mutex_t mtx;
@@ -304,6 +305,8 @@ struct umsi_sim {
 	uint64_t *imsic_bits;         /* every CPU's eip and eie */
 	/* ITS model (sim_its.c); NULL on other machines. */
 	struct sim_its *its;
+	/* GICv2 + v2m model (sim_gicv2m.c); NULL on other machines. */
+	struct sim_gicv2 *gicv2;
 	/* The VT-d unit (sim_vtd.c); NULL without config.vtd. */
 	struct sim_vtd *vtd;
 	/* Who writes the message being delivered (UMSI_SIM_NO_REQUESTER). */
@@ -472,6 +475,10 @@ bool sim_imsic_mmio_write_locked(struct umsi_sim *sim, uint64_t phys,
 void sim_imsic_fini(struct umsi_sim *sim);
 
 /* sim_its.c */
+int sim_gicv2m_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg);
+void sim_gicv2m_fini(struct umsi_sim *sim);
+bool sim_gicv2m_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
+			    uint32_t *val);
 int sim_its_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg);
 void sim_its_fini(struct umsi_sim *sim);
 bool sim_its_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,

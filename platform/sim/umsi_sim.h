@@ -161,7 +161,36 @@ enum umsi_sim_ctl {
 	 *    (nothing left to take until software enables it again).
 	 */
 	UMSI_SIM_CTL_ITS,
+	/*
+	 * Arm GICv2 with a v2m MSI frame, as QEMU 7.2's virt machine with
+	 * gic-version=2 has them: the distributor at UMSI_SIM_GICD_BASE (4
+	 * KiB of 32-bit registers: GICD_ISENABLER/ICENABLER 0x100/0x180,
+	 * GICD_ISPENDR/ICPENDR 0x200/0x280, GICD_IPRIORITYR 0x400,
+	 * GICD_ITARGETSR 0x800, GICD_ICFGR 0xc00, for INTIDs 0-1019; other
+	 * offsets read 0 and ignore writes) and the frame at
+	 * UMSI_SIM_V2M_BASE: MSI_TYPER (0x008) reads v2m_spi_base << 16 |
+	 * v2m_spi_count, a 32-bit write of INTID i to MSI_SETSPI_NS (0x040)
+	 * makes SPI i pending if it is one of the frame's (else it is
+	 * undeliverable, reason VECTOR). Any other message address is stray.
+	 * A pending SPI is taken by the CPU whose interface its
+	 * GICD_ITARGETSR byte names (CPU n has interface n, n < 8; the
+	 * lowest bit set wins), once enabled; with no CPU named, or while
+	 * disabled, it stays pending in the distributor. A CPU takes its
+	 * lowest pending INTID (GICC_IAR: pending cleared, the dispatch
+	 * function gets the INTID); GICC_EOIR is the kernel's, nothing is
+	 * left to end. Changing the target moves a pending SPI with it. The
+	 * host's irq_pending(INTID) reads whether it is pending for the
+	 * current CPU; eoi and send_ipi are bad accesses on this machine.
+	 */
+	UMSI_SIM_CTL_GICV2M,
 };
+
+/* QEMU virt's GICv2 distributor and v2m frame (gic-version=2). */
+#define UMSI_SIM_GICD_BASE 0x08000000ull
+#define UMSI_SIM_V2M_BASE 0x08020000ull
+/* QEMU virt's v2m SPIs: INTIDs 80..143. */
+#define UMSI_SIM_V2M_SPI_BASE 80u
+#define UMSI_SIM_V2M_SPI_COUNT 64u
 
 /* The IMSIC window of QEMU virt's S-level files. */
 #define UMSI_SIM_IMSIC_BASE 0x28000000ull
@@ -199,6 +228,9 @@ enum umsi_sim_ctl {
  * @its_base: ITS machines: ITS_base, 64 KiB aligned (0: UMSI_SIM_ITS_BASE)
  * @its_lpi_bits: ITS machines: INTID bits of the redistributors, 14..16
  *              (0: 16, as QEMU's GICD_TYPER.IDbits)
+ * @v2m_typer: GICv2m machines: what the frame's MSI_TYPER reads (0:
+ *             UMSI_SIM_V2M_SPI_BASE << 16 | UMSI_SIM_V2M_SPI_COUNT); any
+ *             value, so that tests can give a hostile one
  * @vtd: x86 machines: an Intel VT-d interrupt-remapping unit at
  *       UMSI_SIM_VTD_BASE (see "The VT-d interrupt-remapping unit" below)
  * @vtd_eim: the unit has Extended Interrupt Mode (ECAP.EIM: 32-bit x2APIC
@@ -218,6 +250,7 @@ struct umsi_sim_config {
 	uint64_t imsic_base;
 	uint64_t its_base;
 	uint32_t its_lpi_bits;
+	uint32_t v2m_typer;
 	bool vtd;
 	bool vtd_eim;
 	uint32_t vtd_ioapic_sid;

@@ -14,6 +14,12 @@
  *                                  CPU, processor number n for CPU n);
  *                                  the kernel's dispatch takes INTID -
  *                                  8192 (UMSI_ITS_LPI_BASE)
+ *   UMSI_TEST_CTL=gicv2m           the simulator's GICv2 with a v2m frame
+ *                                  (SPIs 80..143, as QEMU virt) and the
+ *                                  Arm GICv2m back end, CPU n on CPU
+ *                                  interface n (n < 8; beyond, none);
+ *                                  the kernel's dispatch takes INTID -
+ *                                  80 (UMSI_SIM_V2M_SPI_BASE)
  *   UMSI_TEST_CTL=vtd              the simulator's x86 machine with its
  *                                  VT-d remapping unit and the VT-d back
  *                                  end (umsi_ctl_x86_vtd): the same
@@ -47,7 +53,8 @@
 #define FX_IMSIC_NUM_IDS 255u
 #define FX_ITS_NVEC      256u
 
-enum fx_ctl { FX_CTL_X86, FX_CTL_IMSIC, FX_CTL_ITS, FX_CTL_VTD };
+enum fx_ctl { FX_CTL_X86, FX_CTL_IMSIC, FX_CTL_ITS, FX_CTL_VTD,
+	      FX_CTL_GICV2M };
 
 /* The controller UMSI_TEST_CTL asks for; any other value than unset, "",
  * "x86", "imsic" and "its" is a mistake and stops the binary. */
@@ -63,8 +70,10 @@ static inline enum fx_ctl fx_ctl(void)
 		return FX_CTL_ITS;
 	if (!strcmp(e, "vtd"))
 		return FX_CTL_VTD;
-	fprintf(stderr, "UMSI_TEST_CTL=%s: expected x86, imsic, its or vtd\n",
-		e);
+	if (!strcmp(e, "gicv2m"))
+		return FX_CTL_GICV2M;
+	fprintf(stderr, "UMSI_TEST_CTL=%s: expected x86, imsic, its, vtd or "
+		"gicv2m\n", e);
 	exit(2);
 }
 
@@ -88,9 +97,21 @@ static inline bool fx_vtd(void)
 	return fx_ctl() == FX_CTL_VTD;
 }
 
+static inline bool fx_gicv2m(void)
+{
+	return fx_ctl() == FX_CTL_GICV2M;
+}
+
+/* An Arm machine: the kernel acknowledges and ends interrupts itself. */
+static inline bool fx_arm(void)
+{
+	return fx_its() || fx_gicv2m();
+}
+
 static inline const char *fx_ctl_name(void)
 {
-	static const char *const n[] = { "x86", "imsic", "its", "vtd" };
+	static const char *const n[] = { "x86", "imsic", "its", "vtd",
+					  "gicv2m" };
 
 	return n[fx_ctl()];
 }
@@ -107,13 +128,18 @@ static inline const char *fx_ctl_name(void)
 #define fx_skip_on_imsic(why) fx_skip_if_(fx_imsic(), "IMSIC", why)
 #define fx_skip_on_its(why)   fx_skip_if_(fx_its(), "ITS", why)
 #define fx_skip_on_vtd(why)   fx_skip_if_(fx_vtd(), "VTD", why)
+#define fx_skip_on_gicv2m(why) fx_skip_if_(fx_gicv2m(), "GICV2M", why)
 #define fx_skip_unless_x86(why)                                             \
 	fx_skip_if_(!fx_x86(), fx_imsic() ? "IMSIC" : fx_its() ? "ITS" :     \
-		    "VTD", why)
+		    fx_gicv2m() ? "GICV2M" : "VTD", why)
 
 /* Why INTx tests skip on the ITS (its.c: wired_reachable false). */
 #define FX_ITS_NO_INTX                                                      \
 	"wired INTx inputs are the distributor's SPIs, not the ITS back end's"
+
+/* Why INTx tests skip on the GICv2m (gicv2m.c: wired_reachable false). */
+#define FX_GICV2M_NO_INTX                                                   \
+	"wired INTx inputs are the distributor's own SPIs, not the v2m frame's"
 
 /* The simulator's configuration for the chosen controller. */
 static inline void fx_sim_config(struct umsi_sim_config *sc)
@@ -123,6 +149,8 @@ static inline void fx_sim_config(struct umsi_sim_config *sc)
 		sc->imsic_num_ids = FX_IMSIC_NUM_IDS;
 	} else if (fx_its()) {
 		sc->controller = UMSI_SIM_CTL_ITS;
+	} else if (fx_gicv2m()) {
+		sc->controller = UMSI_SIM_CTL_GICV2M;
 	} else if (fx_vtd()) {
 		sc->vtd = true;
 		sc->vtd_eim = (sc->plat_flags & UMSI_PLAT_X2APIC) != 0;
@@ -173,6 +201,45 @@ static inline int fx_its_system_create(const struct umsi_host_ops *ops,
 	return ret;
 }
 
+/*
+ * umsi_system_create() on the GICv2m machine: @base (or defaults) with
+ * the GICv2m back end, CPU n on interface n for n < 8, except the CPUs of
+ * @noif (UMSI_GICV2M_NO_IF: never a target), and none beyond 8 (a GICv2
+ * targets 8 interfaces).
+ */
+static inline int fx_gicv2m_system_create(const struct umsi_host_ops *ops,
+					  struct umsi_sim *sim,
+					  const struct umsi_config *base,
+					  uint64_t noif,
+					  struct umsi_system **out)
+{
+	struct umsi_config cfg;
+	struct umsi_gicv2m_config gc;
+	uint8_t *cif;
+	uint32_t i, n = umsi_sim_ncpus(sim);
+	int ret;
+
+	cif = calloc(n ? n : 1, 1);
+	assert_non_null(cif);
+	for (i = 0; i < n; i++)
+		cif[i] = i < 8 && !(noif >> i & 1) ? (uint8_t)i :
+			 UMSI_GICV2M_NO_IF;
+	memset(&gc, 0, sizeof(gc));
+	gc.frame = UMSI_SIM_V2M_BASE;
+	gc.dist = UMSI_SIM_GICD_BASE;
+	gc.nr_cpus = n;
+	gc.cpu_if = cif;
+	if (base)
+		cfg = *base;
+	else
+		memset(&cfg, 0, sizeof(cfg));
+	cfg.ctl = &umsi_ctl_arm64_gicv2m;
+	cfg.ctl_config = &gc;
+	ret = umsi_system_create(ops, sim, &cfg, out);
+	free(cif);
+	return ret;
+}
+
 static inline int fx_system_create_nofile(const struct umsi_host_ops *ops,
 					  struct umsi_sim *sim,
 					  const struct umsi_config *base,
@@ -187,6 +254,8 @@ static inline int fx_system_create_nofile(const struct umsi_host_ops *ops,
 
 	if (fx_its())
 		return fx_its_system_create(ops, sim, base, nofile, out);
+	if (fx_gicv2m())
+		return fx_gicv2m_system_create(ops, sim, base, nofile, out);
 	if (fx_vtd()) {
 		struct umsi_vtd_config vc;
 
@@ -257,7 +326,14 @@ static inline int fx_dispatch_id(void *arg, uint32_t cpu, uint32_t id)
  */
 static inline uint32_t fx_core_id(uint32_t id)
 {
-	return fx_its() ? id - UMSI_ITS_LPI_BASE : id;
+	return fx_its() ? id - UMSI_ITS_LPI_BASE :
+	       fx_gicv2m() ? id - UMSI_SIM_V2M_SPI_BASE : id;
+}
+
+/* What an arm64 kernel on a GICv2 does with GICC_IAR's INTID. */
+static inline int fx_dispatch_spi(void *arg, uint32_t cpu, uint32_t intid)
+{
+	return umsi_dispatch(arg, cpu, intid - UMSI_SIM_V2M_SPI_BASE);
 }
 
 /* What an arm64 kernel does with ICC_IAR1_EL1's INTID. */
@@ -278,6 +354,13 @@ static inline void fx_raw_msg(struct umsi_sim *sim, uint32_t cpu, uint32_t id,
 {
 	if (fx_its())
 		fail_msg("fx_raw_msg: no raw LPI on the ITS");
+	if (fx_gicv2m()) {
+		/* An SPI goes where its target byte says, not where we ask. */
+		(void)cpu;
+		msg->address = UMSI_SIM_V2M_BASE + 0x40;
+		msg->data = UMSI_SIM_V2M_SPI_BASE + id;
+		return;
+	}
 	if (fx_imsic()) {
 		msg->address = umsi_sim_imsic_file_addr(sim, cpu);
 		msg->data = id;
@@ -295,6 +378,8 @@ static inline void fx_set_dispatch(struct umsi_sim *sim,
 		umsi_sim_set_dispatch_id(sim, fx_dispatch_id, sys);
 	else if (fx_its())
 		umsi_sim_set_dispatch_id(sim, fx_dispatch_lpi, sys);
+	else if (fx_gicv2m())
+		umsi_sim_set_dispatch_id(sim, fx_dispatch_spi, sys);
 	else
 		umsi_sim_set_dispatch(sim, fx_dispatch_vec, sys);
 }

@@ -61,6 +61,12 @@ struct umsi_ctl_env {
 	void *priv;
 	/* The identity domain's own state (umsi_ctl_domain.init), or NULL. */
 	void *domain_priv;
+	/*
+	 * Set by a back end's init whose controller has fewer identities in
+	 * all than ncpus * nids (a GICv2m frame's SPIs): the global domain
+	 * hands out no more. 0: no such limit.
+	 */
+	uint32_t domain_ids;
 	/* The kernel ends interrupts itself (umsi_config.kernel_eoi): the
 	 * host's eoi is not needed. */
 	bool kernel_eoi;

@@ -113,7 +113,11 @@ static int gl_init(struct umsi_system *sys, uint32_t ncpus, uint32_t nids,
 	uint64_t n = (uint64_t)ncpus * nids;
 	size_t head = (sizeof(struct global_ids) + 7) / 8 * 8, map;
 	struct global_ids *g;
+	uint32_t cap = umsi_ctl_env(sys)->domain_ids;
 
+	/* A controller with fewer identities than CPUs x nids (GICv2m). */
+	if (cap && cap < n)
+		n = cap;
 	if (n > UMSI_IDMAP_MAX || !(map = umsi_idmap_size((uint32_t)n)))
 		return -UMSI_EINVAL;
 	g = umsi_zalloc(sys, head + map);
