@@ -13,6 +13,7 @@
 #include "kernel.h"
 #include "arm64.h"
 #include "fdt.h"
+#include "gicv2.h"
 #include "gicv3.h"
 #include "its.h"
 #include "pci_ecam.h"
@@ -27,7 +28,11 @@ struct platform {
 	uint32_t psci_cpu_on;
 	unsigned ncpus;
 	uint64_t mpidr[ARM64_MAX_CPUS];
+	unsigned gic_version;	/* 3, or 2 (a GICv2, maybe with a v2m frame) */
 	uint64_t gicd;
+	uint64_t gicc;		/* GICv2: the memory-mapped CPU interface */
+	uint64_t v2m;		/* GICv2: the v2m MSI frame, 0 without */
+	uint32_t v2m_phandle;
 	uint64_t gicr[GIC_MAX_RDIST_REGIONS], gicr_size[GIC_MAX_RDIST_REGIONS];
 	unsigned gicr_regions;
 	uint64_t its, its_size;
@@ -57,6 +62,8 @@ bool dt_rid_to_devid(const struct platform *p, uint16_t rid, uint32_t *devid);
 
 struct cpu {
 	uint64_t mpidr;
+	int gic_if;		/* GICv2: its CPU interface number, */
+	bool gic_if_ok;		/* once it came up once */
 	struct gic_rdist rd;
 	uint64_t rdbase;	/* MAPC/SYNC target */
 	volatile bool online;
@@ -88,6 +95,7 @@ struct cpu {
 #define A64_UMSI_NVEC		256
 
 extern struct platform plat;
+extern struct gic2 gic2;
 extern struct cpu cpus[ARM64_MAX_CPUS];
 extern struct gic gic;
 extern struct its its;

@@ -41,10 +41,16 @@ _start:
 	orr	x9, x9, #3		/* EL1PCTEN, EL1PCEN */
 	msr	cnthctl_el2, x9
 	msr	cntvoff_el2, xzr
+	/* A GICv3 CPU interface only (ID_AA64PFR0_EL1.GIC): a GICv2 has
+	 * no system registers, and ICC_SRE_EL2 would be undefined. */
+	mrs	x9, id_aa64pfr0_el1
+	tst	x9, #0xf000000
+	b.eq	8f
 	mrs	x9, S3_4_C12_C9_5	/* ICC_SRE_EL2 */
 	orr	x9, x9, #0xf		/* SRE, DFB, DIB, Enable (EL1 may use SRE) */
 	msr	S3_4_C12_C9_5, x9
 	isb
+8:
 	mov	x9, #0x3c5		/* EL1h, D A I F masked */
 	msr	spsr_el2, x9
 	adr	x9, 9f

@@ -81,16 +81,55 @@ static int dt_cpus(const struct fdt *f, struct platform *p)
 	return p->ncpus ? 0 : -1;
 }
 
+/*
+ * A GICv2 (QEMU virt's gic-version=2: "arm,cortex-a15-gic"; "arm,gic-400"
+ * on hardware): the distributor and CPU interface, and a v2m frame child
+ * ("arm,gic-v2m-frame") if there is one.
+ */
+static int dt_gicv2(const struct fdt *f, struct platform *p)
+{
+	int g = fdt_find_compatible(f, -1, "arm,cortex-a15-gic"), v;
+	uint64_t size;
+
+	if (g < 0)
+		g = fdt_find_compatible(f, -1, "arm,gic-400");
+	if (g < 0 || fdt_reg(f, g, 0, &p->gicd, &size) ||
+	    fdt_reg(f, g, 1, &p->gicc, &size)) {
+		kprintf("dt: no arm,gic-v3, arm,cortex-a15-gic or arm,gic-400 node\n");
+		return -1;
+	}
+	p->gic_version = 2;
+	kprintf("dt: gicv2 distributor 0x%llx cpu interface 0x%llx\n",
+		(unsigned long long)p->gicd, (unsigned long long)p->gicc);
+	for (v = fdt_find_compatible(f, g, "arm,gic-v2m-frame"); v >= 0;
+	     v = fdt_find_compatible(f, v, "arm,gic-v2m-frame"))
+		if (fdt_parent(f, v) == g)
+			break;
+	if (v >= 0 && !fdt_reg(f, v, 0, &p->v2m, &size)) {
+		p->v2m_phandle = fdt_prop_u32(f, v, "phandle", 0);
+		kprintf("dt: v2m frame 0x%llx size 0x%llx phandle 0x%x%s\n",
+			(unsigned long long)p->v2m, (unsigned long long)size,
+			p->v2m_phandle, fdt_getprop(f, v, "msi-controller", NULL) ?
+			" msi-controller" : "");
+	} else {
+		kprintf("dt: no arm,gic-v2m-frame child of the GIC: no MSI\n");
+	}
+	return 0;
+}
+
 static int dt_gic(const struct fdt *f, struct platform *p)
 {
 	int g = fdt_find_compatible(f, -1, "arm,gic-v3"), its;
 	unsigned i, nr;
 	uint64_t size;
 
-	if (g < 0 || fdt_reg(f, g, 0, &p->gicd, &size)) {
-		kprintf("dt: no arm,gic-v3 node\n");
+	if (g < 0)
+		return dt_gicv2(f, p);
+	if (fdt_reg(f, g, 0, &p->gicd, &size)) {
+		kprintf("dt: arm,gic-v3 node without its distributor\n");
 		return -1;
 	}
+	p->gic_version = 3;
 	nr = fdt_prop_u32(f, g, "#redistributor-regions", 1);
 	for (i = 0; i < nr && i < GIC_MAX_RDIST_REGIONS; i++)
 		if (!fdt_reg(f, g, 1 + i, &p->gicr[i], &p->gicr_size[i]))

@@ -180,10 +180,18 @@ static bool h_cpu_is_online(void *host, uint32_t cpu)
 	return smp_cpu_online(cpu);
 }
 
-/* MSI needs the ITS as the host bridge's msi-map or msi-parent target. */
+/*
+ * MSI needs the ITS (GICv2: the v2m frame) as the host bridge's msi-map
+ * or msi-parent target.
+ */
 static uint32_t h_platform_flags(void *host)
 {
 	(void)host;
+	if (plat.gic_version == 2)
+		return plat.v2m && (plat.have_msi_map ?
+				    plat.msi_map_phandle == plat.v2m_phandle :
+				    plat.msi_parent == plat.v2m_phandle) ?
+		       0 : UMSI_PLAT_NO_MSI;
 	if (!plat.its)
 		return UMSI_PLAT_NO_MSI;
 	if (plat.have_msi_map ? plat.msi_map_phandle != plat.its_phandle :
@@ -203,6 +211,9 @@ static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
 static bool h_irq_pending(void *host, uint32_t intid)
 {
 	(void)host;
+	/* GICv2m: a pending SPI follows its target; uMSI never asks. */
+	if (plat.gic_version == 2)
+		return false;
 	return gic_lpi_pending(&cpus[this_cpu_id()].rd, intid);
 }
 
@@ -245,11 +256,37 @@ static uint64_t its_targets[ARM64_MAX_CPUS];
 static uint64_t its_frames[ARM64_MAX_CPUS];
 static struct umsi_its_config its_cfg;
 
+/*
+ * The GICv2m back end: the v2m frame and the distributor; each CPU's
+ * interface number as its GICD_ITARGETSR0 said when it came up (smp.c).
+ */
+static uint8_t v2m_if[ARM64_MAX_CPUS];
+static struct umsi_gicv2m_config v2m_cfg;
+
+static void arch_umsi_config_v2m(struct umsi_config *cfg)
+{
+	unsigned i;
+
+	for (i = 0; i < plat.ncpus; i++)
+		v2m_if[i] = cpus[i].gic_if_ok ? (uint8_t)cpus[i].gic_if :
+			    UMSI_GICV2M_NO_IF;
+	v2m_cfg.frame = plat.v2m;
+	v2m_cfg.dist = plat.gicd;
+	v2m_cfg.nr_cpus = plat.ncpus;
+	v2m_cfg.cpu_if = v2m_if;
+	cfg->ctl = &umsi_ctl_arm64_gicv2m;
+	cfg->ctl_config = &v2m_cfg;
+}
+
 void arch_umsi_config(struct umsi_config *cfg)
 {
 	bool pta = plat.its && (mmio_read64(plat.its + 0x8) & (1ull << 19));
 	unsigned i;
 
+	if (plat.gic_version == 2) {
+		arch_umsi_config_v2m(cfg);
+		return;
+	}
 	for (i = 0; i < plat.ncpus; i++)
 		its_targets[i] = !cpus[i].rd.base ? UMSI_ITS_NO_RD :
 				 pta ? cpus[i].rd.base : cpus[i].rd.procnum;
@@ -293,6 +330,11 @@ int karch_vector_fields(char *buf, size_t size, const struct umsi_irq_info *ii)
 	uint64_t addr;
 	uint32_t data;
 	bool msix = ii->chip && !strcmp(ii->chip, "PCI-MSI-X");
+
+	/* GICv2m: the SPI is the frame's first plus the identity. */
+	if (plat.gic_version == 2)
+		return ksnprintf(buf, size, ",\"spi\":%u",
+				 gic2.spi_base + ii->vector);
 
 	if (pci_read_msg(ii->bdf & 0xffff, msix, ii->hwirq, &addr, &data))
 		return ksnprintf(buf, size, ",\"lpi\":%u",

@@ -23,6 +23,7 @@
 struct platform plat;
 struct cpu cpus[ARM64_MAX_CPUS];
 struct gic gic;
+struct gic2 gic2;
 struct its its;
 struct ecam_host a64_pci;
 void (*volatile irq_hook)(uint32_t intid);
@@ -156,6 +157,38 @@ void arm64_exception(uint64_t kind, uint64_t esr, uint64_t elr, uint64_t far)
  * other INTID to the raw probe's hook; then EOI through ICC_EOIR1_EL1
  * (EOImode 0: priority drop and deactivation). Nothing is printed here.
  */
+/*
+ * The same on a GICv2 (gicv2.c): GICC_IAR until spurious (1023); the v2m
+ * frame's SPIs go to umsi_dispatch() as INTID - the frame's first SPI;
+ * GICC_EOIR with what IAR gave (an SGI's sender included).
+ */
+static void arm64_irq_v2(unsigned n, struct cpu *c)
+{
+	uint32_t iar, intid, first = gic2.spi_base, last = first + gic2.spi_count;
+	void (*hook)(uint32_t);
+
+	for (;;) {
+		iar = gic2_ack(&gic2);
+		intid = iar & 0x3ff;
+		if (intid >= 1020)
+			break;
+		if (intid < 16) {
+			smp_sgi(intid);
+		} else if (intid >= first && intid < last && irq_dispatch_hook) {
+			irq_dispatch_hook(n, intid - first);
+		} else {
+			hook = irq_hook;
+			if (hook)
+				hook(intid);
+			else
+				c->spurious++;
+		}
+		c->last_intid = intid;
+		__atomic_add_fetch(&c->irqs, 1, __ATOMIC_RELEASE);
+		gic2_eoi(&gic2, iar);
+	}
+}
+
 void arm64_irq(void)
 {
 	unsigned n = this_cpu();
@@ -164,6 +197,10 @@ void arm64_irq(void)
 	uint32_t last = first + a64_ncpus * A64_UMSI_NVEC;
 	void (*hook)(uint32_t);
 
+	if (plat.gic_version == 2) {
+		arm64_irq_v2(n, c);
+		return;
+	}
 	for (;;) {
 		intid = (uint32_t)read_sysreg(ICC_IAR1_EL1) & 0xffffff;
 		if (intid >= 1020 && intid <= GIC_INTID_SPURIOUS)
@@ -224,13 +261,25 @@ static void print_ready(bool umsi)
 			"%s{\"cpu\":%u,\"mpidr\":%u,\"online\":%s}",
 			i ? "," : "", i, smp_cpu_hwid(i),
 			smp_cpu_online(i) ? "true" : "false");
-	ksnprintf(line, sizeof(line), "UMSI {\"event\":\"ready\",\"arch\":\"" KARCH_NAME "\","
-		"\"cpus\":[%s],\"its\":{\"base\":\"0x%llx\"},\"translater\":\"0x%llx\","
-		"\"first_lpi\":%u,\"nvec\":%u,\"umsi\":%s,\"allocated\":%u}\n",
-		cpus_buf, (unsigned long long)plat.its,
-		(unsigned long long)(plat.its ? plat.its + GITS_TRANSLATER : 0),
-		A64_UMSI_FIRST_LPI, A64_UMSI_NVEC, umsi ? "true" : "false",
-		umsi_glue_allocated());
+	if (plat.gic_version == 2)
+		ksnprintf(line, sizeof(line), "UMSI {\"event\":\"ready\",\"arch\":\"" KARCH_NAME "\","
+			"\"ctl\":\"gicv2m\",\"cpus\":[%s],\"gic\":{\"version\":2,"
+			"\"dist\":\"0x%llx\",\"cpuif\":\"0x%llx\"},\"v2m\":{\"base\":\"0x%llx\","
+			"\"setspi\":\"0x%llx\",\"first_spi\":%u,\"spis\":%u},"
+			"\"umsi\":%s,\"allocated\":%u}\n",
+			cpus_buf, (unsigned long long)plat.gicd,
+			(unsigned long long)plat.gicc, (unsigned long long)plat.v2m,
+			(unsigned long long)(plat.v2m ? plat.v2m + 0x40 : 0),
+			gic2.spi_base, gic2.spi_count, umsi ? "true" : "false",
+			umsi_glue_allocated());
+	else
+		ksnprintf(line, sizeof(line), "UMSI {\"event\":\"ready\",\"arch\":\"" KARCH_NAME "\","
+			"\"ctl\":\"its\",\"cpus\":[%s],\"its\":{\"base\":\"0x%llx\"},\"translater\":\"0x%llx\","
+			"\"first_lpi\":%u,\"nvec\":%u,\"umsi\":%s,\"allocated\":%u}\n",
+			cpus_buf, (unsigned long long)plat.its,
+			(unsigned long long)(plat.its ? plat.its + GITS_TRANSLATER : 0),
+			A64_UMSI_FIRST_LPI, A64_UMSI_NVEC, umsi ? "true" : "false",
+			umsi_glue_allocated());
 	console_write(line);
 }
 
@@ -348,27 +397,10 @@ static __attribute__((noreturn)) void work_loop(void)
 	}
 }
 
-void kmain(uint64_t x0, uint64_t entry_el)
+/* The GICv3 distributor, the LPI tables, CPU 0's redistributor. */
+static void gic_v3_up(void)
 {
-	const void *dtb;
-	unsigned i, up;
-	bool ok = true, ran_umsi = false;
-	uint64_t el = read_sysreg(CurrentEL) >> 2 & 3;
-
-	write_sysreg(tpidr_el1, 0);
-	kprintf("umsi arm64 kernel: entered at EL%llu, running at EL%llu, x0 0x%llx\n",
-		(unsigned long long)(entry_el & 3), (unsigned long long)el,
-		(unsigned long long)x0);
-	dtb = find_dtb(x0);
-	if (!dtb || fdt_init(&fdt, dtb, DTB_MAX_SIZE))
-		panic("no valid device tree (x0 0x%llx)", (unsigned long long)x0);
-	plat.dtb = (uintptr_t)dtb;
-	kprintf("dt: device tree at 0x%llx, %u bytes\n",
-		(unsigned long long)plat.dtb, fdt.size);
-	if (dt_parse(&fdt, &plat))
-		panic("the device tree lacks CPUs or a GICv3");
-	cmdline_set(plat.bootargs);
-	heap_init();
+	unsigned i;
 
 	gic.dist = plat.gicd;
 	gic.nregions = plat.gicr_regions;
@@ -402,6 +434,51 @@ void kmain(uint64_t x0, uint64_t entry_el)
 		kprintf("gic: LPI property table 0x%llx, %u INTID bits, LPIs %u-%u enabled for uMSI\n",
 			(unsigned long long)(uintptr_t)gic.prop_table, gic.id_bits,
 			A64_UMSI_FIRST_LPI, A64_UMSI_FIRST_LPI + plat.ncpus * A64_UMSI_NVEC - 1);
+}
+
+/* The GICv2 distributor and CPU 0's interface (gicv2.c). */
+static void gic_v2_up(void)
+{
+	gic2.dist = plat.gicd;
+	gic2.cpuif = plat.gicc;
+	gic2.v2m = plat.v2m;
+	a64_ncpus = plat.ncpus;
+	if (plat.ncpus > 8)
+		panic("%u CPUs: a GICv2 has 8 CPU interfaces", plat.ncpus);
+	if (gic2_dist_init(&gic2))
+		panic("GICv2 distributor 0x%llx does not answer",
+		      (unsigned long long)plat.gicd);
+	if (cpu_gic_up(0))
+		panic("cpu 0: no GICv2 CPU interface");
+}
+
+void kmain(uint64_t x0, uint64_t entry_el)
+{
+	const void *dtb;
+	unsigned i, up;
+	bool ok = true, ran_umsi = false;
+	uint64_t el = read_sysreg(CurrentEL) >> 2 & 3;
+
+	write_sysreg(tpidr_el1, 0);
+	kprintf("umsi arm64 kernel: entered at EL%llu, running at EL%llu, x0 0x%llx\n",
+		(unsigned long long)(entry_el & 3), (unsigned long long)el,
+		(unsigned long long)x0);
+	dtb = find_dtb(x0);
+	if (!dtb || fdt_init(&fdt, dtb, DTB_MAX_SIZE))
+		panic("no valid device tree (x0 0x%llx)", (unsigned long long)x0);
+	plat.dtb = (uintptr_t)dtb;
+	kprintf("dt: device tree at 0x%llx, %u bytes\n",
+		(unsigned long long)plat.dtb, fdt.size);
+	if (dt_parse(&fdt, &plat))
+		panic("the device tree lacks CPUs or a GIC (v2 or v3)");
+	cmdline_set(plat.bootargs);
+	heap_init();
+
+	if (plat.gic_version == 2) {
+		gic_v2_up();
+	} else {
+		gic_v3_up();
+	}
 	irq_enable();
 	smp_boot();
 	for (i = 0, up = 0; i < plat.ncpus; i++)
@@ -412,7 +489,9 @@ void kmain(uint64_t x0, uint64_t entry_el)
 
 	if (plat.have_pci) {
 		ecam_up();
-		if (cmdline_flag("umsi.msiprobe")) {
+		if (cmdline_flag("umsi.msiprobe") && plat.gic_version == 2) {
+			kprintf("its: no ITS on a GICv2: no raw probe\n");
+		} else if (cmdline_flag("umsi.msiprobe")) {
 			probe_active = true;
 			if (its_up()) {
 				kprintf("its: set-up failed\n");

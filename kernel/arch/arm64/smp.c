@@ -41,6 +41,25 @@ static uint64_t us_to_ticks(uint64_t us)
 	return read_sysreg(cntfrq_el0) / 1000000 * us + 1;
 }
 
+/* A GICv2: the CPU interface and SGIs of the calling CPU @n (gicv2.c). */
+static int cpu_gic2_up(unsigned n)
+{
+	struct cpu *c = &cpus[n];
+	int i = gic2_cpu_init(&gic2, 1u << SGI_XCALL | 1u << SGI_WAKE);
+
+	if (i < 0) {
+		kprintf("cpu %u mpidr 0x%llx: no GICv2 CPU interface\n", n,
+			(unsigned long long)c->mpidr);
+		return -1;
+	}
+	c->gic_if = i;
+	c->gic_if_ok = true;
+	kprintf("cpu %u mpidr 0x%llx up: gicv2 cpu interface %d\n", n,
+		(unsigned long long)c->mpidr, i);
+	__atomic_store_n(&c->online, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
 /* Redistributor, LPIs, SGIs and CPU interface of the calling CPU @n. */
 int cpu_gic_up(unsigned n)
 {
@@ -50,6 +69,8 @@ int cpu_gic_up(unsigned n)
 
 	write_sysreg(tpidr_el1, n);
 	c->mpidr = cpu_mpidr();
+	if (plat.gic_version == 2)
+		return cpu_gic2_up(n);
 	if (!c->rd.base && gic_rdist_find(&gic, c->mpidr, &c->rd)) {
 		kprintf("cpu %u mpidr 0x%llx: no redistributor\n", n,
 			(unsigned long long)c->mpidr);
@@ -75,10 +96,15 @@ int cpu_gic_up(unsigned n)
 
 void smp_send_sgi(unsigned cpu, uint32_t intid)
 {
-	uint64_t m = cpus[cpu].mpidr, aff0 = m & 0xff;
-	uint64_t v = (m >> 32 & 0xff) << 48 | (m >> 16 & 0xff) << 32 |
-		     (m >> 8 & 0xff) << 16 | (uint64_t)(intid & 0xf) << 24 |
-		     (aff0 >> 4) << 44 | 1ull << (aff0 & 0xf);
+	uint64_t m = cpus[cpu].mpidr, aff0 = m & 0xff, v;
+
+	if (plat.gic_version == 2) {
+		gic2_send_sgi(&gic2, (unsigned)cpus[cpu].gic_if, intid);
+		return;
+	}
+	v = (m >> 32 & 0xff) << 48 | (m >> 16 & 0xff) << 32 |
+	    (m >> 8 & 0xff) << 16 | (uint64_t)(intid & 0xf) << 24 |
+	    (aff0 >> 4) << 44 | 1ull << (aff0 & 0xf);
 
 	dsb(sy);	/* the mailbox before the SGI */
 	write_sysreg(ICC_SGI1R_EL1, v);
@@ -107,7 +133,10 @@ static void __attribute__((noreturn)) park_self(struct cpu *c, unsigned n)
 	int64_t r;
 
 	irq_disable();
-	write_sysreg(ICC_IGRPEN1_EL1, 0);
+	if (plat.gic_version == 2)
+		gic2_cpu_off(&gic2);
+	else
+		write_sysreg(ICC_IGRPEN1_EL1, 0);
 	isb();
 	__atomic_store_n(&c->online, false, __ATOMIC_RELEASE);
 	r = psci_call(PSCI_CPU_OFF, 0, 0, 0);

@@ -27,7 +27,9 @@
  * pending on the new CPU interface and no longer on the old one (IHI
  * 0048B 4.3.12), so nothing is ever left on the CPU an IRQ leaves
  * (pending() is false) and an active one ends where it began (the core's
- * dispatch sync covers it). A GICv2 distributor targets CPU interfaces
+ * dispatch sync covers it). QEMU's GICv2 keeps pending state per CPU
+ * interface instead; a move therefore makes a pending SPI pending again
+ * (v2m_repend), which the architecture makes a no-op. A GICv2 distributor targets CPU interfaces
  * 0-7 only: a CPU without one (umsi_gicv2m_config.cpu_if) is unreachable.
  */
 #include <umsi/ctl.h>
@@ -282,6 +284,31 @@ static void v2m_target(struct umsi_system *sys, struct v2m_priv *p,
 }
 
 /*
+ * After a move: an SPI still pending is made pending again, for its new
+ * target. The architecture moves pending state with the target (IHI
+ * 0048B 4.3.12), and then this changes nothing; a distributor that keeps
+ * pending state per CPU interface, as QEMU's does (it records the
+ * targets of the moment the SPI became pending), would otherwise leave
+ * it with a CPU that is no longer a target: taken by nobody. The old CPU
+ * can no longer acknowledge it once its target byte is written, so
+ * nothing is taken twice. [lock]
+ */
+static void v2m_repend(struct umsi_system *sys, struct v2m_priv *p,
+		       uint32_t intid, uint32_t n)
+{
+	uint32_t k, i;
+
+	for (k = 0; k < n; k++) {
+		i = intid + k;
+		if (!(v2m_read(sys, p, GICD_ISPENDR + (i / 32) * 4) >>
+		      (i % 32) & 1))
+			continue;
+		v2m_set_bit(sys, p, GICD_ICPENDR, i);
+		v2m_set_bit(sys, p, GICD_ISPENDR, i);
+	}
+}
+
+/*
  * The message: the SPI's INTID to MSI_SETSPI_NS (a block: the first; the
  * function adds the message number to the data). The SPIs are set up on
  * the way: edge-triggered, the priority, the target, enabled; release
@@ -350,6 +377,7 @@ static int v2m_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		return -UMSI_ERANGE;
 	fl = umsi_host_lock_acquire(sys, p->lock);
 	v2m_target(sys, p, p->spi_base + id, ci->count ? ci->count : 1, cpu);
+	v2m_repend(sys, p, p->spi_base + id, ci->count ? ci->count : 1);
 	umsi_host_lock_release(sys, p->lock, fl);
 	return 0;       /* the device's message stays */
 }
