@@ -87,6 +87,14 @@ sub arch_of {
 	my $ready = $line ? eval { decode_json($line) } : undef;
 	my $arch = ($ready && $ready->{arch}) // 'x86_64';
 	my %files;
+	if ($arch eq 'arm64' && ($ready->{ctl} // '') eq 'gicv2m') {
+		my $v = $ready->{v2m} // {};
+		return ($arch, {}, { v2m => 1, setspi => hex($v->{setspi} // '0'),
+				     first_spi => $v->{first_spi} // 0,
+				     spis => $v->{spis} // 0,
+				     dist => hex(($ready->{gic} // {})->{dist} // '0'),
+				     ncpus => scalar @{$ready->{cpus} // []} });
+	}
 	if ($arch eq 'arm64') {
 		return ($arch, {}, { translater => hex($ready->{translater} // '0'),
 				     first_lpi => $ready->{first_lpi} // 0,
@@ -398,11 +406,13 @@ sub ioapic_entries {
 
 sub riscv { return ($HW->{arch} // '') eq 'riscv64'; }
 sub arm64 { return ($HW->{arch} // '') eq 'arm64'; }
+# arm64 on a GICv2 with a v2m frame (the ready line's "ctl":"gicv2m").
+sub v2m { return arm64() && ($HW->{its} // {})->{v2m}; }
 
 sub msg_dest {
 	my ($addr, $data) = @_;
 	return $HW->{files}{$addr} // -1 if riscv();
-	return -1 if arm64();	# an ITS message names no CPU
+	return -1 if arm64();	# an ITS or v2m message names no CPU
 	if (remappable($addr)) {
 		my $e = ($HW->{remap}{irte} // {})->{remap_index($addr, $data // 0)};
 		return $e && $e->{present} ? $e->{dest} : -1;
@@ -413,6 +423,7 @@ sub msg_dest {
 sub msg_ok {
 	my ($addr) = @_;
 	return defined $HW->{files}{$addr} if riscv();
+	return $addr == $HW->{its}{setspi} && $addr != 0 if v2m();
 	return $addr == $HW->{its}{translater} && $addr != 0 if arm64();
 	return ($addr & 0xfff00000) == 0xfee00000 && $addr < 2**32;
 }
@@ -442,7 +453,8 @@ sub hwid_key { return riscv() ? 'hart' : arm64() ? 'mpidr' : 'apic_id'; }
 # or on arm64 the EventID the line names.
 sub want_data {
 	my ($v) = @_;
-	return arm64() ? $v->{event_id} // -1 : $v->{vector};
+	return v2m() ? $v->{spi} // -1 : arm64() ? $v->{event_id} // -1 :
+	       $v->{vector};
 }
 
 # Check one UMSI device line against the hardware. Returns a list of
@@ -504,7 +516,7 @@ sub check_device {
 					   $v->{index}, msg_dest($e->{addr}, $e->{data}), hwid_key(), line_hwid($v))
 				if msg_dest($e->{addr}, $e->{data}) != line_hwid($v);
 			push @bad, sprintf('entry %d %s %d, line says %d',
-					   $v->{index}, arm64() ? 'EventID' : 'vector',
+					   $v->{index}, v2m() ? 'SPI' : arm64() ? 'EventID' : 'vector',
 					   msg_vector($e->{data}, $e->{addr}), want_data($v))
 				if msg_vector($e->{data}, $e->{addr}) != want_data($v);
 			# A managed IRQ shut down (its CPUs offline) must be masked
@@ -519,7 +531,7 @@ sub check_device {
 			} else {
 				push @bad, "entry $v->{index} masked" if $e->{masked};
 			}
-			push @{$pairs->{(arm64() ? $rid : msg_dest($e->{addr}, $e->{data})) . '/' .
+			push @{$pairs->{(v2m() ? 'spi' : arm64() ? $rid : msg_dest($e->{addr}, $e->{data})) . '/' .
 					msg_vector($e->{data}, $e->{addr})}}, "$d->{bdf}#$v->{index}";
 		}
 		for my $i (0 .. $#{$x->{entries}}) {
@@ -559,7 +571,7 @@ sub check_device {
 					   $i, msg_dest($m->{addr}, $mdata->($i)), hwid_key(), line_hwid($v))
 				if msg_dest($m->{addr}, $mdata->($i)) != line_hwid($v);
 			push @bad, sprintf('message %d %s %d, line says %d',
-					   $i, arm64() ? 'EventID' : 'vector',
+					   $i, v2m() ? 'SPI' : arm64() ? 'EventID' : 'vector',
 					   $mvec->($i), want_data($v))
 				if $mvec->($i) != want_data($v);
 			push @bad, "message $i masked"
@@ -568,7 +580,7 @@ sub check_device {
 		for my $i (0 .. $block - 1) {
 			# Under remapping only the listed messages have entries.
 			next if $rm && !grep { $_->{index} == $i } @vecs;
-			push @{$pairs->{(arm64() ? $rid : msg_dest($m->{addr}, $mdata->($i))) .
+			push @{$pairs->{(v2m() ? 'spi' : arm64() ? $rid : msg_dest($m->{addr}, $mdata->($i))) .
 					'/' . $mvec->($i)}}, "$d->{bdf}#$i";
 		}
 	} elsif ($mode eq 'intx') {
@@ -636,6 +648,98 @@ sub lpi_check {
 	return [!@bad, 'no LPI (first_lpi + vector) used twice', join('; ', @bad)];
 }
 
+# arm64 on a GICv2m: the distributor's state, from QEMU's trace of the
+# guest's writes to it (-trace gic_dist_write) and of the CPUs'
+# acknowledgements (-trace gic_acknowledge_irq): the monitor cannot read
+# GICD itself (QEMU's GICv2 asks which CPU reads, and the monitor is
+# none). Returns { targets => {INTID => GICD_ITARGETSR byte}, enabled =>
+# {INTID => 0|1}, edge => {INTID => 0|1}, acks => {INTID => {CPU => n}} }.
+sub gicv2_trace {
+	my ($file) = @_;
+	my (%word, %en, %acks);
+	open(my $fh, '<', $file) or return undef;
+	while (my $l = <$fh>) {
+		if ($l =~ /gic_dist_write dist write at 0x([0-9a-f]+) size 4: 0x([0-9a-f]+)/) {
+			my ($off, $v) = (hex($1), hex($2));
+			if ($off >= 0x100 && $off < 0x200) {
+				my $set = $off < 0x180;
+				my $first = (($off - 0x100) % 0x80) * 8;
+				for my $k (0 .. 31) {
+					$en{$first + $k} = $set ? 1 : 0 if ($v >> $k) & 1;
+				}
+			} elsif (($off >= 0x800 && $off < 0xc00) || ($off >= 0xc00 && $off < 0xd00)) {
+				$word{$off} = $v;
+			}
+		} elsif ($l =~ /gic_acknowledge_irq cpu (\d+) acknowledged irq (\d+)/) {
+			$acks{$2}{$1}++ if $2 < 1020;
+		}
+	}
+	close($fh);
+	my (%targets, %edge);
+	for my $off (keys %word) {
+		if ($off < 0xc00) {
+			$targets{$off - 0x800 + $_} = ($word{$off} >> (8 * $_)) & 0xff for 0 .. 3;
+		} else {
+			$edge{($off - 0xc00) * 4 + $_} = ($word{$off} >> (2 * $_ + 1)) & 1 for 0 .. 15;
+		}
+	}
+	return { targets => \%targets, enabled => \%en, edge => \%edge, acks => \%acks };
+}
+
+# Each vector of the device lines against the distributor's trace: one of
+# the frame's SPIs (first_spi + identity), no SPI twice, its target byte
+# the line's CPU only (QEMU: interface n is CPU n), enabled, edge; with
+# @fired (the kernel's fire lines), every acknowledgement of a fired SPI
+# by that CPU and at least as many as the handler saw.
+sub gicv2_check {
+	my ($g, $r, $fired) = @_;
+	my ($ready) = grep { ($_->{event} // '') eq 'ready' } @{$r->{umsi}};
+	my $v2 = ($ready // {})->{v2m} // {};
+	my (%seen, @bad);
+	return ([0, 'QEMU trace of the GICv2 distributor', 'not read']) unless $g;
+	for my $d (@{$r->{devices}}) {
+		next unless ($d->{mode} // '') =~ /^msix?$/;
+		for my $v (@{$d->{vectors} // []}) {
+			my $spi = $v->{spi} // -1;
+			my $who = "$d->{bdf}#$v->{index} SPI $spi";
+			if ($spi < ($v2->{first_spi} // 0) ||
+			    $spi >= ($v2->{first_spi} // 0) + ($v2->{spis} // 0)) {
+				push @bad, "$who: not one of the frame's SPIs";
+				next;
+			}
+			push @bad, "$who: not first_spi + vector"
+				if $spi != $v2->{first_spi} + $v->{vector};
+			push @{$seen{$spi}}, $who;
+			my $t = $g->{targets}{$spi} // 0;
+			push @bad, sprintf('%s: GICD_ITARGETSR 0x%02x, line says cpu %d', $who, $t, $v->{cpu})
+				if $t != 1 << $v->{cpu};
+			push @bad, "$who: not enabled (GICD_ISENABLER)" unless $g->{enabled}{$spi};
+			push @bad, "$who: level-sensitive (GICD_ICFGR)" unless $g->{edge}{$spi};
+		}
+	}
+	push @bad, map { "SPI $_: @{$seen{$_}}" } grep { @{$seen{$_}} > 1 } sort keys %seen;
+	my @res = ([!@bad, 'distributor (QEMU trace): each SPI aimed at its CPU only, enabled, edge, none twice',
+		    join('; ', @bad)]);
+	if ($fired) {
+		my @abad;
+		for my $f (@$fired) {
+			my ($d) = grep { $_->{bdf} eq $f->{bdf} } @{$r->{devices}};
+			my ($v) = grep { $_->{index} == $f->{index} } @{($d // {})->{vectors} // []};
+			next unless $v && defined $v->{spi};
+			my $a = $g->{acks}{$v->{spi}} // {};
+			my @other = grep { $_ != $f->{cpu} } keys %$a;
+			push @abad, "SPI $v->{spi} ($f->{driver} #$f->{index}) acknowledged by cpu @other too"
+				if @other;
+			push @abad, "SPI $v->{spi} ($f->{driver} #$f->{index}): " . ($a->{$f->{cpu}} // 0) .
+				" acknowledgements on cpu $f->{cpu}, handler saw $f->{received}"
+				if ($a->{$f->{cpu}} // 0) < $f->{received};
+		}
+		push @res, [!@abad, 'QEMU trace: every fired SPI acknowledged by the CPU uMSI chose, as often as handled',
+			    join('; ', @abad)];
+	}
+	return @res;
+}
+
 # All checks of one held run. Returns [ok, name, diagnostics] triples.
 sub check {
 	my ($hw, $r) = @_;
@@ -661,10 +765,11 @@ sub check {
 	}
 	my @dups = grep { @{$pairs{$_}} > 1 } sort keys %pairs;
 	push @res, [!@dups, riscv() ? 'no (hart, identity) pair used twice' :
+			    v2m() ? 'no SPI used twice' :
 			    arm64() ? 'no (DeviceID, EventID) pair used twice' :
 			    'no (APIC ID, vector) pair used twice',
 		    join('; ', map { "$_: @{$pairs{$_}}" } @dups)];
-	push @res, lpi_check($hw, $r) if arm64();
+	push @res, lpi_check($hw, $r) if arm64() && !v2m();
 	if (my $rm = $hw->{remap}) {
 		my @rbad;
 		push @rbad, $rm->{error} if $rm->{error};
