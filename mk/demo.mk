@@ -4,15 +4,15 @@
 # make demo ARCH=riscv64: the riscv64 kernel on qemu-system-riscv64 virt
 # with the AIA (scripts/qemu-demo --arch riscv64). make demo ARCH=arm64:
 # the arm64 kernel on qemu-system-aarch64 virt with GICv3 and an ITS
-# (scripts/qemu-demo --arch arm64). ARCH unset, x86_64, x86 or amd64: the
-# x86 demo.
+# (scripts/qemu-demo --arch arm64); with GIC=2 on a GICv2 with its v2m
+# MSI frame (--gic 2). ARCH unset, x86_64, x86 or amd64: the x86 demo.
 .PHONY: demo
 ifeq ($(ARCH),riscv64)
 demo: real-all kernel-riscv64
 	scripts/qemu-demo --arch riscv64
 else ifneq ($(filter arm64 aarch64,$(ARCH)),)
 demo: real-all kernel-arm64
-	scripts/qemu-demo --arch arm64
+	scripts/qemu-demo --arch arm64 --gic $(or $(GIC),3)
 else ifneq ($(filter-out x86_64 x86 amd64,$(ARCH)),)
 demo:
 	@echo "make demo: ARCH=$(ARCH) has no demo (x86_64, riscv64, arm64)" >&2; exit 2

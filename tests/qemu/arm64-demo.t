@@ -8,7 +8,9 @@
 # offline (PSCI CPU_OFF) and back, the tables, and the monitor's reading
 # of every MSI/MSI-X message as (GITS_TRANSLATER, EventID), passes every
 # one of its checks. Hot plug is skipped on arm64 and the output must say
-# so.
+# so. Then make demo ARCH=arm64 GIC=2 (--gic 2): the same on a GICv2 with
+# its v2m frame (virt,gic-version=2), SPIs instead of LPIs, the messages
+# (MSI_SETSPI_NS, SPI), the distributor's routing from QEMU's trace.
 use strict;
 use warnings;
 use FindBin;
@@ -50,4 +52,23 @@ like($out, qr/^  PASS  monitor: no \(DeviceID, EventID\) pair used twice$/m,
 like($out, qr/^  PASS  monitor: messages decoded as \(GITS_TRANSLATER 0x8090040, EventID\)$/m,
      'monitor: messages decoded as (GITS_TRANSLATER, EventID)');
 like($out, qr/^Hot plug\n  skipped on arm64/m, 'hot plug skipped, and said so');
+
+$out = `$FindBin::Bin/../../scripts/qemu-demo --arch arm64 --gic 2 --events 20 --moves 300 2>&1`;
+$rc = $? >> 8;
+is($rc, 0, 'qemu-demo --arch arm64 --gic 2 exits 0') or diag($out);
+like($out, qr/^\d+ passed, 0 failed$/m, 'GICv2m: no check failed');
+like($out, qr/^machine: QEMU virt \(GICv2 \+ v2m frame at 0x8020000, MSI_SETSPI_NS 0x8020040, SPIs 80-143\), tcg, 4 CPUs,/m,
+     'the machine: virt with a GICv2 and its v2m frame, 4 CPUs');
+for my $dev (qw(edu e1000e nvme xhci)) {
+	like($out, qr/^  PASS  \Q$dev\E\s+\S+ vector \d+ +\d+ raised, +\d+ handled on CPU \d \(SPI \d+\)(?:, \d+ repeats ignored)?$/m,
+	     "GICv2m: $dev fired, each event on the CPU and SPI uMSI chose");
+}
+like($out, qr/^  PASS  ready line: arm64, "ctl":"gicv2m"/m, 'GICv2m: the ready line says so');
+like($out, qr/^  PASS  (?:edu|e1000e) +\S+ migrated 300 times under fire/m, 'GICv2m: an IRQ migrated under fire');
+like($out, qr/^  PASS  every vector: SPI = first SPI \+ identity/m, 'GICv2m: SPI per vector');
+like($out, qr/^  PASS  monitor: messages decoded as \(MSI_SETSPI_NS 0x8020040, SPI\)$/m,
+     'GICv2m: monitor: messages decoded as (MSI_SETSPI_NS, SPI)');
+like($out, qr/^  PASS  QEMU trace: distributor \(QEMU trace\): each SPI aimed at its CPU only/m,
+     'GICv2m: the distributor routes each SPI as uMSI says');
+like($out, qr/^  PASS  CPU 3 \(MPIDR 0x3\) went offline and came back$/m, 'GICv2m: one CPU offline/online');
 done_testing();
