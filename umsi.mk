@@ -62,7 +62,7 @@ ifeq ($(origin UMSI_DIR),undefined)
 UMSI_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 endif
 
-UMSI_ALL_BACKENDS := x86 vtd imsic its
+UMSI_ALL_BACKENDS := x86 vtd imsic its gicv2m
 ifeq ($(origin UMSI_BACKENDS),undefined)
 UMSI_BACKENDS := $(UMSI_ALL_BACKENDS)
 endif
@@ -120,6 +120,8 @@ UMSI_SRCS_its := \
 	arch/arm64/its.c \
 	arch/arm64/its_cmd.c \
 	arch/arm64/its_tables.c
+UMSI_SRCS_gicv2m := \
+	arch/arm64/gicv2m.c
 
 UMSI_SRCS := $(addprefix $(UMSI_DIR)/src/,$(UMSI_SRCS_core) \
 	     $(foreach b,$(UMSI_BACKENDS),$(UMSI_SRCS_$(b))))

@@ -74,13 +74,21 @@ MK
 }
 grep -v '^src/arch/[a-z0-9]*/' "$work/want" >"$work/core"
 grep '^src/arch/common/' "$work/want" >>"$work/core"
-want_its="its: $(cat "$work/core" - <<<"$(grep '^src/arch/arm64/' "$work/want")" | LC_ALL=C sort | tr '\n' ' ')"
+want_its="its: $(cat "$work/core" - <<<"$(grep '^src/arch/arm64/its' "$work/want")" | LC_ALL=C sort | tr '\n' ' ')"
 got_its=$(mklist its)
 if [ "$got_its " = "$want_its" ]; then
-	pass "umsi.mk: UMSI_BACKENDS=its lists the core and src/arch/arm64 ($(( $(wc -w <<<"$got_its") - 1 )) files)"
+	pass "umsi.mk: UMSI_BACKENDS=its lists the core and src/arch/arm64/its* ($(( $(wc -w <<<"$got_its") - 1 )) files)"
 else
 	fail "umsi.mk: UMSI_BACKENDS=its lists the wrong files"
 	echo "# want $want_its" && echo "# got  $got_its"
+fi
+want_v2m="gicv2m: $(cat "$work/core" - <<<"src/arch/arm64/gicv2m.c" | LC_ALL=C sort | tr '\n' ' ')"
+got_v2m=$(mklist gicv2m)
+if [ "$got_v2m " = "$want_v2m" ]; then
+	pass "umsi.mk: UMSI_BACKENDS=gicv2m lists the core and src/arch/arm64/gicv2m.c"
+else
+	fail "umsi.mk: UMSI_BACKENDS=gicv2m lists the wrong files"
+	echo "# want $want_v2m" && echo "# got  $got_v2m"
 fi
 got_vtd=$(mklist vtd)
 if [ "$got_vtd" = "$(mklist 'x86 vtd')" ] && [ "$got_vtd" = "$(mklist 'vtd x86')" ] &&
@@ -207,7 +215,7 @@ declare -A kflags=([all]="$KFLAGS" [its]="${KFLAGS/-O2 -g/-O1}" [vtd]="${KFLAGS/
 declare -A mopt=([all]=--optimization=2 [its]=--buildtype=plain [vtd]=--buildtype=plain)
 declare -A backends=([its]=its [vtd]=vtd)
 declare -A prog=([all]=ALL [its]=ITS [vtd]=VTD)
-declare -A nsrcs=([all]=34 [its]=30 [vtd]=30)
+declare -A nsrcs=([all]=35 [its]=30 [vtd]=30)
 archives=()
 names=()
 # scoped NAME FILE SUBSET: FILE has the compile commands of a build (make's
@@ -358,9 +366,9 @@ fi
 
 # ---- the archives ----------------------------------------------------------
 # The back ends' objects each archive must hold, and not.
-declare -A has=([all]="umsi_ctl_x86_lapic umsi_ctl_x86_vtd umsi_ctl_riscv_imsic umsi_ctl_arm64_its"
+declare -A has=([all]="umsi_ctl_x86_lapic umsi_ctl_x86_vtd umsi_ctl_riscv_imsic umsi_ctl_arm64_its umsi_ctl_arm64_gicv2m"
 		[its]="umsi_ctl_arm64_its" [vtd]="umsi_ctl_x86_lapic umsi_ctl_x86_vtd")
-declare -A hasnt=([all]="" [its]="umsi_ctl_x86_lapic umsi_ctl_x86_vtd umsi_ctl_riscv_imsic"
+declare -A hasnt=([all]="" [its]="umsi_ctl_x86_lapic umsi_ctl_x86_vtd umsi_ctl_riscv_imsic umsi_ctl_arm64_gicv2m"
 		  [vtd]="umsi_ctl_riscv_imsic umsi_ctl_arm64_its")
 for i in "${!archives[@]}"; do
 	a=${archives[$i]}

@@ -189,11 +189,33 @@ rejects(machine("cpus 2\nplatform imsic\n\nplatform its\n"),
 rejects(machine("cpus 2\nplatform its num-ids=127\n"),
 	qr/:2: num-ids= is for 'platform imsic'\n/, 'num-ids on an ITS machine');
 rejects(machine("cpus 2\nplatform gic\n"),
-	qr/:2: unknown platform feature 'gic' \(.*imsic, its, vtd, num-ids=N\)\n/,
+	qr/:2: unknown platform feature 'gic' \(.*imsic, its, gicv2m, vtd, num-ids=N\)\n/,
 	'an unknown feature, the list naming its');
 rejects(machine("cpus 2\nplatform its\nplatform vtd\n"),
-	qr/:3: platform vtd is an x86 remapping unit: not with platform its or imsic\n/,
+	qr/:3: platform vtd is an x86 remapping unit: not with platform its, gicv2m or imsic\n/,
 	'a VT-d unit on an ITS machine');
+rejects(machine("cpus 9\nplatform gicv2m\n"),
+	qr/:2: platform gicv2m: 9 CPUs, but a GICv2 distributor targets 8 CPU interfaces: at most 8 CPUs\n/,
+	'a GICv2m machine of more than 8 CPUs');
+rejects(machine("cpus 2\nplatform gicv2m its\n"),
+	qr/:2: platform gicv2m with platform its: a machine has one interrupt controller\n/,
+	'a GICv2m and an ITS in one machine');
+rejects(machine("cpus 2\nplatform gicv2m x2apic\n"),
+	qr/:2: platform gicv2m has Arm CPUs: x2apic, ext-dest-id, remap and isa-pic are x86 features\n/,
+	'a GICv2m machine with x86 message formats');
+{
+	# The frame's 64 SPIs, shared by 4 CPUs: 40 + 24 granted, then the
+	# advice says what more CPUs cannot bring.
+	my ($rc, $out) = run_umsi("sim", machine("cpus 4\nplatform gicv2m\n"
+		. "device nvme vendor=0x1b36 device=0x0010 msix=65 vectors=40 count=2\n"));
+	is($rc, 1, 'umsi sim platform gicv2m runs, status 1: a device got fewer');
+	like($out, qr/^machine: 4 Arm CPUs \(IDs 0-3\), a GICv2 with a v2m frame at 0x8020000 \(SPIs 80-143, shared by every CPU\), 2 devices asking for 80 vectors$/m,
+	     'GICv2m: the machine line names the frame and its SPIs');
+	like($out, qr/^interrupts: 64 fired, 64 handled, 0 on a CPU uMSI did not choose$/m,
+	     'GICv2m: every granted vector fired on its CPU');
+	like($out, qr/asked for 40, got 24 \(msix\).*\n.*a second v2m frame: this one's 64 SPIs are shared by every CPU/,
+	     'GICv2m: the frame runs out, and the advice says why');
+}
 rejects(machine("cpus 2\nplatform remap vtd\n"),
 	qr/:2: platform vtd and remap: the unit is uMSI's \(vtd\) or the host's \(remap\), not both\n/,
 	'VT-d and the host remapping hook together');

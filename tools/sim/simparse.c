@@ -294,7 +294,7 @@ static int sim_parse_platform(struct sim_parser *p)
 	if (p->n < 2)
 		return sim_fail(p, "'platform' needs a feature (ext-dest-id, "
 				"remap, x2apic, no-msi, isa-pic, imsic, its, "
-				"vtd, num-ids=N)");
+				"gicv2m, vtd, num-ids=N)");
 	for (unsigned i = 1; i < p->n; i++) {
 		size_t k;
 
@@ -308,6 +308,12 @@ static int sim_parse_platform(struct sim_parser *p)
 			p->sp->its = true;
 			if (!p->sp->its_line)
 				p->sp->its_line = p->line;
+			continue;
+		}
+		if (!strcmp(p->tok[i], "gicv2m")) {
+			p->sp->gicv2m = true;
+			if (!p->sp->gicv2m_line)
+				p->sp->gicv2m_line = p->line;
 			continue;
 		}
 		if (!strcmp(p->tok[i], "vtd")) {
@@ -327,7 +333,8 @@ static int sim_parse_platform(struct sim_parser *p)
 		if (k == sizeof(feats) / sizeof(feats[0]))
 			return sim_fail(p, "unknown platform feature '%s' "
 					"(ext-dest-id, remap, x2apic, no-msi, "
-					"isa-pic, imsic, its, vtd, num-ids=N)",
+					"isa-pic, imsic, its, gicv2m, vtd, "
+					"num-ids=N)",
 					sim_quote(p->tok[i], q));
 		p->sp->plat |= feats[k].flag;
 	}
@@ -354,15 +361,34 @@ static int sim_check_imsic(struct sim_parser *p)
 		return sim_fail(p, "platform its and platform imsic: a machine "
 				"has one interrupt controller");
 	}
+	if (sp->gicv2m && (sp->its || sp->imsic)) {
+		p->line = sp->gicv2m_line;
+		return sim_fail(p, "platform gicv2m with platform %s: a machine "
+				"has one interrupt controller",
+				sp->its ? "its" : "imsic");
+	}
+	if (sp->gicv2m && (sp->plat & x86)) {
+		p->line = sp->gicv2m_line;
+		return sim_fail(p, "platform gicv2m has Arm CPUs: x2apic, "
+				"ext-dest-id, remap and isa-pic are x86 features");
+	}
+	if (sp->gicv2m && sp->ncpus > SIM_GICV2M_MAX_CPUS) {
+		p->line = sp->gicv2m_line > sp->cpus_line ? sp->gicv2m_line :
+							   sp->cpus_line;
+		return sim_fail(p, "platform gicv2m: %u CPUs, but a GICv2 "
+				"distributor targets %u CPU interfaces: at most "
+				"%u CPUs", sp->ncpus, SIM_GICV2M_MAX_CPUS,
+				SIM_GICV2M_MAX_CPUS);
+	}
 	if (sp->its && (sp->plat & x86)) {
 		p->line = sp->its_line;
 		return sim_fail(p, "platform its has Arm CPUs: x2apic, "
 				"ext-dest-id and remap are x86 features");
 	}
-	if (sp->vtd && (sp->its || sp->imsic)) {
+	if (sp->vtd && (sp->its || sp->imsic || sp->gicv2m)) {
 		p->line = sp->vtd_line;
 		return sim_fail(p, "platform vtd is an x86 remapping unit: not "
-				"with platform its or imsic");
+				"with platform its, gicv2m or imsic");
 	}
 	if (sp->vtd && (sp->plat & UMSI_PLAT_IRQ_REMAP)) {
 		p->line = sp->vtd_line;

@@ -54,6 +54,8 @@
 #define SIM_ITS_NVEC_MAX   256u
 #define SIM_ITS_NVEC_STEP  64u
 #define SIM_ITS_MAX_CPUS   (SIM_ITS_LPIS / SIM_ITS_NVEC_STEP)
+/* platform gicv2m: QEMU virt's frame (SPIs 80-143), a GICv2's 8 CPUs. */
+#define SIM_GICV2M_MAX_CPUS 8u
 
 /* One `device` line. */
 struct sim_devspec {
@@ -91,6 +93,8 @@ struct sim_spec {
 	unsigned imsic_line;
 	bool its;               /* platform its: Arm CPUs, a GICv3 ITS (LPIs) */
 	unsigned its_line;
+	bool gicv2m;            /* platform gicv2m: Arm CPUs, a GICv2 + v2m frame */
+	unsigned gicv2m_line;
 	bool vtd;               /* platform vtd: x86 with a VT-d unit uMSI owns */
 	unsigned vtd_line;
 	uint32_t num_ids;       /* platform num-ids=N (imsic); 0: 255 */

@@ -154,7 +154,7 @@ static int sim_spread_get(const struct sim_machine *m, struct sim_spread *s)
 		s->used[i] = cs.allocated + cs.managed_allocated;
 		/* VT-d in x2APIC mode names any APIC ID, as remapping does. */
 		s->reach[i] = cs.online &&
-			      (sp->imsic || sp->its ||
+			      (sp->imsic || sp->its || sp->gicv2m ||
 			       umsi_x86_dest_reachable(sp->apic_ids[i],
 					sp->plat | (sp->vtd && (sp->plat &
 					UMSI_PLAT_X2APIC) ? UMSI_PLAT_IRQ_REMAP :
@@ -652,6 +652,19 @@ static void sim_print_machine_line(const struct sim_machine *m)
 		       (unsigned long long)sp->nvec);
 		return;
 	}
+	if (sp->gicv2m) {
+		printf("machine: %u Arm CPU%s (IDs %s)%s, a GICv2 with a v2m "
+		       "frame at 0x%llx (SPIs %u-%u, shared by every CPU)%s, "
+		       "%u device%s asking for %llu vectors\n\n", sp->ncpus,
+		       sp->ncpus == 1 ? "" : "s", ids, sockets,
+		       (unsigned long long)UMSI_SIM_V2M_BASE,
+		       UMSI_SIM_V2M_SPI_BASE,
+		       UMSI_SIM_V2M_SPI_BASE + UMSI_SIM_V2M_SPI_COUNT - 1,
+		       sp->plat & UMSI_PLAT_NO_MSI ? ", no-msi" : "",
+		       m->ninst, m->ninst == 1 ? "" : "s",
+		       (unsigned long long)sp->nvec);
+		return;
+	}
 	if (sp->its) {
 		printf("machine: %u Arm CPU%s (IDs %s)%s, a GICv3 ITS at 0x%llx "
 		       "(LPIs from %u), %u LPIs a CPU%s, %u device%s asking "
@@ -865,7 +878,7 @@ static long sim_svg_cell(const struct sim_machine *m, const uint16_t *own,
 {
 	const struct umsi_matrix *mx = umsi_system_matrix(m->sys);
 
-	if (!m->spec->its)
+	if (!m->spec->its && !m->spec->gicv2m)
 		return vector < nvec && umsi_matrix_is_allocated(mx, cpu, vector) ?
 		       (long)vector : -1;
 	for (; *scan < nvec; (*scan)++)
@@ -949,7 +962,8 @@ static void sim_svg_titles(const struct sim_machine *m, const char *name,
 	snprintf(hm->subtitle, sizeof(hm->subtitle),
 		 "%u %s%s%s%s%s; %u device%s; %llu vectors in use by devices, "
 		 "%llu free, of %u a CPU", sp->ncpus,
-		 sp->imsic ? "RISC-V harts" : sp->its ? "Arm CPUs" : "CPUs",
+		 sp->imsic ? "RISC-V harts" : sp->its || sp->gicv2m ? "Arm CPUs" :
+		 "CPUs",
 		 sockets, sp->plat & UMSI_PLAT_X2APIC ? ", x2apic" : "",
 		 sp->plat & UMSI_PLAT_EXT_DEST_ID ? ", ext-dest-id" : "",
 		 sp->plat & UMSI_PLAT_IRQ_REMAP ? ", remap" :
@@ -1044,6 +1058,13 @@ int sim_report_svg(const struct sim_machine *m, const char *name, FILE *f)
 	sim_svg_titles(m, name, &hm, used, freev);
 	if (sp->imsic)
 		hm.col_word = "identity";
+	if (sp->gicv2m) {
+		hm.col_word = "slot";
+		heatmap_note(&hm, "GICv2m: an IRQ's SPI is global; a column is "
+			     "a slot of the CPU's run of %u, and the slots a "
+			     "CPU has in use are shown in its IRQs' order.",
+			     nvec);
+	}
 	if (sp->its) {
 		hm.col_word = "slot";
 		heatmap_note(&hm, "ITS: an IRQ's LPI is global; a column is a "

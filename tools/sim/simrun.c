@@ -79,14 +79,23 @@ static int sim_dispatch_its(void *arg, uint32_t cpu, uint32_t intid)
 	return umsi_dispatch(arg, cpu, intid - SIM_ITS_FIRST_LPI);
 }
 
+/* GICv2m machines: GICC_IAR's INTID; uMSI's SPIs from the frame's first. */
+static int sim_dispatch_spi(void *arg, uint32_t cpu, uint32_t intid)
+{
+	return umsi_dispatch(arg, cpu, intid - UMSI_SIM_V2M_SPI_BASE);
+}
+
 /*
- * Identities a CPU has: 256 x86 vectors, an IMSIC file's num-ids + 1, or
- * an ITS machine's LPIs a CPU.
+ * Identities a CPU has: 256 x86 vectors, an IMSIC file's num-ids + 1, an
+ * ITS machine's LPIs a CPU, or the v2m frame's SPIs (every CPU may take
+ * any; they are shared).
  */
 static uint32_t sim_cpu_ids(const struct sim_spec *sp)
 {
 	if (sp->its)
 		return sim_its_lpis_per_cpu(sp->ncpus);
+	if (sp->gicv2m)
+		return UMSI_SIM_V2M_SPI_COUNT;
 	if (!sp->imsic)
 		return 256;
 	return (sp->num_ids ? sp->num_ids : 255) + 1;
@@ -274,6 +283,8 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	struct umsi_imsic_config icfg = { 0 };
 	struct umsi_its_config itscfg = { 0 };
 	struct umsi_vtd_config vtdcfg = { 0 };
+	struct umsi_gicv2m_config v2mcfg = { 0 };
+	uint8_t cpu_if[SIM_GICV2M_MAX_CPUS];
 	uint64_t *files = NULL;
 	int ret;
 
@@ -296,6 +307,8 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		scfg.controller = UMSI_SIM_CTL_ITS;
 		scfg.its_lpi_bits = SIM_ITS_LPI_BITS;
 	}
+	if (sp->gicv2m)
+		scfg.controller = UMSI_SIM_CTL_GICV2M;
 	if (sp->vtd) {
 		/* x2APIC destinations through EIM when the CPUs are x2APIC. */
 		scfg.vtd = true;
@@ -358,6 +371,17 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		ucfg.ctl = &umsi_ctl_arm64_its;
 		ucfg.ctl_config = &itscfg;
 	}
+	if (sp->gicv2m) {
+		/* CPU n is the distributor's CPU interface n, as on QEMU. */
+		for (uint32_t i = 0; i < sp->ncpus && i < SIM_GICV2M_MAX_CPUS; i++)
+			cpu_if[i] = (uint8_t)i;
+		v2mcfg.frame = UMSI_SIM_V2M_BASE;
+		v2mcfg.dist = UMSI_SIM_GICD_BASE;
+		v2mcfg.nr_cpus = sp->ncpus;
+		v2mcfg.cpu_if = cpu_if;
+		ucfg.ctl = &umsi_ctl_arm64_gicv2m;
+		ucfg.ctl_config = &v2mcfg;
+	}
 	ret = umsi_system_create(umsi_sim_host_ops(), m->sim, &ucfg, &m->sys);
 	free(files);
 	/* MSI policy is the PCI layer's. */
@@ -371,7 +395,8 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		return -1;
 	}
 	umsi_sim_set_dispatch_id(m->sim, sp->its ? sim_dispatch_its :
-				 sim_dispatch, m->sys);
+				 sp->gicv2m ? sim_dispatch_spi : sim_dispatch,
+				 m->sys);
 	sim_measure(m);
 	m->insts = calloc(sp->ninst ? sp->ninst : 1, sizeof(*m->insts));
 	if (!m->insts) {
@@ -488,6 +513,12 @@ static void sim_fix_cpus(const struct sim_machine *m, struct sim_inst *in,
 	uint64_t last = (uint64_t)m->max_apic_id + more;
 	const char *need = "";
 
+	if (m->spec->gicv2m) {
+		sim_fix(in, "a second v2m frame: this one's %u SPIs are shared "
+			"by every CPU, and a GICv2 takes no more than %u CPUs",
+			UMSI_SIM_V2M_SPI_COUNT, SIM_GICV2M_MAX_CPUS);
+		return;
+	}
 	if (m->spec->its) {
 		uint32_t each = 0;
 
