@@ -483,12 +483,26 @@ int pci_intx_gsi(uint32_t bdf, uint8_t pin)
 	return (int)(16 + q35_root_pirq(flat / 4, flat % 4));
 }
 #else
-/* riscv64: the APLIC's wired inputs are not used; no INTx routes. */
+/*
+ * riscv64 and arm64: the root bus's slot and pin after the bridge swizzle
+ * (pin' = (pin + dev) % 4 at each bridge, as above), then the host
+ * bridge's interrupt-map, the architecture's (karch_intx_root()).
+ */
 int pci_intx_gsi(uint32_t bdf, uint8_t pin)
 {
-	(void)bdf;
-	(void)pin;
-	return -1;
+	struct pci_dev *d = pci_find(bdf);
+	uint32_t p;
+
+	if (!d || pin < 1 || pin > 4)
+		return -1;
+	p = pin - 1u;
+	while (d->parent >= 0) {
+		p = (p + PCI_DEV(d->bdf)) % 4;
+		d = &pci_devs[d->parent];
+	}
+	if (d->root_bus)
+		return -1;
+	return karch_intx_root(PCI_DEV(d->bdf), (uint8_t)(p + 1));
 }
 #endif
 

@@ -170,8 +170,18 @@ void pci_judge_fresh(void);
 
 /*
  * The GSI INTx pin @pin (1..4) of @bdf arrives on, after the bridge
- * swizzle, by q35's fixed routing. Returns -1 when not routable.
+ * swizzle: by q35's fixed routing on x86, through karch_intx_root() on
+ * the others. Returns -1 when not routable.
  */
 int pci_intx_gsi(uint32_t bdf, uint8_t pin);
+
+#if !defined(__x86_64__)
+/*
+ * The architecture's input for INTx pin @pin (1..4) of slot @slot on the
+ * root bus, from the host bridge's interrupt-map (riscv64: an APLIC
+ * source), or -1 when the map names none the kernel uses.
+ */
+int karch_intx_root(uint32_t slot, uint8_t pin);
+#endif
 
 #endif /* KERNEL_PCI_H */

@@ -3,10 +3,12 @@
 #
 # The riscv64 kernel with uMSI and the x86 kernel's boot parameters, on
 # QEMU virt with the AIA, edu and e1000e behind pcie-root-ports:
-#   - pci_nomsi: no function gets MSI or MSI-X; without INTx routing on
-#     this kernel (the APLIC's wired inputs are not used) every one is left
-#     with none, reason policy:pci_nomsi, and the hardware agrees;
-#   - device_nomsi=0x10d38086: only e1000e is refused, edu still fires;
+#   - pci_nomsi: no function gets MSI or MSI-X; every one uses its INTA
+#     through the S-level APLIC in MSI mode (aplic.c), msi_reason
+#     policy:pci_nomsi, and the hardware (config space and the APLIC's
+#     registers) agrees; edu and e1000e fire through it;
+#   - device_nomsi=0x10d38086: only e1000e is refused (INTx), edu still
+#     fires by MSI;
 #   - umsi.offline=1,2 umsi.online=2 (-smp 4): harts leave through SBI HSM
 #     hart_stop and one comes back through hart_start; no vector stays on
 #     an offline hart, every event arrives once on the hart uMSI chose;
@@ -71,18 +73,26 @@ subtest 'pci_nomsi' => sub {
 	my $r = held(append => 'pci_nomsi umsi.drivers=edu,e1000e umsi.probe=all');
 	my @devs = @{$r->{devices}};
 	is(scalar @devs, 4, 'four functions reported (two ports, edu, e1000e)');
-	my @msi = grep { ($_->{mode} // '') ne 'none' ||
-			 ($_->{reason} // '') ne 'policy:pci_nomsi' } @devs;
-	ok(!@msi, 'every function: mode none, reason policy:pci_nomsi')
+	my @msi = grep { ($_->{mode} // '') ne 'intx' ||
+			 ($_->{msi_reason} // '') ne 'policy:pci_nomsi' } @devs;
+	ok(!@msi, 'every function: INTx through the APLIC, msi_reason policy:pci_nomsi')
 		or diag(join("\n", map { encode_json($_) } @msi));
-	is($r->{ready}{allocated}, 0, 'no identity allocated');
+	my %gsi = map { $_->{gsi} => 1 } map { @{$_->{vectors} // []} } @devs;
+	is($r->{ready}{allocated}, scalar keys %gsi,
+	   'one identity allocated a line (' . scalar(keys %gsi) . ' lines, shared by a port and its device)');
+};
+
+subtest 'pci_nomsi: edu and e1000e fire through INTx' => sub {
+	my $r = held(append => 'pci_nomsi umsi.drivers=edu,e1000e umsi.probe=all umsi.fire=10');
+	my @fire = fires_ok($r, 'INTx');
+	is_deeply([sort map { $_->{driver} } @fire], [qw(e1000e edu)], 'edu and e1000e fired');
 };
 
 subtest 'device_nomsi=0x10d38086' => sub {
 	my $r = held(append => 'device_nomsi=0x10d38086 umsi.drivers=edu,e1000e umsi.fire=10');
 	my $e = dev($r, $E1K);
-	is($e->{mode}, 'none', 'e1000e: no MSI, no MSI-X');
-	is($e->{reason}, 'policy:device_nomsi', 'e1000e: reason policy:device_nomsi');
+	is($e->{mode}, 'intx', 'e1000e: no MSI, no MSI-X: INTx through the APLIC');
+	is($e->{msi_reason}, 'policy:device_nomsi', 'e1000e: msi_reason policy:device_nomsi');
 	is(dev($r, $EDU)->{mode}, 'msi', 'edu: MSI');
 	my @fire = fires_ok($r, 'edu');
 	is(scalar(grep { $_->{driver} eq 'edu' } @fire), 1, 'edu fired');

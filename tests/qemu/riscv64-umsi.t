@@ -162,4 +162,50 @@ for my $smp (1, 4, 5) {
 	};
 }
 
+# INTx through the S-level APLIC in MSI mode (aplic.c): edu and e1000e
+# denied MSI (device_nomsi) use their INTA, which the host bridge's
+# interrupt-map sends to APLIC sources 32-35; the APLIC forwards each as
+# an MSI to the hart's IMSIC file with the identity uMSI chose. Behind
+# root ports each has a line of its own; on the root bus in slots 1 and 5
+# they share source 33 (one IRQ, two handlers). Every event arrives once
+# on the chosen hart, 100 moves under fire each (a move rewrites the
+# source's target register), and the monitor reads each source's
+# sourcecfg (level), target (hart index, EIID) and enable bit back.
+for my $case (['behind root ports', ['-device', 'pcie-root-port,id=rp0,chassis=1',
+				     '-device', 'pcie-root-port,id=rp1,chassis=2',
+				     '-device', 'edu,bus=rp0', '-device', 'e1000e,bus=rp1'], 0],
+	      ['sharing one line on the root bus', ['-device', 'edu,addr=1',
+						    '-device', 'e1000e,addr=5'], 1]) {
+	my ($what, $devs, $shared) = @$case;
+	subtest "INTx through the APLIC in MSI mode: edu and e1000e $what" => sub {
+		my $r = UmsiQemu::run(arch => 'riscv64', smp => 4, timeout => 240, hold => 1,
+			devices => $devs,
+			append => 'umsi.drivers=edu,e1000e umsi.probe=all umsi.fire=20 '
+				. 'device_nomsi=0x11e81234,0x10d38086 umsi.migrate=100',
+			monitor => sub { UmsiCheck::snapshot(@_) });
+		is($r->{exit}, 'held', 'set-up completed and held') or diag($r->{serial});
+		ok((grep { /^aplic: S-level domain 0xd000000, 96 sources, MSI delivery mode/ } @{$r->{lines}}),
+		   'the kernel put the S-level APLIC in MSI mode');
+		ok(!grep({ /EXCEPTION|PANIC|^check: |"event":"error"|nobody cared/ } @{$r->{lines}}),
+		   'no crash, no check failure, no storm');
+		my @intx = grep { ($_->{mode} // '') eq 'intx' } @{$r->{devices}};
+		is(scalar @intx, 2, 'edu and e1000e in INTx mode');
+		my %gsi = map { $_->{vectors}[0]{gsi} => 1 } grep { @{$_->{vectors} // []} } @intx;
+		is(scalar keys %gsi, $shared ? 1 : 2,
+		   $shared ? 'one APLIC source shared' : 'an APLIC source each');
+		my @fire = grep { ($_->{event} // '') eq 'fire' } @{$r->{umsi}};
+		my @bad = grep { !$_->{ok} || $_->{received} != $_->{sent} || $_->{wrong_cpu} } @fire;
+		ok(@fire == 2 && !@bad, 'every event arrived once, on the hart uMSI chose')
+			or diag(join("\n", map { JSON::PP::encode_json($_) } @fire));
+		my @m = grep { ($_->{event} // '') eq 'migrate' } @{$r->{umsi}};
+		my @mbad = grep { !$_->{ok} || $_->{lost} || $_->{moved} != 100 } @m;
+		ok(@m == 2 && !@mbad, '100 moves each under fire, none lost')
+			or diag(join("\n", map { JSON::PP::encode_json($_) } @m));
+		for my $res (UmsiCheck::check($r->{monitor}, $r)) {
+			ok($res->[0], "monitor: $res->[1]") or diag($res->[2]);
+		}
+		diag($r->{cmd}) unless Test::More->builder->is_passing;
+	};
+}
+
 done_testing();

@@ -342,3 +342,11 @@ int karch_vector_fields(char *buf, size_t size, const struct umsi_irq_info *ii)
 	return ksnprintf(buf, size, ",\"event_id\":%u,\"lpi\":%u", data,
 			 A64_UMSI_FIRST_LPI + ii->vector);
 }
+
+/* INTx through the GIC's SPIs is not this kernel's yet: no route. */
+int karch_intx_root(uint32_t slot, uint8_t pin)
+{
+	(void)slot;
+	(void)pin;
+	return -1;
+}

@@ -16,13 +16,19 @@
  *  - irq_pending(id): the eip bit of the current hart's S-level
  *    interrupt file, csrw siselect; csrr sireg (imsic.c); no eoi (the
  *    kernel claims through stopei) and no send_ipi.
- * No INTx (the APLIC's wired inputs are not used) and no remapping.
+ *  - INTx: intx_route = the host bridge's interrupt-map after the bridge
+ *    swizzle (kernel/pci.c, karch_intx_root), an S-level APLIC source,
+ *    level; gsi_program = that source's target register in MSI mode
+ *    (aplic.c): the hart whose file the composed message names, and the
+ *    identity.
+ * No remapping.
  */
 #include <umsi/ctl.h>
 #include <umsi/host.h>
 #include <umsi/irq.h>
 
 #include "rv.h"
+#include "aplic.h"
 #include "host.h"
 #include "pci.h"
 #include "smp.h"
@@ -181,6 +187,69 @@ static bool h_irq_pending(void *host, uint32_t id)
 	return (imsic_reg_read(0x80 + 2 * (id / 64)) >> (id % 64)) & 1;
 }
 
+/* The APLIC source INTx pin @pin of root-bus slot @slot drives (kernel/pci.h). */
+int karch_intx_root(uint32_t slot, uint8_t pin)
+{
+	const struct rv_platform *p = &rv_plat;
+	uint32_t dev = (slot << 11) & p->pci.intx_mask_dev;
+	uint32_t mp = pin & p->pci.intx_mask_pin;
+
+	for (unsigned int i = 0; i < p->pci.nintx; i++)
+		if (p->pci.intx[i].dev == dev && p->pci.intx[i].pin == mp)
+			return (int)p->pci.intx[i].source;
+	return -1;
+}
+
+static bool intx_level_low(uint32_t source)
+{
+	for (unsigned int i = 0; i < rv_plat.pci.nintx; i++)
+		if (rv_plat.pci.intx[i].source == source)
+			return rv_plat.pci.intx[i].level_low;
+	return false;
+}
+
+static int h_intx_route(void *host, umsi_bdf_t bdf, uint8_t pin,
+			struct umsi_intx_route *route)
+{
+	int src = pci_intx_gsi(bdf, pin);
+
+	(void)host;
+	if (src < 0 || !rv_plat.aplic.present)
+		return -UMSI_ENOENT;
+	route->gsi = (uint32_t)src;
+	route->trigger = UMSI_INTX_LEVEL;
+	route->polarity = intx_level_low((uint32_t)src) ?
+			  UMSI_INTX_ACTIVE_LOW : UMSI_INTX_ACTIVE_HIGH;
+	return 0;
+}
+
+/*
+ * The message the IMSIC back end composed names a hart's file: the APLIC
+ * takes the file's index in its MSI address layout (the S-level files of
+ * QEMU virt are 4 KiB apart from the IMSIC's base, no groups) and the
+ * identity. Called under uMSI's locks, any context: MMIO only.
+ */
+static int h_gsi_program(void *host, uint32_t gsi,
+			 const struct umsi_gsi_entry *e)
+{
+	uint64_t stride = 1ull << (12 + rv_plat.imsic.guest_bits);
+	uint32_t cpu;
+
+	(void)host;
+	for (cpu = 0; cpu < rv_plat.nharts; cpu++)
+		if (rv_plat.harts[cpu].imsic_file &&
+		    rv_plat.harts[cpu].imsic_file == e->msg.address)
+			break;
+	if (cpu == rv_plat.nharts || e->msg.address < rv_plat.imsic.base ||
+	    e->trigger != UMSI_INTX_LEVEL)
+		return -UMSI_EINVAL;
+	return aplic_program(gsi, cpu,
+			     (uint32_t)((e->msg.address - rv_plat.imsic.base) /
+					stride), e->msg.data,
+			     e->polarity == UMSI_INTX_ACTIVE_LOW, e->masked) ?
+	       -UMSI_EINVAL : 0;
+}
+
 const struct umsi_host_ops kernel_host_ops = {
 	.cfg_read = h_cfg_read,
 	.cfg_write = h_cfg_write,
@@ -204,6 +273,8 @@ const struct umsi_host_ops kernel_host_ops = {
 	.platform_flags = h_platform_flags,
 	.run_on_cpu = h_run_on_cpu,
 	.irq_pending = h_irq_pending,
+	.intx_route = h_intx_route,
+	.gsi_program = h_gsi_program,
 };
 
 /*

@@ -19,6 +19,7 @@
  * its 4 KiB page (seteipnum_le at offset 0).
  */
 #include "rv.h"
+#include "aplic.h"
 
 #define IMSIC_EIDELIVERY	0x70
 #define IMSIC_EITHRESHOLD	0x72
@@ -163,8 +164,11 @@ void imsic_handle(void)
 		c->last_identity = id;
 		__atomic_fetch_add(&c->claims, 1, __ATOMIC_RELEASE);
 		n++;
-		if (irq_dispatch_hook && !rv_probe_active)
+		if (irq_dispatch_hook && !rv_probe_active) {
 			irq_dispatch_hook(c->cpu, id);
+			/* An INTx line through the APLIC: level again. */
+			aplic_after_dispatch(c->cpu, id);
+		}
 	}
 	if (!n)
 		c->spurious++;

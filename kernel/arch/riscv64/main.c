@@ -12,6 +12,7 @@
  */
 #include "ecam.h"
 #include "rv.h"
+#include "aplic.h"
 #include "pci.h"
 #include "smp.h"
 #include "umsi_glue.h"
@@ -112,8 +113,10 @@ static void main_report_ready(uint32_t boot_hartid, bool umsi)
 			rv_cpus[i].imsic_ok ? "true" : "false");
 	kprintf("UMSI {\"event\":\"ready\",\"arch\":\"" KARCH_NAME "\","
 		"\"boot_hart\":%u,\"cpus\":[%s],\"imsic\":\"0x%lx\","
-		"\"num_ids\":%u,\"umsi\":%s,\"allocated\":%u}\n", boot_hartid,
-		cpus, (unsigned long)rv_plat.imsic.base, rv_plat.imsic.num_ids,
+		"\"num_ids\":%u,\"aplic\":\"0x%lx\",\"umsi\":%s,\"allocated\":%u}\n",
+		boot_hartid, cpus, (unsigned long)rv_plat.imsic.base,
+		rv_plat.imsic.num_ids,
+		(unsigned long)(rv_plat.aplic.present ? rv_plat.aplic.base : 0),
 		umsi ? "true" : "false", umsi_glue_allocated());
 }
 
@@ -190,6 +193,9 @@ void rv_main(unsigned long hartid, const void *dtb)
 			if (failed > 0)
 				ok = false;
 		}
+		/* INTx: the S-level APLIC forwards the lines as MSIs. */
+		if (rv_plat.aplic.present)
+			aplic_init(rv_plat.aplic.base, rv_plat.aplic.num_sources);
 		/* The shared PCI code reads what ecam.c assigned. */
 		pci_set_ecam(rv_plat.pci.ecam_base, (uint8_t)rv_plat.pci.bus_start,
 			     (uint8_t)rv_plat.pci.bus_end);

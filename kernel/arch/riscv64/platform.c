@@ -261,6 +261,66 @@ static bool platform_pci_buses(const struct fdt *fdt, int node,
 	return true;
 }
 
+/*
+ * The S-level APLIC: a "riscv,aplic" whose msi-parent is the S-level
+ * IMSIC (the M-level one's is the M-level IMSIC).
+ */
+static void platform_aplic(const struct fdt *fdt, struct rv_platform *p)
+{
+	int node = -1;
+
+	if (!p->imsic.present)
+		return;
+	while ((node = fdt_find_compatible(fdt, node, "riscv,aplic")) >= 0) {
+		if (fdt_prop_u32(fdt, node, "msi-parent", 0) != p->imsic.phandle ||
+		    fdt_reg(fdt, node, 0, &p->aplic.base, &p->aplic.size))
+			continue;
+		p->aplic.present = true;
+		p->aplic.phandle = fdt_prop_u32(fdt, node, "phandle", 0);
+		p->aplic.num_sources = fdt_prop_u32(fdt, node,
+						    "riscv,num-sources", 0);
+		if (p->aplic.num_sources > 1023)
+			p->aplic.num_sources = 1023;
+		return;
+	}
+}
+
+/*
+ * interrupt-map entries toward the S-level APLIC (PCI bus binding 2.2.1.3:
+ * <child unit address (3 cells)> <pin (1)> <phandle> <parent unit address
+ * (the parent's #address-cells, 0 for an APLIC)> <parent specifier (its
+ * #interrupt-cells, 2 for an APLIC: source, flags)>). An entry toward
+ * another parent ends the walk: its length is not known here.
+ */
+static void platform_intx_map(const struct fdt *fdt, int node,
+			      struct rv_platform *p)
+{
+	const uint8_t *m, *e;
+	uint32_t len = 0, mlen = 0, off = 0;
+
+	m = fdt_getprop(fdt, node, "interrupt-map-mask", &mlen);
+	e = fdt_getprop(fdt, node, "interrupt-map", &len);
+	if (!m || mlen != 16 || !e || !p->aplic.present)
+		return;
+	p->pci.intx_mask_dev = (uint32_t)fdt_read_cells(m, 1);
+	p->pci.intx_mask_pin = (uint32_t)fdt_read_cells(m + 12, 1);
+	while (off + 28 <= len && p->pci.nintx < RV_INTX_MAP_MAX) {
+		struct rv_intx_map *x = &p->pci.intx[p->pci.nintx];
+		uint32_t flags;
+
+		if ((uint32_t)fdt_read_cells(e + off + 16, 1) != p->aplic.phandle)
+			return;
+		x->dev = (uint32_t)fdt_read_cells(e + off, 1);
+		x->pin = (uint32_t)fdt_read_cells(e + off + 12, 1);
+		x->source = (uint32_t)fdt_read_cells(e + off + 20, 1);
+		flags = (uint32_t)fdt_read_cells(e + off + 24, 1);
+		x->level_low = (flags & 0xf) == 8;
+		if (x->source && x->source <= p->aplic.num_sources)
+			p->pci.nintx++;
+		off += 28;
+	}
+}
+
 static void platform_pci(const struct fdt *fdt, struct rv_platform *p)
 {
 	int node = fdt_find_compatible(fdt, -1, "pci-host-ecam-generic");
@@ -272,6 +332,7 @@ static void platform_pci(const struct fdt *fdt, struct rv_platform *p)
 	p->pci.present = true;
 	p->pci.msi_parent = fdt_prop_u32(fdt, node, "msi-parent", 0);
 	platform_pci_ranges(fdt, node, p);
+	platform_intx_map(fdt, node, p);
 }
 
 static void platform_test(const struct fdt *fdt, struct rv_platform *p)
@@ -295,6 +356,7 @@ int rv_platform_parse(const struct fdt *fdt, struct rv_platform *p)
 	if (err)
 		return err;
 	platform_imsic(fdt, p);
+	platform_aplic(fdt, p);
 	platform_pci(fdt, p);
 	platform_test(fdt, p);
 	return p->uart_base ? 0 : -FDT_ENOENT;

@@ -21,6 +21,21 @@ struct rv_hart {
 	uint64_t imsic_file;		/* S-level interrupt file, 0: none */
 };
 
+/*
+ * One entry of the host bridge's interrupt-map whose parent is the S-level
+ * APLIC: INTx pin @pin (1-4) of device @dev on the root bus arrives at
+ * APLIC source @source; @level_low for flags 8 (level, active low), else
+ * level active high (flags 4).
+ */
+struct rv_intx_map {
+	uint32_t dev;			/* child address bits 15:11, masked */
+	uint32_t pin;
+	uint32_t source;
+	bool level_low;
+};
+
+#define RV_INTX_MAP_MAX	32
+
 /* One window of a PCI host bridge's ranges (IEEE 1275 PCI binding). */
 struct rv_pci_window {
 	uint64_t pci_base;		/* address on the PCI side */
@@ -48,12 +63,28 @@ struct rv_platform {
 		uint64_t base, size;	/* first reg range */
 	} imsic;
 
+	/*
+	 * The S-level APLIC whose msi-parent is the S-level IMSIC (QEMU virt
+	 * with aia=aplic-imsic: 0x0d000000; OpenSBI delegates the sources
+	 * to it from the M-level domain and configures its MSI addresses).
+	 */
+	struct {
+		bool present;
+		uint32_t phandle;
+		uint32_t num_sources;	/* riscv,num-sources */
+		uint64_t base, size;
+	} aplic;
+
 	struct {
 		bool present;
 		uint64_t ecam_base, ecam_size;
 		uint32_t bus_start, bus_end;
 		struct rv_pci_window io, mem32, mem64;
 		uint32_t msi_parent;	/* phandle, 0: none */
+		/* interrupt-map toward the APLIC (INTx), and its mask. */
+		uint32_t intx_mask_dev, intx_mask_pin;
+		unsigned int nintx;
+		struct rv_intx_map intx[RV_INTX_MAP_MAX];
 	} pci;
 };
 

@@ -105,6 +105,8 @@ sub arch_of {
 		for my $c (@{$ready->{cpus} // []}) {
 			$files{hex($c->{file})} = $c->{hart} if $c->{file} && hex($c->{file});
 		}
+		return ($arch, \%files, { aplic => hex($ready->{aplic} // '0'),
+					   imsic => hex($ready->{imsic} // '0') });
 	}
 	return ($arch, \%files);
 }
@@ -269,7 +271,30 @@ sub snapshot {
 		   its => $its,
 		   ioapic => $arch eq 'x86_64' ? ioapic_entries($mon) : {} };
 	remap_snapshot($mon, $text, $hw) if $arch eq 'x86_64';
+	aplic_snapshot($mon, $text, $hw) if $arch eq 'riscv64';
 	return $hw;
+}
+
+# riscv64: the S-level APLIC's registers for each INTx source the device
+# lines name (sourcecfg, target, the enable bit): $hw->{aplic}{GSI}.
+sub aplic_snapshot {
+	my ($mon, $text, $hw) = @_;
+	my $base = ($hw->{its} // {})->{aplic} or return;
+	my %gsi;
+	for my $l ($text =~ /^UMSI (\{"event":"device".*\})\s*$/mg) {
+		my $d = eval { decode_json($l) } or next;
+		next unless ($d->{mode} // '') eq 'intx';
+		$gsi{$_->{gsi}} = 1 for grep { defined $_->{gsi} } @{$d->{vectors} // []};
+	}
+	for my $g (keys %gsi) {
+		next unless $g >= 1 && $g < 1024;
+		my ($cfg) = $mon->read32($base + 0x4 + 4 * ($g - 1), 1);
+		my ($tgt) = $mon->read32($base + 0x3004 + 4 * ($g - 1), 1);
+		my ($ie) = $mon->read32($base + 0x1e00 + 4 * int($g / 32), 1);
+		$hw->{aplic}{$g} = { sm => ($cfg // 0) & 7, hart_index => ($tgt // 0) >> 18,
+				      eiid => ($tgt // 0) & 0x7ff,
+				      enabled => (($ie // 0) >> ($g % 32)) & 1 };
+	}
 }
 
 # The remapping unit and the table entries the messages and IO-APIC
@@ -591,6 +616,28 @@ sub check_device {
 		for my $v (@vecs) {
 			push @bad, "pin $v->{pin}, config space says " . chr(64 + $f->{pin})
 				if ($v->{pin} // '') ne chr(64 + $f->{pin});
+			if (riscv()) {
+				# The APLIC in MSI mode: source GSI aimed at the
+				# line's hart (its IMSIC file) and identity.
+				my $a = ($HW->{aplic} // {})->{$v->{gsi} // -1};
+				if (!$a) {
+					push @bad, "APLIC source " . ($v->{gsi} // '?') . " not read";
+					next;
+				}
+				my $file = ($HW->{its}{imsic} // 0) + 0x1000 * $a->{hart_index};
+				my $hart = $HW->{files}{$file} // -1;
+				push @bad, "APLIC source $v->{gsi} target hart index $a->{hart_index} (hart $hart), line says hart " . ($v->{hart} // '?')
+					if $hart != ($v->{hart} // -2);
+				push @bad, "APLIC source $v->{gsi} EIID $a->{eiid}, line says identity $v->{vector}"
+					if $a->{eiid} != $v->{vector};
+				push @bad, "APLIC source $v->{gsi} mode $a->{sm}, not level (6/7)"
+					unless $a->{sm} == 6 || $a->{sm} == 7;
+				push @bad, "APLIC source $v->{gsi} not enabled"
+					unless $a->{enabled} || $v->{disabled};
+				push @{$pairs->{"$hart/$v->{vector}"}}, "$d->{bdf} INTx (source $v->{gsi})"
+					unless grep { /\(source $v->{gsi}\)$/ } @{$pairs->{"$hart/$v->{vector}"} // []};
+				next;
+			}
 			my $e = $ioapic && $ioapic->{$v->{gsi} // -1};
 			if (!$ioapic || !%$ioapic) {
 				next;	# QEMU printed no IO-APIC table
@@ -760,8 +807,11 @@ sub check {
 			    join('; ', @bad)];
 	}
 	if (grep { ($_->{mode} // '') eq 'intx' } @{$r->{devices}}) {
-		push @res, [scalar(%{$hw->{ioapic} // {}}) ? 1 : 0,
-			    'IO-APIC entries read through info pic', 'none parsed'];
+		push @res, riscv() ?
+			[scalar(%{$hw->{aplic} // {}}) ? 1 : 0,
+			 'APLIC sources read (sourcecfg, target, enable)', 'none read'] :
+			[scalar(%{$hw->{ioapic} // {}}) ? 1 : 0,
+			 'IO-APIC entries read through info pic', 'none parsed'];
 	}
 	my @dups = grep { @{$pairs{$_}} > 1 } sort keys %pairs;
 	push @res, [!@dups, riscv() ? 'no (hart, identity) pair used twice' :
