@@ -131,6 +131,9 @@ extern const struct umsi_ctl umsi_ctl_riscv_imsic;
  *            (below); NULL, the kernel does
  * @lpi_priority: with @rd_frame, the property-table priority of uMSI's
  *            LPIs (bits 7:2; 0 means 0xa0)
+ * @wired_spis: the kernel routes wired inputs (PCI INTx: SPIs the host
+ *            bridge's interrupt-map names) itself from the message uMSI
+ *            composes for them (UMSI_ARM_WIRED_MSG); false: no INTx
  *
  * What the back end does: at creation it maps the ITS, disables it,
  * gives it a device table and a collection table (GITS_BASER<n>, flat,
@@ -185,10 +188,26 @@ struct umsi_its_config {
 	uint32_t rid_count;
 	const uint64_t *rd_frame;
 	uint8_t lpi_priority;
+	bool wired_spis;
 };
 
 /* The Arm GICv3 ITS back end (src/arch/arm64). */
 extern const struct umsi_ctl umsi_ctl_arm64_its;
+
+/*
+ * Wired inputs on the Arm back ends (umsi_its_config.wired_spis,
+ * umsi_gicv2m_config.wired_spis): a PCI INTx line arrives at the GIC as an
+ * SPI (the host bridge's interrupt-map), which no MSI frame translates.
+ * uMSI still gives it a CPU and an identity; the message it composes for
+ * the host's gsi_program is @address = UMSI_ARM_WIRED_MSG | the target
+ * CPU's number (uMSI's), @data = the identity. The host aims the SPI at
+ * that CPU (GICD_IROUTER on a GICv3, GICD_ITARGETSR on a GICv2), makes it
+ * level-sensitive, enables it unless masked, and passes the identity to
+ * umsi_dispatch() when the SPI arrives (then ends it itself, as ever). A
+ * move gives a new message (a new CPU; the identity stays): the host
+ * rewrites the route.
+ */
+#define UMSI_ARM_WIRED_MSG       (1ull << 63)
 
 /* A CPU the GICv2 distributor cannot target (umsi_gicv2m_config.cpu_if). */
 #define UMSI_GICV2M_NO_IF        0xffu
@@ -208,6 +227,9 @@ extern const struct umsi_ctl umsi_ctl_arm64_its;
  *         (the bit GICD_ITARGETSR names it by: on QEMU, the CPU's index),
  *         or UMSI_GICV2M_NO_IF for a CPU no SPI can reach. No two CPUs
  *         may share one
+ * @wired_spis: the kernel routes wired inputs (PCI INTx, SPIs) from the
+ *         message uMSI composes for them (UMSI_ARM_WIRED_MSG); false: no
+ *         INTx
  *
  * What the back end does: an IRQ gets one of the frame's SPIs for its life
  * (a multi-message block an aligned run, at most as aligned as the frame's
@@ -233,6 +255,7 @@ struct umsi_gicv2m_config {
 	uint8_t priority;
 	uint32_t nr_cpus;
 	const uint8_t *cpu_if;
+	bool wired_spis;
 };
 
 /* The Arm GICv2m back end (src/arch/arm64/gicv2m.c). */

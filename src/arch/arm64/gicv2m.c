@@ -74,6 +74,7 @@ struct v2m_priv {
 	uint32_t ncpus;
 	uint8_t *cpu_if;                /* per CPU: interface, 0xff none */
 	uint32_t *owner;
+	bool wired_spis;
 };
 
 #define V2M_FREE 0xffffffffu
@@ -204,6 +205,7 @@ static int v2m_init(struct umsi_system *sys, uint32_t ncpus,
 	for (cpu = 0; cpu < ncpus; cpu++)
 		p->cpu_if[cpu] = c->cpu_if[cpu];
 	p->priority = c->priority ? c->priority : V2M_DEFAULT_PRIORITY;
+	p->wired_spis = c->wired_spis;
 	env->priv = p;
 	p->lock = umsi_host_lock_create(sys);
 	if (!p->lock) {
@@ -258,8 +260,8 @@ static int v2m_cpu_init(struct umsi_system *sys, uint32_t cpu,
 	if (ret)
 		return ret;
 	out->reachable = v2m_priv(sys)->cpu_if[cpu] != UMSI_GICV2M_NO_IF;
-	/* Wired inputs are the distributor's own SPIs, not this frame's. */
-	out->wired_reachable = false;
+	/* Wired inputs are SPIs the kernel routes (UMSI_ARM_WIRED_MSG). */
+	out->wired_reachable = out->reachable && v2m_priv(sys)->wired_spis;
 	return 0;
 }
 
@@ -289,9 +291,9 @@ static void v2m_target(struct umsi_system *sys, struct v2m_priv *p,
  * 0048B 4.3.12), and then this changes nothing; a distributor that keeps
  * pending state per CPU interface, as QEMU's does (it records the
  * targets of the moment the SPI became pending), would otherwise leave
- * it with a CPU that is no longer a target: taken by nobody. The old CPU
- * can no longer acknowledge it once its target byte is written, so
- * nothing is taken twice. [lock]
+ * it with a CPU that is no longer a target: taken by nobody. The caller
+ * has disabled the SPI: no CPU, old or new, takes it between the read
+ * and the clear-and-set, so nothing is taken twice. [lock]
  */
 static void v2m_repend(struct umsi_system *sys, struct v2m_priv *p,
 		       uint32_t intid, uint32_t n)
@@ -321,10 +323,17 @@ static int v2m_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	uint32_t n = ci->count ? ci->count : 1, intid, k;
 	umsi_irqflags_t fl;
 
-	if (ci->wired || !v2m_ids_ok(p, ci, id))
-		return -UMSI_EINVAL;
-	if (cpu >= p->ncpus || p->cpu_if[cpu] == UMSI_GICV2M_NO_IF)
+	if (cpu >= p->ncpus || p->cpu_if[cpu] == UMSI_GICV2M_NO_IF ||
+	    (ci->wired && !p->wired_spis))
 		return -UMSI_ERANGE;
+	if (!v2m_ids_ok(p, ci, id))
+		return -UMSI_EINVAL;
+	if (ci->wired) {
+		/* An SPI of the distributor's: the kernel routes it. */
+		msg->address = UMSI_ARM_WIRED_MSG | cpu;
+		msg->data = id;
+		return 0;
+	}
 	intid = p->spi_base + id;
 	fl = umsi_host_lock_acquire(sys, p->lock);
 	for (k = 0; k < n; k++) {
@@ -370,14 +379,23 @@ static int v2m_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 {
 	struct v2m_priv *p = v2m_priv(sys);
 	umsi_irqflags_t fl;
+	uint32_t n, k;
 
 	if (!v2m_ids_ok(p, ci, id))
 		return -UMSI_EINVAL;
 	if (cpu >= p->ncpus || p->cpu_if[cpu] == UMSI_GICV2M_NO_IF)
 		return -UMSI_ERANGE;
+	if (ci->wired)
+		return UMSI_CTL_REWRITE;        /* the kernel's route moves */
+	n = ci->count ? ci->count : 1;
 	fl = umsi_host_lock_acquire(sys, p->lock);
-	v2m_target(sys, p, p->spi_base + id, ci->count ? ci->count : 1, cpu);
-	v2m_repend(sys, p, p->spi_base + id, ci->count ? ci->count : 1);
+	/* Disabled meanwhile: no CPU takes it while pending is redone. */
+	for (k = 0; k < n; k++)
+		v2m_set_bit(sys, p, GICD_ICENABLER, p->spi_base + id + k);
+	v2m_target(sys, p, p->spi_base + id, n, cpu);
+	v2m_repend(sys, p, p->spi_base + id, n);
+	for (k = 0; k < n; k++)
+		v2m_set_bit(sys, p, GICD_ISENABLER, p->spi_base + id + k);
 	umsi_host_lock_release(sys, p->lock, fl);
 	return 0;       /* the device's message stays */
 }

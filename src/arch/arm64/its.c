@@ -284,6 +284,16 @@ static int its_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	uint32_t devid, old;
 	int ret, tries;
 
+	if (ci->wired && p->wired_spis) {
+		/* An SPI of the distributor's: the kernel routes it. */
+		if (cpu >= p->ncpus || p->rdbase[cpu] == UMSI_ITS_NO_RD)
+			return -UMSI_ERANGE;
+		if (id >= p->nids)
+			return -UMSI_EINVAL;
+		msg->address = UMSI_ARM_WIRED_MSG | cpu;
+		msg->data = id;
+		return 0;
+	}
 	ret = its_check_irq(sys, ci, cpu, id, &devid);
 	if (ret)
 		return ret;
@@ -331,6 +341,9 @@ static int its_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	uint32_t devid, old, old_g;
 	int ret;
 
+	if (ci->wired && p->wired_spis)
+		return cpu < p->ncpus && p->rdbase[cpu] != UMSI_ITS_NO_RD ?
+		       UMSI_CTL_REWRITE : -UMSI_ERANGE;
 	ret = its_check_irq(sys, ci, cpu, id, &devid);
 	if (ret)
 		return ret;

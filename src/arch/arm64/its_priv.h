@@ -138,6 +138,7 @@ struct its_priv {
 	void *lock;
 	uint64_t typer;
 	uint64_t translater;
+	bool wired_spis;                 /* umsi_its_config.wired_spis */
 	uint32_t ncpus, nvec, first_lpi;
 	uint32_t nids;                   /* global identities: ncpus * nvec */
 	uint32_t itt_bits;               /* log2 of itt_events: the most */

@@ -455,6 +455,7 @@ int umsi_its_init(struct umsi_system *sys, uint32_t ncpus,
 	p->nids = ncpus * p->nvec;
 	p->first_lpi = c->first_lpi ? c->first_lpi : UMSI_ITS_LPI_BASE;
 	p->translater = c->its_base + GITS_TRANSLATER;
+	p->wired_spis = c->wired_spis;
 	p->rid_base = c->rid_base;
 	p->devid_base = c->devid_base;
 	p->rid_count = c->rid_count;
@@ -499,7 +500,7 @@ int umsi_its_cpu_init(struct umsi_system *sys, uint32_t cpu,
 	if (ret)
 		return ret;
 	out->reachable = its_priv(sys)->rdbase[cpu] != UMSI_ITS_NO_RD;
-	/* Wired inputs are the distributor's SPIs, not the ITS's. */
-	out->wired_reachable = false;
+	/* Wired inputs are SPIs the kernel routes (UMSI_ARM_WIRED_MSG). */
+	out->wired_reachable = out->reachable && its_priv(sys)->wired_spis;
 	return 0;
 }
