@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <umsi/ctl.h>
+
 #include "sim_priv.h"
 
 int sim_ioapic_init(struct umsi_sim *sim, uint32_t pins)
@@ -271,6 +273,9 @@ void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi)
 		aplic_eval_locked(sim, gsi);
 		return;
 	}
+	/* Arm: the route is recorded, not modelled (sim_gsi_program_locked). */
+	if (sim->ctl == &sim_its_model || sim->ctl == &sim_gicv2m_model)
+		return;
 	if (e->r.masked || !e->r.programmed)
 		return;
 	if (e->r.trigger == UMSI_INTX_EDGE) {
@@ -318,6 +323,27 @@ int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
 	}
 	if (sim->ctl == &sim_imsic_model)
 		return aplic_program_locked(sim, gsi, in);
+	/*
+	 * An Arm machine: a wired input is an SPI the kernel routes from
+	 * the back end's message (umsi/ctl.h, UMSI_ARM_WIRED_MSG: the CPU,
+	 * the identity). The model records the route (umsi_sim_ioapic_get:
+	 * apic_id = the CPU, vector = the identity, low 8 bits) and delivers
+	 * nothing: QEMU's tests deliver wired SPIs (tests/qemu/arm64-*.t).
+	 */
+	if (sim->ctl == &sim_its_model || sim->ctl == &sim_gicv2m_model) {
+		if (!(in->msg.address & UMSI_ARM_WIRED_MSG) ||
+		    (uint32_t)in->msg.address >= sim->ncpus)
+			return -UMSI_EINVAL;
+		e->r.programmed = true;
+		e->r.masked = in->masked;
+		e->r.trigger = in->trigger;
+		e->r.polarity = in->polarity;
+		e->r.apic_id = (uint32_t)in->msg.address;
+		e->r.vector = (uint8_t)in->msg.data;
+		e->msg_addr = in->msg.address;
+		e->msg_data = in->msg.data;
+		return 0;
+	}
 	/* The entry takes destination and vector from the x86 message. */
 	umsi_x86_msg_decode(&in->msg, sim->plat_flags & UMSI_PLAT_EXT_DEST_ID,
 			    &m);

@@ -28,7 +28,7 @@
 # an event already mapped); and the trace of
 # writes to GITS_TRANSLATER shows each (requester ID, EventID) written at
 # least as often as its handler ran.
-# Then: pci_nomsi (every function none), umsi.offline/online through PSCI
+# Then: pci_nomsi (every function on INTx through a GIC SPI), umsi.offline/online through PSCI
 # CPU_OFF/CPU_ON, and umsi.migrate under fire (no event lost).
 use strict;
 use warnings;
@@ -236,9 +236,9 @@ subtest 'pci_nomsi' => sub {
 	my $r = held(append => 'pci_nomsi umsi.drivers=edu,e1000e umsi.probe=all');
 	my @devs = @{$r->{devices}};
 	ok(scalar @devs >= 4, 'root ports, edu and e1000e reported');
-	my @msi = grep { ($_->{mode} // '') ne 'none' ||
-			 ($_->{reason} // '') ne 'policy:pci_nomsi' } @devs;
-	ok(!@msi, 'every function: mode none, reason policy:pci_nomsi')
+	my @msi = grep { ($_->{mode} // '') ne 'intx' ||
+			 ($_->{msi_reason} // '') ne 'policy:pci_nomsi' } @devs;
+	ok(!@msi, 'every function: INTx through a GIC SPI, msi_reason policy:pci_nomsi')
 		or diag(join("\n", map { encode_json($_) } @msi));
 };
 
@@ -322,5 +322,50 @@ subtest '-smp 64: every CPU up, spreading and CPU offline across clusters' => su
 		or diag("MOVI $movi, MAPTI of a mapped event $again");
 	diag($r->{cmd}) unless Test::More->builder->is_passing;
 };
+
+# INTx through the GIC's SPIs (the host bridge's interrupt-map: INTA-D of
+# the root bus's slots on SPIs 35-38, level-high): edu and e1000e denied
+# MSI (device_nomsi) behind root ports, each on a line of its own, and on
+# the root bus in slots 1 and 5, sharing one SPI (one IRQ, two handlers).
+# uMSI gives each line a CPU and an identity; the kernel aims the SPI
+# there (GICD_IROUTER: its affinity) and hands the identity to umsi_dispatch().
+# Every event arrives once on the chosen CPU, 100 moves under fire each
+# (a move rewrites the route), and the monitor's reading of GICD_IROUTER, the enable and configuration bits agrees.
+for my $case (['behind root ports', ['-device', 'pcie-root-port,id=rp0,chassis=1',
+				     '-device', 'pcie-root-port,id=rp1,chassis=2',
+				     '-device', 'edu,bus=rp0', '-device', 'e1000e,bus=rp1'], 0],
+	      ['sharing one SPI on the root bus', ['-device', 'edu,addr=1',
+						   '-device', 'e1000e,addr=5'], 1]) {
+	my ($what, $devs, $shared) = @$case;
+	subtest "INTx through GIC SPIs: edu and e1000e $what" => sub {
+		my $trace = "$trace_dir/trace-intx-$shared.log";
+		my $r = UmsiQemu::run(arch => 'arm64', smp => 4, timeout => 240, hold => 1,
+			devices => [@$devs],
+			append => 'umsi.drivers=edu,e1000e umsi.probe=all umsi.fire=20 '
+				. 'device_nomsi=0x11e81234,0x10d38086 umsi.migrate=100',
+			monitor => sub { UmsiCheck::snapshot(@_) });
+		is($r->{exit}, 'held', 'set-up completed and held') or diag($r->{serial});
+		ok((grep { /^dt: pci interrupt-map: 16 INTx entries to GIC SPIs \(INTA of slot 0: INTID 35\)$/ } @{$r->{lines}}),
+		   'the kernel read the interrupt-map: INTx on SPIs');
+		ok(!grep({ /EXCEPTION|PANIC|^check: |"event":"error"|nobody cared/ } @{$r->{lines}}),
+		   'no crash, no check failure, no storm');
+		my @intx = grep { ($_->{mode} // '') eq 'intx' } @{$r->{devices}};
+		is(scalar @intx, 2, 'edu and e1000e in INTx mode');
+		my %gsi = map { $_->{vectors}[0]{gsi} => 1 } grep { @{$_->{vectors} // []} } @intx;
+		is(scalar keys %gsi, $shared ? 1 : 2, $shared ? 'one SPI shared' : 'an SPI each');
+		my @fire = grep { ($_->{event} // '') eq 'fire' } @{$r->{umsi}};
+		my @bad = grep { !$_->{ok} || $_->{received} != $_->{sent} || $_->{wrong_cpu} } @fire;
+		ok(@fire == 2 && !@bad, 'every event arrived once, on the CPU uMSI chose')
+			or diag(join("\n", map { encode_json($_) } @fire));
+		my @m = grep { ($_->{event} // '') eq 'migrate' } @{$r->{umsi}};
+		my @mbad = grep { !$_->{ok} || $_->{lost} || $_->{moved} != 100 } @m;
+		ok(@m == 2 && !@mbad, '100 moves each under fire, none lost')
+			or diag(join("\n", map { encode_json($_) } @m));
+		for my $res (UmsiCheck::check($r->{monitor}, $r)) {
+			ok($res->[0], "monitor: $res->[1]") or diag($res->[2]);
+		}
+		diag($r->{cmd}) unless Test::More->builder->is_passing;
+	};
+}
 
 done_testing();

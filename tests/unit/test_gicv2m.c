@@ -8,7 +8,8 @@
  * moves that rewrite the target byte and nothing in the device (also
  * under fire), SPIs disabled and cleared when freed, the frame's SPIs
  * running out (ENOSPC, nothing left behind), blocks limited by the
- * frame's alignment, and CPUs without a CPU interface never targets.
+ * frame's alignment, CPUs without a CPU interface never targets, and
+ * wired inputs (INTx) handed to the kernel as (CPU, identity) messages.
  * The fixture-based tests run on this machine too (*-gicv2m binaries).
  */
 #include <stdlib.h>
@@ -393,6 +394,88 @@ static void cpus_without_an_interface_are_never_targets(void **s)
 	machine_free(m);
 }
 
+/* ---- wired inputs (PCI INTx as SPIs the kernel routes) ------------------ */
+
+static const struct umsi_host_ops *real_ops;
+static struct umsi_gsi_entry last_gsi;
+static uint32_t last_gsi_nr, gsi_calls;
+
+/* The host's gsi_program, recorded: what the kernel would route. */
+static int rec_gsi_program(void *host, uint32_t gsi,
+			   const struct umsi_gsi_entry *e)
+{
+	last_gsi = *e;
+	last_gsi_nr = gsi;
+	gsi_calls++;
+	return real_ops->gsi_program(host, gsi, e);
+}
+
+/*
+ * With wired_spis, an INTx function gets a CPU and an identity, and the
+ * host is handed UMSI_ARM_WIRED_MSG | that CPU with the identity (the
+ * kernel aims the SPI there and dispatches the identity); a move hands a
+ * new CPU, the same identity. Without it (the default) INTx is refused.
+ */
+static void wired_inputs_are_the_kernels_spis(void **s)
+{
+	static const uint8_t if4[4] = { 0, 1, 2, 3 };
+	struct umsi_gicv2m_config gc = { .frame = UMSI_SIM_V2M_BASE,
+					 .dist = UMSI_SIM_GICD_BASE,
+					 .nr_cpus = 4, .cpu_if = if4,
+					 .wired_spis = true };
+	struct umsi_sim_config sc = { .ncpus = 4,
+				      .controller = UMSI_SIM_CTL_GICV2M };
+	struct umsi_config cfg = { .ctl = &umsi_ctl_arm64_gicv2m,
+				   .ctl_config = &gc };
+	struct umsi_sim_dev_desc d = intx_desc(1);
+	struct umsi_host_ops ops;
+	struct umsi_irq_info info;
+	struct machine *m = calloc(1, sizeof(*m));
+	struct umsi_pci_dev *dev;
+	uint64_t w;
+	struct umsi_cpumask mask = { &w, 4 };
+	uint32_t irq, to;
+
+	(void)s;
+	real_ops = umsi_sim_host_ops();
+	ops = *real_ops;
+	ops.gsi_program = rec_gsi_program;
+	assert_non_null(m);
+	m->sim = umsi_sim_create(&sc);
+	assert_non_null(m->sim);
+	umsi_sim_leaks(m->sim, &m->leaks0);
+	assert_int_equal(umsi_system_create(&ops, m->sim, &cfg, &m->sys), 0);
+	(void)umsi_policy_parse(m->sys, "");
+	dev = plug(m, DEV, &d, UMSI_PCI_ADD_FRESH);
+	gsi_calls = 0;
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_PCI_IRQ_INTX),
+			 1);
+	irq = (uint32_t)umsi_pci_irq_vector(dev, 0);
+	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
+	assert_true(gsi_calls >= 1);
+	assert_true(last_gsi.msg.address & UMSI_ARM_WIRED_MSG);
+	assert_int_equal(last_gsi.msg.address & 0xffffffffu, info.cpu);
+	assert_int_equal(last_gsi.msg.data, info.vector);
+	assert_true(info.vector < NSPI);
+	to = (info.cpu + 1) % 4;
+	w = 1ull << to;
+	gsi_calls = 0;
+	assert_int_equal(umsi_irq_set_affinity(m->sys, irq, &mask), 0);
+	assert_true(gsi_calls >= 1);
+	assert_int_equal(last_gsi.msg.address & 0xffffffffu, to);
+	assert_int_equal(last_gsi.msg.data, info.vector);
+	/* Nothing of the frame's: the SPI of the identity stays off. */
+	assert_false(spi_enabled(m, FIRST_SPI + info.vector));
+	umsi_pci_remove(m->sys, dev);
+	machine_free(m);
+	/* The default: no wired input is reachable, INTx refused. */
+	m = machine_new(4, 0, NULL);
+	dev = plug(m, DEV, &d, UMSI_PCI_ADD_FRESH);
+	assert_true(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_PCI_IRQ_INTX) < 0);
+	umsi_pci_remove(m->sys, dev);
+	machine_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +486,7 @@ int main(void)
 		cmocka_unit_test(the_frames_spis_run_out_cleanly),
 		cmocka_unit_test(msi_blocks_are_aligned_runs_of_spis),
 		cmocka_unit_test(cpus_without_an_interface_are_never_targets),
+		cmocka_unit_test(wired_inputs_are_the_kernels_spis),
 	};
 
 	setenv("UMSI_TEST_CTL", "gicv2m", 1);

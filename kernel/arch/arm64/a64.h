@@ -18,6 +18,18 @@
 #include "its.h"
 #include "pci_ecam.h"
 
+/*
+ * One entry of the host bridge's interrupt-map toward the GIC: INTx pin
+ * @pin (1-4) of root-bus device @dev (child address bits 15:11, masked)
+ * is SPI INTID @intid, level (active low when @level_low).
+ */
+struct a64_intx_map {
+	uint32_t dev, pin, intid;
+	bool level_low;
+};
+
+#define A64_INTX_MAP_MAX 32
+
 /* What the device tree says (dt.c). */
 struct platform {
 	uint64_t dtb;
@@ -46,6 +58,11 @@ struct platform {
 	uint32_t msi_map_rid, msi_map_phandle, msi_map_base, msi_map_len;
 	uint32_t msi_map_mask;
 	uint32_t msi_parent;
+	/* The GIC node (for the interrupt-map) and the map itself. */
+	uint32_t gic_phandle, gic_addr_cells, gic_int_cells;
+	uint32_t intx_mask_dev, intx_mask_pin;
+	unsigned nintx;
+	struct a64_intx_map intx[A64_INTX_MAP_MAX];
 };
 
 /**
@@ -95,6 +112,8 @@ struct cpu {
 #define A64_UMSI_NVEC		256
 
 extern struct platform plat;
+/* Each wired SPI's uMSI identity + 1 (host.c, gsi_program). */
+extern volatile uint16_t a64_wired_id[1020];
 extern struct gic2 gic2;
 extern struct cpu cpus[ARM64_MAX_CPUS];
 extern struct gic gic;

@@ -99,6 +99,9 @@ static int dt_gicv2(const struct fdt *f, struct platform *p)
 		return -1;
 	}
 	p->gic_version = 2;
+	p->gic_phandle = fdt_prop_u32(f, g, "phandle", 0);
+	p->gic_addr_cells = fdt_prop_u32(f, g, "#address-cells", 0);
+	p->gic_int_cells = fdt_prop_u32(f, g, "#interrupt-cells", 3);
 	kprintf("dt: gicv2 distributor 0x%llx cpu interface 0x%llx\n",
 		(unsigned long long)p->gicd, (unsigned long long)p->gicc);
 	for (v = fdt_find_compatible(f, g, "arm,gic-v2m-frame"); v >= 0;
@@ -130,6 +133,9 @@ static int dt_gic(const struct fdt *f, struct platform *p)
 		return -1;
 	}
 	p->gic_version = 3;
+	p->gic_phandle = fdt_prop_u32(f, g, "phandle", 0);
+	p->gic_addr_cells = fdt_prop_u32(f, g, "#address-cells", 0);
+	p->gic_int_cells = fdt_prop_u32(f, g, "#interrupt-cells", 3);
 	nr = fdt_prop_u32(f, g, "#redistributor-regions", 1);
 	for (i = 0; i < nr && i < GIC_MAX_RDIST_REGIONS; i++)
 		if (!fdt_reg(f, g, 1 + i, &p->gicr[i], &p->gicr_size[i]))
@@ -234,6 +240,46 @@ static bool dt_pci_buses(const struct fdt *f, int n, struct platform *p)
 	return true;
 }
 
+/*
+ * The host bridge's interrupt-map toward the GIC (PCI bus binding 2.2.1.3;
+ * the GIC's 3-cell specifier: 0 = SPI, its number, flags 4 level high or
+ * 8 level low): <child address (3)> <pin (1)> <phandle> <the GIC's
+ * #address-cells> <type number flags>. An entry toward another parent
+ * ends the walk: its length is not known here.
+ */
+static void dt_intx_map(const struct fdt *f, int n, struct platform *p)
+{
+	uint32_t len = 0, mlen = 0, off = 0, ent;
+	const uint8_t *m = fdt_getprop(f, n, "interrupt-map-mask", &mlen);
+	const uint8_t *e = fdt_getprop(f, n, "interrupt-map", &len);
+
+	if (!m || mlen != 16 || !e || !p->gic_phandle || p->gic_int_cells != 3 ||
+	    p->gic_addr_cells > 2)
+		return;
+	p->intx_mask_dev = fdt_be32(m);
+	p->intx_mask_pin = fdt_be32(m + 12);
+	ent = 4 * (3 + 1 + 1 + p->gic_addr_cells + 3);
+	for (; off + ent <= len && p->nintx < A64_INTX_MAP_MAX; off += ent) {
+		const uint8_t *x = e + off;
+		const uint8_t *spec = x + 4 * (5 + p->gic_addr_cells);
+		struct a64_intx_map *im = &p->intx[p->nintx];
+
+		if (fdt_be32(x + 16) != p->gic_phandle)
+			return;
+		if (fdt_be32(spec) != 0)	/* not an SPI */
+			continue;
+		im->dev = fdt_be32(x);
+		im->pin = fdt_be32(x + 12);
+		im->intid = 32 + fdt_be32(spec + 4);
+		im->level_low = (fdt_be32(spec + 8) & 0xf) == 8;
+		if (im->intid < 1020)
+			p->nintx++;
+	}
+	if (p->nintx)
+		kprintf("dt: pci interrupt-map: %u INTx entries to GIC SPIs (INTA of slot 0: INTID %u)\n",
+			p->nintx, p->intx[0].intid);
+}
+
 static void dt_pci(const struct fdt *f, struct platform *p)
 {
 	int n = fdt_find_compatible(f, -1, "pci-host-ecam-generic");
@@ -278,6 +324,7 @@ static void dt_pci(const struct fdt *f, struct platform *p)
 	p->msi_parent = fdt_prop_u32(f, n, "msi-parent", 0);
 	if (p->msi_parent)
 		kprintf("dt: pci msi-parent 0x%x\n", p->msi_parent);
+	dt_intx_map(f, n, p);
 }
 
 bool dt_rid_to_devid(const struct platform *p, uint16_t rid, uint32_t *devid)

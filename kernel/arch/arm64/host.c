@@ -217,6 +217,107 @@ static bool h_irq_pending(void *host, uint32_t intid)
 	return gic_lpi_pending(&cpus[this_cpu_id()].rd, intid);
 }
 
+/* ---- INTx: SPIs the host bridge's interrupt-map names ---------------- */
+
+/* The SPI INTx pin @pin of root-bus slot @slot drives (kernel/pci.h). */
+int karch_intx_root(uint32_t slot, uint8_t pin)
+{
+	uint32_t dev = (slot << 11) & plat.intx_mask_dev;
+	uint32_t mp = pin & plat.intx_mask_pin;
+	unsigned i;
+
+	for (i = 0; i < plat.nintx; i++)
+		if (plat.intx[i].dev == dev && plat.intx[i].pin == mp)
+			return (int)plat.intx[i].intid;
+	return -1;
+}
+
+/* Which identity uMSI gave each wired SPI (+1; 0: none): arm64_irq(). */
+volatile uint16_t a64_wired_id[1020];
+static struct spinlock wired_lock;
+
+#define GICD_IGROUPR		0x080
+#define GICD_ISENABLER		0x100
+#define GICD_ICENABLER		0x180
+#define GICD_IPRIORITYR		0x400
+#define GICD_ITARGETSR		0x800
+#define GICD_ICFGR		0xc00
+#define GICD_IROUTER		0x6000
+
+static bool intx_level_low(uint32_t intid)
+{
+	unsigned i;
+
+	for (i = 0; i < plat.nintx; i++)
+		if (plat.intx[i].intid == intid)
+			return plat.intx[i].level_low;
+	return false;
+}
+
+static int h_intx_route(void *host, umsi_bdf_t bdf, uint8_t pin,
+			struct umsi_intx_route *route)
+{
+	int intid = pci_intx_gsi(bdf, pin);
+
+	(void)host;
+	if (intid < 32 || intid >= 1020)
+		return -UMSI_ENOENT;
+	route->gsi = (uint32_t)intid;
+	route->trigger = UMSI_INTX_LEVEL;
+	route->polarity = intx_level_low((uint32_t)intid) ?
+			  UMSI_INTX_ACTIVE_LOW : UMSI_INTX_ACTIVE_HIGH;
+	return 0;
+}
+
+static void dist_rmw(uint64_t reg, uint32_t clear, uint32_t set)
+{
+	mmio_write32(plat.gicd + reg,
+		     (mmio_read32(plat.gicd + reg) & ~clear) | set);
+}
+
+/*
+ * Aim SPI @gsi where the back end's wired message says (umsi/ctl.h,
+ * UMSI_ARM_WIRED_MSG: the CPU, the identity): level-sensitive, priority
+ * 0xa0, Group 1 on a GICv3, routed (GICD_IROUTER: the CPU's affinity; on
+ * a GICv2 GICD_ITARGETSR: its interface), enabled unless masked. The
+ * identity is remembered for arm64_irq(). Any context, under uMSI's
+ * locks: MMIO and a spinlock only.
+ */
+static int h_gsi_program(void *host, uint32_t gsi,
+			 const struct umsi_gsi_entry *e)
+{
+	uint32_t cpu = (uint32_t)e->msg.address, sh = (gsi % 4) * 8;
+	unsigned long fl;
+
+	(void)host;
+	if (!(e->msg.address & UMSI_ARM_WIRED_MSG) || gsi < 32 || gsi >= 1020 ||
+	    cpu >= plat.ncpus || e->msg.data >= 0xffff ||
+	    e->trigger != UMSI_INTX_LEVEL)
+		return -UMSI_EINVAL;
+	fl = spin_lock_irqsave(&wired_lock);
+	mmio_write32(plat.gicd + GICD_ICENABLER + (gsi / 32) * 4, 1u << (gsi % 32));
+	dist_rmw(GICD_ICFGR + (gsi / 16) * 4, 2u << ((gsi % 16) * 2), 0);
+	dist_rmw(GICD_IPRIORITYR + (gsi & ~3u), 0xffu << sh, 0xa0u << sh);
+	if (plat.gic_version == 2) {
+		dist_rmw(GICD_ITARGETSR + (gsi & ~3u), 0xffu << sh,
+			 (1u << cpus[cpu].gic_if) << sh);
+	} else {
+		uint64_t m = cpus[cpu].mpidr ? cpus[cpu].mpidr : plat.mpidr[cpu];
+		uint64_t aff = (m & 0xffffff) | ((m >> 32) & 0xff) << 32;
+
+		dist_rmw(GICD_IGROUPR + (gsi / 32) * 4, 0, 1u << (gsi % 32));
+		mmio_write32(plat.gicd + GICD_IROUTER + 8 * gsi, (uint32_t)aff);
+		mmio_write32(plat.gicd + GICD_IROUTER + 8 * gsi + 4,
+			     (uint32_t)(aff >> 32));
+	}
+	a64_wired_id[gsi] = (uint16_t)(e->msg.data + 1);
+	if (!e->masked)
+		mmio_write32(plat.gicd + GICD_ISENABLER + (gsi / 32) * 4,
+			     1u << (gsi % 32));
+	spin_unlock_irqrestore(&wired_lock, fl);
+	return 0;
+}
+
 const struct umsi_host_ops kernel_host_ops = {
 	.cfg_read = h_cfg_read,
 	.cfg_write = h_cfg_write,
@@ -242,6 +343,8 @@ const struct umsi_host_ops kernel_host_ops = {
 	.platform_flags = h_platform_flags,
 	.run_on_cpu = h_run_on_cpu,
 	.irq_pending = h_irq_pending,
+	.intx_route = h_intx_route,
+	.gsi_program = h_gsi_program,
 };
 
 /*
@@ -274,6 +377,7 @@ static void arch_umsi_config_v2m(struct umsi_config *cfg)
 	v2m_cfg.dist = plat.gicd;
 	v2m_cfg.nr_cpus = plat.ncpus;
 	v2m_cfg.cpu_if = v2m_if;
+	v2m_cfg.wired_spis = plat.nintx != 0;
 	cfg->ctl = &umsi_ctl_arm64_gicv2m;
 	cfg->ctl_config = &v2m_cfg;
 }
@@ -308,6 +412,7 @@ void arch_umsi_config(struct umsi_config *cfg)
 		its_cfg.devid_base = plat.msi_map_base;
 		its_cfg.rid_count = plat.msi_map_len;
 	}
+	its_cfg.wired_spis = plat.nintx != 0;
 	cfg->ctl = &umsi_ctl_arm64_its;
 	cfg->ctl_config = &its_cfg;
 }
@@ -343,10 +448,3 @@ int karch_vector_fields(char *buf, size_t size, const struct umsi_irq_info *ii)
 			 A64_UMSI_FIRST_LPI + ii->vector);
 }
 
-/* INTx through the GIC's SPIs is not this kernel's yet: no route. */
-int karch_intx_root(uint32_t slot, uint8_t pin)
-{
-	(void)slot;
-	(void)pin;
-	return -1;
-}

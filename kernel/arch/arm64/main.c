@@ -176,6 +176,9 @@ static void arm64_irq_v2(unsigned n, struct cpu *c)
 			smp_sgi(intid);
 		} else if (intid >= first && intid < last && irq_dispatch_hook) {
 			irq_dispatch_hook(n, intid - first);
+		} else if (a64_wired_id[intid] && irq_dispatch_hook) {
+			/* A wired SPI (INTx): the identity uMSI gave it. */
+			irq_dispatch_hook(n, a64_wired_id[intid] - 1u);
 		} else {
 			hook = irq_hook;
 			if (hook)
@@ -209,6 +212,9 @@ void arm64_irq(void)
 			smp_sgi(intid);
 		} else if (intid >= first && intid < last && irq_dispatch_hook) {
 			irq_dispatch_hook(n, intid - first);
+		} else if (intid < 1020 && a64_wired_id[intid] && irq_dispatch_hook) {
+			/* A wired SPI (INTx): the identity uMSI gave it. */
+			irq_dispatch_hook(n, a64_wired_id[intid] - 1u);
 		} else {
 			hook = irq_hook;
 			if (hook)

@@ -272,7 +272,34 @@ sub snapshot {
 		   ioapic => $arch eq 'x86_64' ? ioapic_entries($mon) : {} };
 	remap_snapshot($mon, $text, $hw) if $arch eq 'x86_64';
 	aplic_snapshot($mon, $text, $hw) if $arch eq 'riscv64';
+	gicd_intx_snapshot($mon, $text, $hw) if $arch eq 'arm64' && !($its // {})->{v2m};
 	return $hw;
+}
+
+# arm64 on a GICv3: the distributor's registers for each INTx SPI the
+# device lines name (GICD_IROUTER, the enable and configuration bits):
+# $hw->{gicd_intx}{INTID}. QEMU's GICv3 answers the monitor (its GICv2
+# does not: gicv2_trace()).
+sub gicd_intx_snapshot {
+	my ($mon, $text, $hw) = @_;
+	my $dist = 0x08000000;
+	my %gsi;
+	for my $l ($text =~ /^UMSI (\{"event":"device".*\})\s*$/mg) {
+		my $d = eval { decode_json($l) } or next;
+		next unless ($d->{mode} // '') eq 'intx';
+		$gsi{$_->{gsi}} = 1 for grep { defined $_->{gsi} } @{$d->{vectors} // []};
+	}
+	for my $g (keys %gsi) {
+		next unless $g >= 32 && $g < 1020;
+		my ($lo, $hi) = $mon->read32($dist + 0x6000 + 8 * $g, 2);
+		my ($en) = $mon->read32($dist + 0x100 + 4 * int($g / 32), 1);
+		my ($cfg) = $mon->read32($dist + 0xc00 + 4 * int($g / 16), 1);
+		$hw->{gicd_intx}{$g} = {
+			aff => (($lo // 0) & 0xffffff) | ((($hi // 0) & 0xff) << 24),
+			irm => (($lo // 0) >> 31) & 1,
+			enabled => (($en // 0) >> ($g % 32)) & 1,
+			edge => (($cfg // 0) >> (2 * ($g % 16) + 1)) & 1 };
+	}
 }
 
 # riscv64: the S-level APLIC's registers for each INTx source the device
@@ -616,6 +643,24 @@ sub check_device {
 		for my $v (@vecs) {
 			push @bad, "pin $v->{pin}, config space says " . chr(64 + $f->{pin})
 				if ($v->{pin} // '') ne chr(64 + $f->{pin});
+			if (arm64()) {
+				# An SPI: on a GICv2 the trace tells (gicv2_check);
+				# on a GICv3 GICD_IROUTER names the line's CPU.
+				next if v2m();
+				my $a = ($HW->{gicd_intx} // {})->{$v->{gsi} // -1};
+				if (!$a) {
+					push @bad, "GIC SPI " . ($v->{gsi} // '?') . " not read";
+					next;
+				}
+				my $m = $v->{mpidr} // -1;
+				my $want = ($m & 0xffffff);
+				push @bad, sprintf('SPI %d GICD_IROUTER affinity 0x%x, line says mpidr 0x%x',
+						   $v->{gsi}, $a->{aff}, $m)
+					if $a->{irm} || $a->{aff} != $want;
+				push @bad, "SPI $v->{gsi} edge-triggered, not level" if $a->{edge};
+				push @bad, "SPI $v->{gsi} not enabled" unless $a->{enabled} || $v->{disabled};
+				next;
+			}
 			if (riscv()) {
 				# The APLIC in MSI mode: source GSI aimed at the
 				# line's hart (its IMSIC file) and identity.
@@ -745,6 +790,19 @@ sub gicv2_check {
 	my (%seen, @bad);
 	return ([0, 'QEMU trace of the GICv2 distributor', 'not read']) unless $g;
 	for my $d (@{$r->{devices}}) {
+		if (($d->{mode} // '') eq 'intx') {
+			# A wired SPI: level, aimed at the line's CPU, enabled.
+			for my $v (@{$d->{vectors} // []}) {
+				my $spi = $v->{gsi} // -1;
+				my $who = "$d->{bdf} INTx SPI $spi";
+				my $t = $g->{targets}{$spi} // 0;
+				push @bad, sprintf('%s: GICD_ITARGETSR 0x%02x, line says cpu %d', $who, $t, $v->{cpu})
+					if $t != 1 << $v->{cpu};
+				push @bad, "$who: not enabled" unless $g->{enabled}{$spi} || $v->{disabled};
+				push @bad, "$who: edge-triggered, not level" if $g->{edge}{$spi};
+			}
+			next;
+		}
 		next unless ($d->{mode} // '') =~ /^msix?$/;
 		for my $v (@{$d->{vectors} // []}) {
 			my $spi = $v->{spi} // -1;
@@ -810,6 +868,10 @@ sub check {
 		push @res, riscv() ?
 			[scalar(%{$hw->{aplic} // {}}) ? 1 : 0,
 			 'APLIC sources read (sourcecfg, target, enable)', 'none read'] :
+			v2m() ? () :
+			arm64() ?
+			[scalar(%{$hw->{gicd_intx} // {}}) ? 1 : 0,
+			 'GIC distributor SPIs read (GICD_IROUTER, enable, level)', 'none read'] :
 			[scalar(%{$hw->{ioapic} // {}}) ? 1 : 0,
 			 'IO-APIC entries read through info pic', 'none parsed'];
 	}
