@@ -29,7 +29,8 @@ void glue_kick(void)
 
 bool umsi_glue_work_pending(void)
 {
-	return __atomic_load_n(&work_flag, __ATOMIC_ACQUIRE) != 0;
+	return __atomic_load_n(&work_flag, __ATOMIC_ACQUIRE) != 0 ||
+	       pciehp_pending();
 }
 
 uint32_t glue_allocated(void)

@@ -32,9 +32,17 @@
  * power-off; here it is paid only by a slot that is powered on again
  * within it). Every Slot Control write is a command whose completion is
  * polled (PCIe 4.0, 6.7.3.2; at most 1 s) unless the port says No
- * Command Completed Support. The Attention Button is acted on at once:
- * no 5-second abort window (a convention of Linux's pciehp, not of the
- * spec).
+ * Command Completed Support.
+ *
+ * The Attention Button (PCIe 4.0, 6.7.1.5 and 6.7.3.1): pressed on an
+ * occupied, powered slot it asks for the card's removal. The Power
+ * Indicator blinks and a 5-second abort interval begins; a second press
+ * within it cancels the request (the indicator goes back on and nothing
+ * is removed), else the slot is brought down when it ends. The work loop
+ * keeps polling while a window is open (the kernel has no timer
+ * interrupt). `umsi.hp_button_ms=N` sets the interval, 0 removing at once
+ * (what a VM host wants: QEMU's device_del waits for it); the default is
+ * the specification's 5000.
  *
  * Test aid: `umsi.hp_surprise` plays a card pulled out without warning
  * when the button asks for its removal: the slot's power is cut first
@@ -116,10 +124,26 @@ struct hp_port {
 	volatile uint64_t event_ns;	/* when the oldest queued event came */
 	uint64_t off_ns;		/* when the slot was last powered off */
 	volatile uint64_t irqs;		/* handler calls that found events */
+	uint64_t button_ns;		/* the pressed button's abort window
+					 * ends (0: none open) */
+	uint64_t button_t0;		/* when it was pressed */
+	uint64_t aid_press_ns;		/* umsi.hp_button_aid: press again then */
 };
 
 static struct hp_port ports[HP_MAX_PORTS];
 static uint32_t nports;
+/* The Attention Button's abort interval (umsi.hp_button_ms). */
+#define HP_BUTTON_MS_DEFAULT 5000u
+static uint32_t button_ms = HP_BUTTON_MS_DEFAULT;
+/* Abort windows open now (pciehp_pending). */
+static volatile uint32_t windows_open;
+/*
+ * Test aid `umsi.hp_button_aid=cancel`: one second into an abort window
+ * the button is pressed again (queued as the hardware's event would be):
+ * the operator's cancel, which QEMU cannot play (it refuses a second
+ * device_del while one is pending).
+ */
+static bool button_aid_cancel;
 
 /* umsi.hp_surprise test aid: who finds out first that the card is gone. */
 static enum { AID_NONE, AID_EVENT, AID_DRIVER } surprise_aid;
@@ -448,6 +472,31 @@ static void hp_handle(struct hp_port *p, uint32_t ev, uint64_t t0)
 		present ? "card present" : "empty", link ? "up" : "down",
 		p->on ? "on" : "off");
 	if (p->on) {
+		if ((ev & PCIE_SLTSTA_ABP) && present && p->button_ns) {
+			/* Pressed again within the window: cancelled. */
+			p->button_ns = 0;
+			__atomic_fetch_sub(&windows_open, 1, __ATOMIC_RELEASE);
+			hp_indicators(p, PCIE_SLTCTL_PIC_ON, PCIE_SLTCTL_AIC_OFF);
+			kprintf("UMSI {\"event\":\"slot\",\"port\":\"%s\",\"action\":\"cancel\","
+				"\"after_us\":%lu,\"allocated\":%u}\n",
+				bdf_str(pci_devs[p->idx].bdf, pb), us_since(p->button_t0),
+				glue_allocated());
+			return;
+		}
+		if ((ev & PCIE_SLTSTA_ABP) && present && button_ms &&
+		    surprise_aid == AID_NONE) {
+			/* The abort interval: blink, remove when it ends. */
+			p->button_t0 = t0 ? t0 : clock_ns();
+			p->button_ns = p->button_t0 + (uint64_t)button_ms * 1000000u;
+			__atomic_fetch_add(&windows_open, 1, __ATOMIC_RELEASE);
+			if (button_aid_cancel)
+				p->aid_press_ns = clock_ns() + 1000000000ull;
+			hp_indicators(p, PCIE_SLTCTL_PIC_BLINK, PCIE_SLTCTL_AIC_OFF);
+			kprintf("UMSI {\"event\":\"slot\",\"port\":\"%s\",\"action\":\"button\","
+				"\"abort_ms\":%u}\n", bdf_str(pci_devs[p->idx].bdf, pb),
+				button_ms);
+			return;
+		}
 		if ((ev & PCIE_SLTSTA_ABP) && present) {
 			if (surprise_aid != AID_NONE) {
 				/* Test aid: the card is pulled, not asked for. */
@@ -463,6 +512,11 @@ static void hp_handle(struct hp_port *p, uint32_t ev, uint64_t t0)
 			}
 			hp_disable(p, false, t0);
 		} else if (!present || !link || (ev & HP_EV_GONE)) {
+			if (p->button_ns) {
+				/* Gone during the window: a surprise now. */
+				p->button_ns = 0;
+				__atomic_fetch_sub(&windows_open, 1, __ATOMIC_RELEASE);
+			}
 			hp_disable(p, true, t0);
 		}
 		return;
@@ -472,6 +526,11 @@ static void hp_handle(struct hp_port *p, uint32_t ev, uint64_t t0)
 		hp_enable(p, t0);
 }
 
+bool pciehp_pending(void)
+{
+	return __atomic_load_n(&windows_open, __ATOMIC_ACQUIRE) != 0;
+}
+
 void pciehp_work(void)
 {
 	for (uint32_t i = 0; i < nports; i++) {
@@ -479,6 +538,19 @@ void pciehp_work(void)
 		uint32_t ev = __atomic_exchange_n(&p->events, 0, __ATOMIC_ACQUIRE);
 		uint64_t t0 = p->event_ns;
 
+		/* Test aid: the second press, as the hardware would queue it. */
+		if (p->aid_press_ns && clock_ns() >= p->aid_press_ns) {
+			p->aid_press_ns = 0;
+			if (!ev)
+				t0 = clock_ns();
+			ev |= PCIE_SLTSTA_ABP;
+		}
+		/* An abort window that ran out: the removal goes ahead. */
+		if (p->button_ns && clock_ns() >= p->button_ns && p->on) {
+			p->button_ns = 0;
+			__atomic_fetch_sub(&windows_open, 1, __ATOMIC_RELEASE);
+			hp_disable(p, false, p->button_t0);
+		}
 		if (!ev)
 			continue;
 		p->event_ns = 0;
@@ -557,6 +629,19 @@ void pciehp_init(void)
 		return;
 	if (cmdline_value("umsi.hp_surprise", val, sizeof(val)))
 		surprise_aid = !strcmp(val, "driver") ? AID_DRIVER : AID_EVENT;
+	if (cmdline_value("umsi.hp_button_ms", val, sizeof(val))) {
+		uint64_t ms;
+
+		if (kstrtou64(val, NULL, 0, &ms) && ms <= 60000)
+			button_ms = (uint32_t)ms;
+		else
+			kprintf("pciehp: umsi.hp_button_ms=%s: not 0-60000 ms; %u kept\n",
+				val, button_ms);
+	}
+	button_aid_cancel = cmdline_value("umsi.hp_button_aid", val, sizeof(val)) &&
+			    !strcmp(val, "cancel");
+	kprintf("pciehp: attention button abort interval %u ms%s\n", button_ms,
+		button_ms ? "" : " (removal at once)");
 	for (uint32_t i = 0; i < pci_ndevs && nports < HP_MAX_PORTS; i++) {
 		struct pci_dev *d = &pci_devs[i];
 		struct hp_port *p = &ports[nports];

@@ -19,6 +19,9 @@ void pciehp_init(void);
 /* Serve the slot events the ports' interrupts queued. Process context. */
 void pciehp_work(void);
 
+/* Whether an Attention Button abort window is open: work to poll for. */
+bool pciehp_pending(void);
+
 /*
  * A driver found function @idx gone: the hot-plug port above it checks
  * its slot. Returns false when no hot-plug port is above @idx.

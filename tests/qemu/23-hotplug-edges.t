@@ -32,6 +32,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use JSON::PP;
 use Test::More;
+use Time::HiRes ();
 use UmsiQemu;
 use UmsiCheck;
 use UmsiTest;
@@ -219,4 +220,116 @@ subtest 'a port interrupting for nothing is disabled by storm detection' => sub 
 	my ($p) = grep { $_->{bdf} eq '0000:00:08.0' } @{$r->{devices}};
 	ok($p->{vectors}[0]{disabled}, 'the port\'s line marks its vector disabled (masked, per the monitor)');
 };
+# The Attention Button (PCIe 4.0, 6.7.1.5): device_del presses it. By
+# default the kernel blinks the Power Indicator and waits the 5-second
+# abort interval before bringing the slot down; QEMU 7.2 refuses a second
+# device_del while the first is pending ("already in the process of
+# unplug"), so the operator's cancel, a second press within the window,
+# cannot be played from QEMU; with umsi.hp_button_ms=0
+# the removal is at once.
+sub button {
+	my ($mon, $text, $ctx) = @_;
+	my ($q, $s) = ($ctx->{qmp}, $ctx->{serial});
+	my %o;
+	($o{ready}) = grep { $_->{event} eq 'ready' } objs($text);
+	$s->mark;
+	$q->cmd('device_add', driver => 'edu', id => 'b1', bus => 'rp1');
+	$o{add} = $s->wait_line(qr/^UMSI \{"event":"slot".*"action":"add"/, 30);
+	$s->mark;
+	my $t0 = Time::HiRes::time();
+	$q->cmd('device_del', id => 'b1');
+	$o{button} = $s->wait_line(qr/^UMSI \{"event":"slot".*"action":"button"/, 10)
+		if $ctx->{expect_window};
+	eval { $q->cmd('device_del', id => 'b1') };
+	$o{second} = $@ ? "$@" : 'accepted';
+	$o{deleted} = $q->wait_event('DEVICE_DELETED', 20) ? 1 : 0;
+	$o{wall} = Time::HiRes::time() - $t0;
+	$o{rm} = $s->wait_line(qr/^UMSI \{"event":"slot".*"action":"remove"/, 30);
+	$o{rm_text} = $s->since_mark;
+	return \%o;
+}
+
+for my $case (['the default: the 5-second abort interval', 1, ''],
+	      ['umsi.hp_button_ms=0: removal at once', 0, 'umsi.hp_button_ms=0']) {
+	my ($what, $window, $param) = @$case;
+	subtest "Attention Button, $what" => sub {
+		my $r = UmsiQemu::run(smp => 2, timeout => 90, hold => 1, qmp => 1,
+				      devices => \@machine, spec_button => $window,
+				      append => "umsi.drivers=all $param",
+				      monitor => sub { $_[2]{expect_window} = $window; button(@_) });
+		my $o = $r->{monitor};
+		ok(ref $o eq 'HASH' && $o->{add}, 'edu hot-added') or return diag($r->{serial});
+		like($r->{serial}, $window ? qr/^pciehp: attention button abort interval 5000 ms$/m
+					   : qr/^pciehp: attention button abort interval 0 ms \(removal at once\)$/m,
+		     'the kernel says which interval it keeps');
+		ok($o->{deleted}, 'QEMU deleted the card (DEVICE_DELETED)');
+		my @rm = objs($o->{rm_text});
+		my ($btn) = grep { $_->{event} eq 'slot' && ($_->{action} // '') eq 'button' } @rm;
+		my ($slot) = grep { $_->{event} eq 'slot' && ($_->{action} // '') eq 'remove' } @rm;
+		my ($removed) = grep { $_->{event} eq 'removed' } @rm;
+		ok($slot && $removed && !$removed->{surprise}, 'the slot came down, not as a surprise')
+			or diag($o->{rm_text});
+		is($removed->{allocated}, $o->{ready}{allocated}, 'every vector back');
+		if ($window) {
+			ok($btn && $btn->{abort_ms} == 5000, 'the button opened a 5000 ms abort window');
+			ok($slot && $slot->{remove_us} >= 5000000,
+			   sprintf('removed after the window: %.2f s from the press', ($slot->{remove_us} // 0) / 1e6));
+			ok($o->{wall} >= 5, sprintf('QEMU waited %.1f s for the guest', $o->{wall}));
+			like($o->{second}, qr/already in the process of unplug/,
+			     'QEMU refuses a second press while the removal is pending')
+				or diag("second device_del: $o->{second}");
+		} else {
+			ok(!$btn, 'no abort window');
+			ok($slot && $slot->{remove_us} < 1000000,
+			   sprintf('removed at once: %.0f ms', ($slot->{remove_us} // 0) / 1e3));
+		}
+		diag($r->{cmd}) unless Test::More->builder->is_passing;
+	};
+}
+
+# The operator's cancel (test aid umsi.hp_button_aid=cancel: the button
+# pressed again one second into the window, as the hardware would queue
+# it): the slot stays up, its Power Indicator back on, nothing removed.
+sub button_cancel {
+	my ($mon, $text, $ctx) = @_;
+	my ($q, $s) = ($ctx->{qmp}, $ctx->{serial});
+	my %o;
+	($o{ready}) = grep { $_->{event} eq 'ready' } objs($text);
+	$s->mark;
+	$q->cmd('device_add', driver => 'edu', id => 'c1', bus => 'rp1');
+	$o{add} = $s->wait_line(qr/^UMSI \{"event":"slot".*"action":"add"/, 30);
+	$s->mark;
+	$q->cmd('device_del', id => 'c1');
+	$o{cancel} = $s->wait_line(qr/^UMSI \{"event":"slot".*"action":"cancel"/, 10);
+	# Past the end of the window: still nothing removed.
+	$o{deleted} = $q->wait_event('DEVICE_DELETED', 7) ? 1 : 0;
+	$o{text} = $s->since_mark;
+	$o{rp1} = read_fn($mon, UmsiCheck::ecam_base($mon), '0000:00:08.0');
+	return \%o;
+}
+
+subtest 'Attention Button, pressed again within the window: cancelled' => sub {
+	my $r = UmsiQemu::run(smp => 2, timeout => 90, hold => 1, qmp => 1,
+			      devices => \@machine, spec_button => 1,
+			      append => 'umsi.drivers=all umsi.hp_button_aid=cancel',
+			      monitor => \&button_cancel);
+	my $o = $r->{monitor};
+	ok(ref $o eq 'HASH' && $o->{add}, 'edu hot-added') or return diag($r->{serial});
+	my @ev = objs($o->{text});
+	my ($btn) = grep { $_->{event} eq 'slot' && ($_->{action} // '') eq 'button' } @ev;
+	my ($cancel) = grep { $_->{event} eq 'slot' && ($_->{action} // '') eq 'cancel' } @ev;
+	ok($btn && $cancel, 'the window opened and the second press cancelled it')
+		or diag($o->{text});
+	ok($cancel && $cancel->{after_us} >= 900000 && $cancel->{after_us} < 5000000,
+	   sprintf('cancelled %.2f s into the window', ($cancel->{after_us} // 0) / 1e6));
+	ok(!grep({ ($_->{action} // '') eq 'remove' || $_->{event} eq 'removed' } @ev),
+	   'nothing removed, also after the window would have ended');
+	ok(!$o->{deleted}, 'QEMU still has the card');
+	is($cancel->{allocated}, $o->{ready}{allocated} + 1, "the edu's vector is still held");
+	my $ctl = (($o->{rp1} // {})->{words}[0x6c / 4] // 0) & 0xffff;
+	is(($ctl >> 8) & 3, 1, 'Power Indicator on again');
+	ok(!($ctl & 0x400), 'slot power still on');
+	diag($r->{cmd}) unless Test::More->builder->is_passing;
+};
+
 done_testing();
