@@ -597,3 +597,54 @@ int pci_read_msg(uint32_t bdf, bool msix, uint32_t index, uint64_t *addr,
 	}
 	return -1;
 }
+
+/* umsi.hp_mem= / umsi.hp_pref=: MiB, 1-1024, or @def (said once if bad). */
+static uint64_t hp_room_mib(const char *key, uint64_t def)
+{
+	char val[24];
+	const char *end;
+	uint64_t v;
+
+	if (!cmdline_value(key, val, sizeof(val)))
+		return def;
+	if (kstrtou64(val, &end, 0, &v) && !*end && v >= 1 && v <= 1024)
+		return v << 20;
+	kprintf("pci: %s=%s: not 1-1024 (MiB); %llu MiB kept\n", key, val,
+		(unsigned long long)(def >> 20));
+	return def;
+}
+
+bool pci_hp_port_room(uint32_t bdf, struct pci_hp_room *room)
+{
+	static bool read;
+	static struct pci_hp_room want;
+	uint8_t ptr, type;
+	uint16_t flags;
+
+	if (!(pci_cfg_read(bdf, 0x06, 2) & (1u << 4)) ||
+	    (pci_cfg_read(bdf, 0x0e, 1) & 0x7f) != 1)
+		return false;
+	ptr = (uint8_t)pci_cfg_read(bdf, 0x34, 1);
+	for (int n = 0; n < 48 && ptr >= 0x40; n++) {
+		ptr &= 0xfc;
+		if (pci_cfg_read(bdf, ptr, 1) == 0x10)
+			break;
+		ptr = (uint8_t)pci_cfg_read(bdf, ptr + 1, 1);
+	}
+	if (ptr < 0x40 || pci_cfg_read(bdf, ptr, 1) != 0x10)
+		return false;
+	flags = (uint16_t)pci_cfg_read(bdf, ptr + 2, 2);
+	type = (flags >> 4) & 0xf;
+	/* A root port (4) or a switch's downstream port (6), its slot
+	 * implemented (bit 8) and Hot-Plug Capable (Slot Capabilities bit 6). */
+	if ((type != 4 && type != 6) || !(flags & (1u << 8)) ||
+	    !(pci_cfg_read(bdf, ptr + 0x14, 4) & (1u << 6)))
+		return false;
+	if (!read) {
+		want.mem = hp_room_mib("umsi.hp_mem", 2ull << 20);
+		want.pref = hp_room_mib("umsi.hp_pref", 2ull << 20);
+		read = true;
+	}
+	*room = want;
+	return true;
+}

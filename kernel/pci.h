@@ -132,6 +132,22 @@ void pci_hot_release(int idx);
 /* The present functions below bridge @port, deepest first (for removal). */
 int pci_below(int port, int *list, int max);
 
+/*
+ * Room an enumerating firmware leaves below a hot-plug port (a root or
+ * downstream port whose slot says Hot-Plug Capable, PCIe 4.0 7.5.3.9)
+ * for a card that is not there yet: its own windows, used by
+ * pci_hot_scan() when a card comes. The arm64 and riscv64 kernels
+ * enumerate like a firmware and ask this of every bridge; on x86 SeaBIOS
+ * does it. Defaults 2 MiB of memory and 2 MiB of prefetchable memory
+ * (Linux's hpmemsize and hpmmioprefsize), one bus; umsi.hp_mem=N and
+ * umsi.hp_pref=N (MiB, 1-1024) change them. pci_set_ecam() first.
+ */
+struct pci_hp_room {
+	uint64_t mem;
+	uint64_t pref;
+};
+bool pci_hp_port_room(uint32_t bdf, struct pci_hp_room *room);
+
 /* ---- SR-IOV (pci.c, pcihot.c; kernel/glue_sriov.c drives them) ---------- */
 
 /*

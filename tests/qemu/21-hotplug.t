@@ -27,6 +27,7 @@
 # (`make xhci-unplug-check`). For xhci the test checks query-pci instead.
 use strict;
 use warnings;
+no warnings 'portable';	# 64-bit BAR addresses
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Temp qw(tempfile);
@@ -99,6 +100,9 @@ sub hotplug_cycles {
 	my ($ready) = grep { $_->{event} eq 'ready' } decode_lines($text);
 	my %res = (ready => $ready, cycles => []);
 	my $ecam = UmsiCheck::ecam_base($mon);
+	# The machine as held at the ready line: the architecture and its
+	# interrupt controller, against which each message is judged.
+	local $UmsiCheck::HW = UmsiCheck::snapshot($mon, $text);
 	my %secondary;
 	for (grep { /^pci \S+ 1b36:000c .* bus (\d+)-/ } split(/\n/, $text)) {
 		/^pci 0000:00:(\S+)\.0 .* bus (\d+)-/ and $secondary{hex $1} = $2;
@@ -130,6 +134,7 @@ sub hotplug_cycles {
 		$bad->("no device line for $bdf") unless $d;
 		$d //= { vectors => [] };
 		$c{mode} = $d->{mode};
+		$c{vectors} = $d->{vectors};
 		$bad->("no driver took it ($d->{mode})") unless $d->{driver};
 		$bad->("not fresh from hot-plug: $d->{fresh}")
 			if $d->{msix_cap} && ($d->{fresh} // '') ne 'hotplug';
@@ -195,21 +200,95 @@ sub hotplug_cycles {
 	return \%res;
 }
 
+# arm64: from QEMU's ITS trace, every DeviceID of a hot-added function
+# was mapped (MAPD V=1) and unmapped (V=0) once per cycle, every event
+# mapped to an LPI (MAPTI) discarded again, and the LPIs reused: a device
+# gets the very LPIs the same kind got one round earlier (identities are
+# handed out lowest first, so one kept by uMSI would push it elsewhere).
+sub its_books {
+	my ($trace, $c) = @_;
+	my (%hot, %live, %valid, @lpis, @bad);
+	my ($mapd_on, $mapd_off, $mapti, $discard) = (0, 0, 0, 0);
+	for (@$c) {
+		my (undef, $bus) = UmsiCheck::parse_bdf($_->{bdf});
+		$hot{$bus << 8} = 1;
+	}
+	open(my $t, '<', $trace) or return fail("ITS trace: $!");
+	while (<$t>) {
+		if (/MAPD DeviceID 0x([0-9a-f]+) .* V (\d)/) {
+			next unless $hot{hex $1};
+			if ($2) {
+				push @bad, "DeviceID 0x$1 mapped twice" if $valid{hex $1}++;
+				push @lpis, [];
+				$mapd_on++;
+			} else {
+				$mapd_off++;
+				push @bad, "DeviceID 0x$1 unmapped while not mapped" unless delete $valid{hex $1};
+			}
+		} elsif (/MAPTI DeviceID 0x([0-9a-f]+) EventID 0x([0-9a-f]+) .* pINTID 0x([0-9a-f]+)/) {
+			next unless $hot{hex $1};
+			$mapti++;
+			$live{"$1/$2"} = hex $3;
+			push @{$lpis[-1]}, hex $3 if @lpis;
+		} elsif (/DISCARD DeviceID 0x([0-9a-f]+) EventID 0x([0-9a-f]+)/) {
+			next unless $hot{hex $1};
+			$discard++;
+			push @bad, "DISCARD of $1/$2, never mapped" unless defined delete $live{"$1/$2"};
+		}
+	}
+	close($t);
+	ok(!@bad && !%live && !%valid && $mapd_on == @$c && $mapd_off == @$c && $mapti == $discard,
+	   "ITS (QEMU trace): each hot-added DeviceID mapped and unmapped once a cycle ($mapd_on/$mapd_off), "
+	   . "every event mapped was discarded ($mapti/$discard)")
+		or diag(join('; ', @bad, map({ "still mapped: $_" } sort keys %live),
+			     map({ sprintf('DeviceID 0x%x still valid', $_) } sort keys %valid)));
+	my @moved;
+	for my $i (scalar @kinds .. $#lpis) {
+		my ($now, $then) = map { join(',', sort { $a <=> $b } @{$lpis[$_]}) } $i, $i - @kinds;
+		push @moved, "cycle $i: LPIs $now, cycle " . ($i - @kinds) . ": $then" if $now ne $then;
+	}
+	my %all = map { $_ => 1 } map { @$_ } @lpis;
+	ok(!@moved && @lpis == @$c, sprintf('LPIs reused: each device got the LPIs its kind got a round '
+					    . 'earlier (%d distinct over %d cycles)', scalar keys %all, scalar @lpis))
+		or diag(join('; ', @moved[0 .. min(5, $#moved)]));
+}
+
 my $kvm = UmsiQemu::kvm_status();
-for my $accel ('tcg', 'kvm') {
+# x86 under TCG and KVM; arm64 (GICv3 ITS) and riscv64 (IMSIC) under TCG,
+# where the kernel enumerates like a firmware and leaves each hot-plug
+# port room for a card (kernel/pci.c, pci_hp_port_room()).
+# UMSI_HOTPLUG_ARCH=arm64 (a comma list) runs only those.
+my %only = map { $_ => 1 } split(/,/, $ENV{UMSI_HOTPLUG_ARCH} // '');
+for my $run (['x86_64', 'tcg'], ['x86_64', 'kvm'], ['arm64', 'tcg'], ['riscv64', 'tcg']) {
+	my ($arch, $accel) = @$run;
+	next if %only && !$only{$arch};
+	my $x86 = $arch eq 'x86_64';
     SKIP: {
 		if ($accel eq 'kvm' && $kvm ne 'yes') {
 			UmsiQemu::skip_kvm(1);
 			last SKIP;
 		}
-		subtest "$accel $cycles hot-plug cycles" => sub {
+		if (!$x86 && !UmsiQemu::have_qemu($arch)) {
+			skip("$arch: QEMU for it not installed", 1);
+		}
+		my $kernel = $arch eq 'arm64' ? $UmsiQemu::ARM64_KERNEL : $UmsiQemu::RV_KERNEL;
+		if (!$x86 && !-f $kernel) {
+			skip("$arch: $kernel not built", 1);
+		}
+		subtest "$arch $accel $cycles hot-plug cycles" => sub {
 			my $t_start = time();
-			my $r = UmsiQemu::run(accel => $accel, smp => 4, timeout => 60 + 6 * $cycles, hold => 1, qmp => 1,
+			# arm64: QEMU's ITS says what was mapped and unmapped.
+			my (undef, $trace) = tempfile('umsi-hp-its-XXXXXX', TMPDIR => 1, UNLINK => 1);
+			my @its = $arch eq 'arm64' ?
+				(map({ ('-trace', "gicv3_its_cmd_$_") } qw(mapd mapti discard)), '-D', $trace) : ();
+			my $r = UmsiQemu::run(($x86 ? (accel => $accel) : (arch => $arch)), smp => 4,
+				timeout => 60 + ($x86 ? 6 : 12) * $cycles, hold => 1, qmp => 1,
 				append => 'umsi.drivers=all umsi.probe=all umsi.fire=3',
-				devices => ['-global', 'ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off',
+				devices => [($x86 ? ('-global', 'ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off') : ()),
 					    '-blockdev', "driver=file,node-name=file0,filename=$img,read-only=on",
 					    '-blockdev', 'driver=raw,node-name=img0,file=file0,read-only=on',
-					    map { ('-device', sprintf('pcie-root-port,id=rp%d,chassis=%d,addr=0x%x', $_, $_, 7 + $_)) } 1 .. 3],
+					    map({ ('-device', sprintf('pcie-root-port,id=rp%d,chassis=%d,addr=0x%x', $_, $_, 7 + $_)) } 1 .. 3),
+					    @its],
 				monitor => \&hotplug_cycles);
 			my $res = $r->{monitor};
 			is($r->{exit}, 'held', 'machine came up and held') or diag($r->{serial});
@@ -226,6 +305,7 @@ for my $accel ('tcg', 'kvm') {
 			my @bad = map { @{$_->{bad}} } @c;
 			ok(!@bad, 'every cycle: device line, interrupts on the chosen CPU, hardware as reported, '
 			   . 'DEVICE_DELETED, vectors back to the ready count') or diag(join("\n", @bad[0 .. min(30, $#bad)]));
+			its_books($trace, \@c) if @its;
 			my %kinds_seen = map { $_->{kind} => 1 } grep { !@{$_->{bad}} } @c;
 			is(scalar keys %kinds_seen, $cycles >= 6 ? 6 : $cycles, 'every kind of device went through');
 			my $warm = 2 * @kinds;

@@ -358,6 +358,8 @@ static void ecam_up(void)
 	a64_pci.mem32 = plat.mem32;
 	a64_pci.mem64 = plat.mem64;
 	a64_pci.log = klog;
+	/* The shared PCI code's reads, for the hot-plug ports' room. */
+	pci_set_ecam(plat.ecam, (uint8_t)plat.bus_start, (uint8_t)plat.bus_end);
 	ecam_enumerate(&a64_pci);
 	for (i = 0; i < a64_pci.nfuncs; i++) {
 		char line[320];

@@ -3,6 +3,7 @@
  * pci_ecam.c - ECAM enumeration (see pci_ecam.h).
  */
 #include "pci_ecam.h"
+#include "pci.h"
 
 /* Type 0/1 header registers used here (PCI 3.0 6.1, PCI-PCI bridge 3.2). */
 #define PCI_VENDOR_ID		0x00
@@ -171,11 +172,22 @@ static void ecam_bridge_pref_window(struct ecam_host *h, struct ecam_func *f,
 
 static unsigned ecam_scan_bus(struct ecam_host *h, unsigned bus, unsigned depth);
 
+/* At least @size from @lo in @w (a hot-plug port's window), not past its end */
+static void ecam_window_room(struct ecam_window *w, uint64_t lo, uint64_t size)
+{
+	uint64_t end = w->pci_base + w->size;
+
+	if (!w->valid || w->next - lo >= size)
+		return;
+	w->next = size > end - lo ? end : lo + size;
+}
+
 /* A bridge: its bus numbers, its subtree, then windows around the subtree. */
 static void ecam_setup_bridge(struct ecam_host *h, struct ecam_func *f,
 			     unsigned depth)
 {
 	uint64_t m_lo, m_hi, p_lo, p_hi;
+	struct pci_hp_room room;
 	unsigned sec;
 	uint32_t v;
 
@@ -203,6 +215,15 @@ static void ecam_setup_bridge(struct ecam_host *h, struct ecam_func *f,
 	ecam_write32(h, f->bus, f->dev, f->fn, PCI_PRIMARY_BUS, v);
 	h->mem32.next = ecam_align(h->mem32.next, PCI_BRIDGE_WINDOW_ALIGN);
 	h->mem64.next = ecam_align(h->mem64.next, PCI_BRIDGE_WINDOW_ALIGN);
+	if (pci_hp_port_room((uint32_t)f->bus << 8 | f->dev << 3 | f->fn,
+			     &room)) {
+		/* Room for a card not there yet (prefetchable BARs go to
+		 * the memory window when there is no 64-bit one). */
+		ecam_window_room(&h->mem32, m_lo, room.mem +
+				 (h->mem64.valid ? 0 : room.pref));
+		if (h->mem64.valid)
+			ecam_window_room(&h->mem64, p_lo, room.pref);
+	}
 	m_hi = h->mem32.next;
 	p_hi = h->mem64.next;
 	/* Windows are PCI addresses, like BARs. */

@@ -8,6 +8,7 @@
  * bus << 20 | device << 15 | function << 12 | register.
  */
 #include "ecam.h"
+#include "pci.h"
 #include "rv.h"
 
 #define PCI_VENDOR_ID		0x00
@@ -94,6 +95,14 @@ static void ecam_space_init(struct ecam_space *s, const struct rv_pci_window *w,
 	s->next = w->pci_base > min ? w->pci_base : min;
 	s->end = w->size ? w->pci_base + w->size : s->next;
 	s->cpu_offset = w->cpu_base - w->pci_base;
+}
+
+/* At least @size from @lo in @s (a hot-plug port's window), not past its end */
+static void ecam_space_room(struct ecam_space *s, uint64_t lo, uint64_t size)
+{
+	if (s->end <= lo || s->next - lo >= size)
+		return;
+	s->next = size > s->end - lo ? s->end : lo + size;
 }
 
 /* Take @size bytes aligned to @size; false when the window is full. */
@@ -286,6 +295,7 @@ static uint16_t ecam_bridge(struct ecam *e, struct ecam_func *f, int depth,
 {
 	uint32_t reg = ecam_read32(e, f->bus, f->dev, f->fn, PCI_PRIMARY_BUS);
 	uint64_t io0, m0, p0;
+	struct pci_hp_room room;
 	bool pref64;
 
 	if (e->last_bus >= e->bus_end || depth >= ECAM_MAX_DEPTH) {
@@ -311,6 +321,15 @@ static uint16_t ecam_bridge(struct ecam *e, struct ecam_func *f, int depth,
 
 	ecam_scan_bus(e, f->secondary, depth + 1, pref64);
 
+	if (pci_hp_port_room((uint32_t)f->bus << 8 | f->dev << 3 | f->fn,
+			     &room)) {
+		/* Room for a card not there yet (prefetchable BARs go to
+		 * the memory window when the port has no 64-bit one). */
+		ecam_space_room(&e->mem32, m0, room.mem +
+				(pref64 && e->mem64.end > p0 ? 0 : room.pref));
+		if (pref64)
+			ecam_space_room(&e->mem64, p0, room.pref);
+	}
 	f->subordinate = (uint8_t)e->last_bus;
 	ecam_write32(e, f->bus, f->dev, f->fn, PCI_PRIMARY_BUS,
 		     (reg & 0xff000000u) | (uint32_t)f->subordinate << 16 |

@@ -185,6 +185,9 @@ void rv_main(unsigned long hartid, const void *dtb)
 		up += rv_cpus[i].up ? 1 : 0;
 
 	ok = up == rv_ncpus;
+	/* The shared PCI code's reads, for the hot-plug ports' room. */
+	pci_set_ecam(rv_plat.pci.ecam_base, (uint8_t)rv_plat.pci.bus_start,
+		     (uint8_t)rv_plat.pci.bus_end);
 	if (ecam_enumerate(&rv_ecam, &rv_plat) == 0) {
 		if (cmdline_flag("umsi.msiprobe")) {
 			rv_probe_active = true;
