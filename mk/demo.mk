@@ -24,3 +24,13 @@ demo: real-all
 		$(BUILD)/umsi sim; \
 	fi
 endif
+
+# make bench-hotadd: QMP device_add to MSI-X enabled (QEMU's trace) for a
+# hot-added e1000e, the distribution over 40 samples, on every
+# architecture (scripts/bench-hotadd; docs/bench-hotadd.md). A benchmark:
+# figures, no verdict.
+.PHONY: bench-hotadd
+bench-hotadd: kernel kernel-arm64 kernel-riscv64
+	scripts/bench-hotadd --arch x86_64
+	scripts/bench-hotadd --arch arm64
+	scripts/bench-hotadd --arch riscv64
