@@ -271,7 +271,7 @@ static void eoi_cpu_locked(struct umsi_sim *sim, uint32_t cpu, uint8_t vector)
 	bit_clear(c->isr, (unsigned int)s);
 	/* A level-triggered vector's EOI goes on to the IO-APIC (SDM 11.8.5). */
 	if (bit_test(c->tmr, (unsigned int)s))
-		sim_ioapic_eoi_locked(sim, (uint8_t)s);
+		sim_wired_eoi_locked(sim, (uint8_t)s);
 	sim_cpu_kick_locked(sim, cpu);
 }
 
@@ -597,9 +597,9 @@ static int x86_deliver_locked(struct umsi_sim *sim, uint64_t address,
 	struct umsi_x86_msi d;
 	int n;
 
-	/* A VT-d unit remapping: it takes the message, or lets it by. */
-	if (sim_vtd_intercept_locked(sim, sim->msg_requester, address, data,
-				     &n, NULL, NULL))
+	/* A remapping unit: it takes the message, or lets it by. */
+	if (sim_remap_intercept_locked(sim, sim->msg_requester, address, data,
+				       &n, NULL, NULL))
 		return n;
 	umsi_x86_msg_decode(&m, (sim->plat_flags & UMSI_PLAT_EXT_DEST_ID) != 0,
 			    &d);
@@ -717,8 +717,8 @@ static bool x86_target_locked(struct umsi_sim *sim, uint64_t address,
 	uint8_t v = 0, *vector = &v;
 	bool ok;
 
-	if (sim_vtd_target_locked(sim, sim->msg_requester, address, data, &ok,
-				  &apic_id, vector)) {
+	if (sim_remap_target_locked(sim, sim->msg_requester, address, data,
+				    &ok, &apic_id, vector)) {
 		if (!ok)
 			return false;
 		*cpu = apic_id == UINT32_MAX ? UINT32_MAX :
@@ -775,6 +775,8 @@ const struct sim_ctl_model sim_x86_lapic_model = {
 	.take = x86_take_locked,
 	.finish = x86_finish_locked,
 	.raise = x86_raise_locked,
+	.irr = true,
+	.wired = SIM_WIRED_X86,
 };
 
 bool sim_msg_target_locked(struct umsi_sim *sim, uint64_t address,
@@ -833,12 +835,7 @@ static void sim_free(struct umsi_sim *sim)
 	sim_masks_put(sim->masks_last);
 	sim_maps_fini(sim);
 	sim_host_fini(sim);
-	sim_ioapic_fini(sim);
-	sim_remap_fini(sim);
-	sim_imsic_fini(sim);
-	sim_its_fini(sim);
-	sim_gicv2m_fini(sim);
-	sim_vtd_fini(sim);
+	sim_models_fini(sim);
 	free(sim->log);
 	sim_index_fini(sim);
 	free(sim->vec_stats);
@@ -864,12 +861,9 @@ static bool config_valid(const struct umsi_sim_config *cfg)
 {
 	if (!cfg || cfg->ncpus == 0 || cfg->ncpus > SIM_MAX_CPUS)
 		return false;
-	if (cfg->ioapic_pins > 240)
-		return false;
+	/* The local APIC is the core's own; others are models' (sim_models.c). */
 	if (cfg->controller != UMSI_SIM_CTL_X86_LAPIC &&
-	    cfg->controller != UMSI_SIM_CTL_IMSIC &&
-	    cfg->controller != UMSI_SIM_CTL_ITS &&
-	    cfg->controller != UMSI_SIM_CTL_GICV2M)
+	    !sim_models_controller(cfg->controller))
 		return false;
 	return true;	/* duplicate APIC IDs: sim_apic_index_init() */
 }
@@ -901,34 +895,15 @@ struct umsi_sim *umsi_sim_create(const struct umsi_sim_config *cfg)
 	sim->through_locks = getenv("UMSI_SIM_DISPATCH_THROUGH_LOCKS") != NULL;
 	sim->cpus = calloc(cfg->ncpus, sizeof(*sim->cpus));
 	sim->irr_cpus = calloc((cfg->ncpus + 63) / 64, sizeof(uint64_t));
-	/* An IMSIC machine: its model, identities and files (sim_imsic.c). */
-	if (sim->cpus && cfg->controller == UMSI_SIM_CTL_IMSIC &&
-	    sim_imsic_init(sim, cfg)) {
-		sim_free(sim);
-		return NULL;
-	}
-	/* An ITS machine: its model and redistributors (sim_its.c). */
-	if (sim->cpus && cfg->controller == UMSI_SIM_CTL_ITS &&
-	    sim_its_init(sim, cfg)) {
-		sim_free(sim);
-		return NULL;
-	}
-	/* A GICv2 with a v2m frame (sim_gicv2m.c). */
-	if (sim->cpus && cfg->controller == UMSI_SIM_CTL_GICV2M &&
-	    sim_gicv2m_init(sim, cfg)) {
-		sim_free(sim);
-		return NULL;
-	}
-	/* A VT-d unit (sim_vtd.c): x86 machines only. */
-	if (cfg->vtd && (cfg->controller != UMSI_SIM_CTL_X86_LAPIC ||
-			 sim_vtd_init(sim, cfg))) {
+	/* The device models (sim_models.c): the controller, which fixes
+	 * the identities a CPU has, a remapping unit, the wired inputs. */
+	if (!sim->cpus || !sim->irr_cpus || sim_models_init(sim, cfg)) {
 		sim_free(sim);
 		return NULL;
 	}
 	sim->vec_stats = calloc((size_t)cfg->ncpus * sim->nids,
 				sizeof(*sim->vec_stats));
-	if (!sim->cpus || !sim->irr_cpus || !sim->vec_stats ||
-	    sim_ioapic_init(sim, cfg->ioapic_pins ? cfg->ioapic_pins : 24)) {
+	if (!sim->vec_stats) {
 		sim_free(sim);
 		return NULL;
 	}
@@ -1104,11 +1079,10 @@ bool umsi_sim_id_pending(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
 	if (cpu >= sim->ncpus || id >= sim->nids)
 		return false;
 	sim_lock(sim);
-	if (sim->ctl == &sim_imsic_model || sim->ctl == &sim_its_model ||
-	    sim->ctl == &sim_gicv2m_model)
-		b = bit_test(sim->cpus[cpu].eip, id);
-	else
+	if (sim->ctl->irr)
 		b = bit_test(sim->cpus[cpu].irr, id);
+	else
+		b = bit_test(sim->cpus[cpu].eip, id);
 	sim_unlock(sim);
 	return b;
 }
@@ -1182,8 +1156,7 @@ void umsi_sim_stats_reset(struct umsi_sim *sim)
 	}
 	for (size_t i = 0; i < sim->ndevs; i++)
 		memset(&sim->devs[i]->st, 0, sizeof(sim->devs[i]->st));
-	for (uint32_t i = 0; i < sim->npins; i++)
-		sim->rtes[i].r.deliveries = 0;
+	sim_models_stats_reset_locked(sim);
 	sim_unlock(sim);
 }
 

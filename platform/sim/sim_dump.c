@@ -87,36 +87,7 @@ void umsi_sim_dump(struct umsi_sim *sim, FILE *out)
 	fprintf(out, "functions %zu\n", sim->ndevs);
 	for (size_t i = 0; i < sim->ndevs; i++)
 		dump_dev(sim->devs[i], out);
-	for (uint32_t g = 0; g < sim->npins; g++) {
-		const struct umsi_sim_rte *r = &sim->rtes[g].r;
-
-		if (!r->programmed && !r->line)
-			continue;
-		fprintf(out, "  gsi %u apic %u vector 0x%02x %s %s%s%s%s", g,
-			r->apic_id, r->vector, r->trigger ? "level" : "edge",
-			r->polarity ? "low" : "high",
-			r->masked ? " masked" : "",
-			r->remote_irr ? " remote-irr" : "",
-			r->line ? " active" : "");
-		if (r->remappable)
-			fprintf(out, " remappable handle %u", r->handle);
-		fputc('\n', out);
-	}
-	if (sim->vtd) {
-		const struct sim_vtd *v = sim->vtd;
-
-		fprintf(out, "vtd gsts 0x%08x fsts 0x%x irta 0x%llx iqh %u iqt "
-			"%u%s, remapped %llu, faults %llu (compat %llu), iec "
-			"global %llu index %llu, waits %llu\n", v->gsts, v->fsts,
-			(unsigned long long)v->irta_latched, v->iqh, v->iqt,
-			v->silent ? " silent" : "",
-			(unsigned long long)v->st.remapped,
-			(unsigned long long)v->st.faults,
-			(unsigned long long)v->st.blocked_compat,
-			(unsigned long long)v->st.iec_global,
-			(unsigned long long)v->st.iec_index,
-			(unsigned long long)v->st.waits);
-	}
+	sim_models_dump(sim, out);
 	fprintf(out, "host calls %llu, msgs %llu, delivered %llu, dispatched "
 		"%llu, unassigned %llu, undeliverable %llu (stray %llu), "
 		"bme-blocked %llu, irr-coalesced %llu\n",

@@ -57,7 +57,7 @@ static void put(uint64_t *w, uint32_t i, bool on)
 		w[i / 64] &= ~(1ull << (i % 64));
 }
 
-int sim_gicv2m_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
+static int sim_gicv2m_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
 {
 	struct sim_gicv2 *g;
 	uint32_t words = NIDS / 64;
@@ -82,7 +82,7 @@ int sim_gicv2m_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
 	return 0;
 }
 
-void sim_gicv2m_fini(struct umsi_sim *sim)
+static void sim_gicv2m_fini(struct umsi_sim *sim)
 {
 	free(sim->gicv2);
 	sim->gicv2 = NULL;
@@ -224,7 +224,7 @@ static void gicd_write(struct umsi_sim *sim, uint32_t off, uint32_t val)
 		g->cfg[(off - GICD_ICFGR) / 4] = val;
 }
 
-bool sim_gicv2m_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
+static bool sim_gicv2m_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
 			    uint32_t *val)
 {
 	struct sim_gicv2 *g = sim->gicv2;
@@ -383,4 +383,24 @@ const struct sim_ctl_model sim_gicv2m_model = {
 	.take = v2_take_locked,
 	.finish = v2_finish_locked,
 	.raise = v2_raise_locked,
+	.wired_target = true,
+	.wired = SIM_WIRED_ARM_SPI,
+};
+
+/* ---- The model (sim_models.c) ---------------------------------------------- */
+
+static int gicv2m_model_init(struct umsi_sim *sim,
+			     const struct umsi_sim_config *cfg)
+{
+	if (cfg->controller != UMSI_SIM_CTL_GICV2M)
+		return 0;
+	return sim_gicv2m_init(sim, cfg);
+}
+
+const struct sim_model_ops sim_gicv2m_ops = {
+	.name = "arm64-gicv2m",
+	.controller = UMSI_SIM_CTL_GICV2M,
+	.init = gicv2m_model_init,
+	.fini = sim_gicv2m_fini,
+	.mmio = sim_gicv2m_mmio_locked,
 };

@@ -857,7 +857,7 @@ static int h_intx_route(void *host, umsi_bdf_t bdf, uint8_t pin,
 	sim_lock(sim);
 	err = enter_locked(sim, UMSI_SIM_OP_INTX_ROUTE, true);
 	if (!err)
-		err = sim_intx_route_locked(sim, bdf, pin, route);
+		err = sim_wired_route_locked(sim, bdf, pin, route);
 	sim_unlock(sim);
 	leave(sim, UMSI_SIM_OP_INTX_ROUTE);
 	return err;
@@ -872,7 +872,7 @@ static int h_gsi_program(void *host, uint32_t gsi,
 	sim_lock(sim);
 	err = enter_locked(sim, UMSI_SIM_OP_GSI_PROGRAM, true);
 	if (!err)
-		err = sim_gsi_program_locked(sim, gsi, entry);
+		err = sim_wired_program_locked(sim, gsi, entry);
 	sim_unlock(sim);
 	leave(sim, UMSI_SIM_OP_GSI_PROGRAM);
 	return err;

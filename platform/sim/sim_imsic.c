@@ -48,7 +48,7 @@ static uint32_t imsic_threshold_mask(const struct umsi_sim *sim)
 	return m;
 }
 
-int sim_imsic_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
+static int sim_imsic_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
 {
 	uint32_t n = cfg->imsic_num_ids ? cfg->imsic_num_ids : 255;
 	uint64_t base = cfg->imsic_base ? cfg->imsic_base : UMSI_SIM_IMSIC_BASE;
@@ -80,7 +80,7 @@ int sim_imsic_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
 	return 0;
 }
 
-void sim_imsic_fini(struct umsi_sim *sim)
+static void sim_imsic_fini(struct umsi_sim *sim)
 {
 	free(sim->imsic_bits);
 	sim->imsic_bits = NULL;
@@ -189,7 +189,7 @@ static int imsic_deliver_locked(struct umsi_sim *sim, uint64_t address,
 	return 1;
 }
 
-bool sim_imsic_mmio_write_locked(struct umsi_sim *sim, uint64_t phys,
+static bool sim_imsic_mmio_write_locked(struct umsi_sim *sim, uint64_t phys,
 				 uint32_t val)
 {
 	uint32_t cpu, off;
@@ -368,6 +368,8 @@ const struct sim_ctl_model sim_imsic_model = {
 	.take = imsic_take_locked,
 	.finish = imsic_finish_locked,
 	.raise = imsic_raise_locked,
+	.wired_target = true,
+	.wired = SIM_WIRED_APLIC,
 };
 
 /* ---- Public ------------------------------------------------------------- */
@@ -422,3 +424,28 @@ uint32_t umsi_sim_imsic_topei(struct umsi_sim *sim, uint32_t cpu)
 	sim_unlock(sim);
 	return id << 16 | id;
 }
+
+/* ---- The model (sim_models.c) ---------------------------------------------- */
+
+static int imsic_model_init(struct umsi_sim *sim,
+			    const struct umsi_sim_config *cfg)
+{
+	if (cfg->controller != UMSI_SIM_CTL_IMSIC)
+		return 0;
+	return sim_imsic_init(sim, cfg);
+}
+
+/* The CPUs' writes to interrupt files (the back end's resend); no reads. */
+static bool imsic_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
+			      uint32_t *val)
+{
+	return write && sim_imsic_mmio_write_locked(sim, phys, *val);
+}
+
+const struct sim_model_ops sim_imsic_ops = {
+	.name = "riscv-imsic",
+	.controller = UMSI_SIM_CTL_IMSIC,
+	.init = imsic_model_init,
+	.fini = sim_imsic_fini,
+	.mmio = imsic_mmio_locked,
+};

@@ -26,7 +26,7 @@
 
 #include "sim_priv.h"
 
-int sim_ioapic_init(struct umsi_sim *sim, uint32_t pins)
+static int sim_ioapic_init(struct umsi_sim *sim, uint32_t pins)
 {
 	sim->npins = pins;
 	sim->rtes = calloc(pins, sizeof(*sim->rtes));
@@ -38,11 +38,14 @@ int sim_ioapic_init(struct umsi_sim *sim, uint32_t pins)
 	return 0;
 }
 
-void sim_ioapic_fini(struct umsi_sim *sim)
+static void sim_ioapic_fini(struct umsi_sim *sim)
 {
 	free(sim->rtes);
 	free(sim->gsi_ext);
 }
+
+static void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi);
+static void sim_remap_fini(struct umsi_sim *sim);
 
 /* ---- Routing ----------------------------------------------------------------- */
 
@@ -92,7 +95,7 @@ int sim_dev_gsi_locked(struct umsi_sim *sim, struct sim_dev *d, uint8_t pin)
 	return route_default_locked(sim, d->bdf, pin);
 }
 
-int sim_intx_route_locked(struct umsi_sim *sim, umsi_bdf_t bdf, uint8_t pin,
+static int sim_intx_route_locked(struct umsi_sim *sim, umsi_bdf_t bdf, uint8_t pin,
 			  struct umsi_intx_route *route)
 {
 	struct sim_dev *d = sim_dev_find(sim, bdf);
@@ -140,9 +143,8 @@ static int rte_send_remapped_locked(struct umsi_sim *sim, struct sim_rte *e)
 	uint8_t vector = e->r.vector;
 	int n;
 
-	if (!sim->vtd ||
-	    !sim_vtd_intercept_locked(sim, sim->vtd->ioapic_sid, e->msg_addr,
-				      e->msg_data, &n, &apic_id, &vector))
+	if (!sim_remap_intercept_locked(sim, sim->ioapic_rid, e->msg_addr,
+					e->msg_data, &n, &apic_id, &vector))
 		return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_REMAP,
 						e->msg_addr, e->msg_data);
 	if (n) {
@@ -164,9 +166,8 @@ static void rte_send_locked(struct umsi_sim *sim, uint32_t gsi)
 	e->r.deliveries++;
 	if (e->r.remappable)
 		n = rte_send_remapped_locked(sim, e);
-	else if (!sim->vtd ||
-		 !sim_vtd_intercept_locked(sim, sim->vtd->ioapic_sid, addr,
-					   data, &n, NULL, NULL))
+	else if (!sim_remap_intercept_locked(sim, sim->ioapic_rid, addr,
+					     data, &n, NULL, NULL))
 		n = sim_deliver_phys_locked(sim, e->r.apic_id, e->r.vector,
 					    level, addr, data);
 	if (n && level)
@@ -188,15 +189,15 @@ static int rte_program_remapped_locked(struct umsi_sim *sim, uint32_t gsi,
 	uint8_t vector = 0;
 	bool ok = false;
 
-	if (!sim->vtd || h > 0xffff)
+	if (!sim_remap_present_locked(sim) || h > 0xffff)
 		return -UMSI_EINVAL;
 	if (in->trigger == UMSI_INTX_EDGE)
 		e->r.remote_irr = false;
 	e->msg_addr = UMSI_X86_MSI_BASE | UMSI_X86_ADDR_REMAP |
 		      (h & 0x7fff) << 5 | ((h >> 15) & 1) << 2;
 	e->msg_data = 0;
-	if (!sim_vtd_target_locked(sim, sim->vtd->ioapic_sid, e->msg_addr,
-				   e->msg_data, &ok, &apic_id, &vector) || !ok)
+	if (!sim_remap_target_locked(sim, sim->ioapic_rid, e->msg_addr,
+				     e->msg_data, &ok, &apic_id, &vector) || !ok)
 		apic_id = vector = 0;
 	e->r.programmed = true;
 	e->r.remappable = true;
@@ -257,7 +258,7 @@ static int aplic_program_locked(struct umsi_sim *sim, uint32_t gsi,
 	return 0;
 }
 
-void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi)
+static void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi)
 {
 	struct sim_rte *e = &sim->rtes[gsi];
 	bool asserted = gsi_asserted_locked(sim, gsi);
@@ -269,12 +270,12 @@ void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi)
 
 	e->active = active;
 	e->r.line = active;
-	if (sim->ctl == &sim_imsic_model) {
+	if (sim->ctl->wired == SIM_WIRED_APLIC) {
 		aplic_eval_locked(sim, gsi);
 		return;
 	}
 	/* Arm: the route is recorded, not modelled (sim_gsi_program_locked). */
-	if (sim->ctl == &sim_its_model || sim->ctl == &sim_gicv2m_model)
+	if (sim->ctl->wired == SIM_WIRED_ARM_SPI)
 		return;
 	if (e->r.masked || !e->r.programmed)
 		return;
@@ -287,13 +288,13 @@ void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi)
 		rte_send_locked(sim, gsi);
 }
 
-void sim_ioapic_eval_all_locked(struct umsi_sim *sim)
+static void sim_ioapic_eval_all_locked(struct umsi_sim *sim)
 {
 	for (uint32_t g = 0; g < sim->npins; g++)
 		sim_ioapic_eval_locked(sim, g);
 }
 
-void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector)
+static void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector)
 {
 	for (uint32_t g = 0; g < sim->npins; g++) {
 		struct sim_rte *e = &sim->rtes[g];
@@ -306,7 +307,7 @@ void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector)
 	}
 }
 
-int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
+static int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
 			   const struct umsi_gsi_entry *in)
 {
 	struct sim_rte *e;
@@ -321,7 +322,7 @@ int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
 		sim_ioapic_eval_locked(sim, gsi);
 		return 0;
 	}
-	if (sim->ctl == &sim_imsic_model)
+	if (sim->ctl->wired == SIM_WIRED_APLIC)
 		return aplic_program_locked(sim, gsi, in);
 	/*
 	 * An Arm machine: a wired input is an SPI the kernel routes from
@@ -330,7 +331,7 @@ int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
 	 * apic_id = the CPU, vector = the identity, low 8 bits) and delivers
 	 * nothing: QEMU's tests deliver wired SPIs (tests/qemu/arm64-*.t).
 	 */
-	if (sim->ctl == &sim_its_model || sim->ctl == &sim_gicv2m_model) {
+	if (sim->ctl->wired == SIM_WIRED_ARM_SPI) {
 		if (!(in->msg.address & UMSI_ARM_WIRED_MSG) ||
 		    (uint32_t)in->msg.address >= sim->ncpus)
 			return -UMSI_EINVAL;
@@ -442,7 +443,7 @@ static int remap_table_init(struct umsi_sim *sim)
 	return -UMSI_ENOMEM;
 }
 
-void sim_remap_fini(struct umsi_sim *sim)
+static void sim_remap_fini(struct umsi_sim *sim)
 {
 	free(sim->irte);
 	free(sim->irte_busy);
@@ -620,3 +621,104 @@ uint32_t umsi_sim_irte_used(struct umsi_sim *sim)
 	sim_unlock(sim);
 	return n;
 }
+
+/* ---- The model (sim_models.c) ---------------------------------------------- */
+
+static int ioapic_model_init(struct umsi_sim *sim,
+			     const struct umsi_sim_config *cfg)
+{
+	/* The requester ID a remapping unit sees on the IO-APIC's writes. */
+	sim->ioapic_rid = cfg->vtd_ioapic_sid;
+	if (cfg->ioapic_pins > 240)
+		return -UMSI_EINVAL;
+	return sim_ioapic_init(sim, cfg->ioapic_pins ? cfg->ioapic_pins : 24);
+}
+
+static void ioapic_model_fini(struct umsi_sim *sim)
+{
+	sim_ioapic_fini(sim);
+	sim_remap_fini(sim);
+}
+
+/* The programmed, unmasked inputs, as umsi_sim_live_targets() lists them. */
+static void ioapic_targets_locked(struct umsi_sim *sim,
+				  void (*fn)(void *arg,
+					     const struct umsi_sim_target *t),
+				  void *arg, unsigned *n)
+{
+	for (uint32_t g = 0; g < sim->npins; g++) {
+		struct sim_rte *e = &sim->rtes[g];
+		struct umsi_sim_target t = { .gsi = (int)g, .resolved = true };
+
+		if (!e->r.programmed || e->r.masked)
+			continue;
+		t.vector = e->r.vector;
+		t.id = e->r.vector;
+		t.cpu = sim_cpu_of_apic_locked(sim, e->r.apic_id);
+		if (e->r.remappable) {
+			/* Through the remapping unit's table, as it would go. */
+			uint32_t apic_id = 0;
+			uint8_t vector = 0;
+			bool ok = false;
+
+			t.address = e->msg_addr;
+			t.data = e->msg_data;
+			t.resolved = sim_remap_target_locked(sim,
+					sim->ioapic_rid, t.address,
+					t.data, &ok, &apic_id, &vector) && ok;
+			t.vector = vector;
+			t.id = vector;
+			t.cpu = !t.resolved || apic_id == UINT32_MAX ?
+				UINT32_MAX : sim_cpu_of_apic_locked(sim,
+								    apic_id);
+		} else if (sim->ctl->wired_target) {
+			t.address = e->msg_addr;
+			t.data = e->msg_data;
+			t.resolved = sim_msg_target_locked(sim, t.address,
+							   t.data, &t.cpu,
+							   &t.id);
+			t.vector = (uint8_t)t.id;
+		}
+		(*n)++;
+		fn(arg, &t);
+	}
+}
+
+static void ioapic_dump(struct umsi_sim *sim, FILE *out)
+{
+	for (uint32_t g = 0; g < sim->npins; g++) {
+		const struct umsi_sim_rte *r = &sim->rtes[g].r;
+
+		if (!r->programmed && !r->line)
+			continue;
+		fprintf(out, "  gsi %u apic %u vector 0x%02x %s %s%s%s%s", g,
+			r->apic_id, r->vector, r->trigger ? "level" : "edge",
+			r->polarity ? "low" : "high",
+			r->masked ? " masked" : "",
+			r->remote_irr ? " remote-irr" : "",
+			r->line ? " active" : "");
+		if (r->remappable)
+			fprintf(out, " remappable handle %u", r->handle);
+		fputc('\n', out);
+	}
+}
+
+static void ioapic_stats_reset(struct umsi_sim *sim)
+{
+	for (uint32_t i = 0; i < sim->npins; i++)
+		sim->rtes[i].r.deliveries = 0;
+}
+
+const struct sim_model_ops sim_ioapic_ops = {
+	.name = "wired",
+	.controller = SIM_NO_CTL,
+	.init = ioapic_model_init,
+	.fini = ioapic_model_fini,
+	.intx_route = sim_intx_route_locked,
+	.gsi_program = sim_gsi_program_locked,
+	.line = sim_ioapic_eval_locked,
+	.eoi_broadcast = sim_ioapic_eoi_locked,
+	.targets = ioapic_targets_locked,
+	.dump = ioapic_dump,
+	.stats_reset = ioapic_stats_reset,
+};

@@ -94,7 +94,7 @@ static bool its_on(const struct umsi_sim *sim)
 	return sim->ctl == &sim_its_model && sim->its;
 }
 
-int sim_its_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
+static int sim_its_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
 {
 	uint32_t bits = cfg->its_lpi_bits ? cfg->its_lpi_bits : 16;
 	uint64_t base = cfg->its_base ? cfg->its_base : UMSI_SIM_ITS_BASE;
@@ -121,7 +121,7 @@ int sim_its_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
 	return 0;
 }
 
-void sim_its_fini(struct umsi_sim *sim)
+static void sim_its_fini(struct umsi_sim *sim)
 {
 	if (sim->its && sim->its->rd)
 		for (uint32_t i = 0; i < sim->ncpus; i++)
@@ -912,7 +912,7 @@ static bool gicr_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
 	return true;
 }
 
-bool sim_its_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
+static bool sim_its_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
 			 uint32_t *val)
 {
 	uint64_t off;
@@ -1067,6 +1067,7 @@ const struct sim_ctl_model sim_its_model = {
 	.take = its_take_locked,
 	.finish = its_finish_locked,
 	.raise = its_raise_locked,
+	.wired = SIM_WIRED_ARM_SPI,
 };
 
 /* ---- Public ------------------------------------------------------------------- */
@@ -1113,3 +1114,21 @@ uint64_t umsi_sim_gicr_addr(struct umsi_sim *sim, uint32_t cpu)
 		return 0;
 	return UMSI_SIM_GICR_BASE + cpu * UMSI_SIM_GICR_STRIDE;
 }
+
+/* ---- The model (sim_models.c) ---------------------------------------------- */
+
+static int its_model_init(struct umsi_sim *sim,
+			  const struct umsi_sim_config *cfg)
+{
+	if (cfg->controller != UMSI_SIM_CTL_ITS)
+		return 0;
+	return sim_its_init(sim, cfg);
+}
+
+const struct sim_model_ops sim_its_ops = {
+	.name = "arm64-its",
+	.controller = UMSI_SIM_CTL_ITS,
+	.init = its_model_init,
+	.fini = sim_its_fini,
+	.mmio = sim_its_mmio_locked,
+};

@@ -339,7 +339,7 @@ static void intx_update_locked(struct umsi_sim *sim, struct sim_dev *d)
 		return;	/* out of memory: the pin keeps its old level */
 	gsi = sim_dev_gsi_locked(sim, d, d->desc.intx_pin);
 	if (gsi >= 0)
-		sim_ioapic_eval_locked(sim, (uint32_t)gsi);
+		sim_wired_line_locked(sim, (uint32_t)gsi);
 }
 
 static int fire_locked(struct umsi_sim *sim, struct sim_dev *d, unsigned int k)
@@ -511,10 +511,8 @@ uint32_t sim_phys_read32_locked(struct umsi_sim *sim, uint64_t phys,
 	const struct umsi_sim_msix_desc *mx;
 	uint32_t v;
 
-	/* The ITS's or the VT-d unit's registers (their back ends' MMIO). */
-	if (sim_its_mmio_locked(sim, phys, false, &v) ||
-	    sim_gicv2m_mmio_locked(sim, phys, false, &v) ||
-	    sim_vtd_mmio_locked(sim, phys, false, &v))
+	/* A device model's registers (an ITS, a v2m frame, a VT-d unit). */
+	if (sim_models_mmio_locked(sim, phys, false, &v))
 		return v;
 	d = sim_decode_locked(sim, phys, &bar, &off);
 	if (!d) {
@@ -551,11 +549,8 @@ void sim_phys_write32_locked(struct umsi_sim *sim, uint64_t phys, uint32_t val,
 	const struct umsi_sim_msix_desc *mx;
 	uint32_t old;
 
-	/* A CPU's write to an interrupt file (the IMSIC back end's resend). */
-	if (sim_imsic_mmio_write_locked(sim, phys, val) ||
-	    sim_its_mmio_locked(sim, phys, true, &val) ||
-	    sim_gicv2m_mmio_locked(sim, phys, true, &val) ||
-	    sim_vtd_mmio_locked(sim, phys, true, &val))
+	/* A device model's registers (an interrupt file, an ITS ...). */
+	if (sim_models_mmio_locked(sim, phys, true, &val))
 		return;
 	d = sim_decode_locked(sim, phys, &bar, &off);
 	if (!d) {
@@ -1609,43 +1604,8 @@ unsigned umsi_sim_live_targets(struct umsi_sim *sim,
 						    fn, arg, &n);
 		}
 	}
-	for (uint32_t g = 0; g < sim->npins; g++) {
-		struct sim_rte *e = &sim->rtes[g];
-		struct umsi_sim_target t = { .gsi = (int)g, .resolved = true };
-
-		if (!e->r.programmed || e->r.masked)
-			continue;
-		t.vector = e->r.vector;
-		t.id = e->r.vector;
-		t.cpu = sim_cpu_of_apic_locked(sim, e->r.apic_id);
-		if (e->r.remappable) {
-			/* Through the VT-d unit's table, as it would go. */
-			uint32_t apic_id = 0;
-			uint8_t vector = 0;
-			bool ok = false;
-
-			t.address = e->msg_addr;
-			t.data = e->msg_data;
-			t.resolved = sim_vtd_target_locked(sim,
-					sim->vtd->ioapic_sid, t.address,
-					t.data, &ok, &apic_id, &vector) && ok;
-			t.vector = vector;
-			t.id = vector;
-			t.cpu = !t.resolved || apic_id == UINT32_MAX ?
-				UINT32_MAX : sim_cpu_of_apic_locked(sim,
-								    apic_id);
-		} else if (sim->ctl == &sim_imsic_model ||
-			   sim->ctl == &sim_gicv2m_model) {
-			t.address = e->msg_addr;
-			t.data = e->msg_data;
-			t.resolved = sim_msg_target_locked(sim, t.address,
-							   t.data, &t.cpu,
-							   &t.id);
-			t.vector = (uint8_t)t.id;
-		}
-		n++;
-		fn(arg, &t);
-	}
+	/* The wired inputs' routes, and any other model's. */
+	sim_models_targets_locked(sim, fn, arg, &n);
 	sim_unlock(sim);
 	return n;
 }

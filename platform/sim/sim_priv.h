@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
 
 #include "umsi_sim.h"
 
@@ -261,6 +262,13 @@ struct sim_bar_ent {
  * does; and the CPU side: which identity a CPU takes next, taking it, and
  * what is left when its handler returns. All under the sim lock.
  */
+/* Where a wired input goes (struct sim_ctl_model, wired). */
+enum sim_wired {
+	SIM_WIRED_X86,		/* x86: IO-APIC entries, messages to the LAPICs */
+	SIM_WIRED_APLIC,	/* RISC-V: an APLIC in MSI mode, to a file */
+	SIM_WIRED_ARM_SPI,	/* Arm: an SPI the model records, not sends */
+};
+
 struct sim_ctl_model {
 	const char *name;
 	uint64_t (*read)(struct umsi_sim *sim, uint32_t cpu, uint32_t reg);
@@ -284,7 +292,94 @@ struct sim_ctl_model {
 		       bool had_fn);
 	/* Make @id pending on @cpu once (an IPI; retrigger): 0 or -EINVAL. */
 	int (*raise)(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
+	/* Pending identities are the local APIC's IRR (x86); else each
+	 * CPU's eip bits, by identity. */
+	bool irr;
+	/* What a wired input (PCI INTx) reaches through sim_ioapic.c. */
+	enum sim_wired wired;
+	/* A wired input's message is one the controller resolves itself
+	 * (target above), not an (APIC ID, vector) pair. */
+	bool wired_target;
 };
+
+/*
+ * One device model of the simulated machine: an interrupt controller
+ * (IMSIC, ITS, GICv2m), a remapping unit (VT-d) or the wired inputs
+ * (IO-APIC). The core reaches models only through this table, listed
+ * once in sim_models.c: it names none of them. A model the
+ * configuration does not ask for sets nothing up and answers no hook; a
+ * hook a model has no part in is NULL.
+ */
+struct sim_model_ops {
+	const char *name;
+	/* The controller it provides (config.controller), or SIM_NO_CTL. */
+	uint32_t controller;
+	/* Set up what @cfg asks of it: 0, or -UMSI_E* (unfit configuration,
+	 * no memory); fini is then called, as always, by sim_free(). */
+	int (*init)(struct umsi_sim *sim, const struct umsi_sim_config *cfg);
+	void (*fini)(struct umsi_sim *sim);
+	/* A 32-bit access at @phys: true when the model owns the address. */
+	bool (*mmio)(struct umsi_sim *sim, uint64_t phys, bool write,
+		     uint32_t *val);
+	/* A remapping unit that is set up on this machine. */
+	bool (*remaps)(const struct umsi_sim *sim);
+	/* A remapping unit: a message from @rid on its way to the
+	 * controller. True when the unit took it (*@n CPUs reached;
+	 * *@apic_id and *@vector, when not NULL, where it went). */
+	bool (*intercept)(struct umsi_sim *sim, uint32_t rid, uint64_t address,
+			  uint32_t data, int *n, uint32_t *apic_id,
+			  uint8_t *vector);
+	/* ... where it would go, without sending: true when the unit
+	 * decides (then *@ok, and *@apic_id and *@vector when ok). */
+	bool (*target)(struct umsi_sim *sim, uint32_t rid, uint64_t address,
+		       uint32_t data, bool *ok, uint32_t *apic_id,
+		       uint8_t *vector);
+	/* Wired inputs: the host operations intx_route and gsi_program, an
+	 * input's level changed, a level-triggered vector's EOI broadcast
+	 * (x86), and the live routes for umsi_sim_live_targets(). */
+	int (*intx_route)(struct umsi_sim *sim, umsi_bdf_t bdf, uint8_t pin,
+			  struct umsi_intx_route *route);
+	int (*gsi_program)(struct umsi_sim *sim, uint32_t gsi,
+			   const struct umsi_gsi_entry *e);
+	void (*line)(struct umsi_sim *sim, uint32_t gsi);
+	void (*eoi_broadcast)(struct umsi_sim *sim, uint8_t vector);
+	void (*targets)(struct umsi_sim *sim,
+			void (*fn)(void *arg, const struct umsi_sim_target *t),
+			void *arg, unsigned *n);
+	/* Its state, for umsi_sim_dump(); its counters to 0. */
+	void (*dump)(struct umsi_sim *sim, FILE *out);
+	void (*stats_reset)(struct umsi_sim *sim);
+};
+
+#define SIM_NO_CTL 0xffffffffu
+
+/* sim_models.c: the registry, and the core's ways into it. */
+extern const struct sim_model_ops *const sim_models[];
+extern const size_t sim_nmodels;
+bool sim_models_controller(uint32_t controller);
+int sim_models_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg);
+void sim_models_fini(struct umsi_sim *sim);
+bool sim_models_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
+			    uint32_t *val);
+bool sim_remap_present_locked(const struct umsi_sim *sim);
+bool sim_remap_intercept_locked(struct umsi_sim *sim, uint32_t rid,
+				uint64_t address, uint32_t data, int *n,
+				uint32_t *apic_id, uint8_t *vector);
+bool sim_remap_target_locked(struct umsi_sim *sim, uint32_t rid,
+			     uint64_t address, uint32_t data, bool *ok,
+			     uint32_t *apic_id, uint8_t *vector);
+int sim_wired_route_locked(struct umsi_sim *sim, umsi_bdf_t bdf, uint8_t pin,
+			   struct umsi_intx_route *route);
+int sim_wired_program_locked(struct umsi_sim *sim, uint32_t gsi,
+			     const struct umsi_gsi_entry *e);
+void sim_wired_line_locked(struct umsi_sim *sim, uint32_t gsi);
+void sim_wired_eoi_locked(struct umsi_sim *sim, uint8_t vector);
+void sim_models_targets_locked(struct umsi_sim *sim,
+			       void (*fn)(void *arg,
+					  const struct umsi_sim_target *t),
+			       void *arg, unsigned *n);
+void sim_models_dump(struct umsi_sim *sim, FILE *out);
+void sim_models_stats_reset_locked(struct umsi_sim *sim);
 
 extern const struct sim_ctl_model sim_x86_lapic_model;
 extern const struct sim_ctl_model sim_imsic_model;
@@ -309,6 +404,8 @@ struct umsi_sim {
 	struct sim_gicv2 *gicv2;
 	/* The VT-d unit (sim_vtd.c); NULL without config.vtd. */
 	struct sim_vtd *vtd;
+	/* The requester ID the IO-APIC's messages carry (sim_ioapic.c). */
+	uint32_t ioapic_rid;
 	/* Who writes the message being delivered (UMSI_SIM_NO_REQUESTER). */
 	uint32_t msg_requester;
 	/* phys_alloc() blocks, and where the next one goes. */
@@ -444,59 +541,27 @@ void sim_phys_write32_locked(struct umsi_sim *sim, uint64_t phys,
 			     uint32_t val, bool counted);
 
 /* sim_ioapic.c */
-int sim_ioapic_init(struct umsi_sim *sim, uint32_t pins);
-void sim_ioapic_fini(struct umsi_sim *sim);
 int sim_dev_gsi_locked(struct umsi_sim *sim, struct sim_dev *d, uint8_t pin);
 /* The bridge whose secondary bus is @bdf's bus, or NULL (sim_ioapic.c). */
 struct sim_dev *sim_bridge_to_locked(struct umsi_sim *sim, umsi_bdf_t bdf);
 /* The requester ID the root sees on @d's writes (sim_pci.c). */
 uint32_t sim_requester_locked(struct umsi_sim *sim, const struct sim_dev *d);
-void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi);
-void sim_ioapic_eval_all_locked(struct umsi_sim *sim);
-void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector);
-int sim_intx_route_locked(struct umsi_sim *sim, umsi_bdf_t bdf, uint8_t pin,
-			  struct umsi_intx_route *route);
-int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
-			   const struct umsi_gsi_entry *e);
 int sim_remap_compose_locked(struct umsi_sim *sim, uint32_t irq,
 			     uint32_t apic_id, uint8_t vector,
 			     struct umsi_msg *msg);
 void sim_remap_free_locked(struct umsi_sim *sim, uint32_t irq);
-void sim_remap_fini(struct umsi_sim *sim);
 int sim_remap_lookup_locked(struct umsi_sim *sim, uint32_t index,
 			    uint32_t *apic_id, uint8_t *vector);
 
 bool sim_irr_test_current_locked(struct umsi_sim *sim, uint8_t vector);
 
 /* sim_imsic.c */
-int sim_imsic_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg);
-bool sim_imsic_mmio_write_locked(struct umsi_sim *sim, uint64_t phys,
-				 uint32_t val);
-void sim_imsic_fini(struct umsi_sim *sim);
 
 /* sim_its.c */
-int sim_gicv2m_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg);
-void sim_gicv2m_fini(struct umsi_sim *sim);
-bool sim_gicv2m_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
-			    uint32_t *val);
-int sim_its_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg);
-void sim_its_fini(struct umsi_sim *sim);
-bool sim_its_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
-			 uint32_t *val);
 int sim_msg_write_from_locked(struct umsi_sim *sim, uint32_t rid,
 			      uint64_t address, uint32_t data);
 
 /* sim_vtd.c */
-int sim_vtd_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg);
-void sim_vtd_fini(struct umsi_sim *sim);
-bool sim_vtd_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
-			 uint32_t *val);
-bool sim_vtd_intercept_locked(struct umsi_sim *sim, uint32_t rid,
-			      uint64_t address, uint32_t data, int *n,
-			      uint32_t *apic_id, uint8_t *vector);
-bool sim_vtd_target_locked(struct umsi_sim *sim, uint32_t rid,
-			   uint64_t address, uint32_t data, bool *ok,
-			   uint32_t *apic_id, uint8_t *vector);
 
 /* sim_index.c */
 int sim_apic_index_init(struct umsi_sim *sim);

@@ -100,7 +100,7 @@ static struct sim_vtd *vtd_of(struct umsi_sim *sim)
 	return sim->vtd;
 }
 
-int sim_vtd_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
+static int sim_vtd_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
 {
 	struct sim_vtd *v = calloc(1, sizeof(*v));
 
@@ -116,7 +116,7 @@ int sim_vtd_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
 	return 0;
 }
 
-void sim_vtd_fini(struct umsi_sim *sim)
+static void sim_vtd_fini(struct umsi_sim *sim)
 {
 	if (!sim->vtd)
 		return;
@@ -268,7 +268,7 @@ static bool vtd_takes(struct umsi_sim *sim, uint64_t address, uint32_t data,
 	return d->remapped || eime(v) || !(v->gsts & G_CFI);
 }
 
-bool sim_vtd_intercept_locked(struct umsi_sim *sim, uint32_t rid,
+static bool sim_vtd_intercept_locked(struct umsi_sim *sim, uint32_t rid,
 			      uint64_t address, uint32_t data, int *n,
 			      uint32_t *apic_id, uint8_t *vector)
 {
@@ -316,7 +316,7 @@ bool sim_vtd_intercept_locked(struct umsi_sim *sim, uint32_t rid,
 	return true;
 }
 
-bool sim_vtd_target_locked(struct umsi_sim *sim, uint32_t rid,
+static bool sim_vtd_target_locked(struct umsi_sim *sim, uint32_t rid,
 			   uint64_t address, uint32_t data, bool *ok,
 			   uint32_t *apic_id, uint8_t *vector)
 {
@@ -551,7 +551,7 @@ static void vtd_write(struct umsi_sim *sim, uint32_t off, uint32_t val)
 	}
 }
 
-bool sim_vtd_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
+static bool sim_vtd_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
 			 uint32_t *val)
 {
 	uint32_t off;
@@ -632,3 +632,52 @@ int umsi_sim_vtd_fault(struct umsi_sim *sim, uint32_t n, uint32_t *sid,
 	sim_unlock(sim);
 	return err;
 }
+
+/* ---- The model (sim_models.c) ---------------------------------------------- */
+
+static int vtd_model_init(struct umsi_sim *sim,
+			  const struct umsi_sim_config *cfg)
+{
+	if (!cfg->vtd)
+		return 0;
+	/* An x86 machine's unit: in front of local APICs only. */
+	if (cfg->controller != UMSI_SIM_CTL_X86_LAPIC)
+		return -UMSI_EINVAL;
+	return sim_vtd_init(sim, cfg);
+}
+
+static bool vtd_remaps(const struct umsi_sim *sim)
+{
+	return sim->vtd != NULL;
+}
+
+static void vtd_dump(struct umsi_sim *sim, FILE *out)
+{
+	if (sim->vtd) {
+		const struct sim_vtd *v = sim->vtd;
+
+		fprintf(out, "vtd gsts 0x%08x fsts 0x%x irta 0x%llx iqh %u iqt "
+			"%u%s, remapped %llu, faults %llu (compat %llu), iec "
+			"global %llu index %llu, waits %llu\n", v->gsts, v->fsts,
+			(unsigned long long)v->irta_latched, v->iqh, v->iqt,
+			v->silent ? " silent" : "",
+			(unsigned long long)v->st.remapped,
+			(unsigned long long)v->st.faults,
+			(unsigned long long)v->st.blocked_compat,
+			(unsigned long long)v->st.iec_global,
+			(unsigned long long)v->st.iec_index,
+			(unsigned long long)v->st.waits);
+	}
+}
+
+const struct sim_model_ops sim_vtd_ops = {
+	.name = "vt-d",
+	.controller = SIM_NO_CTL,
+	.init = vtd_model_init,
+	.fini = sim_vtd_fini,
+	.mmio = sim_vtd_mmio_locked,
+	.remaps = vtd_remaps,
+	.intercept = sim_vtd_intercept_locked,
+	.target = sim_vtd_target_locked,
+	.dump = vtd_dump,
+};
