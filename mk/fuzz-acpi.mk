@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Fuzz target for the x86 reference kernel's ACPI table parsers
-# (kernel/acpi.c: MADT, MCFG, FADT, DMAR), compiled hosted and unmodified
+# (kernel/arch/x86_64/acpi.c: MADT, MCFG, FADT, DMAR), compiled hosted and unmodified
 # (tests/fuzz/fuzz_acpi.c), seeded with tables shaped as QEMU q35 gives
 # them (tests/fuzz/corpus-acpi).
 #
@@ -20,8 +20,9 @@ TEST_SCRIPTS += tests/fuzz/fuzz_acpi.t
 .PHONY: fuzz-acpi
 fuzz-acpi: $(FUZZ_ACPI)
 
-$(FUZZ_ACPI): tests/fuzz/fuzz_acpi.c kernel/acpi.c kernel/acpi.h kernel/kernel.h \
-		kernel/lib/printf.c src/lib/format.c src/lib/mem.c
+$(FUZZ_ACPI): tests/fuzz/fuzz_acpi.c kernel/arch/x86_64/acpi.c kernel/arch/x86_64/acpi.h kernel/common/kernel.h \
+		kernel/common/lib/printf.c src/lib/format.c src/lib/mem.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_ACPI_CC) $(FUZZ_ACPI_FLAGS) -Ikernel -Ikernel/lib -Iinclude -o $@ $< \
-		kernel/lib/printf.c src/lib/format.c src/lib/mem.c
+	$(FUZZ_ACPI_CC) $(FUZZ_ACPI_FLAGS) -Ikernel/arch/x86_64 -Ikernel/common \
+		-Ikernel/common/lib -Iinclude -o $@ $< \
+		kernel/common/lib/printf.c src/lib/format.c src/lib/mem.c

@@ -4,7 +4,7 @@
 # (kernel/arch/arm64/dt.c) and the riscv64 kernel (kernel/arch/riscv64/
 # platform.c) make of a blob, above the FDT readers mk/fuzz-fdt.mk fuzzes.
 # Both compiled hosted and unmodified, with tests/fuzz/dt-shim/kernel.h in
-# place of kernel/kernel.h (which would bring the host's x86 inline
+# place of kernel/common/kernel.h (which would bring the host's x86 inline
 # assembly beside the arm64 or riscv64 headers) and the console of
 # tests/fuzz/dt_shim.c (the kernel's own printf, into a buffer).
 #
@@ -22,14 +22,14 @@ FUZZ_DT := $(BUILD)/fuzz/fuzz_dt_arm64 $(BUILD)/fuzz/fuzz_dt_riscv64
 TEST_DT := $(BUILD)/tests/test_dt_arm64 $(BUILD)/tests/test_dt_riscv64
 
 # The console and the kernel's bounded printf, hosted.
-DT_SHIM_SRCS := tests/fuzz/dt_shim.c kernel/lib/printf.c src/lib/format.c \
+DT_SHIM_SRCS := tests/fuzz/dt_shim.c kernel/common/lib/printf.c src/lib/format.c \
 	src/lib/mem.c
 DT_SHIM_DEPS := $(DT_SHIM_SRCS) tests/fuzz/dt_shim.h \
-	tests/fuzz/dt-shim/kernel.h kernel/lib/klib.h
+	tests/fuzz/dt-shim/kernel.h kernel/common/lib/klib.h
 DT_INC_ARM64 := -Itests/fuzz -Itests/fuzz/dt-shim -Ikernel/arch/arm64 \
-	-Ikernel/lib -Iinclude
+	-Ikernel/common/lib -Iinclude
 DT_INC_RISCV64 := -Itests/fuzz -Itests/fuzz/dt-shim -Ikernel/arch/riscv64 \
-	-Ikernel/lib -Iinclude
+	-Ikernel/common/lib -Iinclude
 DT_SRCS_ARM64 := kernel/arch/arm64/dt.c kernel/arch/arm64/fdt.c
 DT_SRCS_RISCV64 := kernel/arch/riscv64/platform.c kernel/arch/riscv64/fdt.c
 DT_DEPS_ARM64 := $(DT_SRCS_ARM64) $(wildcard kernel/arch/arm64/*.h)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 #
-# A fuzz target for the reference kernel's command line (kernel/cmdline.c)
-# and its number parser (kstrtou64 in kernel/lib/string.c), compiled
+# A fuzz target for the reference kernel's command line (kernel/common/cmdline.c)
+# and its number parser (kstrtou64 in kernel/common/lib/string.c), compiled
 # hosted and unmodified, with the kernel's string functions renamed so they
 # do not take the place of the C library's in the fuzzer. x86-64 hosts only
 # (kernel.h brings the kernel's x86 inline assembly along).
@@ -12,7 +12,8 @@
 FUZZ_KCMDLINE := $(BUILD)/fuzz/fuzz_kcmdline
 FUZZ_KCMDLINE_CC := $(or $(FUZZ_CC),clang)
 FUZZ_KCMDLINE_FLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer \
-	-fno-sanitize-recover=undefined -Ikernel -Iinclude
+	-fno-sanitize-recover=undefined -Ikernel/arch/x86_64 -Ikernel/common \
+	-Ikernel/common/lib -Iinclude
 FUZZ_KCMDLINE_RENAME := -fno-builtin $(foreach f,memcpy memmove memset memcmp \
 	strlen strcmp strncmp,-D$(f)=kernel_$(f))
 FUZZ_KCMDLINE_KOBJS := $(BUILD)/fuzz/kcmdline/cmdline.o \
@@ -26,12 +27,12 @@ TEST_SCRIPTS += tests/fuzz/fuzz_kcmdline.t
 .PHONY: fuzz-kcmdline fuzz-kcmdline-long
 fuzz-kcmdline: $(FUZZ_KCMDLINE)
 
-$(BUILD)/fuzz/kcmdline/cmdline.o: kernel/cmdline.c kernel/kernel.h kernel/lib/klib.h
+$(BUILD)/fuzz/kcmdline/cmdline.o: kernel/common/cmdline.c kernel/common/kernel.h kernel/common/lib/klib.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_KCMDLINE_CC) $(FUZZ_KCMDLINE_FLAGS) $(FUZZ_KCMDLINE_RENAME) \
 		-fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
 
-$(BUILD)/fuzz/kcmdline/string.o: kernel/lib/string.c kernel/lib/klib.h
+$(BUILD)/fuzz/kcmdline/string.o: kernel/common/lib/string.c kernel/common/lib/klib.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_KCMDLINE_CC) $(FUZZ_KCMDLINE_FLAGS) $(FUZZ_KCMDLINE_RENAME) \
 		-fsanitize=fuzzer-no-link,address,undefined -c $< -o $@

@@ -2,8 +2,8 @@
 #
 # The arm64 reference kernel: kernel/arch/arm64/ (boot, device tree, PSCI,
 # GICv3 and LPIs, ECAM enumeration, host.c, the raw MSI probe) plus the
-# kernel's shared code (kernel/glue*.c, kernel/drivers/, kernel/pci*.c,
-# heap, command line, kernel/lib/), linking the library compiled for
+# kernel's shared code (kernel/common/: glue*.c, drivers/, pci*.c,
+# heap, command line, kernel/common/lib/), linking the library compiled for
 # aarch64 with the same flags (build/arm64/libumsi.a: src/*/*.c and
 # src/arch/*/*.c). Tests: tests/qemu/arm64-*.t.
 #
@@ -18,7 +18,7 @@
 # (-mgeneral-regs-only: the IRQ path saves integer registers only); no
 # outline atomics (there is no libgcc/compiler-rt to provide them).
 # Until the archive has every function the glue calls (the ITS back end
-# included), kernel/glue_stub.c stands in for the glue, host.c and the
+# included), kernel/common/glue_stub.c stands in for the glue, host.c and the
 # drivers, so the kernel still boots (umsi.msiprobe works).
 
 ARM64_CC      ?= clang
@@ -36,8 +36,7 @@ ARM64_CFLAGS := $(WARN) -O2 -g $(ARM64_TARGET) \
 	-mgeneral-regs-only -mstrict-align $(ARM64_NO_OUTLINE) -fno-pic -fno-pie \
 	-fno-stack-protector -fno-asynchronous-unwind-tables \
 	-fno-omit-frame-pointer -mcmodel=small $(EXTRA_ARM64_CFLAGS)
-ARM64_KCFLAGS := $(ARM64_CFLAGS) -Ikernel/arch/arm64 -Ikernel -Ikernel/lib \
-	-Iinclude
+ARM64_KCFLAGS := $(ARM64_CFLAGS) -Ikernel/arch/arm64 $(KCOMMON_INC) -Iinclude
 ARM64_LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack
 
 # Always linked: the architecture's files and the shared ones that do not
@@ -45,18 +44,15 @@ ARM64_LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack
 # host interface, the drivers and the hot-plug port service.
 ARM64_ARCH_SRCS := $(filter-out kernel/arch/arm64/host.c, \
 	$(sort $(wildcard kernel/arch/arm64/*.c)))
-ARM64_SHARED_SRCS := kernel/cmdline.c kernel/heap.c kernel/pci.c \
-	kernel/pcihot.c kernel/pcireset.c $(sort $(wildcard kernel/lib/*.c))
-ARM64_GLUE_SRCS := kernel/arch/arm64/host.c kernel/pciehp.c \
-	$(filter-out kernel/glue_stub.c,$(sort $(wildcard kernel/glue*.c))) \
-	$(sort $(wildcard kernel/drivers/*.c))
+ARM64_SHARED_SRCS := $(KCOMMON_BASE_SRCS)
+ARM64_GLUE_SRCS := kernel/arch/arm64/host.c $(KCOMMON_GLUE_SRCS)
 ARM64_SRCS := $(ARM64_ARCH_SRCS) $(ARM64_SHARED_SRCS) $(ARM64_GLUE_SRCS) \
-	kernel/glue_stub.c
+	$(KCOMMON_STUB_SRC)
 ARM64_ASMS := $(sort $(wildcard kernel/arch/arm64/*.S))
 ARM64_BASE_OBJS := $(ARM64_ARCH_SRCS:%.c=$(ARM64_OUT)/%.o) \
 	$(ARM64_SHARED_SRCS:%.c=$(ARM64_OUT)/%.o) $(ARM64_ASMS:%.S=$(ARM64_OUT)/%.o)
 ARM64_GLUE_OBJS := $(ARM64_GLUE_SRCS:%.c=$(ARM64_OUT)/%.o)
-ARM64_STUB_OBJS := $(ARM64_OUT)/kernel/glue_stub.o
+ARM64_STUB_OBJS := $(KCOMMON_STUB_SRC:%.c=$(ARM64_OUT)/%.o)
 ARM64_OBJS := $(ARM64_SRCS:%.c=$(ARM64_OUT)/%.o) $(ARM64_ASMS:%.S=$(ARM64_OUT)/%.o)
 ARM64_CORE_OBJS := $(CORE_SRCS:%.c=$(ARM64_OUT)/core/%.o)
 ARM64_LIB := $(ARM64_OUT)/libumsi.a

@@ -2,8 +2,8 @@
 #
 # The riscv64 reference kernel: kernel/arch/riscv64/ (boot, device tree,
 # harts, IMSIC, ECAM enumeration, host.c) plus the kernel's shared code
-# (kernel/glue*.c, kernel/drivers/, kernel/pci*.c, heap, command line,
-# kernel/lib/), linking the library compiled for riscv64 with the same
+# (kernel/common/: glue*.c, drivers/, pci*.c, heap, command line,
+# kernel/common/lib/), linking the library compiled for riscv64 with the same
 # flags (build/riscv64/libumsi.a: src/*/*.c and src/arch/*/*.c). Tests:
 # tests/qemu/riscv64-*.t.
 #
@@ -17,7 +17,7 @@
 # above 2 GiB), no linker relaxation (ld.lld before 15 cannot relax), no
 # floating point (rv64imac: the trap path saves integer registers only).
 # As on x86, until the archive has every function the glue calls (the
-# IMSIC back end included), kernel/glue_stub.c stands in for the glue,
+# IMSIC back end included), kernel/common/glue_stub.c stands in for the glue,
 # host.c and the drivers, so the kernel still boots (umsi.msiprobe works).
 #
 # clang before 15 does not take "zicsr" in -march (it was part of "i" in
@@ -37,26 +37,22 @@ RV64_CFLAGS := $(WARN) -O2 -g $(RV64_TARGET) -march=$(RV64_MARCH) -mabi=lp64 \
 	-fno-strict-aliasing -fno-common -fno-pic -fno-pie \
 	-fno-stack-protector -fno-asynchronous-unwind-tables \
 	-fno-omit-frame-pointer $(EXTRA_RV64_CFLAGS)
-RV64_KCFLAGS := $(RV64_CFLAGS) -Ikernel/arch/riscv64 -Ikernel -Ikernel/lib \
-	-Iinclude
+RV64_KCFLAGS := $(RV64_CFLAGS) -Ikernel/arch/riscv64 $(KCOMMON_INC) -Iinclude
 
 # Always linked: the architecture's files and the shared ones that do not
 # call uMSI. Linked when the archive has what they call: the glue, the
 # host interface, the drivers and the hot-plug port service.
 RV64_ARCH_SRCS := $(filter-out kernel/arch/riscv64/host.c, \
 	$(sort $(wildcard kernel/arch/riscv64/*.c)))
-RV64_SHARED_SRCS := kernel/cmdline.c kernel/heap.c kernel/pci.c \
-	kernel/pcihot.c kernel/pcireset.c $(sort $(wildcard kernel/lib/*.c))
-RV64_GLUE_SRCS := kernel/arch/riscv64/host.c kernel/pciehp.c \
-	$(filter-out kernel/glue_stub.c,$(sort $(wildcard kernel/glue*.c))) \
-	$(sort $(wildcard kernel/drivers/*.c))
+RV64_SHARED_SRCS := $(KCOMMON_BASE_SRCS)
+RV64_GLUE_SRCS := kernel/arch/riscv64/host.c $(KCOMMON_GLUE_SRCS)
 RV64_SRCS := $(RV64_ARCH_SRCS) $(RV64_SHARED_SRCS) $(RV64_GLUE_SRCS) \
-	kernel/glue_stub.c
+	$(KCOMMON_STUB_SRC)
 RV64_ASMS := $(sort $(wildcard kernel/arch/riscv64/*.S))
 RV64_BASE_OBJS := $(RV64_ARCH_SRCS:%.c=$(RV64_OUT)/%.o) \
 	$(RV64_SHARED_SRCS:%.c=$(RV64_OUT)/%.o) $(RV64_ASMS:%.S=$(RV64_OUT)/%.o)
 RV64_GLUE_OBJS := $(RV64_GLUE_SRCS:%.c=$(RV64_OUT)/%.o)
-RV64_STUB_OBJS := $(RV64_OUT)/kernel/glue_stub.o
+RV64_STUB_OBJS := $(KCOMMON_STUB_SRC:%.c=$(RV64_OUT)/%.o)
 RV64_OBJS := $(RV64_SRCS:%.c=$(RV64_OUT)/%.o) $(RV64_ASMS:%.S=$(RV64_OUT)/%.o)
 RV64_CORE_OBJS := $(CORE_SRCS:%.c=$(RV64_OUT)/core/%.o)
 RV64_LIB := $(RV64_OUT)/libumsi.a

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 #
-# The reference x86-64 kernel (kernel/) and its QEMU tests (tests/qemu/).
+# The reference x86-64 kernel (kernel/arch/x86_64/ with the shared
+# kernel/common/) and its QEMU tests (tests/qemu/).
 #
 #   make kernel        build/umsi-kernel (multiboot 1, a.out kludge) and
 #                      build/kernel/umsi-kernel.elf (symbols, for gdb)
@@ -16,6 +17,10 @@
 # "KVM internal error. Suberror: 1" (TCG runs it fine). To link the
 # generic archive instead: make kernel KERNEL_LIB=build/libumsi.a (the IDT
 # stubs switch stacks and save SSE state, so it works where SSE does).
+
+# Include paths: the architecture's folder first (its karch.h), then the
+# shared kernel/common.
+KERNEL_INC_X86 := -Ikernel/arch/x86_64 $(KCOMMON_INC)
 
 KERNEL_CC   ?= $(CC)
 KERNEL_LD   ?= ld
@@ -38,12 +43,12 @@ KERNEL_CFLAGS := $(WARN) -O2 -g -ffreestanding -nostdlib -fno-builtin \
 	-fno-strict-aliasing -fno-common -mno-red-zone $(KERNEL_NOFP) $(KERNEL_NOLIBCALL) \
 	-mcmodel=small -fno-pic -fno-pie -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
-	-Ikernel -Iinclude $(EXTRA_KERNEL_CFLAGS)
+	$(KERNEL_INC_X86) -Iinclude $(EXTRA_KERNEL_CFLAGS)
 KERNEL_LDFLAGS := -m elf_x86_64 -nostdlib -static -z max-page-size=4096 \
 	-z noexecstack $(shell $(KERNEL_LD) --help 2>/dev/null | \
 	grep -q no-warn-rwx-segments && echo --no-warn-rwx-segments)
 
-KERNEL_CORE_CFLAGS := $(filter-out -Ikernel -Iinclude,$(KERNEL_CFLAGS)) \
+KERNEL_CORE_CFLAGS := $(filter-out $(KERNEL_INC_X86) -Iinclude,$(KERNEL_CFLAGS)) \
 	$(CPPFLAGS_CORE)
 KERNEL_CORE_OBJS := $(CORE_SRCS:%.c=$(KERNEL_OUT)/core/%.o)
 KERNEL_LIB ?= $(KERNEL_OUT)/libumsi.a
@@ -63,11 +68,9 @@ KERNEL_LIBGCC := $(shell $(KERNEL_CC) -print-libgcc-file-name 2>/dev/null)
 # The hand-over to uMSI (host.c, glue.c) is linked when the library archive
 # provides the API it calls; until the library has it, glue_stub.c stands
 # in, so the kernel boots while the library is being written.
-KERNEL_GLUE_SRCS := kernel/host.c kernel/pciehp.c \
-	$(filter-out kernel/glue_stub.c,$(sort $(wildcard kernel/glue*.c))) \
-	$(sort $(wildcard kernel/drivers/*.c))
+KERNEL_GLUE_SRCS := kernel/arch/x86_64/host.c $(KCOMMON_GLUE_SRCS)
 KERNEL_GLUE_OBJS := $(KERNEL_GLUE_SRCS:%.c=$(KERNEL_OUT)/%.o)
-KERNEL_STUB_OBJS := $(KERNEL_OUT)/kernel/glue_stub.o
+KERNEL_STUB_OBJS := $(KCOMMON_STUB_SRC:%.c=$(KERNEL_OUT)/%.o)
 KERNEL_NEEDS := umsi_system_create umsi_dispatch umsi_pci_add \
 	umsi_pci_alloc_irq_vectors umsi_pci_irq_vector umsi_pci_get_info \
 	umsi_request_irq umsi_irq_get_info umsi_strerror \
@@ -75,9 +78,10 @@ KERNEL_NEEDS := umsi_system_create umsi_dispatch umsi_pci_add \
 	umsi_msix_alloc_vectors umsi_msix_free_vectors umsi_pci_remove \
 	umsi_pci_request_irq umsi_cpu_offline umsi_cpu_online \
 	umsi_matrix_stats umsi_system_matrix umsi_pci_irq_pending
-KERNEL_SRCS := $(filter-out kernel/glue_stub.c $(KERNEL_GLUE_SRCS), \
-	$(sort $(wildcard kernel/*.c kernel/lib/*.c)))
-KERNEL_ASMS := kernel/boot.S kernel/trampoline.S kernel/isr.S
+KERNEL_SRCS := $(filter-out $(KERNEL_GLUE_SRCS), \
+	$(sort $(wildcard kernel/arch/x86_64/*.c))) $(KCOMMON_BASE_SRCS)
+KERNEL_ASMS := kernel/arch/x86_64/boot.S kernel/arch/x86_64/trampoline.S \
+	kernel/arch/x86_64/isr.S
 KERNEL_OBJS := $(KERNEL_SRCS:%.c=$(KERNEL_OUT)/%.o) \
 	$(KERNEL_ASMS:%.S=$(KERNEL_OUT)/%.o)
 
@@ -93,7 +97,7 @@ $(KERNEL_OUT)/%.o: %.S
 	$(KERNEL_CC) $(KERNEL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(KERNEL_ELF): $(KERNEL_OBJS) $(KERNEL_GLUE_OBJS) $(KERNEL_STUB_OBJS) \
-		$(KERNEL_LIB) kernel/kernel.ld
+		$(KERNEL_LIB) kernel/arch/x86_64/kernel.ld
 	@defined=$$(nm -g --defined-only $(KERNEL_LIB) 2>/dev/null | awk '{print $$3}'); \
 	glue="$(KERNEL_GLUE_OBJS)"; \
 	for s in $(KERNEL_NEEDS); do \
@@ -101,7 +105,7 @@ $(KERNEL_ELF): $(KERNEL_OBJS) $(KERNEL_GLUE_OBJS) $(KERNEL_STUB_OBJS) \
 		echo "kernel: $(KERNEL_LIB) lacks $$s; linking the uMSI stub"; break; }; \
 	done; \
 	echo "$(KERNEL_LD) ... -o $@ ($$glue)"; \
-	$(KERNEL_LD) $(KERNEL_LDFLAGS) -T kernel/kernel.ld -o $@ \
+	$(KERNEL_LD) $(KERNEL_LDFLAGS) -T kernel/arch/x86_64/kernel.ld -o $@ \
 		$(KERNEL_OBJS) $$glue $(KERNEL_LIB) $(KERNEL_LIBGCC)
 
 $(KERNEL_BIN): $(KERNEL_ELF)

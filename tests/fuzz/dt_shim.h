@@ -2,7 +2,7 @@
 /*
  * dt_shim.h - the kernel console, hosted, for the device-tree harnesses
  * (dt_shim.c). kprintf() formats with the kernel's own bounded printf
- * (kernel/lib/printf.c over the library's formatter) and appends to one
+ * (kernel/common/lib/printf.c over the library's formatter) and appends to one
  * log a harness can search: what the parser would have printed on the
  * serial line.
  */

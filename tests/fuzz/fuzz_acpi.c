@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_acpi - the x86 reference kernel's ACPI table parsers (kernel/acpi.c:
+ * fuzz_acpi - the x86 reference kernel's ACPI table parsers (kernel/arch/x86_64/acpi.c:
  * MADT, MCFG, FADT and the VT-d DMAR), compiled hosted and unmodified, on
  * hostile tables: ACPI tables are firmware data. The input is one table;
  * its signature picks the parser, or, when it names none of them, the
@@ -15,13 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kernel/acpi.c"
+#include "../../kernel/arch/x86_64/acpi.c"
 
 #define FUZZ_CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 
 /*
  * The kernel services acpi.c uses, hosted: its bounded printf is the
- * kernel's own (kernel/lib/printf.c over the library's formatter, linked
+ * kernel's own (kernel/common/lib/printf.c over the library's formatter, linked
  * in); the console and panic are not.
  */
 void kprintf(const char *fmt, ...)

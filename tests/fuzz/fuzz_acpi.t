@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # A short, bounded libFuzzer pass over the x86 reference kernel's ACPI
-# table parsers (kernel/acpi.c: MADT, MCFG, FADT, DMAR), from tables shaped
+# table parsers (kernel/arch/x86_64/acpi.c: MADT, MCFG, FADT, DMAR), from tables shaped
 # as QEMU q35 gives them (tests/fuzz/corpus-acpi). TAP output.
 set -u
 cd "$(dirname "$0")/../.."

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the reference kernel's command line
- * (kernel/cmdline.c: cmdline_init, cmdline_value, cmdline_flag,
+ * (kernel/common/cmdline.c: cmdline_init, cmdline_value, cmdline_flag,
  * cmdline_list_has, cmdline_bdf_count: umsi.sriov=BB:DD.F:N) and the
- * number parser its umsi.* values go through (kstrtou64, kernel/lib/
+ * number parser its umsi.* values go through (kstrtou64, kernel/common/lib/
  * string.c), compiled hosted and unmodified. The kernel's own string
  * functions come with them, renamed (kernel_memcpy, ...) so they do not
  * replace the C library's: see mk/fuzz-kcmdline.mk.
@@ -13,13 +13,13 @@
  * Every key the kernel reads is looked up with the buffer size the kernel
  * gives it, in a heap buffer of exactly that size (AddressSanitizer
  * catches a byte written past it), and every answer is compared with a
- * reference written from the comment at the top of kernel/cmdline.c:
+ * reference written from the comment at the top of kernel/common/cmdline.c:
  * words split at spaces, the first word skipped, "key" or "key=value",
  * the last occurrence wins, values cut to the buffer. Numbers are
  * compared with strtoull wherever they fit in 64 bits.
  *
- * The umsi.* list matchers (driver_enabled in kernel/glue.c, bdf_listed
- * in kernel/pcireset.c) are static in files that need the whole kernel;
+ * The umsi.* list matchers (driver_enabled in kernel/common/glue.c, bdf_listed
+ * in kernel/common/pcireset.c) are static in files that need the whole kernel;
  * they are not reached here.
  *
  *   make fuzz-kcmdline-long FUZZ_TIME=3600
@@ -33,7 +33,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
-#define KCMDLINE_MAX 1024       /* kernel/cmdline.c's buffer */
+#define KCMDLINE_MAX 1024       /* kernel/common/cmdline.c's buffer */
 
 /* The keys the kernel reads, with the buffer each call site gives. */
 static const struct {

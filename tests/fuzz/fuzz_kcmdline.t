@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # A short, bounded libFuzzer pass over the reference kernel's command line
-# parser (kernel/cmdline.c) and kstrtou64, from the committed seeds in
+# parser (kernel/common/cmdline.c) and kstrtou64, from the committed seeds in
 # tests/fuzz/corpus-kcmdline. `make fuzz-kcmdline-long` runs a long one.
 # TAP output.
 set -u

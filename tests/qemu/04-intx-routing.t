@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 # SPDX-License-Identifier: MIT
 #
-# The q35 INTx routing the kernel gives uMSI (kernel/pci.c) against what
+# The q35 INTx routing the kernel gives uMSI (kernel/common/pci.c) against what
 # QEMU does: edu devices raise INTx (MSI off) in root-bus slots 0-24
 # (PIRQ E-H by (slot + pin) % 4), slot 25 and 28 (D25IR/D28IR: PIRQ A-D),
 # slot 30 (PIRQ E-H), behind PCIe root ports, behind a PCIe-to-PCI bridge

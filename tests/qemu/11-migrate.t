@@ -16,7 +16,7 @@
 # moved 300 times under fire on 4 CPUs. A move that lands between a
 # delivery and its EOI re-aims an entry whose Remote IRR is set; the EOI
 # names the old vector, so the kernel's IO-APIC driver ends it through
-# the EOI register when it re-aims such an entry (kernel/ioapic.c), or
+# the EOI register when it re-aims such an entry (kernel/arch/x86_64/ioapic.c), or
 # the line would never fire again (the run hung before); and uMSI does
 # not resend a level input's copy left pending on the old CPU (the line
 # is still asserted). Every event arrives; a line still asserted may call

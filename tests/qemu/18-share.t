@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 # SPDX-License-Identifier: MIT
 #
-# The probe policy shares the vectors (kernel/glue_share.c), on 4 CPUs
+# The probe policy shares the vectors (kernel/common/glue_share.c), on 4 CPUs
 # (796 allocatable vectors):
 #  1. the issue's machine: an nvme with a 2048-entry MSI-X table before
 #     the AHCI controller, umsi.probe=all: the AHCI still gets its MSI

@@ -7,7 +7,7 @@
 # Enable + Function Mask on). The machine: an nvme (65-entry table) whose
 # driver gets 3 vectors on 2 CPUs.
 #  1. cold boot: the firmware left MSI-X untouched, the kernel judges the
-#     function fresh (kernel/pcireset.c: one read of each entry's Vector
+#     function fresh (kernel/common/pcireset.c: one read of each entry's Vector
 #     Control, 65 reads before set-up, not 4 a entry) and uMSI skips
 #     masking the 62 unused entries: 3N writes + 1 read + N unmasks = 13
 #     <= 4N+2 = 14;

@@ -256,7 +256,7 @@ sub its_books {
 my $kvm = UmsiQemu::kvm_status();
 # x86 under TCG and KVM; arm64 (GICv3 ITS) and riscv64 (IMSIC) under TCG,
 # where the kernel enumerates like a firmware and leaves each hot-plug
-# port room for a card (kernel/pci.c, pci_hp_port_room()).
+# port room for a card (kernel/common/pci.c, pci_hp_port_room()).
 # UMSI_HOTPLUG_ARCH=arm64 (a comma list) runs only those.
 my %only = map { $_ => 1 } split(/,/, $ENV{UMSI_HOTPLUG_ARCH} // '');
 for my $run (['x86_64', 'tcg'], ['x86_64', 'kvm'], ['arm64', 'tcg'], ['riscv64', 'tcg']) {

@@ -3,7 +3,7 @@
 #
 # Forgery (issue 17): QEMU's edu device writes MSI messages into the
 # interrupt window with its DMA engine (`-device edu,dma_mask=0xffffffff`
-# so its DMA reaches 0xfeexxxxx; `umsi.forge=1`, kernel/glue_forge.c), and
+# so its DMA reaches 0xfeexxxxx; `umsi.forge=1`, kernel/common/glue_forge.c), and
 # the kernel reports what each write caused (UMSI forge lines).
 #
 # Without remapping (no IOMMU, or intel-iommu with umsi.remap=off) a

@@ -259,8 +259,12 @@ subtest 'QEMU monitor agrees: bridge bus numbers, BARs, edu MSI state' => sub {
 	my $pci = $r->{mon}{'info pci'} // '';
 	like($pci, qr/secondary bus 1\.\s+subordinate bus 1\./,
 	     'root port: secondary and subordinate bus 1');
-	like($pci, qr/memory range \[0x10100000, 0x101fffff\]/,
-	     'root port: memory window around the edu BAR');
+	# The port is hot-plug capable: its windows are at least the room
+	# left for a card (kernel/common/pci.c, pci_hp_port_room(): 2 MiB).
+	like($pci, qr/memory range \[0x10100000, 0x102fffff\]/,
+	     'root port: memory window around the edu BAR, 2 MiB (hot-plug room)');
+	like($pci, qr/prefetchable memory range \[0x8000000000, 0x80001fffff\]/,
+	     'root port: 2 MiB prefetchable window (hot-plug room)');
 	like($pci, qr/Bus\s+1, device\s+0, function 0:.*?PCI device 1234:11e8.*?BAR0: 32 bit memory at 0x10100000 \[0x101fffff\]/s,
 	     'edu at 01:00.0, BAR0 at 0x10100000');
 	# "0000004010100040: 0x00810005 0x08090040 0x00000000 0x00000000":

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * console.h - the PL011 UART console. kprintf(), console_write(),
- * kputs_raw(), panic() and kernel_exit() are kernel/kernel.h's; the
- * bounded printf and the string functions are kernel/lib's.
+ * kputs_raw(), panic() and kernel_exit() are kernel/common/kernel.h's; the
+ * bounded printf and the string functions are kernel/common/lib's.
  */
 #ifndef ARM64_CONSOLE_H
 #define ARM64_CONSOLE_H

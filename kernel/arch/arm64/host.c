@@ -3,11 +3,11 @@
  * host.c - the uMSI host interface (include/umsi/host.h) on the arm64
  * kernel, with the GICv3 ITS back end (umsi_ctl_arm64_its).
  *
- *  - configuration space: ECAM, through the shared kernel/pci.c;
+ *  - configuration space: ECAM, through the shared kernel/common/pci.c;
  *  - MMIO: the MMU is off, so physical addresses are the virtual ones and
  *    every access is Device-nGnRnE; volatile 32-bit accesses;
  *  - locks: test-and-set spinlocks that save DAIF and mask IRQs;
- *  - memory: the kernel heap (kernel/heap.c);
+ *  - memory: the kernel heap (kernel/common/heap.c);
  *  - phys_alloc/phys_free (the ITS's device and collection tables, its
  *    command queue, each device's ITT): the table region main.c keeps
  *    apart from the heap, shared with the redistributors' tables. With
@@ -219,7 +219,7 @@ static bool h_irq_pending(void *host, uint32_t intid)
 
 /* ---- INTx: SPIs the host bridge's interrupt-map names ---------------- */
 
-/* The SPI INTx pin @pin of root-bus slot @slot drives (kernel/pci.h). */
+/* The SPI INTx pin @pin of root-bus slot @slot drives (kernel/common/pci.h). */
 int karch_intx_root(uint32_t slot, uint8_t pin)
 {
 	uint32_t dev = (slot << 11) & plat.intx_mask_dev;

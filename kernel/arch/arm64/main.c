@@ -2,7 +2,7 @@
 /*
  * main.c - the arm64 reference kernel: device tree, GICv3 on every CPU
  * (PSCI CPU_ON, smp.c), LPIs, PCI enumeration (bus numbers and BARs
- * assigned by pci_ecam.c, then the shared kernel/pci.c reads the result),
+ * assigned by pci_ecam.c, then the shared kernel/common/pci.c reads the result),
  * the raw MSI probe through the kernel's own ITS driver (umsi.msiprobe,
  * msiprobe.c), uMSI with its GICv3 ITS back end (the shared glue and
  * drivers, host.c), the ready line, the verdict.
@@ -301,7 +301,7 @@ static const void *find_dtb(uint64_t x0)
 
 /*
  * After the image: TABLE_REGION for the GIC and ITS tables (table_alloc,
- * and uMSI's phys_alloc), then the kernel heap (kernel/heap.c) up to the
+ * and uMSI's phys_alloc), then the kernel heap (kernel/common/heap.c) up to the
  * device tree when it sits above us, else to the end of RAM.
  */
 static void heap_init(void)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * smp.c - every CPU up through PSCI CPU_ON, and kernel/smp.h on arm64.
+ * smp.c - every CPU up through PSCI CPU_ON, and kernel/common/smp.h on arm64.
  *
  * A CPU's number is its position among the device tree's cpu nodes
  * (CPU 0 boots); its hardware ID (smp_cpu_hwid, "mpidr" in UMSI lines) is

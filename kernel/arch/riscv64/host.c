@@ -3,12 +3,12 @@
  * host.c - the uMSI host interface (include/umsi/host.h) on the riscv64
  * kernel, with the RISC-V IMSIC back end (umsi_ctl_riscv_imsic).
  *
- *  - configuration space: ECAM, through the shared kernel/pci.c;
+ *  - configuration space: ECAM, through the shared kernel/common/pci.c;
  *  - MMIO: the kernel runs with satp = 0, so physical addresses are the
  *    virtual ones (the machine's PMAs make device ranges uncached); the
  *    accessors fence as Linux's readl/writel do;
  *  - locks: test-and-set spinlocks that save and clear sstatus.SIE;
- *  - memory: the kernel heap (kernel/heap.c: bump pointer and free lists
+ *  - memory: the kernel heap (kernel/common/heap.c: bump pointer and free lists
  *    over the RAM after the image, below the device tree);
  *  - clock: the time CSR at the device tree's timebase-frequency;
  *  - CPUs: device-tree order, hwid = hart ID; cross-calls by SBI IPI
@@ -17,7 +17,7 @@
  *    interrupt file, csrw siselect; csrr sireg (imsic.c); no eoi (the
  *    kernel claims through stopei) and no send_ipi.
  *  - INTx: intx_route = the host bridge's interrupt-map after the bridge
- *    swizzle (kernel/pci.c, karch_intx_root), an S-level APLIC source,
+ *    swizzle (kernel/common/pci.c, karch_intx_root), an S-level APLIC source,
  *    level; gsi_program = that source's target register in MSI mode
  *    (aplic.c): the hart whose file the composed message names, and the
  *    identity.
@@ -187,7 +187,7 @@ static bool h_irq_pending(void *host, uint32_t id)
 	return (imsic_reg_read(0x80 + 2 * (id / 64)) >> (id % 64)) & 1;
 }
 
-/* The APLIC source INTx pin @pin of root-bus slot @slot drives (kernel/pci.h). */
+/* The APLIC source INTx pin @pin of root-bus slot @slot drives (kernel/common/pci.h). */
 int karch_intx_root(uint32_t slot, uint8_t pin)
 {
 	const struct rv_platform *p = &rv_plat;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * karch.h - what kernel/kernel.h takes from the riscv64 architecture:
+ * karch.h - what kernel/common/kernel.h takes from the riscv64 architecture:
  * interrupt masking (sstatus.SIE), fences, MMIO, the CPU number. The
  * shared kernel code (glue, drivers, PCI, heap) sees only these and the
  * functions kernel.h and smp.h declare, which kernel/arch/riscv64/

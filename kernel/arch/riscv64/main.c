@@ -2,7 +2,7 @@
 /*
  * main.c - the riscv64 kernel's boot sequence: device tree, console,
  * command line, heap, harts, PCI (bus numbers and BARs assigned by
- * ecam.c, then the shared kernel/pci.c reads the result), the raw MSI
+ * ecam.c, then the shared kernel/common/pci.c reads the result), the raw MSI
  * probe (umsi.msiprobe), uMSI (the shared glue and drivers), the ready
  * line, the verdict.
  *

@@ -4,13 +4,13 @@
  * fuzz_dt_*.c, test_dt_*.c; mk/fuzz-dt.mk puts this directory before
  * kernel/ on the include path).
  *
- * The real kernel/kernel.h picks the architecture's inline assembly from
+ * The real kernel/common/kernel.h picks the architecture's inline assembly from
  * the compiler's target: on an x86-64 host it would bring the x86 kernel's
  * beside the arm64 or riscv64 headers the parsers include, and the two
  * clash. The parsers (kernel/arch/arm64/dt.c, kernel/arch/riscv64/
  * platform.c) need only the console from it, so this stand-in declares
  * that, with the same prototypes, and the kernel's small C library
- * (kernel/lib/klib.h). The harness defines the functions (dt_shim.c).
+ * (kernel/common/lib/klib.h). The harness defines the functions (dt_shim.c).
  * Anything else a parser starts to use from kernel.h fails to compile
  * here, which is the point: the shim must be widened on purpose.
  */

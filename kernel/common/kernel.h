@@ -3,13 +3,12 @@
  * kernel.h - core services of the reference kernel: console, panic and
  * exit, spinlocks, per-CPU data, memory, time and the command line.
  *
- * One kernel tree: the glue (glue*.c), the drivers (drivers/), PCI
- * (pci.c, pcihot.c, pcireset.c, pciehp.c), the heap (heap.c), the command
- * line and kernel/lib are shared by every architecture; what they need
- * from one is declared here ("the architecture interface" below) and in
- * smp.h, and comes from kernel/arch.h and the x86 files in kernel/ on
- * x86-64, from kernel/arch/riscv64/ (karch.h and its .c files) on riscv64,
- * from kernel/arch/arm64/ (likewise) on arm64.
+ * One kernel tree: kernel/common holds what every architecture shares,
+ * the glue (glue*.c), the drivers (drivers/), PCI (pci.c, pcihot.c,
+ * pcireset.c, pciehp.c), the heap (heap.c), the command line and lib/;
+ * what they need from an architecture is declared here ("the
+ * architecture interface" below) and in smp.h, and comes from
+ * kernel/arch/<arch>/ (karch.h and its .c files): x86_64, riscv64, arm64.
  */
 #ifndef KERNEL_KERNEL_H
 #define KERNEL_KERNEL_H
@@ -18,15 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__x86_64__)
-#include "arch.h"
-#elif defined(__riscv) && __riscv_xlen == 64
-#include "arch/riscv64/karch.h"
-#elif defined(__aarch64__)
-#include "arch/arm64/karch.h"
-#else
+#if !defined(__x86_64__) && !(defined(__riscv) && __riscv_xlen == 64) && \
+	!defined(__aarch64__)
 #error "kernel/: no architecture for this target"
 #endif
+/* The architecture's part: kernel/arch/<arch>/karch.h, whose folder comes
+ * first on the include path. */
+#include "karch.h"
 #include "lib/klib.h"
 
 #define KERNEL_MAX_CPUS 64	/* also in boot.S (GDT size) */
@@ -52,7 +49,7 @@
 #define ALIGN_DOWN(x, a) ((x) & ~((uint64_t)(a) - 1))
 #define ARRAY_SIZE(a)    (sizeof(a) / sizeof((a)[0]))
 
-/* ---- console (kernel/serial.c, kernel/console.c) ---------------------- */
+/* ---- console (kernel/serial.c, kernel/arch/x86_64/console.c) ---------------------- */
 void serial_init(void);
 void serial_write(const char *s, size_t n);
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -97,7 +94,7 @@ static inline void spin_unlock_irqrestore(struct spinlock *l,
 
 /* ---- the architecture interface ------------------------------------------
  * Besides the console, heap, time and smp.h: what shared code asks of the
- * architecture it runs on (x86: kernel/arch_x86.c; riscv64:
+ * architecture it runs on (x86: kernel/arch/x86_64/arch_x86.c; riscv64:
  * kernel/arch/riscv64/). this_cpu_id(), cpu_relax(), irq_save() and
  * irq_restore(), irq_disable()/irq_enable(), mfence() (a full fence, device
  * accesses included) and mmio_read/write8/16/32 are inline in the
@@ -137,7 +134,7 @@ struct percpu {
 	volatile bool online;
 	struct tss tss;
 	void *stack, *irq_stack, *exc_stack;
-	/* Cross-call mailbox (kernel/smp.c). */
+	/* Cross-call mailbox (kernel/arch/x86_64/smp.c). */
 	void (*volatile xcall_fn)(void *);
 	void *volatile xcall_arg;
 	volatile uint32_t xcall_done;
@@ -166,7 +163,7 @@ static inline struct percpu *this_cpu(void)
 void cpu_setup(struct percpu *pc);	/* GDT/TSS/IDT/GS/SSE on this CPU */
 #endif /* __x86_64__ */
 
-/* ---- memory (kernel/mm.c) ------------------------------------------------- */
+/* ---- memory (kernel/arch/x86_64/mm.c) ------------------------------------------------- */
 void mm_init(uint64_t heap_start, uint64_t heap_end, uint64_t ram_top);
 void *kalloc(size_t size);		/* zeroed, 16-byte aligned */
 void kfree(void *p, size_t size);
@@ -175,12 +172,12 @@ void *kalloc_pages(size_t size);	/* zeroed, 4 KiB aligned, never freed */
 void *mm_map_mmio(uint64_t phys, uint64_t len);
 uint64_t mm_heap_used(void);
 
-/* ---- time (kernel/time.c) ------------------------------------------------ */
+/* ---- time (kernel/arch/x86_64/time.c) ------------------------------------------------ */
 void time_init(uint16_t pm_port, bool pm_32bit);
 void udelay(uint64_t us);
 uint64_t clock_ns(void);
 
-/* ---- command line (kernel/cmdline.c) -------------------------------------- */
+/* ---- command line (kernel/common/cmdline.c) -------------------------------------- */
 void cmdline_init(const char *raw);	/* multiboot: skips the first word */
 void cmdline_set(const char *args);	/* the parameters alone (device tree) */
 const char *cmdline_get(void);
@@ -199,7 +196,7 @@ bool cmdline_bdf_count(const char *v, uint32_t *bdf, uint64_t *n,
 		       uint64_t max_n);
 
 #if defined(__x86_64__)
-/* ---- interrupts (kernel/idt.c) -------------------------------------------- */
+/* ---- interrupts (kernel/arch/x86_64/idt.c) -------------------------------------------- */
 #define VECTOR_XCALL     0xfd	/* cross-call IPI */
 #define VECTOR_WAKE      0xfc	/* wake the boot CPU's work loop */
 #define VECTOR_SPURIOUS  0xff	/* APIC spurious vector: never EOIed */

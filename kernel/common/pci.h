@@ -148,7 +148,7 @@ struct pci_hp_room {
 };
 bool pci_hp_port_room(uint32_t bdf, struct pci_hp_room *room);
 
-/* ---- SR-IOV (pci.c, pcihot.c; kernel/glue_sriov.c drives them) ---------- */
+/* ---- SR-IOV (pci.c, pcihot.c; kernel/common/glue_sriov.c drives them) ---------- */
 
 /*
  * A pci_devs entry for VF @bdf of PF @pf: its IDs as uMSI names them (a

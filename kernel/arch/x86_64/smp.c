@@ -2,7 +2,7 @@
 /*
  * smp.c - start the application processors and run functions on them.
  *
- * CPU numbers are positions in the MADT (kernel/acpi.c); the APIC ID of
+ * CPU numbers are positions in the MADT (kernel/arch/x86_64/acpi.c); the APIC ID of
  * each comes from there too, so gaps in APIC IDs (QEMU's -smp with
  * sockets whose core count is not a power of two) need no special case.
  *

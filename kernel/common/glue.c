@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * glue.c - the kernel's use of uMSI: create the system on kernel/host.c,
+ * glue.c - the kernel's use of uMSI: create the system on kernel/arch/x86_64/host.c,
  * register every PCI function (fresh from reset or not), let the drivers
  * and `umsi.probe=all` take vectors as the probe policy shares them
  * (glue_share.c), run the fire/migrate/dynamic exercises, and report the

@@ -8,7 +8,7 @@
  * ordinary C and may use SSE registers; the kernel itself never does),
  * calls isr_dispatch(struct trap_frame *) and returns with iretq.
  *
- * Every gate uses an IST stack (kernel/idt.c), so the CPU switches stacks
+ * Every gate uses an IST stack (kernel/arch/x86_64/idt.c), so the CPU switches stacks
  * even when interrupting kernel code: a leaf function of the library may
  * keep data in the 128-byte red zone below its stack pointer, and an
  * interrupt frame pushed there would destroy it.

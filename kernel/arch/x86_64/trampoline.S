@@ -2,7 +2,7 @@
 /*
  * trampoline.S - real-mode start of an application processor.
  *
- * kernel/smp.c copies trampoline_start..trampoline_end to TRAMP_BASE
+ * kernel/arch/x86_64/smp.c copies trampoline_start..trampoline_end to TRAMP_BASE
  * (0x8000, below 1 MiB and page aligned, as a STARTUP IPI requires: the
  * SIPI vector is the page number, 0x08) and stores the page-table root in
  * tramp_cr3 of the copy. The AP starts at CS:IP = 0x0800:0000 in real

@@ -60,7 +60,7 @@ _start32:
 
 	/*
 	 * Identity-map the first 4 GiB with 2 MiB pages: PML4[0] -> PDPT,
-	 * PDPT[0..3] -> four page directories of 512 entries each. kernel/mm.c
+	 * PDPT[0..3] -> four page directories of 512 entries each. kernel/arch/x86_64/mm.c
 	 * later marks device ranges uncached and maps anything above 4 GiB.
 	 */
 	movl $boot_pdpt, %eax
@@ -123,7 +123,7 @@ start64:
 
 /*
  * Application processors arrive here from the real-mode trampoline, in
- * long mode on the kernel's GDT, with the stack kernel/smp.c prepared.
+ * long mode on the kernel's GDT, with the stack kernel/arch/x86_64/smp.c prepared.
  */
 	.global ap_entry64
 ap_entry64:

@@ -154,7 +154,7 @@ void isr_dispatch(struct trap_frame *f)
 	kernel_irq_entry((uint8_t)f->vector);
 }
 
-/* Hook for the vectors uMSI owns; set by kernel/host.c once it exists. */
+/* Hook for the vectors uMSI owns; set by kernel/arch/x86_64/host.c once it exists. */
 void (*irq_dispatch_hook)(uint32_t cpu, uint32_t id);
 
 /**

@@ -78,7 +78,7 @@ struct kdriver {
 	void (*stop)(struct kdev *d);
 	void (*release)(struct kdev *d);
 	/*
-	 * Optional, SR-IOV (kernel/glue_sriov.c). sriov_up(): VF Enable has
+	 * Optional, SR-IOV (kernel/common/glue_sriov.c). sriov_up(): VF Enable has
 	 * made @nvfs VFs; make them ready for their driver (an NVMe PF gives
 	 * each secondary controller queues and interrupts and brings it
 	 * online) and put in vf_priv[i] what VF i's probe finds in kd->priv
@@ -107,7 +107,7 @@ int kdrv_setup_vectors(struct kdev *d, uint32_t min, uint32_t max,
 /*
  * How many of @min..@max vectors the probe policy lets @d ask for: one
  * per online CPU plus d->drv->admin (or `umsi.probe_max=`), and no more
- * than leaves one for every function still to be served (kernel/glue_share.c).
+ * than leaves one for every function still to be served (kernel/common/glue_share.c).
  */
 uint32_t kdrv_budget(struct kdev *d, uint32_t min, uint32_t max);
 
