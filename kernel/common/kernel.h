@@ -51,7 +51,9 @@
 
 /* ---- console (kernel/serial.c, kernel/arch/x86_64/console.c) ---------------------- */
 void serial_init(void);
-void serial_write(const char *s, size_t n);
+/* The architecture's console: send one character, waiting (boundedly) for
+ * room; kernel/common/console.c builds kprintf and panic on it. */
+void karch_console_putc(char c);
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void kputs_raw(const char *s);	/* no lock: for panic paths */
 void console_write(const char *s);	/* any length, one piece */

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * console.c - PL011 output and input, kprintf, panic, the exit verdict and
- * time (the generic timer's virtual counter, CNTVCT_EL0 at CNTFRQ_EL0).
+ * console.c - PL011 output and input (kprintf and panic over it:
+ * kernel/common/console.c), the exit verdict and time (the generic
+ * timer's virtual counter, CNTVCT_EL0 at CNTFRQ_EL0).
  *
  * The PL011 needs no set-up under QEMU: the data register (offset 0)
  * sends and receives, the flag register (0x18) bit 5 says the transmit
- * FIFO is full, bit 4 that the receive FIFO is empty. Lines from several
- * CPUs must not interleave (tests parse them): kprintf formats into a
- * buffer and writes it under one lock with interrupts masked.
+ * FIFO is full, bit 4 that the receive FIFO is empty.
  */
 #include <stdarg.h>
 
@@ -19,7 +18,6 @@
 #define PL011_FR_TXFF	(1u << 5)
 
 static uint64_t console_uart = PL011_DEFAULT_BASE;
-static struct spinlock console_lock;
 
 void console_set_base(uint64_t base)
 {
@@ -31,7 +29,7 @@ uint64_t console_base(void)
 	return console_uart;
 }
 
-static void console_putc(char c)
+void karch_console_putc(char c)
 {
 	unsigned int spins = 0;
 
@@ -41,47 +39,9 @@ static void console_putc(char c)
 	mmio_write32(console_uart + PL011_DR, (uint8_t)c);
 }
 
-static void console_write_n(const char *s, size_t n)
-{
-	for (; n; n--, s++) {
-		if (*s == '\n')
-			console_putc('\r');
-		console_putc(*s);
-	}
-}
 
-void kputs_raw(const char *s)
-{
-	console_write_n(s, strlen(s));
-}
 
-void kprintf(const char *fmt, ...)
-{
-	char line[512];
-	unsigned long flags;
-	va_list ap;
-	int n;
 
-	va_start(ap, fmt);
-	n = kvsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if (n >= (int)sizeof(line))
-		n = sizeof(line) - 1;
-	flags = spin_lock_irqsave(&console_lock);
-	console_write_n(line, (size_t)n);
-	spin_unlock_irqrestore(&console_lock, flags);
-}
-
-/* Any length, one piece: long UMSI lines must not be cut or interleaved. */
-void console_write(const char *s)
-{
-	unsigned long flags = spin_lock_irqsave(&console_lock);
-
-	console_write_n(s, strlen(s));
-	spin_unlock_irqrestore(&console_lock, flags);
-}
 
 /*
  * The verdict: a done line (the harness reads it; QEMU's exit status is 0
@@ -98,20 +58,6 @@ void kernel_exit(uint8_t code)
 	system_off();
 }
 
-void panic(const char *fmt, ...)
-{
-	char line[256];
-	va_list ap;
-
-	irq_disable();
-	va_start(ap, fmt);
-	kvsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	kputs_raw("PANIC: ");
-	kputs_raw(line);
-	kputs_raw("\n");
-	kernel_exit(KERNEL_EXIT_FAIL);
-}
 
 static uint64_t counter(void)
 {

@@ -9,6 +9,9 @@
 #ifndef ARM64_KARCH_H
 #define ARM64_KARCH_H
 
+/* The longest kprintf line (kernel/common/console.c). */
+#define KARCH_KPRINTF_MAX 512
+
 #include <stdbool.h>
 #include <stdint.h>
 

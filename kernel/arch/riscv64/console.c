@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * console.c - the 16550 UART, kprintf, panic, time and the exit verdict.
+ * console.c - the 16550 UART (kprintf and panic over it:
+ * kernel/common/console.c), time and the exit verdict.
  *
  * Until the device tree has named the UART, output goes through the SBI
- * legacy console (OpenSBI prints it on the same UART). Lines from several
- * harts must not interleave (tests parse them), so kprintf formats into
- * a buffer and writes it under one lock with interrupts off.
+ * legacy console (OpenSBI prints it on the same UART).
  */
 #include <stdarg.h>
 
@@ -25,7 +24,6 @@
 
 static uint64_t uart_base;
 static uint32_t uart_shift;
-static struct spinlock console_lock;
 
 void console_use_uart(uint64_t base, uint32_t shift)
 {
@@ -33,7 +31,7 @@ void console_use_uart(uint64_t base, uint32_t shift)
 	uart_base = base;
 }
 
-static void console_putc(char c)
+void karch_console_putc(char c)
 {
 	unsigned int spins = 0;
 
@@ -48,49 +46,9 @@ static void console_putc(char c)
 	mmio_write8(uart_base + (UART_THR << uart_shift), (uint8_t)c);
 }
 
-static void console_write_n(const char *s, size_t n)
-{
-	for (; n; n--, s++) {
-		if (*s == '\n')
-			console_putc('\r');
-		console_putc(*s);
-	}
-}
 
-void kputs_raw(const char *s)
-{
-	console_write_n(s, strlen(s));
-}
 
-void kprintf(const char *fmt, ...)
-{
-	char buf[2048];
-	unsigned long flags;
-	va_list ap;
-	int n;
 
-	va_start(ap, fmt);
-	n = kvsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n >= (int)sizeof(buf))
-		n = sizeof(buf) - 1;
-	flags = local_irq_save();
-	spin_lock(&console_lock);
-	console_write_n(buf, (size_t)n);
-	spin_unlock(&console_lock);
-	local_irq_restore(flags);
-}
-
-/* Write a whole string, however long, without interleaving. */
-void console_write(const char *s)
-{
-	unsigned long flags = local_irq_save();
-
-	spin_lock(&console_lock);
-	console_write_n(s, strlen(s));
-	spin_unlock(&console_lock);
-	local_irq_restore(flags);
-}
 
 /*
  * Exit QEMU with status @code through the test finisher (its "fail"
@@ -113,20 +71,6 @@ void kernel_exit(uint8_t code)
 	rv_exit(((int)code << 1) | 1);
 }
 
-void panic(const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	local_irq_disable();
-	va_start(ap, fmt);
-	kvsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	kputs_raw("PANIC: ");
-	kputs_raw(buf);
-	kputs_raw("\n");
-	rv_exit(RV_EXIT_FAIL);
-}
 
 /* Microseconds on the time CSR (timebase-frequency from /cpus). */
 uint64_t rv_time_us(void)

@@ -33,135 +33,6 @@
 #include "pci.h"
 #include "smp.h"
 
-static bool log_debug;
-
-static int h_cfg_read(void *host, umsi_bdf_t bdf, uint16_t off, uint8_t width,
-		      uint32_t *val)
-{
-	(void)host;
-	*val = pci_cfg_read(bdf, off, width);
-	return 0;
-}
-
-static int h_cfg_write(void *host, umsi_bdf_t bdf, uint16_t off,
-		       uint8_t width, uint32_t val)
-{
-	(void)host;
-	pci_cfg_write(bdf, off, width, val);
-	return 0;
-}
-
-static int h_mmio_map(void *host, uint64_t phys, uint64_t len, void **virt)
-{
-	(void)host;
-	*virt = mm_map_mmio(phys, len);
-	return 0;
-}
-
-static void h_mmio_unmap(void *host, void *virt, uint64_t len)
-{
-	(void)host;
-	(void)virt;
-	(void)len;
-}
-
-static uint32_t h_mmio_read32(void *host, volatile void *addr)
-{
-	(void)host;
-	return mmio_read32((uint64_t)(uintptr_t)addr);
-}
-
-static void h_mmio_write32(void *host, volatile void *addr, uint32_t val)
-{
-	(void)host;
-	mmio_write32((uint64_t)(uintptr_t)addr, val);
-}
-
-static void *h_lock_create(void *host)
-{
-	(void)host;
-	return kalloc(sizeof(struct spinlock));
-}
-
-static void h_lock_destroy(void *host, void *lock)
-{
-	(void)host;
-	kfree(lock, sizeof(struct spinlock));
-}
-
-static umsi_irqflags_t h_lock_acquire(void *host, void *lock)
-{
-	(void)host;
-	return spin_lock_irqsave(lock);
-}
-
-static void h_lock_release(void *host, void *lock, umsi_irqflags_t flags)
-{
-	(void)host;
-	spin_unlock_irqrestore(lock, flags);
-}
-
-static void *h_alloc(void *host, size_t size)
-{
-	(void)host;
-	return kalloc(size);
-}
-
-static void h_free(void *host, void *ptr, size_t size)
-{
-	(void)host;
-	kfree(ptr, size);
-}
-
-static void h_log(void *host, enum umsi_log_level level, const char *msg)
-{
-	static const char *const names[] = { "error", "warn", "info", "debug" };
-
-	(void)host;
-	if (level == UMSI_LOG_DEBUG && !log_debug)
-		return;
-	kprintf("umsi %s: %s\n", names[level & 3], msg);
-}
-
-static uint64_t h_clock_ns(void *host)
-{
-	(void)host;
-	return clock_ns();
-}
-
-/* Where a specification says to wait (SR-IOV's VF Enable). */
-static void h_sleep_us(void *host, uint32_t us)
-{
-	(void)host;
-	udelay(us);
-}
-
-static uint32_t h_current_cpu(void *host)
-{
-	(void)host;
-	return this_cpu_id();
-}
-
-static uint32_t h_cpu_count(void *host)
-{
-	(void)host;
-	return smp_ncpus;
-}
-
-static int h_cpu_hwid(void *host, uint32_t cpu, uint32_t *hartid)
-{
-	(void)host;
-	if (cpu >= smp_ncpus)
-		return -UMSI_EINVAL;
-	*hartid = smp_cpu_hwid(cpu);
-	return 0;
-}
-
-static bool h_cpu_is_online(void *host, uint32_t cpu)
-{
-	(void)host;
-	return smp_cpu_online(cpu);
-}
 
 /* MSI needs the S-level IMSIC as the host bridge's msi-parent. */
 static uint32_t h_platform_flags(void *host)
@@ -170,13 +41,6 @@ static uint32_t h_platform_flags(void *host)
 	if (!rv_plat.imsic.present || rv_plat.pci.msi_parent != rv_plat.imsic.phandle)
 		return UMSI_PLAT_NO_MSI;
 	return 0;
-}
-
-static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
-			void *arg)
-{
-	(void)host;
-	return smp_cross_call(cpu, fn, arg) ? -UMSI_EINVAL : 0;
 }
 
 /* The eip bit of @id in this hart's S-level file (AIA 3.8: eip words
@@ -251,27 +115,8 @@ static int h_gsi_program(void *host, uint32_t gsi,
 }
 
 const struct umsi_host_ops kernel_host_ops = {
-	.cfg_read = h_cfg_read,
-	.cfg_write = h_cfg_write,
-	.mmio_map = h_mmio_map,
-	.mmio_unmap = h_mmio_unmap,
-	.mmio_read32 = h_mmio_read32,
-	.mmio_write32 = h_mmio_write32,
-	.lock_create = h_lock_create,
-	.lock_destroy = h_lock_destroy,
-	.lock_acquire = h_lock_acquire,
-	.lock_release = h_lock_release,
-	.alloc = h_alloc,
-	.free = h_free,
-	.log = h_log,
-	.clock_ns = h_clock_ns,
-	.sleep_us = h_sleep_us,
-	.current_cpu = h_current_cpu,
-	.cpu_count = h_cpu_count,
-	.cpu_hwid = h_cpu_hwid,
-	.cpu_is_online = h_cpu_is_online,
+	KHOST_COMMON_OPS,
 	.platform_flags = h_platform_flags,
-	.run_on_cpu = h_run_on_cpu,
 	.irq_pending = h_irq_pending,
 	.intx_route = h_intx_route,
 	.gsi_program = h_gsi_program,
@@ -297,7 +142,3 @@ void arch_umsi_config(struct umsi_config *cfg)
 	cfg->ctl_config = &imsic_cfg;
 }
 
-void host_set_debug(bool on)
-{
-	log_debug = on;
-}

@@ -9,6 +9,9 @@
 #ifndef RISCV64_KARCH_H
 #define RISCV64_KARCH_H
 
+/* The longest kprintf line (kernel/common/console.c). */
+#define KARCH_KPRINTF_MAX 2048
+
 #include <stdbool.h>
 #include <stdint.h>
 

@@ -20,86 +20,6 @@
 #include "pci.h"
 #include "smp.h"
 
-static bool log_debug;
-
-static int h_cfg_read(void *host, umsi_bdf_t bdf, uint16_t off, uint8_t width,
-		      uint32_t *val)
-{
-	(void)host;
-	*val = pci_cfg_read(bdf, off, width);
-	return 0;
-}
-
-static int h_cfg_write(void *host, umsi_bdf_t bdf, uint16_t off,
-		       uint8_t width, uint32_t val)
-{
-	(void)host;
-	pci_cfg_write(bdf, off, width, val);
-	return 0;
-}
-
-/* Identity mapping: the "virtual" address is the physical one. */
-static int h_mmio_map(void *host, uint64_t phys, uint64_t len, void **virt)
-{
-	(void)host;
-	*virt = mm_map_mmio(phys, len);
-	return 0;
-}
-
-static void h_mmio_unmap(void *host, void *virt, uint64_t len)
-{
-	(void)host;
-	(void)virt;
-	(void)len;
-}
-
-static uint32_t h_mmio_read32(void *host, volatile void *addr)
-{
-	(void)host;
-	return *(volatile uint32_t *)addr;
-}
-
-static void h_mmio_write32(void *host, volatile void *addr, uint32_t val)
-{
-	(void)host;
-	*(volatile uint32_t *)addr = val;
-}
-
-static void *h_lock_create(void *host)
-{
-	(void)host;
-	return kalloc(sizeof(struct spinlock));
-}
-
-static void h_lock_destroy(void *host, void *lock)
-{
-	(void)host;
-	kfree(lock, sizeof(struct spinlock));
-}
-
-static umsi_irqflags_t h_lock_acquire(void *host, void *lock)
-{
-	(void)host;
-	return spin_lock_irqsave(lock);
-}
-
-static void h_lock_release(void *host, void *lock, umsi_irqflags_t flags)
-{
-	(void)host;
-	spin_unlock_irqrestore(lock, flags);
-}
-
-static void *h_alloc(void *host, size_t size)
-{
-	(void)host;
-	return kalloc(size);
-}
-
-static void h_free(void *host, void *ptr, size_t size)
-{
-	(void)host;
-	kfree(ptr, size);
-}
 
 /*
  * Memory the remapping unit reads (its interrupt-remapping table and
@@ -174,56 +94,6 @@ static void h_phys_free(void *host, void *virt, size_t size)
 	kfree(virt, size);
 }
 
-static void h_log(void *host, enum umsi_log_level level, const char *msg)
-{
-	static const char *const names[] = { "error", "warn", "info", "debug" };
-
-	(void)host;
-	if (level == UMSI_LOG_DEBUG && !log_debug)
-		return;
-	kprintf("umsi %s: %s\n", names[level & 3], msg);
-}
-
-static uint64_t h_clock_ns(void *host)
-{
-	(void)host;
-	return clock_ns();
-}
-
-/* Where a specification says to wait (SR-IOV's VF Enable). */
-static void h_sleep_us(void *host, uint32_t us)
-{
-	(void)host;
-	udelay(us);
-}
-
-static uint32_t h_current_cpu(void *host)
-{
-	(void)host;
-	return this_cpu_id();
-}
-
-static uint32_t h_cpu_count(void *host)
-{
-	(void)host;
-	return smp_ncpus;
-}
-
-static int h_cpu_hwid(void *host, uint32_t cpu, uint32_t *apic_id)
-{
-	(void)host;
-	if (cpu >= smp_ncpus)
-		return -UMSI_EINVAL;
-	*apic_id = smp_cpu_apic_id(cpu);
-	return 0;
-}
-
-static bool h_cpu_is_online(void *host, uint32_t cpu)
-{
-	(void)host;
-	return smp_cpu_online(cpu);
-}
-
 /*
  * KVM advertises the extended destination ID in CPUID 0x40000001 EAX
  * bit 15 (KVM_FEATURE_MSI_EXT_DEST_ID), under the "KVMKVMKVM" signature.
@@ -258,13 +128,6 @@ static uint32_t h_platform_flags(void *host)
 	if (acpi.msi_not_supported)
 		f |= UMSI_PLAT_NO_MSI;
 	return f;
-}
-
-static int h_run_on_cpu(void *host, uint32_t cpu, void (*fn)(void *arg),
-			void *arg)
-{
-	(void)host;
-	return smp_cross_call(cpu, fn, arg) ? -UMSI_EINVAL : 0;
 }
 
 /* The local APIC (umsi/host.h eoi, irq_pending, send_ipi). */
@@ -340,27 +203,8 @@ static int h_gsi_program(void *host, uint32_t gsi,
 }
 
 const struct umsi_host_ops kernel_host_ops = {
-	.cfg_read = h_cfg_read,
-	.cfg_write = h_cfg_write,
-	.mmio_map = h_mmio_map,
-	.mmio_unmap = h_mmio_unmap,
-	.mmio_read32 = h_mmio_read32,
-	.mmio_write32 = h_mmio_write32,
-	.lock_create = h_lock_create,
-	.lock_destroy = h_lock_destroy,
-	.lock_acquire = h_lock_acquire,
-	.lock_release = h_lock_release,
-	.alloc = h_alloc,
-	.free = h_free,
-	.log = h_log,
-	.clock_ns = h_clock_ns,
-	.sleep_us = h_sleep_us,
-	.current_cpu = h_current_cpu,
-	.cpu_count = h_cpu_count,
-	.cpu_hwid = h_cpu_hwid,
-	.cpu_is_online = h_cpu_is_online,
+	KHOST_COMMON_OPS,
 	.platform_flags = h_platform_flags,
-	.run_on_cpu = h_run_on_cpu,
 	.eoi = h_eoi,
 	.irq_pending = h_irq_pending,
 	.send_ipi = h_send_ipi,
@@ -460,7 +304,3 @@ int karch_vector_fields(char *buf, size_t size, const struct umsi_irq_info *ii)
 	return ksnprintf(buf, size, ",\"irte\":%u", index);
 }
 
-void host_set_debug(bool on)
-{
-	log_debug = on;
-}
