@@ -15,7 +15,6 @@
 #include "fdt.h"
 #include "gicv2.h"
 #include "gicv3.h"
-#include "its.h"
 #include "pci_ecam.h"
 
 /*
@@ -117,7 +116,6 @@ extern volatile uint16_t a64_wired_id[1020];
 extern struct gic2 gic2;
 extern struct cpu cpus[ARM64_MAX_CPUS];
 extern struct gic gic;
-extern struct its its;
 extern struct ecam_host a64_pci;
 
 extern unsigned a64_ncpus;	/* CPUs of the device tree */
@@ -150,6 +148,11 @@ void cpu_report_irqs(unsigned cpu);
 extern void (*volatile irq_hook)(uint32_t intid);
 
 /* msiprobe.c: every edu gets an LPI through the ITS, fires, moves. */
+/* GITS_TRANSLATER, where MSIs to the ITS go: the ITS's second 64 KiB
+ * frame + 0x40 (IHI 0069 12.19.16), for the ready line. */
+#define A64_GITS_TRANSLATER	0x10040u
+
 int msi_probe_all(void);
+int msi_probe_its_up(void);	/* its own ITS driver (its.c) first */
 
 #endif /* ARM64_A64_H */

@@ -24,7 +24,6 @@ struct platform plat;
 struct cpu cpus[ARM64_MAX_CPUS];
 struct gic gic;
 struct gic2 gic2;
-struct its its;
 struct ecam_host a64_pci;
 void (*volatile irq_hook)(uint32_t intid);
 /* The uMSI dispatcher, set by the glue (kernel.h). */
@@ -283,7 +282,7 @@ static void print_ready(bool umsi)
 			"\"ctl\":\"its\",\"cpus\":[%s],\"its\":{\"base\":\"0x%llx\"},\"translater\":\"0x%llx\","
 			"\"first_lpi\":%u,\"nvec\":%u,\"umsi\":%s,\"allocated\":%u}\n",
 			cpus_buf, (unsigned long long)plat.its,
-			(unsigned long long)(plat.its ? plat.its + GITS_TRANSLATER : 0),
+			(unsigned long long)(plat.its ? plat.its + A64_GITS_TRANSLATER : 0),
 			A64_UMSI_FIRST_LPI, A64_UMSI_NVEC, umsi ? "true" : "false",
 			umsi_glue_allocated());
 	console_write(line);
@@ -322,30 +321,6 @@ static void heap_init(void)
 		(unsigned long long)table_end, (unsigned long long)end);
 }
 
-/* The kernel's own ITS driver, for the raw probe only. */
-static int its_up(void)
-{
-	unsigned i;
-
-	its.base = plat.its;
-	its.alloc = table_alloc;
-	its.log = klog;
-	if (!plat.its || its_init(&its))
-		return -1;
-	/* One collection per CPU, ICID = CPU number. */
-	for (i = 0; i < plat.ncpus; i++) {
-		if (!cpus[i].online)
-			continue;
-		if (its_mapc(&its, (uint16_t)i, cpus[i].rdbase) ||
-		    its_sync(&its, cpus[i].rdbase))
-			return -1;
-		kprintf("its: MAPC collection %u -> RDbase 0x%llx (%s), SYNC\n",
-			i, (unsigned long long)cpus[i].rdbase,
-			its.pta ? "redistributor address >> 16" :
-			"processor number");
-	}
-	return 0;
-}
 
 static void ecam_up(void)
 {
@@ -501,7 +476,7 @@ void kmain(uint64_t x0, uint64_t entry_el)
 			kprintf("its: no ITS on a GICv2: no raw probe\n");
 		} else if (cmdline_flag("umsi.msiprobe")) {
 			probe_active = true;
-			if (its_up()) {
+			if (msi_probe_its_up()) {
 				kprintf("its: set-up failed\n");
 				ok = false;
 			} else if (msi_probe_all() < 0) {

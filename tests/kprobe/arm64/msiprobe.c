@@ -9,6 +9,9 @@
  */
 #include "console.h"
 #include "a64.h"
+#include "its.h"
+
+struct its its;
 
 /* QEMU's edu (docs/specs/edu.rst). */
 #define EDU_VENDOR		0x1234
@@ -209,4 +212,32 @@ int msi_probe_all(void)
 	kprintf("msi: %u of %u edu device(s) delivered MSIs through the ITS\n",
 		good, n);
 	return good == n ? (int)n : -1;
+}
+
+/*
+ * The probe's own ITS driver (its.c) up: one collection per CPU, ICID =
+ * CPU number. Before msi_probe_all().
+ */
+int msi_probe_its_up(void)
+{
+	unsigned i;
+
+	its.base = plat.its;
+	its.alloc = table_alloc;
+	its.log = klog;
+	if (!plat.its || its_init(&its))
+		return -1;
+	/* One collection per CPU, ICID = CPU number. */
+	for (i = 0; i < plat.ncpus; i++) {
+		if (!cpus[i].online)
+			continue;
+		if (its_mapc(&its, (uint16_t)i, cpus[i].rdbase) ||
+		    its_sync(&its, cpus[i].rdbase))
+			return -1;
+		kprintf("its: MAPC collection %u -> RDbase 0x%llx (%s), SYNC\n",
+			i, (unsigned long long)cpus[i].rdbase,
+			its.pta ? "redistributor address >> 16" :
+			"processor number");
+	}
+	return 0;
 }
