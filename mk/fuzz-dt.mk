@@ -27,13 +27,17 @@ DT_SHIM_SRCS := tests/fuzz/dt_shim.c kernel/common/lib/printf.c src/lib/format.c
 DT_SHIM_DEPS := $(DT_SHIM_SRCS) tests/fuzz/dt_shim.h \
 	tests/fuzz/dt-shim/kernel.h kernel/common/lib/klib.h
 DT_INC_ARM64 := -Itests/fuzz -Itests/fuzz/dt-shim -Ikernel/arch/arm64 \
-	-Ikernel/common/lib -Iinclude
+	-Ikernel/common -Ikernel/common/dt -Ikernel/common/lib -Iinclude
 DT_INC_RISCV64 := -Itests/fuzz -Itests/fuzz/dt-shim -Ikernel/arch/riscv64 \
-	-Ikernel/common/lib -Iinclude
-DT_SRCS_ARM64 := kernel/arch/arm64/dt.c kernel/arch/arm64/fdt.c
-DT_SRCS_RISCV64 := kernel/arch/riscv64/platform.c kernel/arch/riscv64/fdt.c
-DT_DEPS_ARM64 := $(DT_SRCS_ARM64) $(wildcard kernel/arch/arm64/*.h)
-DT_DEPS_RISCV64 := $(DT_SRCS_RISCV64) $(wildcard kernel/arch/riscv64/*.h)
+	-Ikernel/common -Ikernel/common/dt -Ikernel/common/lib -Iinclude
+DT_SRCS_ARM64 := kernel/arch/arm64/dt.c kernel/common/fdt.c \
+	kernel/common/dt/dt_pci.c
+DT_SRCS_RISCV64 := kernel/arch/riscv64/platform.c kernel/common/fdt.c \
+	kernel/common/dt/dt_pci.c
+DT_DEPS_ARM64 := $(DT_SRCS_ARM64) $(wildcard kernel/arch/arm64/*.h) \
+	kernel/common/fdt.h kernel/common/dt/dt_pci.h
+DT_DEPS_RISCV64 := $(DT_SRCS_RISCV64) $(wildcard kernel/arch/riscv64/*.h) \
+	kernel/common/fdt.h kernel/common/dt/dt_pci.h
 
 ifneq ($(shell command -v $(FUZZ_DT_CC) 2>/dev/null),)
 CHECK_TARGETS += $(FUZZ_DT)

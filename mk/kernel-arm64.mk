@@ -47,7 +47,7 @@ ARM64_ARCH_SRCS := $(filter-out kernel/arch/arm64/host.c, \
 # The raw MSI probe without the library (umsi.msiprobe, *-boot.t): a test
 # aid, kept under tests/kprobe/arm64 and linked into every build.
 ARM64_ARCH_SRCS += $(sort $(wildcard tests/kprobe/arm64/*.c))
-ARM64_SHARED_SRCS := $(KCOMMON_BASE_SRCS)
+ARM64_SHARED_SRCS := $(KCOMMON_BASE_SRCS) $(KCOMMON_DT_SRCS)
 ARM64_GLUE_SRCS := kernel/arch/arm64/host.c $(KCOMMON_GLUE_SRCS)
 ARM64_SRCS := $(ARM64_ARCH_SRCS) $(ARM64_SHARED_SRCS) $(ARM64_GLUE_SRCS) \
 	$(KCOMMON_STUB_SRC)

@@ -47,7 +47,7 @@ RV64_ARCH_SRCS := $(filter-out kernel/arch/riscv64/host.c, \
 # The raw MSI probe without the library (umsi.msiprobe, *-boot.t): a test
 # aid, kept under tests/kprobe/riscv64 and linked into every build.
 RV64_ARCH_SRCS += $(sort $(wildcard tests/kprobe/riscv64/*.c))
-RV64_SHARED_SRCS := $(KCOMMON_BASE_SRCS)
+RV64_SHARED_SRCS := $(KCOMMON_BASE_SRCS) $(KCOMMON_DT_SRCS)
 RV64_GLUE_SRCS := kernel/arch/riscv64/host.c $(KCOMMON_GLUE_SRCS)
 RV64_SRCS := $(RV64_ARCH_SRCS) $(RV64_SHARED_SRCS) $(RV64_GLUE_SRCS) \
 	$(KCOMMON_STUB_SRC)

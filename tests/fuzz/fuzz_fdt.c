@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_fdt - the reference kernels' flattened-device-tree parsers
- * (kernel/arch/riscv64/fdt.c and kernel/arch/arm64/fdt.c), compiled hosted
- * and unmodified, on hostile blobs: the device tree comes from firmware
- * and is device data. One source, built once per parser (-DFDT_ARM64 for
- * the arm64 one). Every query the kernels make is made on every node; the
- * sanitizers report any read outside the blob, and the walk must end.
+ * fuzz_fdt - the reference kernels' flattened-device-tree reader
+ * (kernel/common/fdt.c, used by riscv64 and arm64), compiled hosted and
+ * unmodified, on hostile blobs: the device tree comes from firmware and
+ * is device data. Every query either kernel makes is made on every node;
+ * the sanitizers report any read outside the blob, and the walk must end.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -49,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)fdt_parent(&f, node);
 		for (unsigned i = 0; i < 4; i++)
 			(void)fdt_reg(&f, node, i, &a, &s);
-#ifdef FDT_ARM64
+		for (unsigned i = 0; i < 4; i++)
+			(void)fdt_reg_raw(&f, node, i, &a, &s);
 		{
 			unsigned ac, sc;
 
@@ -57,12 +57,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)fdt_prop_has_string(&f, node, "device_type", "cpu");
 			(void)fdt_subnode(&f, node, "its");
 		}
-#else
 		(void)fdt_is_okay(&f, node);
 		(void)fdt_address_cells(&f, node);
 		(void)fdt_size_cells(&f, node);
 		(void)fdt_is_compatible(&f, node, "riscv,imsics");
-#endif
 	}
 	for (unsigned i = 0; i < sizeof(compats) / sizeof(compats[0]); i++)
 		for (c = fdt_find_compatible(&f, -1, compats[i]), n = 0;
@@ -70,16 +68,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			;
 	(void)fdt_find_phandle(&f, 1);
 	(void)fdt_find_phandle(&f, 0xffffffffu);
-#ifdef FDT_ARM64
-	(void)fdt_path(&f, "/cpus");
-	(void)fdt_path(&f, "/chosen");
-#else
 	(void)fdt_path(&f, "/cpus", 5);
 	(void)fdt_path(&f, "/chosen", 7);
 	for (c = fdt_find_device_type(&f, -1, "cpu"), n = 0; c >= 0 && n < 64;
 	     c = fdt_find_device_type(&f, c, "cpu"), n++)
 		;
-#endif
 	free(blob);
 	return 0;
 }

@@ -8,6 +8,7 @@
  */
 #include "console.h"
 #include "a64.h"
+#include "dt_pci.h"
 
 static void dt_console(const struct fdt *f, struct platform *p)
 {
@@ -23,7 +24,7 @@ static void dt_console(const struct fdt *f, struct platform *p)
 
 static void dt_chosen_memory(const struct fdt *f, struct platform *p)
 {
-	int depth = 0, n, chosen = fdt_path(f, "/chosen");
+	int depth = 0, n, chosen = fdt_path(f, "/chosen", 7);
 	uint32_t len;
 	const char *args = fdt_getprop(f, chosen, "bootargs", &len);
 
@@ -43,7 +44,7 @@ static void dt_chosen_memory(const struct fdt *f, struct platform *p)
 
 static int dt_cpus(const struct fdt *f, struct platform *p)
 {
-	int cpus = fdt_path(f, "/cpus"), psci, n, depth = 0;
+	int cpus = fdt_path(f, "/cpus", 5), psci, n, depth = 0;
 	uint64_t mpidr, size;
 
 	psci = fdt_find_compatible(f, -1, "arm,psci-0.2");
@@ -64,7 +65,7 @@ static int dt_cpus(const struct fdt *f, struct platform *p)
 		if (depth != 1 ||
 		    !fdt_prop_has_string(f, n, "device_type", "cpu"))
 			continue;
-		if (fdt_reg(f, n, 0, &mpidr, &size))
+		if (fdt_reg_raw(f, n, 0, &mpidr, &size))
 			continue;
 		if (p->ncpus >= ARM64_MAX_CPUS) {
 			kprintf("dt: cpu mpidr 0x%llx beyond %u CPUs, ignored\n",
@@ -169,9 +170,9 @@ static int dt_gic(const struct fdt *f, struct platform *p)
 static void dt_pci_range(struct platform *p, const uint8_t *e, unsigned pac)
 {
 	uint32_t hi = fdt_be32(e);
-	uint64_t pci = fdt_cells(e + 4, 2);
-	uint64_t cpu = fdt_cells(e + 12, pac);
-	uint64_t size = fdt_cells(e + 12 + 4 * pac, 2);
+	uint64_t pci = fdt_read_cells(e + 4, 2);
+	uint64_t cpu = fdt_read_cells(e + 12, pac);
+	uint64_t size = fdt_read_cells(e + 12 + 4 * pac, 2);
 	unsigned space = hi >> 24 & 3;
 	struct ecam_window *w = NULL;
 
@@ -192,53 +193,6 @@ static void dt_pci_range(struct platform *p, const uint8_t *e, unsigned pac)
 	}
 }
 
-/* ECAM gives each bus 1 MiB of configuration space (PCIe 7.2.2). */
-#define ECAM_BUS_SHIFT	20
-
-/*
- * The buses host bridge @n serves: its bus-range, 0-255 without one
- * (host-generic-pci), cut to the buses its ECAM window covers, the
- * window starting at the first. Bus numbers are 8 bits: a bus-range
- * beyond 255 or ending before it starts is refused, not cut to 8 bits,
- * as is a window smaller than one bus. Return: false when refused.
- */
-static bool dt_pci_buses(const struct fdt *f, int n, struct platform *p)
-{
-	uint64_t buses = p->ecam_size >> ECAM_BUS_SHIFT;
-	uint32_t start = 0, end = 0xff, len;
-	const uint8_t *r = fdt_getprop(f, n, "bus-range", &len);
-
-	if (r && len == 8) {
-		start = fdt_be32(r);
-		end = fdt_be32(r + 4);
-	}
-	if (start > 0xff || end > 0xff) {
-		kprintf("dt: pci bus-range <0x%x 0x%x> is beyond bus 0xff "
-			"(bus numbers are 8 bits): no PCI\n", start, end);
-		return false;
-	}
-	if (end < start) {
-		kprintf("dt: pci bus-range <0x%x 0x%x> ends before it starts: "
-			"no PCI\n", start, end);
-		return false;
-	}
-	if (!buses) {
-		kprintf("dt: pci ecam 0x%llx size 0x%llx is smaller than one "
-			"bus (1 MiB): no PCI\n", (unsigned long long)p->ecam,
-			(unsigned long long)p->ecam_size);
-		return false;
-	}
-	if (end - start >= buses) {
-		kprintf("dt: pci ecam size 0x%llx covers %u buses: buses "
-			"%02x-%02x, not to %02x\n",
-			(unsigned long long)p->ecam_size, (unsigned)buses, start,
-			start + (unsigned)buses - 1, end);
-		end = start + (uint32_t)buses - 1;
-	}
-	p->bus_start = start;
-	p->bus_end = end;
-	return true;
-}
 
 /*
  * The host bridge's interrupt-map toward the GIC (PCI bus binding 2.2.1.3;
@@ -291,7 +245,8 @@ static void dt_pci(const struct fdt *f, struct platform *p)
 		kprintf("dt: no pci-host-ecam-generic node\n");
 		return;
 	}
-	if (!dt_pci_buses(f, n, p))
+	if (!dt_pci_buses(f, n, p->ecam, p->ecam_size, &p->bus_start,
+			  &p->bus_end))
 		return;
 	p->have_pci = true;
 	kprintf("dt: pci ecam 0x%llx size 0x%llx buses %02x-%02x\n",

@@ -11,12 +11,12 @@
  * and the IEEE 1275 PCI bus binding for ranges.
  */
 #include "kernel.h"
+#include "dt_pci.h"
 #include "platform.h"
 #include "riscv.h"
 
 #define IMSIC_FILE_SHIFT	12
 /* ECAM gives each bus 1 MiB of configuration space (PCIe 7.2.2). */
-#define ECAM_BUS_SHIFT		20
 
 static void platform_chosen(const struct fdt *fdt, struct rv_platform *p)
 {
@@ -215,51 +215,6 @@ static void platform_pci_ranges(const struct fdt *fdt, int node,
 	}
 }
 
-/*
- * The buses host bridge @node serves: its bus-range, 0-255 without one
- * (host-generic-pci), cut to the buses its ECAM window covers, the
- * window starting at the first. Bus numbers are 8 bits: a bus-range
- * beyond 255 or ending before it starts is refused, not cut, as is a
- * window smaller than one bus. Return: false when refused.
- */
-static bool platform_pci_buses(const struct fdt *fdt, int node,
-			       struct rv_platform *p)
-{
-	uint64_t buses = p->pci.ecam_size >> ECAM_BUS_SHIFT;
-	uint32_t start = 0, end = 255, len;
-	const uint8_t *br = fdt_getprop(fdt, node, "bus-range", &len);
-
-	if (br && len == 8) {
-		start = (uint32_t)fdt_read_cells(br, 1);
-		end = (uint32_t)fdt_read_cells(br + 4, 1);
-	}
-	if (start > 255 || end > 255) {
-		kprintf("dt: pci bus-range <0x%x 0x%x> is beyond bus 0xff "
-			"(bus numbers are 8 bits): no PCI\n", start, end);
-		return false;
-	}
-	if (end < start) {
-		kprintf("dt: pci bus-range <0x%x 0x%x> ends before it starts: "
-			"no PCI\n", start, end);
-		return false;
-	}
-	if (!buses) {
-		kprintf("dt: pci ecam 0x%lx size 0x%lx is smaller than one "
-			"bus (1 MiB): no PCI\n", (unsigned long)p->pci.ecam_base,
-			(unsigned long)p->pci.ecam_size);
-		return false;
-	}
-	if (end - start >= buses) {
-		kprintf("dt: pci ecam size 0x%lx covers %u buses: buses "
-			"%u-%u, not to %u\n", (unsigned long)p->pci.ecam_size,
-			(unsigned int)buses, start,
-			start + (unsigned int)buses - 1, end);
-		end = start + (uint32_t)buses - 1;
-	}
-	p->pci.bus_start = start;
-	p->pci.bus_end = end;
-	return true;
-}
 
 /*
  * The S-level APLIC: a "riscv,aplic" whose msi-parent is the S-level
@@ -327,7 +282,8 @@ static void platform_pci(const struct fdt *fdt, struct rv_platform *p)
 
 	if (node < 0 || !fdt_is_okay(fdt, node) ||
 	    fdt_reg(fdt, node, 0, &p->pci.ecam_base, &p->pci.ecam_size) ||
-	    !platform_pci_buses(fdt, node, p))
+	    !dt_pci_buses(fdt, node, p->pci.ecam_base, p->pci.ecam_size,
+			  &p->pci.bus_start, &p->pci.bus_end))
 		return;
 	p->pci.present = true;
 	p->pci.msi_parent = fdt_prop_u32(fdt, node, "msi-parent", 0);

@@ -3,9 +3,9 @@
  * fdt.h - a bounded reader of flattened device trees (DTB versions 16
  * and 17, the Devicetree Specification v0.4, chapter 5).
  *
- * Nothing here is specific to RISC-V: the arm64 kernel and any other
- * device-tree machine can use it as it is. It allocates nothing and keeps
- * no state beyond the struct fdt the caller owns.
+ * One reader for every device-tree machine of the reference kernel
+ * (riscv64, arm64: kernel/common). It allocates nothing and keeps no
+ * state beyond the struct fdt the caller owns.
  *
  * The blob is not trusted. fdt_init() checks the header against the
  * bound the caller gives; afterwards every token, name and property is
@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define FDT_MAGIC	0xd00dfeedu	/* the header's first word, big-endian */
 
 #define FDT_ENOENT	2
 #define FDT_E2BIG	7
@@ -66,7 +68,7 @@ const char *fdt_node_name(const struct fdt *fdt, int node);
 
 /**
  * fdt_getprop - a property of a node
- * @len: set to the value's length in bytes
+ * @len: set to the value's length in bytes (may be NULL)
  *
  * Return: the value (inside the blob, 4-byte aligned) or NULL.
  */
@@ -91,7 +93,15 @@ int fdt_find_device_type(const struct fdt *fdt, int after, const char *type);
 /* The node whose phandle (or linux,phandle) is @phandle. */
 int fdt_find_phandle(const struct fdt *fdt, uint32_t phandle);
 
+/* Whether the string list property @name (e.g. "compatible") holds @str. */
+bool fdt_prop_has_string(const struct fdt *fdt, int node, const char *name,
+			 const char *str);
+
 bool fdt_is_compatible(const struct fdt *fdt, int node, const char *compat);
+
+/* The first child of @parent named @name (or @name@unit when @name has no
+ * '@'), -FDT_ENOENT when there is none. */
+int fdt_subnode(const struct fdt *fdt, int parent, const char *name);
 
 /* No status property, or "okay"/"ok". */
 bool fdt_is_okay(const struct fdt *fdt, int node);
@@ -106,6 +116,20 @@ uint32_t fdt_size_cells(const struct fdt *fdt, int node);
 
 /* A big-endian number of @cells 32-bit cells (1 or 2; more: low 64 bits). */
 uint64_t fdt_read_cells(const void *p, uint32_t cells);
+
+/* A big-endian cell at @p (no alignment needed). */
+uint32_t fdt_be32(const void *p);
+
+/* #address-cells / #size-cells that @node's parent gives its reg. */
+void fdt_reg_cells(const struct fdt *fdt, int node, unsigned *ac,
+		   unsigned *sc);
+
+/*
+ * As fdt_reg(), untranslated: the pair as written, in the parent bus's
+ * space (a CPU node's reg is its ID, no address).
+ */
+int fdt_reg_raw(const struct fdt *fdt, int node, unsigned index,
+		uint64_t *addr, uint64_t *size);
 
 /**
  * fdt_reg - one address/size pair of a node's reg, CPU address

@@ -12,7 +12,6 @@
  */
 #include "fdt.h"
 
-#define FDT_MAGIC		0xd00dfeedu
 #define FDT_HEADER_SIZE		40
 #define FDT_BEGIN_NODE		1u
 #define FDT_END_NODE		2u
@@ -20,8 +19,10 @@
 #define FDT_NOP			4u
 #define FDT_END			9u
 
-static uint32_t fdt_be32(const uint8_t *p)
+uint32_t fdt_be32(const void *v)
 {
+	const uint8_t *p = v;
+
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
 	       (uint32_t)p[2] << 8 | p[3];
 }
@@ -218,7 +219,8 @@ const void *fdt_getprop(const struct fdt *fdt, int node, const char *name,
 			const char *pname = fdt_string(fdt, fdt_be32(p + 8));
 
 			if (pname && fdt_streq(pname, name)) {
-				*len = fdt_be32(p + 4);
+				if (len)
+					*len = fdt_be32(p + 4);
 				return p + 12;
 			}
 		} else if (tag != FDT_NOP) {
@@ -259,8 +261,8 @@ static bool fdt_name_matches(const char *name, const char *comp, size_t len)
 	return !name[len] || (!has_unit && name[len] == '@');
 }
 
-static int fdt_subnode(const struct fdt *fdt, int parent, int pdepth,
-		       const char *comp, size_t len)
+static int fdt_child_named(const struct fdt *fdt, int parent, int pdepth,
+			   const char *comp, size_t len)
 {
 	int n = parent, depth = pdepth;
 
@@ -294,7 +296,7 @@ int fdt_path(const struct fdt *fdt, const char *path, size_t len)
 		start = i;
 		while (i < len && path[i] != '/')
 			i++;
-		node = fdt_subnode(fdt, node, depth, path + start, i - start);
+		node = fdt_child_named(fdt, node, depth, path + start, i - start);
 		depth++;
 	}
 	return node;
@@ -316,12 +318,28 @@ static bool fdt_stringlist_has(const char *list, uint32_t len, const char *s)
 	return false;
 }
 
-bool fdt_is_compatible(const struct fdt *fdt, int node, const char *compat)
+bool fdt_prop_has_string(const struct fdt *fdt, int node, const char *name,
+			 const char *str)
 {
 	uint32_t len;
-	const char *p = fdt_getprop(fdt, node, "compatible", &len);
+	const char *p = fdt_getprop(fdt, node, name, &len);
 
-	return p && fdt_stringlist_has(p, len, compat);
+	return p && fdt_stringlist_has(p, len, str);
+}
+
+bool fdt_is_compatible(const struct fdt *fdt, int node, const char *compat)
+{
+	return fdt_prop_has_string(fdt, node, "compatible", compat);
+}
+
+int fdt_subnode(const struct fdt *fdt, int parent, const char *name)
+{
+	size_t len = 0;
+
+	while (name[len])
+		len++;
+	/* Depths are relative: the children of @parent are one below it. */
+	return fdt_child_named(fdt, parent, 0, name, len);
 }
 
 bool fdt_is_okay(const struct fdt *fdt, int node)
@@ -440,18 +458,25 @@ static int fdt_translate_once(const struct fdt *fdt, int bus, int parent,
 	return -FDT_EINVAL;
 }
 
-int fdt_reg(const struct fdt *fdt, int node, unsigned index,
-	    uint64_t *addr, uint64_t *size)
+void fdt_reg_cells(const struct fdt *fdt, int node, unsigned *ac,
+		   unsigned *sc)
 {
-	uint32_t len, ac, sc, entry;
-	const uint8_t *r;
-	int bus, parent;
+	int bus = fdt_parent(fdt, node);
 
-	bus = fdt_parent(fdt, node);
-	if (bus < 0)
+	*ac = bus < 0 ? 2 : fdt_address_cells(fdt, bus);
+	*sc = bus < 0 ? 1 : fdt_size_cells(fdt, bus);
+}
+
+int fdt_reg_raw(const struct fdt *fdt, int node, unsigned index,
+		uint64_t *addr, uint64_t *size)
+{
+	uint32_t len, entry;
+	unsigned ac, sc;
+	const uint8_t *r;
+
+	if (fdt_parent(fdt, node) < 0)
 		return -FDT_EINVAL;
-	ac = fdt_address_cells(fdt, bus);
-	sc = fdt_size_cells(fdt, bus);
+	fdt_reg_cells(fdt, node, &ac, &sc);
 	if (!ac || ac > 2 || sc > 2)
 		return -FDT_EINVAL;
 	r = fdt_getprop(fdt, node, "reg", &len);
@@ -462,6 +487,18 @@ int fdt_reg(const struct fdt *fdt, int node, unsigned index,
 		return -FDT_ENOENT;
 	*addr = fdt_read_cells(r + index * entry, ac);
 	*size = fdt_read_cells(r + index * entry + ac * 4, sc);
+	return 0;
+}
+
+int fdt_reg(const struct fdt *fdt, int node, unsigned index,
+	    uint64_t *addr, uint64_t *size)
+{
+	int bus, parent, err;
+
+	err = fdt_reg_raw(fdt, node, index, addr, size);
+	if (err)
+		return err;
+	bus = fdt_parent(fdt, node);
 	/* Up through every bus to the root, whose space is the CPU's. */
 	for (parent = fdt_parent(fdt, bus); parent >= 0;
 	     bus = parent, parent = fdt_parent(fdt, bus))
