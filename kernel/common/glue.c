@@ -25,8 +25,8 @@ static const struct kdriver *const drivers[] = {
 };
 
 static struct umsi_system *sys;
-struct glue_dev gdevs[PCI_MAX_DEVS];
-struct glue_settings glue_cfg;
+/* The glue's one state (glue.h): handed to every part, not shared. */
+static struct glue glue;
 static bool failed;
 
 struct umsi_system *kernel_umsi_system(void);
@@ -482,50 +482,52 @@ static void print_tables(void)
  * reset (pcireset.c): their MSI-X set-up then skips masking the unused
  * table entries, which reset left masked.
  */
-static void add_functions(void)
+static void add_functions(struct glue *gl)
 {
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
 		struct pci_dev *d = &pci_devs[i];
 		struct umsi_pci_dev *parent =
-			d->parent >= 0 ? gdevs[d->parent].udev : NULL;
+			d->parent >= 0 ? gl->devs[d->parent].udev : NULL;
 		uint32_t flags = d->fresh != PCI_FRESH_NO ? UMSI_PCI_ADD_FRESH : 0;
 		int err;
 
-		gdevs[i].pci = d;
-		err = umsi_pci_add(sys, d->bdf, parent, flags, &gdevs[i].udev);
+		gl->devs[i].pci = d;
+		err = umsi_pci_add(sys, d->bdf, parent, flags, &gl->devs[i].udev);
 		if (err) {
 			kprintf("umsi: pci_add %02x:%02x.%u: %s\n",
 				PCI_BUS(d->bdf), PCI_DEV(d->bdf), PCI_FN(d->bdf),
 				umsi_strerror(err));
-			gdevs[i].udev = NULL;
+			gl->devs[i].udev = NULL;
 		}
 	}
 }
 
 /*
- * Drivers claim their functions (`umsi.drivers=` @dlist), then
- * umsi.probe=all (@probe_all) serves every other function with MSI or
- * MSI-X, the vectors shared as glue_share.c says.
+ * Drivers claim their functions (`umsi.drivers=`), then umsi.probe=all
+ * serves every other function with MSI or MSI-X, the vectors shared as
+ * glue_share.c says.
  */
-static void serve(const char *dlist, bool probe_all)
+static void serve(struct glue *gl)
 {
 	static struct glue_dev *plan[PCI_MAX_DEVS];
+	const char *dlist = gl->cfg.have_dlist ? gl->cfg.dlist : NULL;
+	bool probe_all = gl->cfg.probe_all;
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		struct glue_dev *g = &gdevs[i];
+		struct glue_dev *g = &gl->devs[i];
 
 		g->to_serve = g->udev && !g->kd &&
 			((dlist && glue_driver_for(&pci_devs[i], dlist)) ||
 			 (probe_all && glue_probe_wanted(g)));
 	}
-	share_begin();
+	share_begin(gl);
 	for (uint32_t i = 0; dlist && i < pci_ndevs; i++) {
-		if (gdevs[i].udev && !gdevs[i].kd)
-			claim(&gdevs[i], dlist);
+		if (gl->devs[i].udev && !gl->devs[i].kd)
+			claim(&gl->devs[i], dlist);
 	}
 	for (uint32_t i = 0; probe_all && i < pci_ndevs; i++) {
-		struct glue_dev *g = &gdevs[i];
+		struct glue_dev *g = &gl->devs[i];
 
 		if (g->udev && !g->kd && !g->probed && glue_probe_wanted(g))
 			plan[n++] = g;
@@ -538,25 +540,27 @@ static void serve(const char *dlist, bool probe_all)
 }
 
 /* Device lines of every function: the state the machine is in now. */
-void glue_report_all(void)
+void glue_report_all(struct glue *gl)
 {
 	glue_report_start();
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		if (pci_devs[i].present && gdevs[i].udev)
-			glue_report(&gdevs[i], true);
+		if (pci_devs[i].present && gl->devs[i].udev)
+			glue_report(&gl->devs[i], true);
 	}
 }
 
 /* Fire every claimed device (umsi.fire=N), then its driver's own check. */
-void glue_fire_all(void)
+void glue_fire_all(struct glue *gl)
 {
+	if (!gl->cfg.have_fire)
+		return;
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		struct kdev *kd = gdevs[i].kd;
+		struct kdev *kd = gl->devs[i].kd;
 
 		if (!kd || !pci_devs[i].present || !kd->drv->raise)
 			continue;
-		glue_fire(&gdevs[i], glue_cfg.fire);
-		if (gdevs[i].kd && kd->drv->check && !kd->drv->check(kd))
+		glue_fire(&gl->devs[i], gl->cfg.fire);
+		if (gl->devs[i].kd && kd->drv->check && !kd->drv->check(kd))
 			failed = true;
 	}
 }
@@ -584,28 +588,120 @@ bool glue_cmdline_number(const char *key, uint64_t max, uint64_t *out)
 	return false;
 }
 
-static void read_settings(void)
+static void read_settings(struct glue_settings *c)
 {
 	char val[16];
 	uint64_t v = 0;
 
-	glue_cfg.have_dlist = cmdline_value("umsi.drivers", glue_cfg.dlist,
-					    sizeof(glue_cfg.dlist)) != NULL;
-	glue_cfg.probe_all = cmdline_value("umsi.probe", val, sizeof(val)) &&
-			     !strcmp(val, "all");
-	glue_cfg.have_fire = glue_cmdline_number("umsi.fire", 100000, &v);
-	glue_cfg.fire = glue_cfg.have_fire ? (uint32_t)v : 0;
+	c->have_dlist = cmdline_value("umsi.drivers", c->dlist,
+				      sizeof(c->dlist)) != NULL;
+	c->probe_all = cmdline_value("umsi.probe", val, sizeof(val)) &&
+		       !strcmp(val, "all");
+	c->have_fire = glue_cmdline_number("umsi.fire", 100000, &v);
+	c->fire = c->have_fire ? (uint32_t)v : 0;
 	steps_wait = cmdline_flag("umsi.steps");
 }
 
+/* umsi.dynamic=N: the first MSI-X device a driver claimed grows by N. */
+static void ex_dynamic(struct glue *gl)
+{
+	char val[16];
+	uint64_t more = 0;
+
+	if (!cmdline_value("umsi.dynamic", val, sizeof(val)))
+		return;
+	(void)glue_cmdline_number("umsi.dynamic", 2048, &more);
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		if (gl->devs[i].kd &&
+		    umsi_pci_mode(gl->devs[i].udev) == UMSI_MODE_MSIX) {
+			dynamic(&gl->devs[i], (uint32_t)more,
+				gl->cfg.have_fire ? gl->cfg.fire : 10);
+			break;
+		}
+	}
+}
+
+/* umsi.migrate=N: every vector of every driven device moves N times. */
+static void ex_migrate(struct glue *gl)
+{
+	char val[16];
+	uint64_t moves = 0;
+
+	if (!cmdline_value("umsi.migrate", val, sizeof(val)))
+		return;
+	(void)glue_cmdline_number("umsi.migrate", 1000000, &moves);
+	for (uint32_t i = 0; i < pci_ndevs; i++) {
+		if (gl->devs[i].kd && gl->devs[i].kd->nvec &&
+		    gl->devs[i].kd->drv->raise)
+			migrate(&gl->devs[i], (uint32_t)moves);
+	}
+}
+
+/* umsi.forge=1 (glue_forge.c). */
+static void ex_forge(struct glue *gl)
+{
+	char val[16];
+
+	if (cmdline_value("umsi.forge", val, sizeof(val)) && strcmp(val, "0"))
+		glue_forge(gl);
+}
+
+/*
+ * Slot events already queued (a card waiting in an unpowered slot):
+ * served now, so that the ready line counts what they set up.
+ */
+static void ex_pending_events(struct glue *gl)
+{
+	(void)gl;
+	if (umsi_glue_work_pending())
+		umsi_glue_work();
+}
+
+static void ex_storm_aid(struct glue *gl)
+{
+	(void)gl;
+	pciehp_storm_aid();
+}
+
+/* umsi.tables: /proc/interrupts-like tables. */
+static void ex_tables(struct glue *gl)
+{
+	(void)gl;
+	if (cmdline_flag("umsi.tables"))
+		print_tables();
+}
+
+/*
+ * What the kernel does with uMSI once the functions are served, in order:
+ * each exercise reads its own umsi.* parameters and does nothing without
+ * them. Device lines come after the others (they show the state the
+ * machine is left in), CPUs leaving and coming back last (they print
+ * their own device lines).
+ */
+static const struct glue_exercise {
+	const char *name;
+	void (*run)(struct glue *gl);
+} exercises[] = {
+	{ "dynamic", ex_dynamic },		/* umsi.dynamic=N */
+	{ "migrate", ex_migrate },		/* umsi.migrate=N */
+	{ "fire", glue_fire_all },		/* umsi.fire=N */
+	{ "forge", ex_forge },			/* umsi.forge=1 (x86) */
+	{ "sriov", glue_sriov },		/* umsi.sriov=BB:DD.F:N */
+	{ "pending slot events", ex_pending_events },
+	{ "hot-plug storm aid", ex_storm_aid },	/* umsi.hp_storm=N */
+	{ "tables", ex_tables },		/* umsi.tables */
+	{ "device lines", glue_report_all },
+	{ "cpu events", glue_cpu_events },	/* umsi.offline=, umsi.online= */
+};
+
 void umsi_glue_run(void)
 {
+	struct glue *gl = &glue;
 	struct umsi_config cfg = { 0 };
-	char val[16];
 	int err;
 
 	host_set_debug(cmdline_flag("umsi.debug"));
-	read_settings();
+	read_settings(&gl->cfg);
 	arch_umsi_config(&cfg);
 	err = umsi_system_create(&kernel_host_ops, NULL, &cfg, &sys);
 	/* MSI policy is the PCI layer's: pci_nomsi, device_nomsi=, ... */
@@ -620,45 +716,17 @@ void umsi_glue_run(void)
 	}
 	irq_dispatch_hook = glue_dispatch;
 
-	add_functions();
-	pciehp_init();
-	serve(glue_cfg.have_dlist ? glue_cfg.dlist : NULL, glue_cfg.probe_all);
-	if (cmdline_value("umsi.dynamic", val, sizeof(val))) {
-		uint64_t more = 0;
+	add_functions(gl);
+	pciehp_init(gl);
+	serve(gl);
+	for (size_t i = 0; i < ARRAY_SIZE(exercises); i++)
+		exercises[i].run(gl);
+}
 
-		(void)glue_cmdline_number("umsi.dynamic", 2048, &more);
-		for (uint32_t i = 0; i < pci_ndevs; i++) {
-			if (gdevs[i].kd &&
-			    umsi_pci_mode(gdevs[i].udev) == UMSI_MODE_MSIX) {
-				dynamic(&gdevs[i], (uint32_t)more,
-					glue_cfg.have_fire ? glue_cfg.fire : 10);
-				break;
-			}
-		}
-	}
-	if (cmdline_value("umsi.migrate", val, sizeof(val))) {
-		uint64_t moves = 0;
-
-		(void)glue_cmdline_number("umsi.migrate", 1000000, &moves);
-		for (uint32_t i = 0; i < pci_ndevs; i++) {
-			if (gdevs[i].kd && gdevs[i].kd->nvec && gdevs[i].kd->drv->raise)
-				migrate(&gdevs[i], (uint32_t)moves);
-		}
-	}
-	if (glue_cfg.have_fire)
-		glue_fire_all();
-	if (cmdline_value("umsi.forge", val, sizeof(val)) && strcmp(val, "0"))
-		glue_forge();
-	glue_sriov();
-	/* Slot events already queued (a card waiting in an unpowered slot):
-	 * served now, so that the ready line counts what they set up. */
-	if (umsi_glue_work_pending())
-		umsi_glue_work();
-	pciehp_storm_aid();
-	if (cmdline_flag("umsi.tables"))
-		print_tables();
-	/* Device lines last: they show the state the machine is left in. */
-	glue_report_all();
-	/* CPUs leaving and coming back (umsi.offline=, umsi.online=). */
-	glue_cpu_events();
+/* The boot CPU's work loop: slot events, then surprise removals. */
+void umsi_glue_work(void)
+{
+	glue_work_begin();
+	pciehp_work();
+	glue_reclaim_gone(&glue);
 }

@@ -41,8 +41,6 @@ struct glue_dev {
 	bool gone;		/* surprise removal seen; reclaim pending */
 };
 
-extern struct glue_dev gdevs[PCI_MAX_DEVS];
-
 /* The command line's say, read once at start. */
 struct glue_settings {
 	char dlist[64];		/* umsi.drivers= */
@@ -52,7 +50,15 @@ struct glue_settings {
 	uint32_t fire;
 };
 
-extern struct glue_settings glue_cfg;
+/*
+ * The glue's state: the record of every PCI function and the settings.
+ * One for the kernel (glue.c); the parts of the glue get it as an
+ * argument, none reaches it through a global.
+ */
+struct glue {
+	struct glue_dev devs[PCI_MAX_DEVS];
+	struct glue_settings cfg;
+};
 
 struct umsi_system *kernel_umsi_system(void);
 void glue_fail(void);		/* a kernel check failed: exit FAIL */
@@ -78,14 +84,14 @@ void glue_kick(void);
 
 /* Make a claimed device raise @events interrupts per vector (fire lines). */
 void glue_fire(struct glue_dev *g, uint32_t events);
-void glue_fire_all(void);	/* every claimed device, umsi.fire=N each */
-void glue_report_all(void);	/* device lines of every function */
+void glue_fire_all(struct glue *gl);	/* umsi.fire=N: every claimed device */
+void glue_report_all(struct glue *gl);	/* device lines of every function */
 
 /*
  * umsi.forge=1 (x86): the edu forges messages with its DMA engine, one
  * UMSI forge line per case (glue_forge.c).
  */
-void glue_forge(void);
+void glue_forge(struct glue *gl);
 
 /* A `step` line; with umsi.steps, wait for the harness's key press. */
 void glue_step(const char *name);
@@ -98,14 +104,21 @@ void glue_step(const char *name);
  * umsi.probe=all, print its device line and fire it (umsi.fire=N).
  * Returns 0, or -1 when uMSI refused it (reported).
  */
-int glue_hot_add(int idx);
+int glue_hot_add(struct glue *gl, int idx);
 
 /*
  * Take function @idx away: stop its driver, free its vectors
  * (umsi_pci_free_irq_vectors), umsi_pci_remove(), free the driver's
  * memory. Works the same on a function that has already gone.
  */
-void glue_hot_remove(int idx);
+void glue_hot_remove(struct glue *gl, int idx);
+
+/* Functions gone by surprise where no hot-plug port looks after them:
+ * each removed and given back (work loop). */
+void glue_reclaim_gone(struct glue *gl);
+
+/* Clear the work flag glue_kick() set, before the work is served. */
+void glue_work_begin(void);
 
 /* Vectors the matrix holds (unmanaged and managed in use). */
 uint32_t glue_allocated(void);
@@ -120,12 +133,12 @@ void glue_function_gone(struct glue_dev *g);
  * umsi.sriov=BB:DD.F:N, umsi.sriov_cycles=K, umsi.sriov_nowait: a PF's
  * VFs enabled, served by its driver and disabled (glue_sriov.c).
  */
-void glue_sriov(void);
+void glue_sriov(struct glue *gl);
 /* The PF at @idx goes: its VFs first (glue_hot_remove). */
-void glue_sriov_pf_removing(int idx);
+void glue_sriov_pf_removing(struct glue *gl, int idx);
 
 /* umsi.offline= / umsi.online=: CPUs leave and come back (glue_cpu.c). */
-void glue_cpu_events(void);
+void glue_cpu_events(struct glue *gl);
 
 /*
  * One function's UMSI device line, split into continuation lines when
@@ -142,7 +155,7 @@ void glue_report_start(void);
  * Before any function is served: count the functions that will ask
  * (g->to_serve set by the caller) and read `umsi.probe_max=`.
  */
-void share_begin(void);
+void share_begin(struct glue *gl);
 
 /*
  * What a driver of @g asking for @min..@max vectors (@admin of them not

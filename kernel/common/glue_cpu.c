@@ -126,7 +126,7 @@ static void each_cpu(const char *list, void (*fn)(uint32_t cpu))
 	}
 }
 
-void glue_cpu_events(void)
+void glue_cpu_events(struct glue *gl)
 {
 	char off[64], on[64];
 	bool have_off = cmdline_value("umsi.offline", off, sizeof(off)) && off[0];
@@ -134,15 +134,13 @@ void glue_cpu_events(void)
 
 	if (have_off) {
 		each_cpu(off, cpu_down);
-		if (glue_cfg.have_fire)
-			glue_fire_all();
-		glue_report_all();
+		glue_fire_all(gl);
+		glue_report_all(gl);
 	}
 	if (have_on) {
 		glue_step("online");
 		each_cpu(on, cpu_up);
-		if (glue_cfg.have_fire)
-			glue_fire_all();
-		glue_report_all();
+		glue_fire_all(gl);
+		glue_report_all(gl);
 	}
 }

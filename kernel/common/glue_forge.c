@@ -65,10 +65,10 @@ struct forge_counts {
 	uint64_t calls, none, spurious, irq;
 };
 
-static struct kdev *find_driver(const char *name)
+static struct kdev *find_driver(struct glue *gl, const char *name)
 {
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		struct kdev *kd = gdevs[i].kd;
+		struct kdev *kd = gl->devs[i].kd;
 
 		if (kd && pci_devs[i].present && !strcmp(kd->drv->name, name))
 			return kd;
@@ -93,14 +93,14 @@ static bool edu_dma(struct kdev *edu, uint32_t src, uint32_t dst, uint32_t cmd)
 	return true;
 }
 
-static void counts(struct umsi_system *sys, uint32_t victim_irq,
-		   struct forge_counts *c)
+static void counts(struct glue *gl, struct umsi_system *sys,
+		   uint32_t victim_irq, struct forge_counts *c)
 {
 	struct umsi_irq_info ii;
 
 	memset(c, 0, sizeof(*c));
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		struct kdev *kd = gdevs[i].kd;
+		struct kdev *kd = gl->devs[i].kd;
 
 		for (uint32_t n = 0; kd && n < kd->nvec; n++) {
 			c->calls += kd->vecs[n].count + kd->vecs[n].none;
@@ -118,19 +118,19 @@ static void counts(struct umsi_system *sys, uint32_t victim_irq,
  * report the counters' change. @victim_irq: the IRQ the message names
  * (0: none).
  */
-static void forge(struct umsi_system *sys, struct kdev *edu, uint32_t *buf,
-		  const char *name, const char *target, uint32_t addr,
+static void forge(struct glue *gl, struct umsi_system *sys, struct kdev *edu,
+		  uint32_t *buf, const char *name, const char *target, uint32_t addr,
 		  uint32_t data, uint32_t victim_irq)
 {
 	struct forge_counts a, b;
 	bool ok;
 
 	buf[0] = data;
-	counts(sys, victim_irq, &a);
+	counts(gl, sys, victim_irq, &a);
 	ok = edu_dma(edu, (uint32_t)(uint64_t)buf, EDU_BUF, 0) &&
 	     edu_dma(edu, EDU_BUF, addr, EDU_DMA_TO_RAM);
 	udelay(20000);		/* a message would have arrived by now */
-	counts(sys, victim_irq, &b);
+	counts(gl, sys, victim_irq, &b);
 	kprintf("UMSI {\"event\":\"forge\",\"case\":\"%s\",\"target\":\"%s\","
 		"\"address\":\"0x%x\",\"data\":\"0x%x\",\"handled_delta\":%lu,"
 		"\"not_mine_delta\":%lu,\"irq_delta\":%lu,\"spurious_delta\":%lu,"
@@ -149,9 +149,9 @@ static void forge(struct umsi_system *sys, struct kdev *edu, uint32_t *buf,
  * validate the source. The raise is acknowledged (0x64) before the
  * capability is restored, so edu sends nothing more.
  */
-static void forge_msi(struct umsi_system *sys, struct kdev *edu,
-		      const char *target, uint32_t addr, uint32_t data,
-		      uint32_t victim_irq)
+static void forge_msi(struct glue *gl, struct umsi_system *sys,
+		      struct kdev *edu, const char *target, uint32_t addr,
+		      uint32_t data, uint32_t victim_irq)
 {
 	uint32_t bdf = edu->pci->bdf, cap = edu->pci->msi_cap;
 	uint16_t ctl = (uint16_t)pci_cfg_read(bdf, (uint16_t)(cap + 2), 2);
@@ -161,7 +161,7 @@ static void forge_msi(struct umsi_system *sys, struct kdev *edu,
 	uint32_t d = pci_cfg_read(bdf, doff, 2);
 	struct forge_counts a, b;
 
-	counts(sys, victim_irq, &a);
+	counts(gl, sys, victim_irq, &a);
 	pci_cfg_write(bdf, (uint16_t)(cap + 4), 4, addr);
 	if (ctl & (1u << 7))
 		pci_cfg_write(bdf, (uint16_t)(cap + 8), 4, 0);
@@ -173,7 +173,7 @@ static void forge_msi(struct umsi_system *sys, struct kdev *edu,
 	if (ctl & (1u << 7))
 		pci_cfg_write(bdf, (uint16_t)(cap + 8), 4, hi);
 	pci_cfg_write(bdf, doff, 2, d);
-	counts(sys, victim_irq, &b);
+	counts(gl, sys, victim_irq, &b);
 	kprintf("UMSI {\"event\":\"forge\",\"case\":\"victim_msi\",\"target\":\"%s\","
 		"\"address\":\"0x%x\",\"data\":\"0x%x\",\"handled_delta\":%lu,"
 		"\"not_mine_delta\":%lu,\"irq_delta\":%lu,\"spurious_delta\":%lu,"
@@ -248,10 +248,11 @@ static uint32_t remap_addr(uint32_t handle)
 	       ((handle >> 15) & 1) << 2;
 }
 
-void glue_forge(void)
+void glue_forge(struct glue *gl)
 {
 	struct umsi_system *sys = kernel_umsi_system();
-	struct kdev *edu = find_driver("edu"), *nic = find_driver("e1000e");
+	struct kdev *edu = find_driver(gl, "edu"),
+		    *nic = find_driver(gl, "e1000e");
 	bool remap = iommu_remap_active();
 	uint32_t *buf, addr, data, n;
 	char target[96];
@@ -276,16 +277,16 @@ void glue_forge(void)
 			  "e1000e 0000:%02x:%02x.%u msix %u irq %u",
 			  PCI_BUS(nic->pci->bdf), PCI_DEV(nic->pci->bdf),
 			  PCI_FN(nic->pci->bdf), nic->vecs[0].hw, nic->vecs[0].irq);
-		forge(sys, edu, buf, "victim", target, addr, data, nic->vecs[0].irq);
+		forge(gl, sys, edu, buf, "victim", target, addr, data, nic->vecs[0].irq);
 		if (edu->pci->msi_cap && umsi_pci_mode(edu->udev) == UMSI_MODE_MSI &&
 		    !(data >> 16))
-			forge_msi(sys, edu, target, addr, data, nic->vecs[0].irq);
+			forge_msi(gl, sys, edu, target, addr, data, nic->vecs[0].irq);
 	} else {
 		kprintf("forge: no e1000e in MSI-X mode: no victim case\n");
 	}
 
 	if (unowned_msg(sys, target, sizeof(target), &addr, &data))
-		forge(sys, edu, buf, remap ? "compat" : "unowned_vector", target,
+		forge(gl, sys, edu, buf, remap ? "compat" : "unowned_vector", target,
 		      addr, data, 0);
 	else
 		kprintf("forge: no free vector on any CPU\n");
@@ -301,13 +302,13 @@ void glue_forge(void)
 		if (h < n) {
 			ksnprintf(target, sizeof(target),
 				  "irte %u of %u (not present)", h, n);
-			forge(sys, edu, buf, "unowned_handle", target,
+			forge(gl, sys, edu, buf, "unowned_handle", target,
 			      remap_addr(h), 0, 0);
 		}
 		if (n <= 0xffff) {
 			ksnprintf(target, sizeof(target),
 				  "irte %u (beyond the %u-entry table)", n, n);
-			forge(sys, edu, buf, "beyond_table", target,
+			forge(gl, sys, edu, buf, "beyond_table", target,
 			      remap_addr(n), 0, 0);
 		}
 	}
@@ -316,8 +317,9 @@ void glue_forge(void)
 
 #else
 
-void glue_forge(void)
+void glue_forge(struct glue *gl)
 {
+	(void)gl;
 	kprintf("forge: umsi.forge is x86 only; ignored\n");
 }
 

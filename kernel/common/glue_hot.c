@@ -49,13 +49,13 @@ uint32_t umsi_glue_allocated(void)
 }
 
 /* Does a driver (umsi.drivers=) or umsi.probe=all serve @g? */
-static void hot_serve(struct glue_dev *g)
+static void hot_serve(struct glue *gl, struct glue_dev *g)
 {
-	const struct kdriver *drv = glue_cfg.have_dlist ?
-		glue_driver_for(g->pci, glue_cfg.dlist) : NULL;
+	const struct kdriver *drv = gl->cfg.have_dlist ?
+		glue_driver_for(g->pci, gl->cfg.dlist) : NULL;
 
-	g->to_serve = drv || (glue_cfg.probe_all && glue_probe_wanted(g));
-	share_begin();
+	g->to_serve = drv || (gl->cfg.probe_all && glue_probe_wanted(g));
+	share_begin(gl);
 	if (drv) {
 		glue_claim(g, drv, NULL);
 	} else if (g->to_serve) {
@@ -65,12 +65,12 @@ static void hot_serve(struct glue_dev *g)
 	share_served(g);
 }
 
-int glue_hot_add(int idx)
+int glue_hot_add(struct glue *gl, int idx)
 {
-	struct glue_dev *g = &gdevs[idx];
+	struct glue_dev *g = &gl->devs[idx];
 	struct pci_dev *d = &pci_devs[idx];
 	struct umsi_pci_dev *parent =
-		d->parent >= 0 ? gdevs[d->parent].udev : NULL;
+		d->parent >= 0 ? gl->devs[d->parent].udev : NULL;
 	int err;
 
 	memset(g, 0, sizeof(*g));
@@ -86,19 +86,19 @@ int glue_hot_add(int idx)
 		g->udev = NULL;
 		return -1;
 	}
-	hot_serve(g);
+	hot_serve(gl, g);
 	glue_report(g, false);
-	if (g->kd && glue_cfg.have_fire && g->kd->drv->raise) {
-		glue_fire(g, glue_cfg.fire);
+	if (g->kd && gl->cfg.have_fire && g->kd->drv->raise) {
+		glue_fire(g, gl->cfg.fire);
 		if (g->kd && g->kd->drv->check && !g->kd->drv->check(g->kd))
 			glue_fail();
 	}
 	return 0;
 }
 
-void glue_hot_remove(int idx)
+void glue_hot_remove(struct glue *gl, int idx)
 {
-	struct glue_dev *g = &gdevs[idx];
+	struct glue_dev *g = &gl->devs[idx];
 	struct kdev *kd = g->kd;
 
 	if (!g->udev) {
@@ -107,7 +107,7 @@ void glue_hot_remove(int idx)
 	}
 	/* 0. A PF's VFs go before it (a VF removed alone is an ordinary
 	 * function; uMSI forgets it in its PF's list). */
-	glue_sriov_pf_removing(idx);
+	glue_sriov_pf_removing(gl, idx);
 	if (pci_devs[idx].pf >= 0 && !pci_devs[idx].present) {
 		memset(g, 0, sizeof(*g));
 		return;
@@ -147,16 +147,15 @@ void glue_function_gone(struct glue_dev *g)
 		glue_kick();
 }
 
-/* Functions gone by surprise where no hot-plug port looks after them. */
-static void reclaim_gone(void)
+void glue_reclaim_gone(struct glue *gl)
 {
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
-		struct glue_dev *g = &gdevs[i];
+		struct glue_dev *g = &gl->devs[i];
 		uint32_t bdf = pci_devs[i].bdf;
 
 		if (!pci_devs[i].present || !g->gone || !pci_gone(&pci_devs[i]))
 			continue;
-		glue_hot_remove((int)i);
+		glue_hot_remove(gl, (int)i);
 		pci_hot_release((int)i);
 		kprintf("UMSI {\"event\":\"removed\",\"bdf\":\"0000:%02x:%02x.%u\","
 			"\"surprise\":true,\"allocated\":%u}\n", PCI_BUS(bdf),
@@ -164,9 +163,7 @@ static void reclaim_gone(void)
 	}
 }
 
-void umsi_glue_work(void)
+void glue_work_begin(void)
 {
 	__atomic_store_n(&work_flag, 0, __ATOMIC_RELEASE);
-	pciehp_work();
-	reclaim_gone();
 }

@@ -39,14 +39,14 @@ static void share_stats(struct umsi_matrix_stats *st)
 	umsi_matrix_stats(umsi_system_matrix(kernel_umsi_system()), st);
 }
 
-void share_begin(void)
+void share_begin(struct glue *gl)
 {
 	char val[16];
 	uint64_t v = 0;
 
 	pending = 0;
 	for (uint32_t i = 0; i < pci_ndevs; i++)
-		if (gdevs[i].to_serve)
+		if (gl->devs[i].to_serve)
 			pending++;
 	probe_max = 0;
 	if (glue_cmdline_number("umsi.probe_max", 4096, &v) && v >= 1)

@@ -37,6 +37,7 @@
 #define SRIOV_MAX_VFS 64
 
 static struct {
+	struct glue *gl;	/* whose functions (glue_sriov()) */
 	int pf;			/* pci_devs index of the PF */
 	uint16_t want;		/* umsi.sriov=...:N */
 	uint16_t nvfs;		/* VFs up now */
@@ -106,7 +107,7 @@ static void vfs_down(void);
 /* One enable: VFs registered, readied, driven and reported. */
 static int vfs_up(uint16_t n)
 {
-	struct glue_dev *pg = &gdevs[sr.pf];
+	struct glue_dev *pg = &sr.gl->devs[sr.pf];
 	struct umsi_pci_sriov_info si;
 	void *vf_priv[SRIOV_MAX_VFS] = { 0 };
 	int err;
@@ -154,19 +155,19 @@ static int vfs_up(uint16_t n)
 			return -UMSI_ENOMEM;
 		}
 		sr.vf[i] = idx;
-		g = &gdevs[idx];
+		g = &sr.gl->devs[idx];
 		memset(g, 0, sizeof(*g));
 		g->pci = &pci_devs[idx];
 		g->udev = vu;
 		/* The PF's driver serves its VFs (with what it gave each). */
 		if (pg->kd) {
 			g->to_serve = true;
-			share_begin();
+			share_begin(sr.gl);
 			glue_claim(g, pg->kd->drv, vf_priv[i]);
 		}
 		glue_report(g, false);
-		if (g->kd && glue_cfg.have_fire && g->kd->drv->raise) {
-			glue_fire(g, glue_cfg.fire);
+		if (g->kd && sr.gl->cfg.have_fire && g->kd->drv->raise) {
+			glue_fire(g, sr.gl->cfg.fire);
 			if (g->kd && g->kd->drv->check &&
 			    !g->kd->drv->check(g->kd))
 				glue_fail();
@@ -178,13 +179,13 @@ static int vfs_up(uint16_t n)
 /* Every VF's driver and vectors go, then the VFs. */
 static void vfs_down(void)
 {
-	struct glue_dev *pg = &gdevs[sr.pf];
+	struct glue_dev *pg = &sr.gl->devs[sr.pf];
 	struct umsi_pci_sriov_info si;
 
 	for (uint16_t i = sr.nvfs; i-- > 0;) {
 		if (sr.vf[i] < 0)
 			continue;
-		glue_hot_remove(sr.vf[i]);
+		glue_hot_remove(sr.gl, sr.vf[i]);
 		pci_devs[sr.vf[i]].present = false;
 		sr.vf[i] = -1;
 	}
@@ -203,9 +204,9 @@ static void vfs_down(void)
  * no VF entry outlives the PF's record in uMSI (which takes the VFs'
  * records with it). A PF that reads all-ones is gone: no wait.
  */
-void glue_sriov_pf_removing(int idx)
+void glue_sriov_pf_removing(struct glue *gl, int idx)
 {
-	if (idx != sr.pf || !sr.nvfs)
+	if (idx != sr.pf || !sr.nvfs || gl != sr.gl)
 		return;
 	if (pci_gone(&pci_devs[idx]))
 		sr.nowait = true;
@@ -213,7 +214,7 @@ void glue_sriov_pf_removing(int idx)
 	sr.pf = -1;
 }
 
-void glue_sriov(void)
+void glue_sriov(struct glue *gl)
 {
 	char val[32], b[16];
 	uint64_t cycles = 0;
@@ -235,12 +236,13 @@ void glue_sriov(void)
 	sr.nowait = cmdline_flag("umsi.sriov_nowait");
 	pd = pci_find(bdf);
 	bdf_str(bdf, b, sizeof(b));
-	if (!pd || !gdevs[pd - pci_devs].udev) {
+	if (!pd || !gl->devs[pd - pci_devs].udev) {
 		kprintf("UMSI {\"event\":\"error\",\"reason\":\"sriov %s: no "
 			"such function\"}\n", b);
 		glue_fail();
 		return;
 	}
+	sr.gl = gl;
 	sr.pf = (int)(pd - pci_devs);
 	for (uint64_t c = 0; c < cycles; c++) {
 		uint32_t before = glue_allocated(), up, after;

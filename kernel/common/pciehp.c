@@ -131,6 +131,8 @@ struct hp_port {
 };
 
 static struct hp_port ports[HP_MAX_PORTS];
+/* The glue whose functions the ports serve (pciehp_init()). */
+static struct glue *hp_gl;
 static uint32_t nports;
 /* The Attention Button's abort interval (umsi.hp_button_ms). */
 #define HP_BUTTON_MS_DEFAULT 5000u
@@ -340,7 +342,7 @@ static uint64_t first_irq_ns(const int *list, int n)
 	uint64_t first = 0;
 
 	for (int i = 0; i < n; i++) {
-		struct kdev *kd = gdevs[list[i]].kd;
+		struct kdev *kd = hp_gl->devs[list[i]].kd;
 
 		for (uint32_t k = 0; kd && k < kd->nvec; k++)
 			if (kd->vecs[k].first_ns &&
@@ -394,7 +396,7 @@ static void hp_enable(struct hp_port *p, uint64_t t0)
 	for (int i = 0; i < n; i++)
 		pci_print(&pci_devs[list[i]]);
 	for (int i = 0; i < n; i++)
-		glue_hot_add(list[i]);
+		glue_hot_add(hp_gl, list[i]);
 	p->on = true;
 	hp_indicators(p, PCIE_SLTCTL_PIC_ON, PCIE_SLTCTL_AIC_OFF);
 	{
@@ -426,7 +428,7 @@ static void hp_disable(struct hp_port *p, bool surprise, uint64_t t0)
 	n = pci_below(p->idx, list, HP_MAX_FUNCS);
 	for (int i = 0; i < n; i++) {
 		bdfs[i] = pci_devs[list[i]].bdf;
-		glue_hot_remove(list[i]);
+		glue_hot_remove(hp_gl, list[i]);
 	}
 	hp_power_off(p, PCIE_SLTCTL_AIC_OFF);
 	for (int i = 0; i < n; i++) {
@@ -451,8 +453,8 @@ static void hp_fire_below(struct hp_port *p)
 	int n = pci_below(p->idx, list, HP_MAX_FUNCS);
 
 	for (int i = 0; i < n; i++)
-		if (gdevs[list[i]].kd && gdevs[list[i]].kd->drv->raise)
-			glue_fire(&gdevs[list[i]], 1);
+		if (hp_gl->devs[list[i]].kd && hp_gl->devs[list[i]].kd->drv->raise)
+			glue_fire(&hp_gl->devs[list[i]], 1);
 }
 
 static void hp_handle(struct hp_port *p, uint32_t ev, uint64_t t0)
@@ -621,10 +623,11 @@ static bool hp_capable(const struct pci_dev *d)
 	return pci_cfg_read(d->bdf, d->pcie_cap + PCIE_SLTCAP, 4) & PCIE_SLTCAP_HPC;
 }
 
-void pciehp_init(void)
+void pciehp_init(struct glue *gl)
 {
 	char val[8];
 
+	hp_gl = gl;
 	if (cmdline_value("umsi.hotplug", val, sizeof(val)) && !strcmp(val, "off"))
 		return;
 	if (cmdline_value("umsi.hp_surprise", val, sizeof(val)))
@@ -648,11 +651,11 @@ void pciehp_init(void)
 		char pb[16];
 		bool present;
 
-		if (!hp_capable(d) || !gdevs[i].udev)
+		if (!hp_capable(d) || !gl->devs[i].udev)
 			continue;
 		memset(p, 0, sizeof(*p));
 		p->idx = (int)i;
-		p->g = &gdevs[i];
+		p->g = &gl->devs[i];
 		p->cap = d->pcie_cap;
 		p->slotcap = pci_cfg_read(d->bdf, d->pcie_cap + PCIE_SLTCAP, 4);
 		p->dllla = pci_cfg_read(d->bdf, d->pcie_cap + PCIE_LNKCAP, 4) &
@@ -660,7 +663,7 @@ void pciehp_init(void)
 		present = hp_read(p, PCIE_SLTSTA) & PCIE_SLTSTA_PDS;
 		/* Occupied and powered at boot: enumerated with the rest. */
 		p->on = present && slot_powered(p);
-		if (!glue_claim(&gdevs[i], &pcieport_driver, p))
+		if (!glue_claim(&gl->devs[i], &pcieport_driver, p))
 			continue;
 		nports++;
 		kprintf("pciehp %s: hot-plug slot, %s%s, %s\n", bdf_str(d->bdf, pb),

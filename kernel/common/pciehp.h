@@ -14,7 +14,8 @@
  * hot-plug events. `umsi.hotplug=off` leaves the ports alone. After the
  * functions are registered with uMSI, before drivers are served.
  */
-void pciehp_init(void);
+struct glue;
+void pciehp_init(struct glue *gl);
 
 /* Serve the slot events the ports' interrupts queued. Process context. */
 void pciehp_work(void);
