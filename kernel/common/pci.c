@@ -648,3 +648,13 @@ bool pci_hp_port_room(uint32_t bdf, struct pci_hp_room *room)
 	*room = want;
 	return true;
 }
+
+void pci_bring_up(void)
+{
+	pci_enumerate();
+	pci_judge_fresh();
+	pci_resources_init();
+	for (uint32_t i = 0; i < pci_ndevs; i++)
+		if (pci_devs[i].present)
+			pci_print(&pci_devs[i]);
+}

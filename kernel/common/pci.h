@@ -74,6 +74,12 @@ void pci_init(void);		/* x86: ECAM from MCFG, or 0xcf8 without it */
 /* Configuration space through the ECAM window at @base for buses @start-@end. */
 void pci_set_ecam(uint64_t base, uint8_t start, uint8_t end);
 void pci_enumerate(void);	/* fills pci_devs, sizes BARs */
+/*
+ * After the architecture made configuration space reachable (pci_init()
+ * or pci_set_ecam()): enumerate, judge which functions are fresh from
+ * reset, record the resources for hot plug, print a line per function.
+ */
+void pci_bring_up(void);
 struct pci_dev *pci_find(uint32_t bdf);	/* a present function, or NULL */
 /*
  * The message function @bdf holds for its MSI-X entry @index (@msix) or

@@ -488,12 +488,7 @@ void kmain(uint64_t x0, uint64_t entry_el)
 		/* The shared PCI code reads what pci_ecam.c assigned. */
 		pci_set_ecam(plat.ecam, (uint8_t)plat.bus_start,
 			     (uint8_t)plat.bus_end);
-		pci_enumerate();
-		pci_judge_fresh();
-		pci_resources_init();
-		for (i = 0; i < pci_ndevs; i++)
-			if (pci_devs[i].present)
-				pci_print(&pci_devs[i]);
+		pci_bring_up();
 		if (!cmdline_flag("umsi.nolib")) {
 			umsi_glue_run();
 			ran_umsi = true;

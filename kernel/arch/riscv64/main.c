@@ -202,12 +202,7 @@ void rv_main(unsigned long hartid, const void *dtb)
 		/* The shared PCI code reads what ecam.c assigned. */
 		pci_set_ecam(rv_plat.pci.ecam_base, (uint8_t)rv_plat.pci.bus_start,
 			     (uint8_t)rv_plat.pci.bus_end);
-		pci_enumerate();
-		pci_judge_fresh();
-		pci_resources_init();
-		for (i = 0; i < pci_ndevs; i++)
-			if (pci_devs[i].present)
-				pci_print(&pci_devs[i]);
+		pci_bring_up();
 		have_pci = true;
 	} else {
 		kprintf("pci: none (no usable pci-host-ecam-generic node; dt: says why)\n");

@@ -20,13 +20,6 @@ extern char __kernel_end[];
 
 void kmain(uint32_t magic, uint32_t mbi_addr);
 
-static void print_pci(void)
-{
-	for (uint32_t i = 0; i < pci_ndevs; i++)
-		if (pci_devs[i].present)
-			pci_print(&pci_devs[i]);
-}
-
 /* Each CPU reports its own APIC ID, through a cross-call. */
 static void report_self(void *arg)
 {
@@ -165,10 +158,7 @@ void kmain(uint32_t magic, uint32_t mbi_addr)
 	check_cpus();
 
 	pci_init();
-	pci_enumerate();
-	pci_judge_fresh();
-	pci_resources_init();
-	print_pci();
+	pci_bring_up();
 	iommu_init();
 
 	int selftest_bad = 0;
