@@ -173,6 +173,13 @@ void *kalloc_pages(size_t size);	/* zeroed, 4 KiB aligned, never freed */
 /* Identity-map [phys, phys+len) uncached; returns the virtual address. */
 void *mm_map_mmio(uint64_t phys, uint64_t len);
 uint64_t mm_heap_used(void);
+/*
+ * Bytes of the architecture's own region for a controller's tables
+ * (arm64: the ITS's tables and every device's ITT, host phys_alloc)
+ * ever handed out, a high-water mark like mm_heap_used(); 0 where
+ * phys_alloc takes from the heap (x86) or is not offered (riscv64).
+ */
+uint64_t karch_phys_used(void);
 
 /* ---- time (kernel/arch/x86_64/time.c) ------------------------------------------------ */
 void time_init(uint16_t pm_port, bool pm_32bit);

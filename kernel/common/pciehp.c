@@ -441,9 +441,9 @@ static void hp_disable(struct hp_port *p, bool surprise, uint64_t t0)
 	p->on = false;
 	kprintf("UMSI {\"event\":\"slot\",\"port\":\"%s\",\"action\":\"remove\","
 		"\"functions\":%d,\"surprise\":%s,\"remove_us\":%lu,\"allocated\":%u,"
-		"\"heap\":%lu}\n",
+		"\"heap\":%lu,\"phys\":%lu}\n",
 		bdf_str(pci_devs[p->idx].bdf, pb), n, surprise ? "true" : "false",
-		us_since(t0), glue_allocated(), mm_heap_used());
+		us_since(t0), glue_allocated(), mm_heap_used(), karch_phys_used());
 }
 
 /* Test aid: every claimed function below @p fires once. */

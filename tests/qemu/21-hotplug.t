@@ -189,6 +189,7 @@ sub hotplug_cycles {
 		my ($removed) = grep { $_->{event} eq 'removed' && $_->{bdf} eq $bdf } @gone;
 		my ($srm) = grep { $_->{event} eq 'slot' } @gone;
 		$c{heap} = $srm->{heap};
+		$c{phys} = $srm->{phys};
 		$c{remove_us} = $srm->{remove_us};
 		$bad->('no removed line') unless $removed;
 		$bad->("allocated $removed->{allocated} after removal, ready said $ready->{allocated}")
@@ -314,6 +315,12 @@ for my $run (['x86_64', 'tcg'], ['x86_64', 'kvm'], ['arm64', 'tcg'], ['riscv64',
 				is($heap[-1], $heap[$warm - 1],
 				   "kernel heap unchanged after cycle $warm (no leak in drivers or uMSI)")
 					or diag("heap per cycle: @heap");
+				if ($arch eq 'arm64') {
+					my @phys = map { $_->{phys} // -1 } @c;
+					is($phys[-1], $phys[$warm - 1],
+					   "ITS table region (every device's ITT, host phys_alloc) unchanged after cycle $warm")
+						or diag("phys per cycle: @phys");
+				}
 			}
 			if (@c) {
 				my @add = map { $_->{t_add} // 0 } @c;

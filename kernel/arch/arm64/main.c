@@ -39,7 +39,7 @@ extern void arm64_halt(void) __attribute__((noreturn));
 
 static struct fdt fdt;
 static struct spinlock table_lock;
-static uint64_t table_next, table_end;
+static uint64_t table_start, table_next, table_end;
 /* Blocks table_free() gave back, reused for requests of the same size. */
 #define TABLE_FREE_MAX	64
 static struct { uint64_t addr, size; } table_freed[TABLE_FREE_MAX];
@@ -89,6 +89,11 @@ void *table_alloc(uint64_t size, uint64_t align)
 		kprintf("table_alloc: no room for 0x%llx bytes\n",
 			(unsigned long long)size);
 	return p;
+}
+
+uint64_t karch_phys_used(void)
+{
+	return table_next - table_start;
 }
 
 void table_free(void *p, uint64_t size)
@@ -310,7 +315,7 @@ static void heap_init(void)
 
 	if (plat.dtb > start && plat.dtb < end)
 		end = plat.dtb & ~0xfffULL;
-	table_next = start;
+	table_start = table_next = start;
 	table_end = start + TABLE_REGION;
 	if (table_end > end)
 		panic("no room for the GIC tables below 0x%llx",
