@@ -408,6 +408,21 @@ void pci_enumerate(void)
 	}
 }
 
+
+/*
+ * Up from *@d to the function on a root bus, turning INTx pin @p (0-3) as
+ * each bridge does (PCI-to-PCI Bridge 1.2, 9.1: pin' = (pin + device) % 4
+ * at each bridge). *@d ends at the root-bus function; returns its pin.
+ */
+static uint32_t swizzle_to_root(struct pci_dev **d, uint32_t p)
+{
+	while ((*d)->parent >= 0) {
+		p = (p + PCI_DEV((*d)->bdf)) % 4;
+		*d = &pci_devs[(*d)->parent];
+	}
+	return p;
+}
+
 #if defined(__x86_64__)
 /*
  * q35 INTx routing, as QEMU 7.2 implements the ICH9 (hw/isa/lpc_ich9.c)
@@ -460,11 +475,7 @@ int pci_intx_gsi(uint32_t bdf, uint8_t pin)
 
 	if (!d || pin < 1 || pin > 4)
 		return -1;
-	p = pin - 1u;
-	while (d->parent >= 0) {
-		p = (p + PCI_DEV(d->bdf)) % 4;
-		d = &pci_devs[d->parent];
-	}
+	p = swizzle_to_root(&d, pin - 1u);
 	if (!d->root_bus)
 		return (int)(16 + q35_root_pirq(PCI_DEV(d->bdf), p));
 	/*
@@ -495,11 +506,7 @@ int pci_intx_gsi(uint32_t bdf, uint8_t pin)
 
 	if (!d || pin < 1 || pin > 4)
 		return -1;
-	p = pin - 1u;
-	while (d->parent >= 0) {
-		p = (p + PCI_DEV(d->bdf)) % 4;
-		d = &pci_devs[d->parent];
-	}
+	p = swizzle_to_root(&d, pin - 1u);
 	if (d->root_bus)
 		return -1;
 	return karch_intx_root(PCI_DEV(d->bdf), (uint8_t)(p + 1));

@@ -166,32 +166,44 @@ void arm64_exception(uint64_t kind, uint64_t esr, uint64_t elr, uint64_t far)
  * frame's SPIs go to umsi_dispatch() as INTID - the frame's first SPI;
  * GICC_EOIR with what IAR gave (an SGI's sender included).
  */
+/*
+ * One acknowledged INTID on CPU @n, GICv2 or v3 alike: an SGI, one of
+ * uMSI's identities (INTIDs @first .. @last - 1), a wired SPI uMSI routes,
+ * or the raw probe's.
+ */
+static void arm64_irq_one(unsigned n, struct cpu *c, uint32_t intid,
+			  uint32_t first, uint32_t last)
+{
+	void (*hook)(uint32_t);
+
+	if (intid < 16) {
+		smp_sgi(intid);
+	} else if (intid >= first && intid < last && irq_dispatch_hook) {
+		irq_dispatch_hook(n, intid - first);
+	} else if (intid < 1020 && a64_wired_id[intid] && irq_dispatch_hook) {
+		/* A wired SPI (INTx): the identity uMSI gave it. */
+		irq_dispatch_hook(n, a64_wired_id[intid] - 1u);
+	} else {
+		hook = irq_hook;
+		if (hook)
+			hook(intid);
+		else
+			c->spurious++;
+	}
+	c->last_intid = intid;
+	__atomic_add_fetch(&c->irqs, 1, __ATOMIC_RELEASE);
+}
+
 static void arm64_irq_v2(unsigned n, struct cpu *c)
 {
 	uint32_t iar, intid, first = gic2.spi_base, last = first + gic2.spi_count;
-	void (*hook)(uint32_t);
 
 	for (;;) {
 		iar = gic2_ack(&gic2);
 		intid = iar & 0x3ff;
 		if (intid >= 1020)
 			break;
-		if (intid < 16) {
-			smp_sgi(intid);
-		} else if (intid >= first && intid < last && irq_dispatch_hook) {
-			irq_dispatch_hook(n, intid - first);
-		} else if (a64_wired_id[intid] && irq_dispatch_hook) {
-			/* A wired SPI (INTx): the identity uMSI gave it. */
-			irq_dispatch_hook(n, a64_wired_id[intid] - 1u);
-		} else {
-			hook = irq_hook;
-			if (hook)
-				hook(intid);
-			else
-				c->spurious++;
-		}
-		c->last_intid = intid;
-		__atomic_add_fetch(&c->irqs, 1, __ATOMIC_RELEASE);
+		arm64_irq_one(n, c, intid, first, last);
 		gic2_eoi(&gic2, iar);
 	}
 }
@@ -202,7 +214,6 @@ void arm64_irq(void)
 	struct cpu *c = &cpus[n];
 	uint32_t intid, first = A64_UMSI_FIRST_LPI;
 	uint32_t last = first + a64_ncpus * A64_UMSI_NVEC;
-	void (*hook)(uint32_t);
 
 	if (plat.gic_version == 2) {
 		arm64_irq_v2(n, c);
@@ -212,22 +223,7 @@ void arm64_irq(void)
 		intid = (uint32_t)read_sysreg(ICC_IAR1_EL1) & 0xffffff;
 		if (intid >= 1020 && intid <= GIC_INTID_SPURIOUS)
 			break;
-		if (intid < 16) {
-			smp_sgi(intid);
-		} else if (intid >= first && intid < last && irq_dispatch_hook) {
-			irq_dispatch_hook(n, intid - first);
-		} else if (intid < 1020 && a64_wired_id[intid] && irq_dispatch_hook) {
-			/* A wired SPI (INTx): the identity uMSI gave it. */
-			irq_dispatch_hook(n, a64_wired_id[intid] - 1u);
-		} else {
-			hook = irq_hook;
-			if (hook)
-				hook(intid);
-			else
-				c->spurious++;
-		}
-		c->last_intid = intid;
-		__atomic_add_fetch(&c->irqs, 1, __ATOMIC_RELEASE);
+		arm64_irq_one(n, c, intid, first, last);
 		write_sysreg(ICC_EOIR1_EL1, intid);
 		isb();
 	}
