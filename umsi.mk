@@ -62,7 +62,7 @@ ifeq ($(origin UMSI_DIR),undefined)
 UMSI_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 endif
 
-UMSI_ALL_BACKENDS := x86 vtd imsic its gicv2m
+UMSI_ALL_BACKENDS := x86 vtd amdvi imsic its gicv2m
 ifeq ($(origin UMSI_BACKENDS),undefined)
 UMSI_BACKENDS := $(UMSI_ALL_BACKENDS)
 endif
@@ -74,10 +74,10 @@ endif
 ifeq ($(strip $(UMSI_BACKENDS)),)
 $(error uMSI: UMSI_BACKENDS is empty: name at least one of $(UMSI_ALL_BACKENDS))
 endif
-# VT-d remaps onto the local APIC: vtd.c calls lapic.c. override: also
-# when UMSI_BACKENDS is given on make's command line.
+# VT-d and AMD-Vi remap onto the local APIC: vtd.c and amdvi.c call
+# lapic.c. override: also when UMSI_BACKENDS is given on make's command line.
 override UMSI_BACKENDS := $(filter $(sort $(UMSI_BACKENDS) \
-		   $(if $(filter vtd,$(UMSI_BACKENDS)),x86)),$(UMSI_ALL_BACKENDS))
+		   $(if $(filter vtd amdvi,$(UMSI_BACKENDS)),x86)),$(UMSI_ALL_BACKENDS))
 
 # Always compiled.
 UMSI_SRCS_core := \
@@ -114,6 +114,8 @@ UMSI_SRCS_x86 := \
 	arch/x86/msg.c
 UMSI_SRCS_vtd := \
 	arch/x86/vtd.c
+UMSI_SRCS_amdvi := \
+	arch/x86/amdvi.c
 UMSI_SRCS_imsic := \
 	arch/riscv/imsic.c
 UMSI_SRCS_its := \

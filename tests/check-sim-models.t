@@ -12,7 +12,7 @@ use warnings;
 use FindBin;
 
 my $root = "$FindBin::Bin/..";
-my @words = qw(imsic its gicv2m gicv2 v2m gicd gits vtd dmar ioapic aplic rte rtes irte);
+my @words = qw(imsic its gicv2m gicv2 v2m gicd gits vtd dmar amdvi ivrs ioapic aplic rte rtes irte);
 my @core = map { "$root/platform/sim/$_" } qw(sim_core.c sim_pci.c sim_host.c sim_dump.c
 					      sim_index.c sim_slab.c);
 print '1..', scalar(@core) + 1, "\n";

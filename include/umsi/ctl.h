@@ -380,4 +380,78 @@ int umsi_vtd_faults(struct umsi_system *sys,
 		    void (*report)(void *arg, const struct umsi_vtd_fault *f),
 		    void *arg, bool *overflowed);
 
+/* AMD-Vi: no IO-APIC DeviceID known to the kernel. */
+#define UMSI_AMDVI_NO_DEVID     0xffffffffu
+/*
+ * AMD-Vi: the most entries of one device's interrupt remapping table the
+ * back end uses. An MSI's data bits 10:8 are read as its delivery mode
+ * before the index (AMD I/O Virtualization Technology 2.2.5.1): only
+ * fixed (0) and arbitrated (1) are remapped, so indexes stop at 511.
+ */
+#define UMSI_AMDVI_MAX_IRTE     512u
+
+/**
+ * struct umsi_amdvi_config - the AMD-Vi interrupt-remapping back end
+ * @reg_base: physical address of the IOMMU's registers (the ACPI IVRS
+ *            table's IVHD IOMMU Base Address; QEMU q35's amd-iommu:
+ *            0xfed80000), 16 KiB aligned. The unit must cover every PCI
+ *            function uMSI will see (the IVHD's device entries)
+ * @devid_count: DeviceIDs (requester IDs) the device table covers, a
+ *            multiple of 128 from 128 to 65536 (0 means 65536): every
+ *            function's requester ID, and @ioapic_devid, must be below it
+ * @ioapic_devid: the IVHD's IO-APIC special device entry's DeviceID (QEMU:
+ *            0x00a0, 00:14.0), whose table entry is made to abort like
+ *            any other device's; UMSI_AMDVI_NO_DEVID: none
+ * @allow_pass: devices without interrupts of uMSI's pass their messages
+ *            unremapped (IntCtl 01b); by default they are aborted (IntCtl
+ *            00b), so no device can aim a message at a CPU directly
+ *
+ * The back end is the x86 local APIC one (same vectors, IRR, IPI resend,
+ * EOI) with every MSI/MSI-X message going through an interrupt remapping
+ * table entry (IRTE, the 32-bit format: RemapEn, IntType fixed, physical
+ * destination, 8-bit APIC ID, vector) in a table of the message's
+ * DeviceID: the unit looks the table up in the device table entry (DTE)
+ * of the requester writing the message, so the table is the source's own
+ * and a device can only name entries written for it. At creation it maps
+ * the unit's 16 KiB of registers, checks that the unit answers and is not
+ * already enabled, takes the device table (32 bytes a DeviceID) and a
+ * 4 KiB command buffer from phys_alloc, writes every DTE (IV set, IntCtl
+ * abort, or pass with @allow_pass), and turns the command buffer and the
+ * unit on. A DeviceID's first IRQ gets its table, sized to every message
+ * its sources can send (umsi_ctl_irq.source_events, a power of two from 2
+ * to UMSI_AMDVI_MAX_IRTE entries) and pointed at by its DTE (IntCtl
+ * remapped); entries are taken per IRQ (a multi-message MSI block: 2^k
+ * consecutive, aligned ones: the device ORs the message number into the
+ * data). The message is address 0xFEE00000 and data the entry's index,
+ * and never changes: a move rewrites the entry (one 32-bit store) and
+ * invalidates the device's table in the unit (INVALIDATE_INTERRUPT_TABLE);
+ * freeing clears the entry and invalidates it; the device's last IRQ
+ * gives its table back after its DTE aborts again (INVALIDATE_DEVTAB_ENTRY).
+ * Every command batch ends in a COMPLETION_WAIT whose store says the unit
+ * has done it, polled with a deadline: one that does not come within 10 ms
+ * fails the call with -UMSI_ETIMEDOUT and the unit is not trusted again.
+ * Wired inputs (the IO-APIC) are refused with -UMSI_ENOTSUP: under AMD-Vi
+ * a redirection entry's vector field holds the entry's index, which the
+ * local APIC's EOI broadcast would not match (a directed EOI is needed).
+ *
+ * Host operations: those of umsi_ctl_x86_lapic, plus mmio_map of the
+ * registers and phys_alloc/phys_free. The platform flag UMSI_PLAT_IRQ_REMAP
+ * must be clear. Destinations are 8-bit APIC IDs: CPUs above 255 are not
+ * reachable.
+ *
+ * Read during umsi_system_create() only. Contradictions (a misaligned
+ * base, a bad @devid_count, an @ioapic_devid beyond it, a unit that does
+ * not answer, a unit already enabled by someone else) make it fail with
+ * -UMSI_EINVAL (-UMSI_EBUSY for the last) and a log line naming the problem.
+ */
+struct umsi_amdvi_config {
+	uint64_t reg_base;
+	uint32_t devid_count;
+	uint32_t ioapic_devid;
+	bool allow_pass;
+};
+
+/* The AMD-Vi interrupt-remapping back end (src/arch/x86/amdvi.c). */
+extern const struct umsi_ctl umsi_ctl_x86_amdvi;
+
 #endif /* UMSI_CTL_H */

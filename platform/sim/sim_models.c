@@ -13,6 +13,7 @@ extern const struct sim_model_ops sim_imsic_ops;
 extern const struct sim_model_ops sim_its_ops;
 extern const struct sim_model_ops sim_gicv2m_ops;
 extern const struct sim_model_ops sim_vtd_ops;
+extern const struct sim_model_ops sim_amdvi_ops;
 extern const struct sim_model_ops sim_ioapic_ops;
 
 /*
@@ -25,6 +26,7 @@ const struct sim_model_ops *const sim_models[] = {
 	&sim_its_ops,
 	&sim_gicv2m_ops,
 	&sim_vtd_ops,
+	&sim_amdvi_ops,
 	&sim_ioapic_ops,
 };
 const size_t sim_nmodels = sizeof(sim_models) / sizeof(sim_models[0]);

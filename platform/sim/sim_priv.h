@@ -404,6 +404,8 @@ struct umsi_sim {
 	struct sim_gicv2 *gicv2;
 	/* The VT-d unit (sim_vtd.c); NULL without config.vtd. */
 	struct sim_vtd *vtd;
+	/* The AMD-Vi unit (sim_amdvi.c); NULL without config.amdvi. */
+	struct sim_amdvi *amdvi;
 	/* The requester ID the IO-APIC's messages carry (sim_ioapic.c). */
 	uint32_t ioapic_rid;
 	/* Who writes the message being delivered (UMSI_SIM_NO_REQUESTER). */

@@ -237,7 +237,10 @@ enum umsi_sim_ctl {
  *           destinations in its table entries)
  * @vtd_ioapic_sid: the requester ID the unit sees on IO-APIC messages
  *                  (bus << 8 | devfn, as the DMAR table's IOAPIC device
- *                  scope says; QEMU q35: UMSI_SIM_VTD_IOAPIC_SID)
+ *                  scope says; QEMU q35: UMSI_SIM_VTD_IOAPIC_SID); also the
+ *                  AMD-Vi unit's IO-APIC DeviceID
+ * @amdvi: x86 machines: an AMD-Vi IOMMU at UMSI_SIM_AMDVI_BASE (see "The
+ *         AMD-Vi unit" below); not with @vtd
  */
 struct umsi_sim_config {
 	uint32_t ncpus;
@@ -254,6 +257,7 @@ struct umsi_sim_config {
 	bool vtd;
 	bool vtd_eim;
 	uint32_t vtd_ioapic_sid;
+	bool amdvi;
 };
 
 /**
@@ -599,6 +603,51 @@ uint64_t umsi_sim_gicr_addr(struct umsi_sim *sim, uint32_t cpu);
  * EOI's Remote IRR match is the one the last message went to.
  */
 #define UMSI_SIM_VTD_BASE 0xfed90000ull
+
+/*
+ * The AMD-Vi unit (config.amdvi; platform/sim/sim_amdvi.c), after the AMD
+ * I/O Virtualization Technology specification with QEMU 7.2 amd-iommu's
+ * register layout, interrupt remapping only: the device table base
+ * (0x0000: base | pages - 1), the command buffer base (0x0008: base |
+ * ComLen << 56), control (0x0018: IOMMUEn bit 0, CmdBufEn bit 12), the
+ * extended features (0x0030), command head/tail (0x2000/0x2008, byte
+ * offsets) and status (0x2020), reached by 32-bit MMIO. Commands run when
+ * the tail is written: COMPLETION_WAIT (its store), INVALIDATE_DEVTAB_ENTRY
+ * and INVALIDATE_INTERRUPT_TABLE (which drop what the unit cached: it
+ * keeps the DTE and the entries it used until told); any other stops the
+ * buffer (status bit 0). A message from requester R while the unit is on:
+ * R's DTE (IO-APIC messages: config.vtd_ioapic_sid), IV clear or IntCtl
+ * pass: delivered as it is; IntCtl abort: undeliverable (remap); remapped:
+ * the address must be 0xFEE00000 and data bits 10:8 fixed or arbitrated,
+ * the entry data & 0x7ff within the table (IntTabLen), RemapEn set, the
+ * 32-bit entry's vector to its 8-bit APIC ID. umsi_sim_amdvi_stats() says
+ * what it did.
+ */
+#define UMSI_SIM_AMDVI_BASE 0xfed80000ull
+
+/**
+ * struct umsi_sim_amdvi_stats - what the AMD-Vi unit did
+ * @remapped: messages delivered through an entry
+ * @aborted: messages refused (IntCtl abort, a bad address or data, an
+ *           entry beyond the table or not enabled)
+ * @inv_devtab, @inv_table: invalidation commands run
+ * @waits: COMPLETION_WAITs run
+ * @stale: messages that used a cached entry software had changed and not
+ *         invalidated
+ */
+struct umsi_sim_amdvi_stats {
+	uint64_t remapped, aborted, inv_devtab, inv_table, waits, stale;
+};
+
+/* What the AMD-Vi unit did; -EINVAL without one. */
+int umsi_sim_amdvi_stats(struct umsi_sim *sim,
+			 struct umsi_sim_amdvi_stats *out);
+
+/*
+ * Test aid: the unit stops running commands while @silent (nothing is
+ * done, no COMPLETION_WAIT stores). 0, or -EINVAL without a unit.
+ */
+int umsi_sim_amdvi_silent(struct umsi_sim *sim, bool silent);
 /* Fault recording registers: how many, where (offset). */
 #define UMSI_SIM_VTD_NFR 4
 #define UMSI_SIM_VTD_FRCD 0x400u

@@ -215,7 +215,7 @@ declare -A kflags=([all]="$KFLAGS" [its]="${KFLAGS/-O2 -g/-O1}" [vtd]="${KFLAGS/
 declare -A mopt=([all]=--optimization=2 [its]=--buildtype=plain [vtd]=--buildtype=plain)
 declare -A backends=([its]=its [vtd]=vtd)
 declare -A prog=([all]=ALL [its]=ITS [vtd]=VTD)
-declare -A nsrcs=([all]=35 [its]=30 [vtd]=30)
+declare -A nsrcs=([all]=36 [its]=30 [vtd]=30)
 archives=()
 names=()
 # scoped NAME FILE SUBSET: FILE has the compile commands of a build (make's
@@ -366,10 +366,10 @@ fi
 
 # ---- the archives ----------------------------------------------------------
 # The back ends' objects each archive must hold, and not.
-declare -A has=([all]="umsi_ctl_x86_lapic umsi_ctl_x86_vtd umsi_ctl_riscv_imsic umsi_ctl_arm64_its umsi_ctl_arm64_gicv2m"
+declare -A has=([all]="umsi_ctl_x86_lapic umsi_ctl_x86_vtd umsi_ctl_x86_amdvi umsi_ctl_riscv_imsic umsi_ctl_arm64_its umsi_ctl_arm64_gicv2m"
 		[its]="umsi_ctl_arm64_its" [vtd]="umsi_ctl_x86_lapic umsi_ctl_x86_vtd")
-declare -A hasnt=([all]="" [its]="umsi_ctl_x86_lapic umsi_ctl_x86_vtd umsi_ctl_riscv_imsic umsi_ctl_arm64_gicv2m"
-		  [vtd]="umsi_ctl_riscv_imsic umsi_ctl_arm64_its")
+declare -A hasnt=([all]="" [its]="umsi_ctl_x86_lapic umsi_ctl_x86_vtd umsi_ctl_x86_amdvi umsi_ctl_riscv_imsic umsi_ctl_arm64_gicv2m"
+		  [vtd]="umsi_ctl_x86_amdvi umsi_ctl_riscv_imsic umsi_ctl_arm64_its")
 for i in "${!archives[@]}"; do
 	a=${archives[$i]}
 	nm=${names[$i]}

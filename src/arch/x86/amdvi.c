@@ -1,0 +1,839 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The AMD-Vi interrupt-remapping back end (umsi/internal/ctl.h), after the
+ * AMD I/O Virtualization Technology (IOMMU) specification: MMIO registers
+ * 3.4, the device table entry 2.2.2, the interrupt remapping table 2.2.5,
+ * commands 2.4 (COMPLETION_WAIT, INVALIDATE_DEVTAB_ENTRY,
+ * INVALIDATE_INTERRUPT_TABLE), with the layout QEMU 7.2's amd-iommu uses.
+ *
+ * The local APIC side is the x86 back end's (lapic.c). What changes is
+ * the message: address 0xFEE00000 and data an index into a table of the
+ * requester's own, which the unit finds through the device table entry of
+ * the DeviceID writing the message. A device can therefore neither raise
+ * a vector nobody gave it nor use another device's entries, and an
+ * interrupt moves by rewriting its entry: the device's message never
+ * changes.
+ *
+ * Every DeviceID's entry starts aborting interrupts (IV set, IntCtl 00b);
+ * a DeviceID's first IRQ gives it a table (IntCtl 10b, remapped), its last
+ * takes it away again. Each change of a DTE or of an entry is followed by
+ * the matching invalidation command and a COMPLETION_WAIT whose store the
+ * back end polls with a deadline: a unit that does not answer fails the
+ * call with -UMSI_ETIMEDOUT, and is not trusted again.
+ */
+#include <umsi/ctl.h>
+#include <umsi/internal/bitops.h>
+#include <umsi/internal/ctl.h>
+#include <umsi/internal/hostcall.h>
+#include <umsi/internal/idmap.h>
+#include <umsi/internal/lib.h>
+#include <umsi/x86.h>
+
+#include "lapic.h"
+
+/* Registers (3.4), offsets from the unit's base. */
+#define AV_DEVTAB               0x0000u
+#define AV_CMDBUF               0x0008u
+#define AV_CONTROL              0x0018u
+#define AV_EFR                  0x0030u
+#define AV_CMD_HEAD             0x2000u
+#define AV_CMD_TAIL             0x2008u
+#define AV_STATUS               0x2020u
+#define AV_REG_SIZE             0x4000u
+
+#define CTL_IOMMU_EN            (1ull << 0)
+#define CTL_CMDBUF_EN           (1ull << 12)
+
+/* The command buffer: 256 entries of 16 bytes (ComLen 8). */
+#define CMD_ENTRIES             256u
+#define CMD_SIZE                (CMD_ENTRIES * 16u)
+#define CMDBUF_LEN(log2)        ((uint64_t)(log2) << 56)
+
+/* Commands (2.4): the opcode in bits 63:60 of the first quadword. */
+#define CMD_OP(op)              ((uint64_t)(op) << 60)
+#define CMD_COMPLETION_WAIT     1u
+#define CMD_INV_DEVTAB          2u
+#define CMD_INV_INTR_TABLE      5u
+#define CW_STORE                (1ull << 0)
+
+/* Device table entry, the third quadword (2.2.2.2). */
+#define DTE_IV                  (1ull << 0)
+#define DTE_INTTABLEN(n)        ((uint64_t)(n) << 1)
+#define DTE_ROOT_MASK           (((1ull << 46) - 1) << 6)
+#define DTE_INTCTL_ABORT        (0ull << 60)
+#define DTE_INTCTL_PASS         (1ull << 60)
+#define DTE_INTCTL_REMAP        (2ull << 60)
+#define DTE_SIZE                32u
+#define DTE_PER_PAGE            (4096u / DTE_SIZE)
+
+/* Interrupt remapping table entry, 32 bits, guest virtual APIC off. */
+#define IRTE_REMAP_EN           (1u << 0)
+#define IRTE_DEST(d)            ((uint32_t)(d) << 8)
+#define IRTE_VECTOR(v)          ((uint32_t)(v) << 16)
+#define IRT_ALIGN               128u
+
+#define AV_MSI_ADDR             0xfee00000u
+#define AV_TIMEOUT_NS           10000000ull
+#define AV_MAX_POLLS            10000000u
+#define AV_HASH                 256u
+
+/* One DeviceID with interrupts of uMSI's: its table. */
+struct av_dev {
+	struct av_dev *next;
+	uint32_t devid, nirqs, bits;
+	volatile uint32_t *irt;
+	uint64_t irt_phys;
+	size_t irt_size, size;
+	bool stuck;             /* an invalidation unconfirmed: kept */
+	struct umsi_idmap used;
+};
+
+/*
+ * An IRQ's entries: @base..@base + @count - 1 of @dev's table; or a split
+ * MSI block's (umsi_ctl_domain.block_targets), keyed by its first IRQ,
+ * entry @base + i for message i, @live the messages whose IRQ holds its
+ * entry.
+ */
+struct av_irq {
+	struct av_irq *next;
+	struct av_dev *dev;
+	uint32_t irq, base, count, live;
+	bool group, stuck;
+};
+
+/* The back end's state (umsi_ctl_env.priv). Under @lock. */
+struct av_priv {
+	volatile uint8_t *regs;
+	void *lock;
+	uint32_t ndev, ioapic_devid;
+	uint64_t idle_dte;              /* a DeviceID without a table */
+	volatile uint64_t *devtab;
+	uint64_t devtab_phys;
+	size_t devtab_size;
+	volatile uint64_t *cmd;
+	uint64_t cmd_phys;
+	volatile uint64_t *status;
+	uint64_t status_phys;
+	uint32_t cmd_tail;
+	uint64_t wait_seq;
+	bool broken, told, tell, enabled;
+	uint64_t tell_head, tell_tail;
+	struct av_dev *devs, *held;
+	struct av_irq *hash[AV_HASH];
+};
+
+static struct av_priv *av_priv(struct umsi_system *sys)
+{
+	return umsi_ctl_env(sys)->priv;
+}
+
+static uint64_t rd64(struct umsi_system *sys, uint32_t off)
+{
+	return umsi_mmio_read64_lohi(sys, av_priv(sys)->regs + off);
+}
+
+static void wr64(struct umsi_system *sys, uint32_t off, uint64_t v)
+{
+	umsi_mmio_write64_lohi(sys, av_priv(sys)->regs + off, v);
+}
+
+static umsi_irqflags_t av_lock(struct umsi_system *sys)
+{
+	return umsi_host_lock_acquire(sys, av_priv(sys)->lock);
+}
+
+static void av_unlock(struct umsi_system *sys, umsi_irqflags_t fl)
+{
+	umsi_host_lock_release(sys, av_priv(sys)->lock, fl);
+}
+
+/* ---- Commands ----------------------------------------------------------------- */
+
+static void cmd_put(struct av_priv *p, uint64_t lo, uint64_t hi)
+{
+	p->cmd[2 * p->cmd_tail] = lo;
+	p->cmd[2 * p->cmd_tail + 1] = hi;
+	p->cmd_tail = (p->cmd_tail + 1) % CMD_ENTRIES;
+}
+
+/*
+ * Queue @what (CMD_INV_DEVTAB or CMD_INV_INTR_TABLE) for DeviceID @devid,
+ * or nothing when @what is 0, then a COMPLETION_WAIT storing a new
+ * sequence number; tell the unit and wait for the store. [av lock]
+ */
+static int av_sync(struct umsi_system *sys, uint32_t what, uint32_t devid)
+{
+	struct av_priv *p = av_priv(sys);
+	uint64_t start, seq;
+	uint32_t n;
+
+	if (p->broken)
+		return -UMSI_EIO;
+	seq = ++p->wait_seq;
+	*p->status = 0;
+	if (what)
+		cmd_put(p, CMD_OP(what) | (devid & 0xffff), 0);
+	cmd_put(p, CMD_OP(CMD_COMPLETION_WAIT) | CW_STORE | p->status_phys,
+		seq);
+	umsi_dev_wmb();
+	wr64(sys, AV_CMD_TAIL, (uint64_t)p->cmd_tail << 4);
+	start = umsi_host_clock_ns(sys);
+	for (n = 0; n < AV_MAX_POLLS; n++) {
+		if (*p->status == seq)
+			return 0;
+		if (umsi_host_clock_ns(sys) - start > AV_TIMEOUT_NS)
+			break;
+		umsi_cpu_relax();
+	}
+	if (*p->status == seq)
+		return 0;
+	p->broken = true;
+	if (!p->told) {
+		/* Said by av_tell(): log is not called under our lock. */
+		p->told = true;
+		p->tell = true;
+		p->tell_head = rd64(sys, AV_CMD_HEAD);
+		p->tell_tail = rd64(sys, AV_CMD_TAIL);
+	}
+	return -UMSI_ETIMEDOUT;
+}
+
+static void av_tell(struct umsi_system *sys)
+{
+	struct av_priv *p = av_priv(sys);
+	umsi_irqflags_t fl;
+	uint64_t head, tail;
+	bool tell;
+
+	fl = av_lock(sys);
+	tell = p->tell;
+	p->tell = false;
+	head = p->tell_head;
+	tail = p->tell_tail;
+	av_unlock(sys, fl);
+	if (tell)
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: command not done "
+			 "within 10 ms (head 0x%llx, tail 0x%llx); the unit is "
+			 "not trusted again", (unsigned long long)head,
+			 (unsigned long long)tail);
+}
+
+/* Point DeviceID @devid's entry at @dte's third quadword. [av lock] */
+static int av_dte_set(struct umsi_system *sys, uint32_t devid, uint64_t dte2)
+{
+	struct av_priv *p = av_priv(sys);
+
+	p->devtab[4 * devid + 2] = dte2;
+	umsi_dev_wmb();
+	return av_sync(sys, CMD_INV_DEVTAB, devid);
+}
+
+/* ---- Devices and IRQs ---------------------------------------------------------- */
+
+static struct av_irq **av_bucket(struct av_priv *p, uint32_t irq)
+{
+	return &p->hash[(irq * 2654435761u) % AV_HASH];
+}
+
+static struct av_irq *av_find(struct av_priv *p, uint32_t irq)
+{
+	struct av_irq *r;
+
+	for (r = *av_bucket(p, irq); r && r->irq != irq; r = r->next)
+		;
+	return r;
+}
+
+static struct av_dev *av_find_dev(struct av_priv *p, uint32_t devid)
+{
+	struct av_dev *d;
+
+	for (d = p->devs; d && d->devid != devid; d = d->next)
+		;
+	return d;
+}
+
+/* A device record with a zeroed table of at least @events entries. */
+static struct av_dev *av_dev_new(struct umsi_system *sys, uint32_t devid,
+				 uint32_t events)
+{
+	uint32_t bits = umsi_order_of(events > 2 ? events : 2);
+	struct av_dev *d;
+	size_t size;
+
+	if ((1u << bits) > UMSI_AMDVI_MAX_IRTE)
+		bits = umsi_order_of(UMSI_AMDVI_MAX_IRTE);
+	size = (sizeof(*d) + 7) / 8 * 8 + umsi_idmap_size(1u << bits);
+	d = umsi_zalloc(sys, size);
+	if (!d)
+		return NULL;
+	d->size = size;
+	d->devid = devid;
+	d->bits = bits;
+	umsi_idmap_init(&d->used, 1u << bits,
+			(uint64_t *)(void *)((char *)d + (sizeof(*d) + 7) / 8 * 8));
+	d->irt_size = (size_t)4 << bits;
+	if (d->irt_size < IRT_ALIGN)
+		d->irt_size = IRT_ALIGN;
+	d->irt = umsi_host_phys_alloc(sys, d->irt_size, IRT_ALIGN,
+				      &d->irt_phys);
+	if (!d->irt) {
+		umsi_free(sys, d, size);
+		return NULL;
+	}
+	umsi_memset((void *)(uintptr_t)d->irt, 0, d->irt_size);
+	return d;
+}
+
+static void av_dev_free(struct umsi_system *sys, struct av_dev *d)
+{
+	if (!d)
+		return;
+	umsi_host_phys_free(sys, (void *)(uintptr_t)d->irt, d->irt_size);
+	umsi_free(sys, d, d->size);
+}
+
+static void av_unlink_dev(struct av_priv *p, struct av_dev *d)
+{
+	struct av_dev **l;
+
+	for (l = &p->devs; *l && *l != d; l = &(*l)->next)
+		;
+	if (*l)
+		*l = d->next;
+}
+
+static int av_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
+		    uint32_t cpu, uint32_t id, uint32_t *apic)
+{
+	struct av_priv *p = av_priv(sys);
+
+	if (ci->wired)
+		return -UMSI_ENOTSUP;
+	if (ci->source_id == UMSI_NO_SOURCE || (ci->source_id >> 16) ||
+	    ci->source_id >= p->ndev)
+		return -UMSI_EINVAL;
+	*apic = umsi_cpu_hwid(sys, cpu);
+	if (id < 0x10 || id + ci->count > 0x100 || !ci->count ||
+	    ci->count > 32)
+		return -UMSI_EINVAL;
+	if (*apic > 0xff)
+		return -UMSI_ERANGE;
+	return 0;
+}
+
+/*
+ * Which record and which of its entries @ci names: an IRQ's own (all of
+ * them), or in a split MSI block the block's record, keyed by its first
+ * IRQ, and entry @ci->index of it.
+ */
+struct av_slice {
+	uint32_t key, n, from, count;
+	bool group;
+};
+
+static int av_slice(const struct umsi_ctl_irq *ci, struct av_slice *sl)
+{
+	sl->group = ci->group_count != 0;
+	sl->key = sl->group ? ci->group_irq : ci->irq;
+	sl->n = sl->group ? ci->group_count : ci->count;
+	sl->from = sl->group ? ci->index : 0;
+	sl->count = ci->count;
+	if (sl->group && (ci->count != 1 || ci->index >= sl->n || sl->n > 32))
+		return -UMSI_EINVAL;
+	return 0;
+}
+
+/* Point @r's entries @from.. at (@apic, @vector + i), one store each. */
+static void irte_write(const struct av_irq *r, uint32_t from, uint32_t n,
+		       uint32_t apic, uint32_t vector)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		r->dev->irt[r->base + from + i] = IRTE_REMAP_EN |
+			IRTE_DEST(apic) | IRTE_VECTOR(vector + i);
+	umsi_dev_wmb();
+}
+
+/*
+ * The record of a new IRQ @sl.key on DeviceID @devid: the device's table
+ * made (its DTE pointed at it) on its first IRQ, then the IRQ's run of
+ * entries. Memory is taken before the lock. [no lock; returns locked]
+ */
+static int av_irq_new(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
+		      const struct av_slice *sl, struct av_irq **out,
+		      umsi_irqflags_t *fl)
+{
+	struct av_priv *p = av_priv(sys);
+	uint32_t devid = ci->source_id;
+	struct av_irq *r = umsi_zalloc(sys, sizeof(*r));
+	struct av_dev *fresh = NULL, *d;
+	bool have;
+	int ret = 0;
+
+	if (!r)
+		return -UMSI_ENOMEM;
+	*fl = av_lock(sys);
+	have = av_find_dev(p, devid) != NULL;
+	av_unlock(sys, *fl);
+	if (!have) {
+		fresh = av_dev_new(sys, devid, ci->source_events > sl->n ?
+					     ci->source_events : sl->n);
+		if (!fresh) {
+			umsi_free(sys, r, sizeof(*r));
+			return -UMSI_ENOMEM;
+		}
+	}
+	*fl = av_lock(sys);
+	d = av_find_dev(p, devid);
+	if (!d && fresh) {
+		d = fresh;
+		fresh = NULL;
+		d->next = p->devs;
+		p->devs = d;
+		ret = av_dte_set(sys, devid, DTE_IV | DTE_INTTABLEN(d->bits) |
+				 (d->irt_phys & DTE_ROOT_MASK) |
+				 DTE_INTCTL_REMAP);
+		d->stuck |= ret != 0;
+	}
+	if (!d) {
+		ret = -UMSI_EAGAIN;     /* it went between the look-ups */
+	} else if (!ret) {
+		r->base = umsi_idmap_take_run(&d->used, sl->n,
+					      (sl->n & (sl->n - 1)) ? 1 : sl->n);
+		if (r->base == UINT32_MAX)
+			ret = -UMSI_ENOSPC;
+	}
+	if (ret) {
+		if (d && !d->nirqs && !d->stuck) {
+			av_unlink_dev(p, d);
+			(void)av_dte_set(sys, devid, p->idle_dte);
+			fresh = d;
+		}
+		av_unlock(sys, *fl);
+		av_tell(sys);
+		av_dev_free(sys, fresh);
+		umsi_free(sys, r, sizeof(*r));
+		if (ret == -UMSI_ENOSPC)
+			umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: irq %u: no %u "
+				 "free entries in DeviceID 0x%x's table (shared "
+				 "by every source with that requester)",
+				 ci->irq, sl->n, devid);
+		return ret;
+	}
+	r->dev = d;
+	r->irq = sl->key;
+	r->count = sl->n;
+	r->group = sl->group;
+	d->nirqs++;
+	r->next = *av_bucket(p, r->irq);
+	*av_bucket(p, r->irq) = r;
+	*out = r;
+	av_dev_free(sys, fresh);
+	return 0;
+}
+
+/*
+ * The first compose of an IRQ takes its entries and writes them; a later
+ * one (the message asked for again) rewrites them. The message is the
+ * same every time: 0xFEE00000, data the first entry's index.
+ */
+static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
+		      uint32_t cpu, uint32_t id, struct umsi_msg *msg)
+{
+	struct av_priv *p = av_priv(sys);
+	struct av_irq *r;
+	struct av_slice sl;
+	umsi_irqflags_t fl;
+	uint32_t apic;
+	bool new_entry;
+	int ret, tries;
+
+	ret = av_check(sys, ci, cpu, id, &apic);
+	if (!ret)
+		ret = av_slice(ci, &sl);
+	if (ret)
+		return ret;
+	for (tries = 0; tries < 4; tries++) {
+		fl = av_lock(sys);
+		r = av_find(p, sl.key);
+		if (r)
+			break;
+		av_unlock(sys, fl);
+		ret = av_irq_new(sys, ci, &sl, &r, &fl);
+		if (!ret)
+			break;
+		if (ret != -UMSI_EAGAIN)
+			return ret;
+	}
+	if (ret)
+		return -UMSI_EBUSY;
+	if (r->count != sl.n || r->group != sl.group ||
+	    r->dev->devid != ci->source_id) {
+		av_unlock(sys, fl);
+		return -UMSI_EINVAL;
+	}
+	new_entry = !(r->live & (1u << sl.from));
+	irte_write(r, sl.from, sl.count, apic, id);
+	ret = av_sync(sys, CMD_INV_INTR_TABLE, r->dev->devid);
+	r->stuck |= ret != 0;
+	/* Unconfirmed: the unit may hold them; new ones are cleared all
+	 * the same, and the record keeps them taken (fini frees it). */
+	for (uint32_t i = 0; ret && new_entry && i < sl.count; i++)
+		r->dev->irt[r->base + sl.from + i] = 0;
+	if (!ret) {
+		r->live |= 1u << sl.from;
+		/* A block's one message, whichever member: the device
+		 * ORs the message number into the data. */
+		msg->address = AV_MSI_ADDR;
+		msg->data = r->base;
+	}
+	av_unlock(sys, fl);
+	av_tell(sys);
+	return ret ? ret : 1;
+}
+
+/* A move: the entries rewritten, the message left alone. */
+static int av_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
+		       uint32_t cpu, uint32_t id)
+{
+	struct av_priv *p = av_priv(sys);
+	struct av_slice sl;
+	struct av_irq *r;
+	umsi_irqflags_t fl;
+	uint32_t apic;
+	int ret;
+
+	ret = av_check(sys, ci, cpu, id, &apic);
+	if (!ret)
+		ret = av_slice(ci, &sl);
+	if (ret)
+		return ret;
+	fl = av_lock(sys);
+	r = av_find(p, sl.key);
+	if (!r || !(r->live & (1u << sl.from))) {
+		ret = -UMSI_ENOENT;
+	} else if (p->broken) {
+		ret = -UMSI_EIO;
+	} else {
+		irte_write(r, sl.from, sl.count, apic, id);
+		ret = av_sync(sys, CMD_INV_INTR_TABLE, r->dev->devid);
+		r->stuck |= ret != 0;
+	}
+	av_unlock(sys, fl);
+	av_tell(sys);
+	return ret;
+}
+
+/*
+ * The IRQ goes: its entries cleared and out of the unit, free (a split
+ * block's run with its last member); the device's last IRQ takes its
+ * table away (DTE aborting again, then the table freed). Entries or
+ * tables whose invalidation the unit did not confirm stay taken.
+ */
+static void av_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
+{
+	struct av_priv *p = av_priv(sys);
+	struct av_irq **l, *r, *gone = NULL;
+	struct av_dev *d, *dev_gone = NULL;
+	struct av_slice sl;
+	umsi_irqflags_t fl;
+	uint32_t i, first = 0;
+	int ret = 0;
+
+	if (av_slice(ci, &sl))
+		return;
+	fl = av_lock(sys);
+	r = av_find(p, sl.key);
+	if (!r || !(r->live & (1u << sl.from))) {
+		av_unlock(sys, fl);
+		return;
+	}
+	d = r->dev;
+	first = r->base + sl.from;
+	for (i = 0; i < sl.count; i++)
+		d->irt[first + i] = 0;
+	umsi_dev_wmb();
+	ret = av_sync(sys, CMD_INV_INTR_TABLE, d->devid);
+	r->stuck |= ret != 0;
+	r->live &= ~(1u << sl.from);
+	if (!r->live) {
+		for (l = av_bucket(p, r->irq); *l != r; l = &(*l)->next)
+			;
+		*l = r->next;
+		if (!r->stuck)
+			for (i = 0; i < r->count; i++)
+				umsi_idmap_clear(&d->used, r->base + i);
+		else
+			d->stuck = true;
+		gone = r;
+		if (--d->nirqs == 0 && !d->stuck) {
+			ret = av_dte_set(sys, d->devid, p->idle_dte);
+			av_unlink_dev(p, d);
+			if (ret) {
+				/* The unit may still read it: kept. */
+				d->next = p->held;
+				p->held = d;
+			} else {
+				dev_gone = d;
+			}
+		}
+	}
+	av_unlock(sys, fl);
+	av_tell(sys);
+	if (ret)
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: irq %u: entries %u.. "
+			 "of DeviceID 0x%x not confirmed invalid (%d): kept",
+			 ci->irq, first, d->devid, ret);
+	av_dev_free(sys, dev_gone);
+	umsi_free(sys, gone, sizeof(*gone));
+}
+
+/* ---- Creation ------------------------------------------------------------------ */
+
+static void av_phys_free(struct umsi_system *sys, volatile void *v, size_t size)
+{
+	if (v)
+		umsi_host_phys_free(sys, (void *)(uintptr_t)v, size);
+}
+
+static void *av_phys_alloc(struct umsi_system *sys, size_t size, size_t align,
+			   uint64_t *phys)
+{
+	void *v = umsi_host_phys_alloc(sys, size, align, phys);
+
+	if (v)
+		umsi_memset(v, 0, size);
+	return v;
+}
+
+/*
+ * The unit off (if we turned it on), the memory back. A unit that may
+ * still read the tables (an unconfirmed command) keeps them.
+ */
+static void av_fini(struct umsi_system *sys)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	struct av_priv *p = env->priv;
+	struct av_dev *d;
+	bool keep;
+	uint32_t i;
+
+	if (!p)
+		return;
+	keep = p->broken;
+	if (p->regs && p->enabled && !keep)
+		wr64(sys, AV_CONTROL, rd64(sys, AV_CONTROL) &
+		     ~(CTL_IOMMU_EN | CTL_CMDBUF_EN));
+	for (i = 0; i < AV_HASH; i++) {
+		while (p->hash[i]) {
+			struct av_irq *r = p->hash[i];
+
+			p->hash[i] = r->next;
+			umsi_free(sys, r, sizeof(*r));
+		}
+	}
+	while (p->devs || p->held) {
+		d = p->devs ? p->devs : p->held;
+		if (d == p->devs)
+			p->devs = d->next;
+		else
+			p->held = d->next;
+		if (keep)
+			umsi_free(sys, d, d->size);
+		else
+			av_dev_free(sys, d);
+	}
+	if (keep) {
+		umsi_log(sys, UMSI_LOG_WARN, "x86-amdvi: the unit did not "
+			 "answer: its tables and command buffer stay allocated");
+	} else {
+		av_phys_free(sys, p->devtab, p->devtab_size);
+		av_phys_free(sys, p->cmd, CMD_SIZE);
+		av_phys_free(sys, p->status, 64);
+	}
+	if (p->regs)
+		umsi_host_mmio_unmap(sys, (void *)p->regs, AV_REG_SIZE);
+	if (p->lock)
+		umsi_host_lock_destroy(sys, p->lock);
+	env->priv = NULL;
+	umsi_free(sys, p, sizeof(*p));
+}
+
+static int av_check_config(struct umsi_system *sys,
+			   const struct umsi_amdvi_config *c, uint32_t *ndev)
+{
+	const struct umsi_host_ops *o = umsi_ctl_env(sys)->ops;
+
+	if (!c) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: no configuration "
+			 "(umsi_config.ctl_config must point to a struct "
+			 "umsi_amdvi_config)");
+		return -UMSI_EINVAL;
+	}
+	if (umsi_lapic_check_host(sys, "x86-amdvi"))
+		return -UMSI_EINVAL;
+	if (!o->phys_alloc) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: host operation "
+			 "phys_alloc missing");
+		return -UMSI_EINVAL;
+	}
+	if (umsi_ctl_env(sys)->plat_flags & UMSI_PLAT_IRQ_REMAP) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: platform flag "
+			 "UMSI_PLAT_IRQ_REMAP says the host remaps; this back "
+			 "end remaps itself");
+		return -UMSI_EINVAL;
+	}
+	if (!c->reg_base || c->reg_base % AV_REG_SIZE) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: reg_base 0x%llx is "
+			 "not a 16 KiB aligned address",
+			 (unsigned long long)c->reg_base);
+		return -UMSI_EINVAL;
+	}
+	*ndev = c->devid_count ? c->devid_count : 65536u;
+	if (*ndev > 65536u || *ndev % DTE_PER_PAGE) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: devid_count %u is not "
+			 "a multiple of 128 from 128 to 65536", *ndev);
+		return -UMSI_EINVAL;
+	}
+	if (c->ioapic_devid != UMSI_AMDVI_NO_DEVID && c->ioapic_devid >= *ndev) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: ioapic_devid 0x%x is "
+			 "beyond the %u DeviceIDs of the device table",
+			 c->ioapic_devid, *ndev);
+		return -UMSI_EINVAL;
+	}
+	return 0;
+}
+
+/* The unit answers and nobody else turned it on. */
+static int av_check_unit(struct umsi_system *sys,
+			 const struct umsi_amdvi_config *c)
+{
+	uint64_t efr = rd64(sys, AV_EFR), ctl = rd64(sys, AV_CONTROL);
+
+	if (efr == ~0ull || ctl == ~0ull) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: no IOMMU at 0x%llx "
+			 "(registers read all-ones)",
+			 (unsigned long long)c->reg_base);
+		return -UMSI_EINVAL;
+	}
+	if (ctl & (CTL_IOMMU_EN | CTL_CMDBUF_EN)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: control 0x%llx: the "
+			 "unit or its command buffer is already on (someone "
+			 "else's tables)", (unsigned long long)ctl);
+		return -UMSI_EBUSY;
+	}
+	return 0;
+}
+
+/* Every DTE idle, the tables in, the command buffer and the unit on. */
+static int av_start(struct umsi_system *sys)
+{
+	struct av_priv *p = av_priv(sys);
+	uint32_t i;
+
+	for (i = 0; i < p->ndev; i++)
+		p->devtab[4 * i + 2] = p->idle_dte;
+	umsi_dev_wmb();
+	wr64(sys, AV_DEVTAB, p->devtab_phys | (p->ndev / DTE_PER_PAGE - 1));
+	wr64(sys, AV_CMDBUF, p->cmd_phys | CMDBUF_LEN(8));
+	wr64(sys, AV_CMD_HEAD, 0);
+	wr64(sys, AV_CMD_TAIL, 0);
+	p->cmd_tail = 0;
+	wr64(sys, AV_CONTROL, rd64(sys, AV_CONTROL) | CTL_CMDBUF_EN |
+	     CTL_IOMMU_EN);
+	p->enabled = true;
+	/* Nothing cached from before: every DTE is new to the unit. */
+	return av_sync(sys, 0, 0);
+}
+
+static int av_init(struct umsi_system *sys, uint32_t ncpus,
+		   struct umsi_matrix_config *space)
+{
+	struct umsi_ctl_env *env = umsi_ctl_env(sys);
+	const struct umsi_amdvi_config *c = env->ctl_config;
+	struct av_priv *p;
+	uint32_t ndev;
+	void *v;
+	int ret;
+
+	ret = av_check_config(sys, c, &ndev);
+	if (ret)
+		return ret;
+	p = umsi_zalloc(sys, sizeof(*p));
+	if (!p)
+		return -UMSI_ENOMEM;
+	p->ndev = ndev;
+	p->ioapic_devid = c->ioapic_devid;
+	p->idle_dte = DTE_IV | (c->allow_pass ? DTE_INTCTL_PASS :
+					      DTE_INTCTL_ABORT);
+	p->devtab_size = (size_t)ndev * DTE_SIZE;
+	env->priv = p;
+	ret = -UMSI_ENOMEM;
+	p->lock = umsi_host_lock_create(sys);
+	if (!p->lock)
+		goto fail;
+	ret = umsi_host_mmio_map(sys, c->reg_base, AV_REG_SIZE, &v);
+	if (ret)
+		goto fail;
+	p->regs = v;
+	ret = av_check_unit(sys, c);
+	if (ret)
+		goto fail;
+	ret = -UMSI_ENOMEM;
+	p->devtab = av_phys_alloc(sys, p->devtab_size, 4096, &p->devtab_phys);
+	p->cmd = av_phys_alloc(sys, CMD_SIZE, 4096, &p->cmd_phys);
+	p->status = av_phys_alloc(sys, 64, 64, &p->status_phys);
+	if (!p->devtab || !p->cmd || !p->status)
+		goto fail;
+	ret = av_start(sys);
+	av_tell(sys);
+	if (ret)
+		goto fail;
+	umsi_log(sys, UMSI_LOG_INFO, "x86-amdvi: unit at 0x%llx, %u DeviceIDs, "
+		 "device table at 0x%llx, other devices' interrupts %s",
+		 (unsigned long long)c->reg_base, ndev,
+		 (unsigned long long)p->devtab_phys,
+		 c->allow_pass ? "passed" : "aborted");
+	umsi_matrix_default_config(space, ncpus);
+	if (!(env->plat_flags & UMSI_PLAT_ISA_PIC))
+		space->legacy_count = 0;
+	return 0;
+fail:
+	av_fini(sys);
+	return ret;
+}
+
+static int av_cpu_init(struct umsi_system *sys, uint32_t cpu,
+		       struct umsi_ctl_cpu *out)
+{
+	int ret = umsi_host_cpu_hwid(sys, cpu, &out->hwid);
+
+	(void)sys;
+	if (ret)
+		return ret;
+	/* Every message goes through a 32-bit entry: 8 destination bits. */
+	out->reachable = out->hwid <= 0xff;
+	/* Wired inputs are not remapped here (umsi_amdvi_config). */
+	out->wired_reachable = false;
+	return 0;
+}
+
+const struct umsi_ctl umsi_ctl_x86_amdvi = {
+	.name = "x86-amdvi",
+	.domain = &umsi_ctl_domain_per_message,
+	.init = av_init,
+	.fini = av_fini,
+	.cpu_init = av_cpu_init,
+	.compose = av_compose,
+	.release = av_release,
+	.retarget = av_retarget,
+	.pending = umsi_lapic_pending,
+	.resend = umsi_lapic_resend,
+	.eoi = true,
+	/* Blocks of consecutive, aligned entries, each message with its
+	 * own CPU and vector. */
+	.max_block = NULL,
+	.spurious_id = 0xff,
+};
