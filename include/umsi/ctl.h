@@ -436,8 +436,8 @@ int umsi_vtd_faults(struct umsi_system *sys,
  *
  * Host operations: those of umsi_ctl_x86_lapic, plus mmio_map of the
  * registers and phys_alloc/phys_free. The platform flag UMSI_PLAT_IRQ_REMAP
- * must be clear. Destinations are 8-bit APIC IDs: CPUs above 255 are not
- * reachable.
+ * must be clear. Destinations are 8-bit APIC IDs, 0xff the broadcast:
+ * CPUs with APIC IDs above 254 are not reachable.
  *
  * Read during umsi_system_create() only. Contradictions (a misaligned
  * base, a bad @devid_count, an @ioapic_devid beyond it, a unit that does

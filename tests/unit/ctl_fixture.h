@@ -25,6 +25,12 @@
  *                                  end (umsi_ctl_x86_vtd): the same
  *                                  vectors, every message through a table
  *                                  entry (EIM when the machine is x2APIC)
+ *   UMSI_TEST_CTL=amdvi            the simulator's x86 machine with its
+ *                                  AMD-Vi unit and the AMD-Vi back end
+ *                                  (umsi_ctl_x86_amdvi): the same vectors,
+ *                                  every MSI through an entry of its
+ *                                  requester's table; no INTx, no APIC ID
+ *                                  above 255
  *
  * make test runs each binary that uses the fixtures three ways
  * (mk/unit-imsic.mk and mk/unit-its.mk for the second and third). A test
@@ -54,7 +60,7 @@
 #define FX_ITS_NVEC      256u
 
 enum fx_ctl { FX_CTL_X86, FX_CTL_IMSIC, FX_CTL_ITS, FX_CTL_VTD,
-	      FX_CTL_GICV2M };
+	      FX_CTL_GICV2M, FX_CTL_AMDVI };
 
 /* The controller UMSI_TEST_CTL asks for; any other value than unset, "",
  * "x86", "imsic" and "its" is a mistake and stops the binary. */
@@ -72,8 +78,10 @@ static inline enum fx_ctl fx_ctl(void)
 		return FX_CTL_VTD;
 	if (!strcmp(e, "gicv2m"))
 		return FX_CTL_GICV2M;
-	fprintf(stderr, "UMSI_TEST_CTL=%s: expected x86, imsic, its, vtd or "
-		"gicv2m\n", e);
+	if (!strcmp(e, "amdvi"))
+		return FX_CTL_AMDVI;
+	fprintf(stderr, "UMSI_TEST_CTL=%s: expected x86, imsic, its, vtd, "
+		"gicv2m or amdvi\n", e);
 	exit(2);
 }
 
@@ -102,6 +110,17 @@ static inline bool fx_gicv2m(void)
 	return fx_ctl() == FX_CTL_GICV2M;
 }
 
+static inline bool fx_amdvi(void)
+{
+	return fx_ctl() == FX_CTL_AMDVI;
+}
+
+/* An x86 machine whose MSIs go through a remapping unit (VT-d, AMD-Vi). */
+static inline bool fx_remap(void)
+{
+	return fx_vtd() || fx_amdvi();
+}
+
 /* An Arm machine: the kernel acknowledges and ends interrupts itself. */
 static inline bool fx_arm(void)
 {
@@ -111,7 +130,7 @@ static inline bool fx_arm(void)
 static inline const char *fx_ctl_name(void)
 {
 	static const char *const n[] = { "x86", "imsic", "its", "vtd",
-					  "gicv2m" };
+					  "gicv2m", "amdvi" };
 
 	return n[fx_ctl()];
 }
@@ -127,11 +146,14 @@ static inline const char *fx_ctl_name(void)
 /* Skip the current test on the named machine(s), saying why. */
 #define fx_skip_on_imsic(why) fx_skip_if_(fx_imsic(), "IMSIC", why)
 #define fx_skip_on_its(why)   fx_skip_if_(fx_its(), "ITS", why)
-#define fx_skip_on_vtd(why)   fx_skip_if_(fx_vtd(), "VTD", why)
+/* VT-d, and AMD-Vi: what a remapping unit changes (see fx_remap()). */
+#define fx_skip_on_vtd(why)   fx_skip_if_(fx_remap(), fx_vtd() ? "VTD" :    \
+					  "AMDVI", why)
+#define fx_skip_on_amdvi(why) fx_skip_if_(fx_amdvi(), "AMDVI", why)
 #define fx_skip_on_gicv2m(why) fx_skip_if_(fx_gicv2m(), "GICV2M", why)
 #define fx_skip_unless_x86(why)                                             \
 	fx_skip_if_(!fx_x86(), fx_imsic() ? "IMSIC" : fx_its() ? "ITS" :     \
-		    fx_gicv2m() ? "GICV2M" : "VTD", why)
+		    fx_gicv2m() ? "GICV2M" : fx_vtd() ? "VTD" : "AMDVI", why)
 
 /* Why INTx tests skip on the ITS (its.c: wired_reachable false). */
 #define FX_ITS_NO_INTX                                                      \
@@ -140,6 +162,10 @@ static inline const char *fx_ctl_name(void)
 /* Why INTx tests skip on the GICv2m (gicv2m.c: wired_reachable false). */
 #define FX_GICV2M_NO_INTX                                                   \
 	"wired INTx inputs are the distributor's own SPIs, not the v2m frame's"
+
+/* Why INTx tests skip on AMD-Vi (amdvi.c: wired_reachable false). */
+#define FX_AMDVI_NO_INTX                                                    \
+	"wired INTx inputs under AMD-Vi need a directed EOI (umsi_amdvi_config)"
 
 /* The simulator's configuration for the chosen controller. */
 static inline void fx_sim_config(struct umsi_sim_config *sc)
@@ -151,6 +177,9 @@ static inline void fx_sim_config(struct umsi_sim_config *sc)
 		sc->controller = UMSI_SIM_CTL_ITS;
 	} else if (fx_gicv2m()) {
 		sc->controller = UMSI_SIM_CTL_GICV2M;
+	} else if (fx_amdvi()) {
+		sc->amdvi = true;
+		sc->vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
 	} else if (fx_vtd()) {
 		sc->vtd = true;
 		sc->vtd_eim = (sc->plat_flags & UMSI_PLAT_X2APIC) != 0;
@@ -256,6 +285,20 @@ static inline int fx_system_create_nofile(const struct umsi_host_ops *ops,
 		return fx_its_system_create(ops, sim, base, nofile, out);
 	if (fx_gicv2m())
 		return fx_gicv2m_system_create(ops, sim, base, nofile, out);
+	if (fx_amdvi()) {
+		struct umsi_amdvi_config ac;
+
+		memset(&ac, 0, sizeof(ac));
+		ac.reg_base = UMSI_SIM_AMDVI_BASE;
+		ac.ioapic_devid = UMSI_SIM_VTD_IOAPIC_SID;
+		if (base)
+			cfg = *base;
+		else
+			memset(&cfg, 0, sizeof(cfg));
+		cfg.ctl = &umsi_ctl_x86_amdvi;
+		cfg.ctl_config = &ac;
+		return umsi_system_create(ops, sim, &cfg, out);
+	}
 	if (fx_vtd()) {
 		struct umsi_vtd_config vc;
 

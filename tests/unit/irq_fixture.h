@@ -53,7 +53,8 @@ static inline uint32_t fx_tdev_rid(const struct umsi_irq_desc *d)
 /* Before the IRQ is programmed: name the tdev's requester (ITS only). */
 static inline void tdev_set_rid(struct tdev *t)
 {
-	if (fx_its()) {
+	/* The ITS and AMD-Vi find a message's table by its requester. */
+	if (fx_its() || fx_amdvi()) {
 		t->rid = fx_tdev_rid(t->d);
 		t->d->source_id = t->rid;
 	}
@@ -61,7 +62,7 @@ static inline void tdev_set_rid(struct tdev *t)
 
 static inline void send(struct tdev *t)
 {
-	if (fx_its())
+	if (fx_its() || fx_amdvi())
 		umsi_sim_msg_write_from(t->sim, t->rid, t->msg.address,
 					t->msg.data);
 	else

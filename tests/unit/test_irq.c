@@ -579,7 +579,7 @@ static void system_create_checks_the_host_contract(void **s)
 		assert_non_null(strstr(log, "irq_pending"));
 	}
 	/* The x86 back ends end interrupts and resend through the host. */
-	if (fx_x86() || fx_vtd()) {
+	if (fx_x86() || fx_remap()) {
 		o = *umsi_sim_host_ops();
 		o.eoi = NULL;
 		assert_int_equal(contract_create(&o, 0, log, sizeof(log)),
@@ -616,7 +616,7 @@ static void system_create_checks_the_host_contract(void **s)
 	/* Optional: both MMIO accessors, and log. The simulator's ITS and
 	 * VT-d unit are reachable only through the accessors (their
 	 * registers act). */
-	if (fx_its() || fx_vtd() || fx_gicv2m())
+	if (fx_its() || fx_remap() || fx_gicv2m())
 		return;
 	o = *umsi_sim_host_ops();
 	o.mmio_read32 = NULL;
@@ -666,7 +666,7 @@ static int ctx_entry(void *arg, uint32_t cpu, uint32_t id)
 	int ret = umsi_dispatch_ctx(r->m->sys, cpu, core, (void *)&the_frame);
 
 	/* x86 with kernel_eoi: the kernel's own EOI, never the spurious one. */
-	if (r->kernel_eoi && (fx_x86() || fx_vtd()) && id != 0xff)
+	if (r->kernel_eoi && (fx_x86() || fx_remap()) && id != 0xff)
 		umsi_sim_eoi(r->m->sim, (uint8_t)id);
 	return ret;
 }

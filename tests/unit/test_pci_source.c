@@ -45,7 +45,7 @@ static const struct umsi_source_ops kops = { .write_msg = k_write };
 /* The device sends slot @i's message (a block: data + @plus). */
 static void send_slot(struct kdev *k, uint32_t i, uint32_t plus)
 {
-	if (fx_its() || fx_vtd())
+	if (fx_its() || fx_remap())
 		umsi_sim_msg_write_from(k->m->sim, RID, k->slot[i].address,
 					k->slot[i].data + plus);
 	else
@@ -264,7 +264,7 @@ static void a_block_has_one_message_and_moves_whole(void **s)
 	assert_int_equal(umsi_irq_get_info(m->sys, irqs[0], &info), 0);
 	one = 1ull << ((info.cpu + 1) % 4);
 	assert_int_equal(umsi_irq_set_affinity(m->sys, irqs[0], &cpu), 0);
-	if (fx_vtd()) {
+	if (fx_remap()) {
 		/*
 		 * VT-d: each message its own remapping entry (handle +
 		 * subhandle = data): message 0 moved alone, through the

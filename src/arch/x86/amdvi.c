@@ -317,7 +317,8 @@ static int av_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	if (id < 0x10 || id + ci->count > 0x100 || !ci->count ||
 	    ci->count > 32)
 		return -UMSI_EINVAL;
-	if (*apic > 0xff)
+	/* 8 destination bits, 0xff the broadcast. */
+	if (*apic > 0xfe)
 		return -UMSI_ERANGE;
 	return 0;
 }
@@ -813,8 +814,9 @@ static int av_cpu_init(struct umsi_system *sys, uint32_t cpu,
 	(void)sys;
 	if (ret)
 		return ret;
-	/* Every message goes through a 32-bit entry: 8 destination bits. */
-	out->reachable = out->hwid <= 0xff;
+	/* Every message goes through a 32-bit entry: 8 destination bits,
+	 * 0xff the broadcast. */
+	out->reachable = out->hwid <= 0xfe;
 	/* Wired inputs are not remapped here (umsi_amdvi_config). */
 	out->wired_reachable = false;
 	return 0;
