@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_acpi - the x86 reference kernel's ACPI table parsers (kernel/arch/x86_64/acpi.c:
- * MADT, MCFG, FADT and the VT-d DMAR), compiled hosted and unmodified, on
+ * MADT, MCFG, FADT, the VT-d DMAR and the AMD-Vi IVRS), compiled hosted and unmodified, on
  * hostile tables: ACPI tables are firmware data. The input is one table;
  * its signature picks the parser, or, when it names none of them, the
  * first byte does (the signature is then overwritten), so every parser
  * sees every shape. The header's length field is set to the input's size
  * and the checksum is not checked, so the parsers, not the checksum, are
  * what the fuzzer meets. The sanitizers report any read outside the
- * table; the DMAR parser's result must hold together.
+ * table; the DMAR and IVRS parsers' results must hold together.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,9 +56,22 @@ static void check_dmar(const struct acpi_dmar *d)
 	}
 }
 
+static void check_ivrs(const struct acpi_ivrs *v)
+{
+	FUZZ_CHECK(v->present);
+	if (!v->valid) {
+		FUZZ_CHECK(memchr(v->error, 0, sizeof(v->error)) != NULL);
+		return;
+	}
+	FUZZ_CHECK(v->nivhds >= 1);
+	FUZZ_CHECK(v->base && !(v->base % 0x4000));
+	FUZZ_CHECK(v->ioapic_devid == ACPI_NO_DEVID || v->ioapic_devid <= 0xffff);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char sigs[4][4] = { "APIC", "MCFG", "FACP", "DMAR" };
+	static const char sigs[5][4] = { "APIC", "MCFG", "FACP", "DMAR",
+					 "IVRS" };
 	uint8_t *t;
 	uint32_t len = (uint32_t)size;
 	int kind = -1, k;
@@ -70,11 +83,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!t)
 		return 0;
 	memcpy(t, data, size);
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < 5; k++)
 		if (!memcmp(t, sigs[k], 4))
 			kind = k;
 	if (kind < 0) {
-		kind = t[0] % 4;
+		kind = t[0] % 5;
 		memcpy(t, sigs[kind], 4);
 	}
 	memcpy(t + 4, &len, 4);
@@ -90,9 +103,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2:
 		parse_fadt(t, len);
 		break;
-	default:
+	case 3:
 		acpi_parse_dmar(t, len, &acpi.dmar);
 		check_dmar(&acpi.dmar);
+		break;
+	default:
+		acpi_parse_ivrs(t, len, t[len - 1], &acpi.ivrs);
+		check_ivrs(&acpi.ivrs);
 		break;
 	}
 	free(t);

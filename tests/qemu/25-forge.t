@@ -174,7 +174,7 @@ subtest 'tcg intel-iommu,intremap=on: forged messages against the unit' => sub {
 	my $r = UmsiTest::run_checked(smp => 4, timeout => 90,
 		devices => [@iommu, @devs, (map { ('-trace', $_) } @events), '-D', $trace],
 		append => $append, name => 'forge remap=on');
-	is($r->{ready}{remap}, JSON::PP::true, 'ready line remap:true');
+	is($r->{ready}{remap}, 'vt-d', 'ready line "remap":"vt-d"');
 	my %f = forges($r);
 	my $t = requests_by_case(ir_trace($trace), forge_lines($r));
 	note("remap=on: $_: " . JSON::PP::encode_json($f{$_})) for sort keys %f;

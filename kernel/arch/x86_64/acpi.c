@@ -326,6 +326,123 @@ void acpi_parse_dmar(const uint8_t *t, uint32_t len, struct acpi_dmar *out)
 	}
 }
 
+/*
+ * IVRS (AMD IOMMU 5.2): after the 36-byte header, IVinfo (4 bytes) and 8
+ * reserved, IVHD/IVMD blocks of (type: 8 bits, flags: 8, length: 16) from
+ * offset 48. An IVHD (5.2.2) has the IOMMU's DeviceID at 4, the
+ * capability offset at 6, the IOMMU Base Address at 8 (16 KiB aligned),
+ * the segment at 16, then device entries from 24 (type 0x10) or 40 (0x11,
+ * 0x40): 4 bytes for types 0-63, 8 for 64-127, a variable length (byte 1)
+ * from 128. The IO-APIC special entry (type 0x48) holds the IO-APIC's
+ * handle (its MADT ID) at 4, its DeviceID at 5, variety 1 at 7.
+ */
+#define IVRS_HDR_LEN        48
+#define IVHD_MIN_LEN        24
+
+static bool ivrs_fail(struct acpi_ivrs *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static bool ivrs_fail(struct acpi_ivrs *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	kvsnprintf(out->error, sizeof(out->error), fmt, ap);
+	va_end(ap);
+	out->valid = false;
+	return false;
+}
+
+/* The device entries of the IVHD at @b (@blen bytes, checked). */
+static bool ivhd_entries(const uint8_t *b, uint32_t blen, uint32_t first,
+			 uint32_t at, uint8_t ioapic_id, struct acpi_ivrs *out)
+{
+	for (uint32_t off = first; off < blen;) {
+		const uint8_t *e = b + off;
+		uint8_t type = e[0];
+		uint32_t elen = type < 64 ? 4u : type < 128 ? 8u : 0u;
+
+		if (!elen) {
+			if (blen - off < 2)
+				return ivrs_fail(out, "IVHD at %u: entry at %u cut "
+						 "short", at, off);
+			elen = 2u + e[1];
+		}
+		if (elen > blen - off)
+			return ivrs_fail(out, "IVHD at %u: entry type 0x%x at %u "
+					 "has %u bytes, %u left", at, type, off,
+					 elen, blen - off);
+		if (type == 0x48 && e[7] == 1 && e[4] == ioapic_id &&
+		    out->ioapic_devid == ACPI_NO_DEVID)
+			out->ioapic_devid = (uint32_t)e[5] | (uint32_t)e[6] << 8;
+		out->ndev_entries++;
+		off += elen;
+	}
+	return true;
+}
+
+void acpi_parse_ivrs(const uint8_t *t, uint32_t len, uint8_t ioapic_id,
+		     struct acpi_ivrs *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->present = true;
+	out->valid = true;
+	out->ioapic_devid = ACPI_NO_DEVID;
+	if (len < IVRS_HDR_LEN) {
+		ivrs_fail(out, "table of %u bytes, the header alone is %u",
+			  len, IVRS_HDR_LEN);
+		return;
+	}
+	for (uint32_t off = IVRS_HDR_LEN; off < len;) {
+		const uint8_t *b = t + off;
+		uint32_t blen, first;
+
+		if (len - off < 4) {
+			ivrs_fail(out, "block at %u cut short (%u bytes left)",
+				  off, len - off);
+			return;
+		}
+		blen = rd16(b + 2);
+		if (blen < 4 || blen > len - off) {
+			ivrs_fail(out, "block type 0x%x at %u has length %u (%u "
+				  "bytes left)", b[0], off, blen, len - off);
+			return;
+		}
+		if (b[0] == 0x10 || b[0] == 0x11 || b[0] == 0x40) {
+			first = b[0] == 0x10 ? 24u : 40u;
+			if (blen < first || blen < IVHD_MIN_LEN) {
+				ivrs_fail(out, "IVHD type 0x%x at %u has length "
+					  "%u, below %u", b[0], off, blen, first);
+				return;
+			}
+			/* Later IVHDs of the same IOMMU repeat it (0x11, 0x40
+			 * after 0x10): the first one is kept. */
+			if (!out->nivhds) {
+				out->ivhd_type = b[0];
+				out->iommu_devid = rd16(b + 4);
+				out->base = rd64(b + 8);
+				out->segment = rd16(b + 16);
+				if (!out->base || out->base % 0x4000) {
+					ivrs_fail(out, "IVHD at %u: base 0x%lx "
+						  "not a 16 KiB aligned address",
+						  off, (unsigned long)out->base);
+					return;
+				}
+				if (!ivhd_entries(b, blen, first, off, ioapic_id,
+						  out))
+					return;
+			}
+			out->nivhds++;
+		}
+		off += blen;
+	}
+	if (!out->nivhds)
+		ivrs_fail(out, "no IVHD block");
+}
+
+/* The IVRS table, parsed once the MADT is (acpi_init). */
+static uint64_t ivrs_at;
+
 static void parse_table(uint64_t addr)
 {
 	const struct sdt_header *h = (const void *)addr;
@@ -351,6 +468,8 @@ static void parse_table(uint64_t addr)
 		parse_fadt((const uint8_t *)h, len);
 	else if (!memcmp(h->sig, "DMAR", 4) && !acpi.dmar.present)
 		acpi_parse_dmar((const uint8_t *)h, len, &acpi.dmar);
+	else if (!memcmp(h->sig, "IVRS", 4) && !acpi.ivrs.present)
+		ivrs_at = addr;
 }
 
 void acpi_init(void)
@@ -386,4 +505,12 @@ void acpi_init(void)
 	}
 	if (!acpi.ncpus)
 		panic("acpi: no MADT or no enabled CPU in it");
+	/* After the MADT: the IO-APIC's special entry names its MADT ID. */
+	if (ivrs_at) {
+		const struct sdt_header *iv = (const void *)ivrs_at;
+
+		acpi_parse_ivrs((const uint8_t *)iv, rd32(&iv->length),
+				acpi.nioapics ? acpi.ioapic[0].id : 0xff,
+				&acpi.ivrs);
+	}
 }

@@ -76,6 +76,25 @@ struct acpi_dmar {
 	uint32_t nother;		/* RMRR, ATSR, ... (not used) */
 };
 
+/*
+ * The IVRS table (AMD I/O Virtualization Technology 5.2), as far as it was
+ * found sound: its first IOMMU (IVHD of type 0x10, 0x11 or 0x40) and the
+ * IO-APIC special device entry of the IO-APIC the MADT lists first.
+ */
+#define ACPI_NO_DEVID    0xffffffffu
+struct acpi_ivrs {
+	bool present;			/* an IVRS table was listed */
+	bool valid;			/* and it parsed; else @error says why */
+	char error[96];
+	uint32_t nivhds;
+	uint8_t ivhd_type;
+	uint16_t iommu_devid;		/* the IOMMU's own DeviceID */
+	uint16_t segment;
+	uint64_t base;			/* IOMMU Base Address */
+	uint32_t ioapic_devid;		/* of the first MADT IO-APIC, or NO */
+	uint32_t ndev_entries;		/* device entries read */
+};
+
 struct acpi_info {
 	uint8_t revision;		/* of the RSDP */
 	uint64_t lapic_addr;
@@ -96,6 +115,7 @@ struct acpi_info {
 	uint16_t iapc_boot_arch;
 	bool msi_not_supported;		/* IAPC_BOOT_ARCH bit 3 */
 	struct acpi_dmar dmar;
+	struct acpi_ivrs ivrs;
 };
 
 extern struct acpi_info acpi;
@@ -111,5 +131,15 @@ void acpi_init(void);
  * [@t, @t + @len).
  */
 void acpi_parse_dmar(const uint8_t *t, uint32_t len, struct acpi_dmar *out);
+
+/*
+ * Parse an IVRS table of @len bytes at @t (header included) into @out,
+ * the IO-APIC special entry looked for with MADT ID @ioapic_id. Firmware
+ * data: every length is checked against @len and the block it sits in; a
+ * table that does not add up leaves @out->valid false with @out->error
+ * saying where. Never reads outside [@t, @t + @len).
+ */
+void acpi_parse_ivrs(const uint8_t *t, uint32_t len, uint8_t ioapic_id,
+		     struct acpi_ivrs *out);
 
 #endif /* KERNEL_ACPI_H */

@@ -224,12 +224,42 @@ const struct umsi_host_ops kernel_host_ops = {
  * remapped messages (remap_compose), and here the back end does.
  */
 static struct umsi_vtd_config vtd_config;
+static struct umsi_amdvi_config amdvi_config;
+
+/*
+ * AMD-Vi (iommu.c chose the IVRS table's IOMMU): a device table for every
+ * DeviceID of the buses ECAM reaches (the IO-APIC's among them), other
+ * devices' interrupts aborted; wired inputs are not uMSI's there.
+ */
+static void amdvi_umsi_config(struct umsi_config *cfg)
+{
+	uint32_t n = acpi.have_mcfg ? ((uint32_t)acpi.ecam_bus_end + 1) * 256u :
+				      65536u, dev = iommu_amdvi_ioapic_devid();
+
+	if (dev != ACPI_NO_DEVID && dev >= n)
+		n = (dev / 128 + 1) * 128;
+	amdvi_config.reg_base = iommu_amdvi_base();
+	amdvi_config.devid_count = n;
+	amdvi_config.ioapic_devid = dev == ACPI_NO_DEVID ? UMSI_AMDVI_NO_DEVID :
+							   dev;
+	amdvi_config.allow_pass = false;
+	cfg->ctl = &umsi_ctl_x86_amdvi;
+	cfg->ctl_config = &amdvi_config;
+	kprintf("remap: uMSI takes the AMD-Vi back end: unit 0x%lx, %u "
+		"DeviceIDs, ioapic devid 0x%x\n",
+		(unsigned long)amdvi_config.reg_base, n,
+		amdvi_config.ioapic_devid);
+}
 
 void arch_umsi_config(struct umsi_config *cfg)
 {
 	const struct acpi_drhd *u = iommu_remap_unit();
 	uint32_t sid = iommu_ioapic_sid();
 
+	if (iommu_amdvi_base()) {
+		amdvi_umsi_config(cfg);
+		return;
+	}
 	if (!u)
 		return;
 	vtd_config.reg_base = u->base;
@@ -299,7 +329,26 @@ int karch_vector_fields(char *buf, size_t size, const struct umsi_irq_info *ii)
 	if (!size)
 		return 0;
 	buf[0] = 0;
-	if (!iommu_remap_active() || !ii->chip || vector_irte(ii, &index))
+	if (!iommu_remap_active() || !ii->chip)
+		return 0;
+	if (iommu_amdvi_base()) {
+		/* AMD-Vi: data bits 10:0 index the requester's own table. */
+		const struct pci_dev *d = pci_find(ii->bdf & 0xffff);
+		uint64_t addr;
+		uint32_t data;
+
+		if (!d || (strcmp(ii->chip, "PCI-MSI-X") &&
+			   strcmp(ii->chip, "PCI-MSI")) ||
+		    pci_read_msg(d->bdf, !strcmp(ii->chip, "PCI-MSI-X"),
+				 !strcmp(ii->chip, "PCI-MSI-X") ? ii->hwirq : 0,
+				 &addr, &data))
+			return 0;
+		/* A block's message k: the device ORs k into the data. */
+		if (!strcmp(ii->chip, "PCI-MSI"))
+			data |= ii->hwirq;
+		return ksnprintf(buf, size, ",\"irte\":%u", data & 0x7ff);
+	}
+	if (vector_irte(ii, &index))
 		return 0;
 	return ksnprintf(buf, size, ",\"irte\":%u", index);
 }

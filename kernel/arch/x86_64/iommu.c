@@ -54,6 +54,14 @@
 #define IRTA_EIME       (1u << 11)
 #define IRTE_P          1ull
 
+/* AMD-Vi (the IVRS table's IOMMU): registers uMSI's back end drives. */
+#define AMDVI_CONTROL   0x18
+#define AMDVI_DEVTAB    0x00
+#define AMDVI_CTL_EN    (1u << 0)
+#define AMDVI_CTL_CMDBUF (1u << 12)
+
+static uint64_t amdvi_base;		/* chosen for uMSI, or 0 */
+static uint64_t amdvi_regs;
 static const struct acpi_drhd *unit;	/* chosen for uMSI, or NULL */
 static uint64_t regs;			/* its registers, mapped */
 static uint32_t ioapic_sid = ACPI_NO_SID;
@@ -67,7 +75,50 @@ static uint64_t rd64(uint32_t off)
 
 static const char *mode_name(int mode)
 {
-	return mode == 1 ? "on" : mode == 2 ? "off" : "auto";
+	static const char *const n[] = { "auto", "on", "off", "vt-d",
+					 "amd-vi" };
+
+	return n[mode];
+}
+
+/* The IVRS table's IOMMU for uMSI's AMD-Vi back end (umsi.remap=). */
+static bool amdvi_choose(int mode)
+{
+	const struct acpi_ivrs *iv = &acpi.ivrs;
+
+	if (!iv->present)
+		return false;
+	kprintf("ivrs: IVHD type 0x%x iommu %02x:%02x.%u base 0x%lx segment "
+		"%u, %u device entries, ioapic devid 0x%x%s%s\n", iv->ivhd_type,
+		iv->iommu_devid >> 8, (iv->iommu_devid >> 3) & 0x1f,
+		iv->iommu_devid & 7, (unsigned long)iv->base, iv->segment,
+		iv->ndev_entries, iv->ioapic_devid, iv->valid ? "" : "; ",
+		iv->valid ? "" : iv->error);
+	if (!iv->valid || iv->segment)
+		return false;
+	amdvi_base = iv->base;
+	amdvi_regs = (uint64_t)mm_map_mmio(iv->base, 0x4000);
+	kprintf("remap: on (umsi.remap=%s): amd-vi unit 0x%lx, ioapic devid "
+		"0x%x\n", mode_name(mode), (unsigned long)iv->base,
+		iv->ioapic_devid);
+	return true;
+}
+
+uint64_t iommu_amdvi_base(void)
+{
+	return amdvi_base;
+}
+
+uint32_t iommu_amdvi_ioapic_devid(void)
+{
+	return acpi.ivrs.ioapic_devid;
+}
+
+const char *iommu_kind(void)
+{
+	if (!iommu_remap_active())
+		return NULL;
+	return amdvi_base ? "amd-vi" : "vt-d";
 }
 
 /*
@@ -292,15 +343,30 @@ void iommu_init(void)
 			mode = 1;
 		else if (!strcmp(val, "off"))
 			mode = 2;
+		else if (!strcmp(val, "vt-d"))
+			mode = 3;
+		else if (!strcmp(val, "amd-vi"))
+			mode = 4;
 		else if (strcmp(val, "auto"))
-			kprintf("remap: umsi.remap=%s: not on, off or auto; "
-				"auto\n", val);
+			kprintf("remap: umsi.remap=%s: not on, off, auto, vt-d or "
+				"amd-vi; auto\n", val);
 	}
 	if (mode == 2) {
 		kprintf("remap: off (umsi.remap=off)\n");
 		return;
 	}
-	d = usable_unit(dm, mode == 0, &why);
+	/* The unit the tables name: a DMAR table's VT-d unit, else an
+	 * IVRS table's AMD-Vi IOMMU (umsi.remap=vt-d or amd-vi: only it). */
+	d = mode == 4 ? NULL : usable_unit(dm, mode == 0, &why);
+	if (mode == 4)
+		why = "no IVRS table, or one that did not parse";
+	if (!d && mode != 3 && !dm->present && amdvi_choose(mode))
+		return;
+	if (!d && mode == 4) {
+		kprintf("remap: error: umsi.remap=amd-vi, but %s; remapping "
+			"stays off\n", why);
+		return;
+	}
 	if (!d) {
 		if (mode == 1)
 			kprintf("remap: error: umsi.remap=on, but %s; "
@@ -335,6 +401,10 @@ uint32_t iommu_ioapic_sid(void)
 
 bool iommu_remap_active(void)
 {
+	if (amdvi_base)
+		return (mmio_read32(amdvi_regs + AMDVI_CONTROL) &
+			(AMDVI_CTL_EN | AMDVI_CTL_CMDBUF)) ==
+		       (AMDVI_CTL_EN | AMDVI_CTL_CMDBUF);
 	return unit && (mmio_read32(regs + DMAR_GSTS) & GSTS_IRES);
 }
 
@@ -369,6 +439,24 @@ void iommu_setup_done(void)
 	uint32_t gsts, bsp_id;
 	uint64_t irta;
 
+	if (amdvi_base) {
+		uint32_t ctl = mmio_read32(amdvi_regs + AMDVI_CONTROL);
+		uint64_t dt = mmio_read32(amdvi_regs + AMDVI_DEVTAB) |
+			      (uint64_t)mmio_read32(amdvi_regs + AMDVI_DEVTAB +
+						    4) << 32;
+
+		kprintf("amdvi: unit 0x%lx control 0x%x: iommu %s, command "
+			"buffer %s; device table 0x%lx, %u DeviceIDs\n",
+			(unsigned long)amdvi_base, ctl,
+			ctl & AMDVI_CTL_EN ? "on" : "off",
+			ctl & AMDVI_CTL_CMDBUF ? "on" : "off",
+			(unsigned long)(dt & ~0xfffull),
+			((unsigned)(dt & 0x1ff) + 1) * 128);
+		if (!iommu_remap_active())
+			kprintf("remap: error: the AMD-Vi unit is off after "
+				"uMSI's set-up\n");
+		return;
+	}
 	if (!unit)
 		return;
 	gsts = mmio_read32(regs + DMAR_GSTS);

@@ -20,6 +20,17 @@
  */
 void iommu_init(void);
 
+/*
+ * With umsi.remap= auto or on and no usable DMAR unit, or umsi.remap=amd-vi:
+ * the IVRS table's AMD-Vi IOMMU, its base, and its IO-APIC's DeviceID
+ * (ACPI_NO_DEVID when the table names none). 0: not chosen.
+ */
+uint64_t iommu_amdvi_base(void);
+uint32_t iommu_amdvi_ioapic_devid(void);
+
+/* "vt-d" or "amd-vi" while the chosen unit remaps, else NULL. */
+const char *iommu_kind(void);
+
 /* The unit chosen for interrupt remapping, or NULL: remapping off. */
 const struct acpi_drhd *iommu_remap_unit(void);
 

@@ -67,9 +67,11 @@ static void print_ready(void)
 					 smp_cpu_online(cpu) ? "true" : "false");
 	if (len < sizeof(line))
 		ksnprintf(line + len, sizeof(line) - len,
-			  "],\"apic\":\"%s\",\"remap\":%s,\"allocated\":%u}\n",
+			  "],\"apic\":\"%s\",\"remap\":%s%s%s,\"allocated\":%u}\n",
 			  apic_mode() == APIC_X2APIC ? "x2apic" : "xapic",
-			  iommu_remap_active() ? "true" : "false",
+			  iommu_kind() ? "\"" : "",
+			  iommu_kind() ? iommu_kind() : "false",
+			  iommu_kind() ? "\"" : "",
 			  umsi_glue_allocated());
 	console_write(line);
 }

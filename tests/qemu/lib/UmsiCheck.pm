@@ -60,6 +60,9 @@ use JSON::PP;
 # The architecture the messages are decoded for, and under remapping the
 # unit and its entries (set by check()).
 our $HW = {};
+# The requester whose messages check_device() is decoding (AMD-Vi finds a
+# message's table by it).
+our $CUR_RID;
 
 sub parse_bdf {
 	my ($s) = @_;
@@ -331,7 +334,8 @@ sub remap_snapshot {
 	my ($line) = $text =~ /^UMSI (\{"event":"ready".*\})\s*$/m;
 	my $ready = $line ? eval { decode_json($line) } : undef;
 	return unless $ready && $ready->{remap};
-	my ($base) = $text =~ /^remap: on \(umsi\.remap=\w+\): unit 0x([0-9a-f]+)/m;
+	return amdvi_snapshot($mon, $text, $hw) if $ready->{remap} eq 'amd-vi';
+	my ($base) = $text =~ /^remap: on \(umsi\.remap=[\w-]+\): unit 0x([0-9a-f]+)/m;
 	my ($iosid) = $text =~ /^dmar: DRHD 0x[0-9a-f]+ .* ioapic \d+ sid 0x([0-9a-f]+)/m;
 	my $r = $hw->{remap} = { on => 1, ioapic_sid => defined $iosid ? hex($iosid) : undef };
 	if (!defined $base) {
@@ -456,6 +460,56 @@ sub ioapic_entries {
 }
 
 
+# x86-64 under AMD-Vi (the ready line's "remap":"amd-vi"): the unit's
+# device table, read through the monitor, and for every vector a device
+# line lists the entry its message names in its requester's own table:
+# $hw->{amdvi}{irte}{"RID/INDEX"} = { valid, dest, vector } (valid only
+# when the requester's DTE remaps: IV set, IntCtl 10b).
+sub amdvi_snapshot {
+	my ($mon, $text, $hw) = @_;
+	my ($base) = $text =~ /^remap: on \(umsi\.remap=[\w-]+\): amd-vi unit 0x([0-9a-f]+)/m;
+	my $a = $hw->{amdvi} = { irte => {}, dte => {} };
+	if (!defined $base) {
+		$a->{error} = 'no "remap: on ... amd-vi unit" line';
+		return;
+	}
+	$a->{base} = hex($base);
+	my ($lo, $hi) = $mon->read32($a->{base}, 2);
+	$a->{devtab} = (($lo // 0) & ~0xfff) + ($hi // 0) * 2**32;
+	$a->{ndev} = ((($lo // 0) & 0x1ff) + 1) * 128;
+	local $HW = $hw;
+	for my $l ($text =~ /^UMSI (\{"event":"device".*\})\s*$/mg) {
+		my $d = eval { decode_json($l) } or next;
+		my $rid = requester($d->{bdf} // '');
+		next unless defined $rid && $rid < $a->{ndev};
+		my @dte = $mon->read32($a->{devtab} + 32 * $rid, 8);
+		next unless @dte == 8;
+		my $q2hi = $dte[5];
+		my $remaps = ($dte[4] & 1) && (($q2hi >> 28) & 3) == 2;
+		my $root = ($dte[4] & ~0x3f) + ($q2hi & 0x3fff) * 2**32;
+		$a->{dte}{$rid} = { iv => $dte[4] & 1, intctl => ($q2hi >> 28) & 3,
+				    len => ($dte[4] >> 1) & 0xf, root => $root };
+		for my $v (@{$d->{vectors} // []}) {
+			next unless defined $v->{irte};
+			my ($e) = $mon->read32($root + 4 * $v->{irte}, 1);
+			$a->{irte}{"$rid/$v->{irte}"} = {
+				valid => $remaps && defined $e && ($e & 1),
+				dest => defined $e ? ($e >> 8) & 0xff : -1,
+				vector => defined $e ? ($e >> 16) & 0xff : -1 };
+		}
+	}
+}
+
+sub amdvi { return $HW->{amdvi} ? 1 : 0; }
+
+# The entry an AMD-Vi message names: $CUR_RID's table, index data 10:0.
+sub amdvi_entry {
+	my ($addr, $data) = @_;
+	return undef unless defined $CUR_RID && $addr == 0xfee00000;
+	my $e = $HW->{amdvi}{irte}{"$CUR_RID/" . (($data // 0) & 0x7ff)};
+	return $e && $e->{valid} ? $e : undef;
+}
+
 sub riscv { return ($HW->{arch} // '') eq 'riscv64'; }
 sub arm64 { return ($HW->{arch} // '') eq 'arm64'; }
 # arm64 on a GICv2 with a v2m frame (the ready line's "ctl":"gicv2m").
@@ -465,6 +519,10 @@ sub msg_dest {
 	my ($addr, $data) = @_;
 	return $HW->{files}{$addr} // -1 if riscv();
 	return -1 if arm64();	# an ITS or v2m message names no CPU
+	if (amdvi()) {
+		my $e = amdvi_entry($addr, $data);
+		return $e ? $e->{dest} : -1;
+	}
 	if (remappable($addr)) {
 		my $e = ($HW->{remap}{irte} // {})->{remap_index($addr, $data // 0)};
 		return $e && $e->{present} ? $e->{dest} : -1;
@@ -485,6 +543,10 @@ sub msg_ok {
 sub msg_vector {
 	my ($data, $addr) = @_;
 	return $data if riscv() || arm64();
+	if (amdvi()) {
+		my $e = amdvi_entry($addr // 0, $data);
+		return $e ? $e->{vector} : -1;
+	}
 	if (defined $addr && remappable($addr)) {
 		my $e = ($HW->{remap}{irte} // {})->{remap_index($addr, $data)};
 		return $e && $e->{present} ? $e->{vector} : -1;
@@ -534,6 +596,7 @@ sub check_device {
 	my @vecs = @{$d->{vectors} // []};
 	my $remap = $HW->{remap} && $HW->{remap}{on};
 	my $rid = requester($d->{bdf});
+	local $CUR_RID = $rid;
 	push @bad, 'device line cut short: no closing continuation line'
 		if $d->{incomplete};
 	push @bad, sprintf('%d vectors listed, line says nvec %d', scalar @vecs, $d->{nvec})
@@ -602,7 +665,9 @@ sub check_device {
 		push @bad, "MME $m->{mme} above MMC $m->{mmc}" if $m->{mme} > $m->{mmc};
 		# Remappable: the data is a subhandle, message i sends data | i,
 		# each naming its own entry; else the data is the base vector.
-		my $rm = !riscv() && !arm64() && remappable($m->{addr});
+		# AMD-Vi: the data is the first entry's index, message i names
+		# index data | i of the requester's table.
+		my $rm = !riscv() && !arm64() && (amdvi() || remappable($m->{addr}));
 		my $base = $rm ? $m->{data} & 0xffff : msg_vector($m->{data});
 		push @bad, sprintf('data %s 0x%x not aligned to %d', $rm ? 'subhandle' : 'vector',
 				   $base, $block)
@@ -618,7 +683,7 @@ sub check_device {
 		for my $v (@vecs) {
 			my $i = $v->{index};
 			push @bad, irte_problems("message $i", remap_index($m->{addr}, $mdata->($i)),
-						 $v, $rid) if $rm;
+						 $v, $rid) if $rm && !amdvi();
 			push @bad, sprintf('message %d dest %d, line says %s %d',
 					   $i, msg_dest($m->{addr}, $mdata->($i)), hwid_key(), line_hwid($v))
 				if msg_dest($m->{addr}, $mdata->($i)) != line_hwid($v);
