@@ -189,11 +189,24 @@ rejects(machine("cpus 2\nplatform imsic\n\nplatform its\n"),
 rejects(machine("cpus 2\nplatform its num-ids=127\n"),
 	qr/:2: num-ids= is for 'platform imsic'\n/, 'num-ids on an ITS machine');
 rejects(machine("cpus 2\nplatform gic\n"),
-	qr/:2: unknown platform feature 'gic' \(.*imsic, its, gicv2m, vtd, num-ids=N\)\n/,
+	qr/:2: unknown platform feature 'gic' \(.*imsic, aplic, its, gicv2m, vtd, amd-vi, num-ids=N\)\n/,
 	'an unknown feature, the list naming its');
 rejects(machine("cpus 2\nplatform its\nplatform vtd\n"),
 	qr/:3: platform vtd is an x86 remapping unit: not with platform its, gicv2m or imsic\n/,
 	'a VT-d unit on an ITS machine');
+rejects(machine("cpus 2\nplatform vtd\nplatform amd-vi\n"),
+	qr/:3: platform amd-vi is an x86 remapping unit: not with platform its, gicv2m, imsic or vtd\n/,
+	'an AMD-Vi unit and a VT-d unit in one machine');
+rejects(machine("cpus 2\nplatform amd-vi remap\n"),
+	qr/:2: platform amd-vi and remap: the unit is uMSI's \(amd-vi\) or the host's \(remap\), not both\n/,
+	'an AMD-Vi unit that the host also claims');
+{
+	# platform aplic is the IMSIC machine: INTx through the APLIC.
+	my ($rc, $out) = run_umsi("sim", machine("cpus 2\nplatform aplic\n"
+		. "device old intx=A\n"));
+	is($rc, 0, 'platform aplic: an INTx-only device runs') or diag($out);
+	like($out, qr/old\s+1 \S+\s+intx\s+1\s+1/, 'platform aplic: its INTx line through the APLIC');
+}
 rejects(machine("cpus 9\nplatform gicv2m\n"),
 	qr/:2: platform gicv2m: 9 CPUs, but a GICv2 distributor targets 8 CPU interfaces: at most 8 CPUs\n/,
 	'a GICv2m machine of more than 8 CPUs');

@@ -293,12 +293,14 @@ static int sim_parse_platform(struct sim_parser *p)
 
 	if (p->n < 2)
 		return sim_fail(p, "'platform' needs a feature (ext-dest-id, "
-				"remap, x2apic, no-msi, isa-pic, imsic, its, "
-				"gicv2m, vtd, num-ids=N)");
+				"remap, x2apic, no-msi, isa-pic, imsic, aplic, "
+				"its, gicv2m, vtd, amd-vi, num-ids=N)");
 	for (unsigned i = 1; i < p->n; i++) {
 		size_t k;
 
-		if (!strcmp(p->tok[i], "imsic")) {
+		/* aplic: the IMSIC machine, named for its wired inputs (INTx
+		 * through the APLIC in MSI mode). */
+		if (!strcmp(p->tok[i], "imsic") || !strcmp(p->tok[i], "aplic")) {
 			p->sp->imsic = true;
 			if (!p->sp->imsic_line)
 				p->sp->imsic_line = p->line;
@@ -322,6 +324,12 @@ static int sim_parse_platform(struct sim_parser *p)
 				p->sp->vtd_line = p->line;
 			continue;
 		}
+		if (!strcmp(p->tok[i], "amd-vi")) {
+			p->sp->amdvi = true;
+			if (!p->sp->amdvi_line)
+				p->sp->amdvi_line = p->line;
+			continue;
+		}
 		if (!strncmp(p->tok[i], "num-ids=", 8)) {
 			if (sim_parse_num_ids(p, p->tok[i] + 8))
 				return -1;
@@ -333,8 +341,8 @@ static int sim_parse_platform(struct sim_parser *p)
 		if (k == sizeof(feats) / sizeof(feats[0]))
 			return sim_fail(p, "unknown platform feature '%s' "
 					"(ext-dest-id, remap, x2apic, no-msi, "
-					"isa-pic, imsic, its, gicv2m, vtd, "
-					"num-ids=N)",
+					"isa-pic, imsic, aplic, its, gicv2m, vtd, "
+					"amd-vi, num-ids=N)",
 					sim_quote(p->tok[i], q));
 		p->sp->plat |= feats[k].flag;
 	}
@@ -394,6 +402,16 @@ static int sim_check_imsic(struct sim_parser *p)
 		p->line = sp->vtd_line;
 		return sim_fail(p, "platform vtd and remap: the unit is uMSI's "
 				"(vtd) or the host's (remap), not both");
+	}
+	if (sp->amdvi && (sp->its || sp->imsic || sp->gicv2m || sp->vtd)) {
+		p->line = sp->amdvi_line;
+		return sim_fail(p, "platform amd-vi is an x86 remapping unit: not "
+				"with platform its, gicv2m, imsic or vtd");
+	}
+	if (sp->amdvi && (sp->plat & UMSI_PLAT_IRQ_REMAP)) {
+		p->line = sp->amdvi_line;
+		return sim_fail(p, "platform amd-vi and remap: the unit is uMSI's "
+				"(amd-vi) or the host's (remap), not both");
 	}
 	if (sp->imsic && (sp->plat & x86)) {
 		p->line = sp->imsic_line;

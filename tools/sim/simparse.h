@@ -97,6 +97,8 @@ struct sim_spec {
 	unsigned gicv2m_line;
 	bool vtd;               /* platform vtd: x86 with a VT-d unit uMSI owns */
 	unsigned vtd_line;
+	bool amdvi;             /* platform amd-vi: x86 with an AMD-Vi IOMMU */
+	unsigned amdvi_line;
 	uint32_t num_ids;       /* platform num-ids=N (imsic); 0: 255 */
 	unsigned num_ids_line;
 	char cmdline[SIM_CMDLINE_MAX];

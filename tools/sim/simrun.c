@@ -283,6 +283,7 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	struct umsi_imsic_config icfg = { 0 };
 	struct umsi_its_config itscfg = { 0 };
 	struct umsi_vtd_config vtdcfg = { 0 };
+	struct umsi_amdvi_config avcfg = { 0 };
 	struct umsi_gicv2m_config v2mcfg = { 0 };
 	uint8_t cpu_if[SIM_GICV2M_MAX_CPUS];
 	uint64_t *files = NULL;
@@ -322,6 +323,15 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		vtdcfg.ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
 		ucfg.ctl = &umsi_ctl_x86_vtd;
 		ucfg.ctl_config = &vtdcfg;
+	}
+	if (sp->amdvi) {
+		/* Every DeviceID; INTx is not remapped there (refused). */
+		scfg.amdvi = true;
+		scfg.vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
+		avcfg.reg_base = UMSI_SIM_AMDVI_BASE;
+		avcfg.ioapic_devid = UMSI_SIM_VTD_IOAPIC_SID;
+		ucfg.ctl = &umsi_ctl_x86_amdvi;
+		ucfg.ctl_config = &avcfg;
 	}
 	m->sim = umsi_sim_create(&scfg);
 	/* IMSIC: each hart's file; ITS: each CPU's MAPC target. */
