@@ -390,6 +390,14 @@ int umsi_vtd_faults(struct umsi_system *sys,
  */
 #define UMSI_AMDVI_MAX_IRTE     512u
 
+/*
+ * A wired input's message under AMD-Vi (umsi_amdvi_config): the vector
+ * and APIC ID its entry sends to, which the host's IO-APIC EOI follows.
+ */
+#define UMSI_AMDVI_WIRED_INDEX(data)   ((uint32_t)(data) & 0xffu)
+#define UMSI_AMDVI_WIRED_VECTOR(data)  (((uint32_t)(data) >> 16) & 0xffu)
+#define UMSI_AMDVI_WIRED_APIC(data)    (((uint32_t)(data) >> 24) & 0xffu)
+
 /**
  * struct umsi_amdvi_config - the AMD-Vi interrupt-remapping back end
  * @reg_base: physical address of the IOMMU's registers (the ACPI IVRS
@@ -400,8 +408,8 @@ int umsi_vtd_faults(struct umsi_system *sys,
  *            multiple of 128 from 128 to 65536 (0 means 65536): every
  *            function's requester ID, and @ioapic_devid, must be below it
  * @ioapic_devid: the IVHD's IO-APIC special device entry's DeviceID (QEMU:
- *            0x00a0, 00:14.0), whose table entry is made to abort like
- *            any other device's; UMSI_AMDVI_NO_DEVID: none
+ *            0x00a0, 00:14.0): wired inputs' entries go in its table.
+ *            UMSI_AMDVI_NO_DEVID: none, and wired inputs are refused
  * @allow_pass: devices without interrupts of uMSI's pass their messages
  *            unremapped (IntCtl 01b); by default they are aborted (IntCtl
  *            00b), so no device can aim a message at a CPU directly
@@ -430,9 +438,24 @@ int umsi_vtd_faults(struct umsi_system *sys,
  * Every command batch ends in a COMPLETION_WAIT whose store says the unit
  * has done it, polled with a deadline: one that does not come within 10 ms
  * fails the call with -UMSI_ETIMEDOUT and the unit is not trusted again.
- * Wired inputs (the IO-APIC) are refused with -UMSI_ENOTSUP: under AMD-Vi
- * a redirection entry's vector field holds the entry's index, which the
- * local APIC's EOI broadcast would not match (a directed EOI is needed).
+ * Wired inputs (IO-APIC inputs, with @ioapic_devid given; else refused
+ * with -UMSI_ENOTSUP) take entries of the IO-APIC's DeviceID's table (256
+ * entries). Their message, for the host's gsi_program: address exactly
+ * 0xFEE00000 (destination 0: QEMU 7.2's unit takes no other address), data
+ * bits 7:0 the entry's index, which the redirection entry holds in its
+ * vector field (compatibility format, delivery mode fixed, physical), and
+ * bits 31:16 where the unit sends it: UMSI_AMDVI_WIRED_VECTOR(data), the
+ * vector, and UMSI_AMDVI_WIRED_APIC(data), the APIC ID. The redirection
+ * entry takes none of bits 31:16. The unit's message carries no trigger
+ * mode, so the local APIC never passes a level input's EOI on to the
+ * IO-APIC: the host ends it itself. After the EOI that ends that vector on
+ * that CPU (umsi_dispatch calls the host's eoi with it), it writes the
+ * entry's vector field to the IO-APIC's EOI register (offset 0x40, version
+ * 0x20 and up), as Linux does under AMD-Vi. A move rewrites the entry and
+ * gives the host a new message (same index, new bits 31:16): a level
+ * input delivered and not yet ended when its entry is rewritten with new
+ * bits must be ended then (masked, by the EOI register), or its end would
+ * be looked for on the wrong CPU.
  *
  * Host operations: those of umsi_ctl_x86_lapic, plus mmio_map of the
  * registers and phys_alloc/phys_free. The platform flag UMSI_PLAT_IRQ_REMAP

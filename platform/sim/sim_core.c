@@ -1108,6 +1108,8 @@ void umsi_sim_eoi(struct umsi_sim *sim, uint8_t vector)
 {
 	sim_lock(sim);
 	sim_eoi_locked(sim, vector);
+	/* As the host's eoi: a kernel's IO-APIC EOI under AMD-Vi too. */
+	sim_ioapic_host_eoi_locked(sim, sim_current_cpu_locked(sim), vector);
 	sim_unlock(sim);
 	sim_drain(sim);
 }

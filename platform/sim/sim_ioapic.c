@@ -131,6 +131,13 @@ static bool gsi_asserted_locked(struct umsi_sim *sim, uint32_t gsi)
 	return false;
 }
 
+static void sim_rte_not_amdvi(struct umsi_sim *sim, struct sim_rte *e)
+{
+	if (e->amdvi)
+		sim->amdvi_rtes--;
+	e->amdvi = false;
+}
+
 /*
  * A remappable entry's message goes through the VT-d unit as the IO-APIC's
  * requester; the vector it reached is the one its EOI will name (Linux
@@ -199,6 +206,7 @@ static int rte_program_remapped_locked(struct umsi_sim *sim, uint32_t gsi,
 	if (!sim_remap_target_locked(sim, sim->ioapic_rid, e->msg_addr,
 				     e->msg_data, &ok, &apic_id, &vector) || !ok)
 		apic_id = vector = 0;
+	sim_rte_not_amdvi(sim, e);
 	e->r.programmed = true;
 	e->r.remappable = true;
 	e->r.handle = (uint16_t)h;
@@ -294,17 +302,98 @@ static void sim_ioapic_eval_all_locked(struct umsi_sim *sim)
 		sim_ioapic_eval_locked(sim, g);
 }
 
+/*
+ * An EOI reaching the IO-APIC, broadcast by a local APIC or written to
+ * its EOI register (version 0x20): every level entry whose vector field
+ * is @vector ends. An AMD-Vi entry's field is its index, not the vector
+ * the CPU took.
+ */
 static void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector)
 {
 	for (uint32_t g = 0; g < sim->npins; g++) {
 		struct sim_rte *e = &sim->rtes[g];
 
 		if (!e->r.programmed || e->r.trigger != UMSI_INTX_LEVEL ||
-		    e->r.vector != vector || !e->r.remote_irr)
+		    (e->amdvi ? e->field : e->r.vector) != vector ||
+		    !e->r.remote_irr)
 			continue;
 		e->r.remote_irr = false;
 		sim_ioapic_eval_locked(sim, g);
 	}
+}
+
+/*
+ * What a kernel does after ending vector @vector on CPU @cpu under AMD-Vi:
+ * the unit's message carried no trigger mode, so nothing told the IO-APIC;
+ * a level entry the host aimed there is ended at the EOI register.
+ */
+void sim_ioapic_host_eoi_locked(struct umsi_sim *sim, uint32_t cpu,
+				uint32_t vector)
+{
+	uint32_t apic;
+
+	if (!sim->amdvi_rtes || cpu >= sim->ncpus)
+		return;
+	apic = sim->cpus[cpu].apic_id;
+	for (uint32_t g = 0; g < sim->npins; g++) {
+		struct sim_rte *e = &sim->rtes[g];
+
+		if (e->amdvi && e->r.trigger == UMSI_INTX_LEVEL &&
+		    e->eoi_apic == apic && e->eoi_vector == vector) {
+			sim->st.ioapic_eoi_writes++;
+			sim_ioapic_eoi_locked(sim, e->field);
+		}
+	}
+}
+
+/*
+ * gsi_program of an AMD-Vi machine's wired message (umsi/ctl.h: address
+ * 0xFEE00000, data the index and, in bits 31:16, where it goes). The entry
+ * is a compatibility one whose vector field is the index; its message goes
+ * through the unit as the IO-APIC's. The host keeps where it goes, for the
+ * EOI; an entry delivered and not yet ended that is aimed elsewhere is
+ * ended now, masked (its EOI would be looked for on the new CPU).
+ */
+static int rte_program_amdvi_locked(struct umsi_sim *sim, uint32_t gsi,
+				    const struct umsi_gsi_entry *in)
+{
+	struct sim_rte *e = &sim->rtes[gsi];
+	uint32_t data = in->msg.data, apic_id = 0;
+	uint8_t vector = 0;
+	bool ok = false;
+
+	if ((data & 0xff00u) || !UMSI_AMDVI_WIRED_VECTOR(data))
+		return -UMSI_EINVAL;
+	if (in->trigger == UMSI_INTX_EDGE)
+		e->r.remote_irr = false;
+	if (e->amdvi && e->r.remote_irr &&
+	    (e->eoi_apic != UMSI_AMDVI_WIRED_APIC(data) ||
+	     e->eoi_vector != UMSI_AMDVI_WIRED_VECTOR(data) ||
+	     e->field != UMSI_AMDVI_WIRED_INDEX(data))) {
+		sim->st.ioapic_eoi_writes++;
+		e->r.remote_irr = false;
+	}
+	if (!e->amdvi)
+		sim->amdvi_rtes++;
+	e->amdvi = true;
+	e->field = (uint8_t)UMSI_AMDVI_WIRED_INDEX(data);
+	e->eoi_vector = (uint8_t)UMSI_AMDVI_WIRED_VECTOR(data);
+	e->eoi_apic = UMSI_AMDVI_WIRED_APIC(data);
+	e->msg_addr = UMSI_X86_MSI_BASE;
+	e->msg_data = e->field;
+	if (!sim_remap_target_locked(sim, sim->ioapic_rid, e->msg_addr,
+				     e->msg_data, &ok, &apic_id, &vector) || !ok)
+		apic_id = vector = 0;
+	e->r.programmed = true;
+	e->r.remappable = true;
+	e->r.handle = e->field;
+	e->r.apic_id = apic_id;
+	e->r.vector = vector;
+	e->r.trigger = in->trigger;
+	e->r.polarity = in->polarity;
+	e->r.masked = in->masked;
+	sim_ioapic_eval_locked(sim, gsi);
+	return 0;
 }
 
 static int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
@@ -345,6 +434,10 @@ static int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
 		e->msg_data = in->msg.data;
 		return 0;
 	}
+	/* An AMD-Vi unit's: address exactly 0xFEE00000, bits 31:16 set. */
+	if (in->msg.address == UMSI_X86_MSI_BASE && (in->msg.data >> 16) &&
+	    sim_remap_present_locked(sim))
+		return rte_program_amdvi_locked(sim, gsi, in);
 	/* The entry takes destination and vector from the x86 message. */
 	umsi_x86_msg_decode(&in->msg, sim->plat_flags & UMSI_PLAT_EXT_DEST_ID,
 			    &m);
@@ -362,6 +455,7 @@ static int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
 		return -UMSI_ERANGE;
 	if (in->trigger == UMSI_INTX_EDGE)
 		e->r.remote_irr = false;
+	sim_rte_not_amdvi(sim, e);
 	e->r.programmed = true;
 	e->r.remappable = false;
 	e->r.handle = 0;

@@ -232,6 +232,15 @@ struct sim_rte {
 	uint64_t msg_addr;
 	uint32_t msg_data;
 	bool sent;                    /* sent since the input last rose */
+	/*
+	 * An AMD-Vi machine's entry (r.remappable, r.handle the index):
+	 * @field is its vector field (the index), which EOIs match; the
+	 * host's bookkeeping says after which CPU's EOI of which vector it
+	 * ends the input at the EOI register (umsi/ctl.h UMSI_AMDVI_WIRED_*).
+	 */
+	bool amdvi;
+	uint8_t field, eoi_vector;
+	uint32_t eoi_apic;
 };
 
 struct sim_irte {
@@ -374,6 +383,9 @@ int sim_wired_program_locked(struct umsi_sim *sim, uint32_t gsi,
 			     const struct umsi_gsi_entry *e);
 void sim_wired_line_locked(struct umsi_sim *sim, uint32_t gsi);
 void sim_wired_eoi_locked(struct umsi_sim *sim, uint8_t vector);
+/* The host's IO-APIC EOI after CPU @cpu's EOI of @vector (AMD-Vi). */
+void sim_ioapic_host_eoi_locked(struct umsi_sim *sim, uint32_t cpu,
+				uint32_t vector);
 void sim_models_targets_locked(struct umsi_sim *sim,
 			       void (*fn)(void *arg,
 					  const struct umsi_sim_target *t),
@@ -456,6 +468,7 @@ struct umsi_sim {
 
 	uint32_t npins;
 	struct sim_rte *rtes;
+	uint32_t amdvi_rtes;          /* entries with rtes[].amdvi */
 	bool *gsi_ext;                /* externally driven level */
 
 	/* Interrupt remapping (sim_ioapic.c), allocated at the first use. */

@@ -417,8 +417,11 @@ bool umsi_sim_isr_test(struct umsi_sim *sim, uint32_t cpu, uint8_t vector);
  * Clears the highest ISR bit as the local APIC does (counted as
  * eoi_mismatch when that is not @vector, eoi_spurious when the ISR is
  * empty) and, for a level-triggered vector, sends the EOI to the IO-APIC.
- * This is what the host eoi operation does, minus the host-call
- * accounting; test dispatch functions use it.
+ * On an AMD-Vi machine it then does the kernel's part too: IO-APIC inputs
+ * whose gsi_program message said they go to this CPU and @vector are
+ * ended at the EOI register (umsi/ctl.h, UMSI_AMDVI_WIRED_*). This is
+ * what the host eoi operation does, minus the host-call accounting; test
+ * dispatch functions use it.
  */
 void umsi_sim_eoi(struct umsi_sim *sim, uint8_t vector);
 
@@ -781,6 +784,8 @@ const char *umsi_sim_op_name(enum umsi_sim_op op);
  * @eois: EOIs (host and umsi_sim_eoi); @eoi_spurious: with an empty ISR;
  *        @eoi_mismatch: the vector named was not the highest in service;
  *        @eoi_missing: handler returned with its vector still in service
+ * @ioapic_eoi_writes: EOIs the host wrote to the IO-APIC's EOI register
+ *        (AMD-Vi level inputs, which the local APIC's EOI does not reach)
  * @bad_accesses: misuse the hardware would not forgive: misaligned or
  *        out-of-range config access, MMIO outside any mapping or
  *        misaligned, unmap of an unknown mapping, free of an unknown
@@ -806,6 +811,7 @@ struct umsi_sim_stats {
 	uint64_t undeliverable_by[UMSI_SIM_UNDELIV_NR];
 	uint64_t stray_dma;
 	uint64_t eois, eoi_spurious, eoi_mismatch, eoi_missing;
+	uint64_t ioapic_eoi_writes;
 	uint64_t bad_accesses;
 	uint64_t lock_errors;
 	uint64_t slept_us;	/* sleep_us() asked for, in all */

@@ -163,10 +163,6 @@ static inline const char *fx_ctl_name(void)
 #define FX_GICV2M_NO_INTX                                                   \
 	"wired INTx inputs are the distributor's own SPIs, not the v2m frame's"
 
-/* Why INTx tests skip on AMD-Vi (amdvi.c: wired_reachable false). */
-#define FX_AMDVI_NO_INTX                                                    \
-	"wired INTx inputs under AMD-Vi need a directed EOI (umsi_amdvi_config)"
-
 /* The simulator's configuration for the chosen controller. */
 static inline void fx_sim_config(struct umsi_sim_config *sc)
 {

@@ -10,7 +10,8 @@
  * messages (another device's index, an index nobody owns, a message
  * straight at a CPU) aborted by the unit and reaching no handler, removal
  * that takes the table away, functions behind a PCIe-to-PCI bridge
- * sharing one table, and a unit that never completes a command.
+ * sharing one table, a unit that never completes a command, and INTx
+ * through the IO-APIC's own table with the kernel's directed EOI.
  */
 #include "test_pci_fixture.h"
 
@@ -18,6 +19,7 @@
 #include <umsi/x86.h>
 
 #define DEV   UMSI_BDF(0, 0, 5, 0)
+#define DEV6  UMSI_BDF(0, 0, 6, 0)
 #define NVME  UMSI_BDF(0, 0, 4, 0)
 #define AV    UMSI_SIM_AMDVI_BASE
 
@@ -460,6 +462,105 @@ static void test_silent_unit_fails(void **state)
 	free(m);
 }
 
+/* ---- INTx ----------------------------------------------------------------------- */
+
+struct intx_gun {
+	struct machine *m;
+	uint64_t shots;
+};
+
+/* A level INTx asserted at every host call (the handler deasserts it). */
+static void intx_shoot(void *arg, enum umsi_sim_op op)
+{
+	struct intx_gun *g = arg;
+
+	(void)op;
+	if (!umsi_sim_intx_set(g->m->sim, DEV6, true))
+		g->shots++;
+}
+
+/*
+ * INTx under AMD-Vi: the redirection entry holds an index of the IO-APIC
+ * DeviceID's table (below 256: the entry's vector field), its message goes
+ * through the unit to the CPU and vector the core chose; the unit's message
+ * carries no trigger mode, so the host ends the level input at the IO-APIC's
+ * EOI register after the CPU's EOI (the line fires again, Remote IRR is
+ * clear). A move rewrites the entry and gives the host a new message (same
+ * index, the new CPU and vector in bits 31:16); lines asserted at every host
+ * call of the move are all handled and none is left in Remote IRR. A
+ * function writing the IO-APIC's index is aborted.
+ */
+static void test_intx_through_ioapic_table(void **state)
+{
+	struct machine *m = av_machine(4);
+	struct umsi_sim_dev_desc d = intx_desc(1);
+	struct umsi_pci_dev *dev = plug(m, DEV6, &d, 0);
+	struct intx_gun g = { .m = m };
+	struct umsi_sim_amdvi_stats a0;
+	struct umsi_sim_rte rte;
+	struct umsi_irq_info info;
+	uint64_t w, eoiw;
+	struct umsi_cpumask mask = { &w, 4 };
+	uint32_t gsi, index, to;
+
+	(void)state;
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1,
+						    UMSI_PCI_IRQ_INTX), 1);
+	gsi = (uint32_t)umsi_pci_irq_vector(dev, 0);
+	fx_intx_serve(m, DEV6);
+	assert_int_equal(umsi_request_irq(m->sys, gsi, fx_intx_handler,
+					  UMSI_IRQF_SHARED, "t", m), 0);
+	assert_int_equal(umsi_irq_get_info(m->sys, gsi, &info), 0);
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, gsi, &rte), 0);
+	assert_true(rte.remappable);
+	assert_true(rte.trigger == UMSI_INTX_LEVEL);
+	index = rte.handle;
+	assert_true(index < 256);
+	assert_int_equal(rte.vector, info.vector);
+	assert_int_equal(rte.apic_id, info.hwid);
+	a0 = astats(m);
+	eoiw = sstats(m).ioapic_eoi_writes;
+	/* Twice: the first end reached the IO-APIC, or the second is lost. */
+	for (int k = 1; k <= 2; k++) {
+		assert_int_equal(umsi_sim_intx_set(m->sim, DEV6, true), 0);
+		assert_int_equal(m->handled[gsi], (uint64_t)k);
+		assert_int_equal(m->last_cpu[gsi], info.cpu);
+		assert_int_equal(umsi_sim_ioapic_get(m->sim, gsi, &rte), 0);
+		assert_false(rte.remote_irr);
+	}
+	assert_int_equal(sstats(m).ioapic_eoi_writes - eoiw, 2);
+	assert_int_equal(astats(m).remapped - a0.remapped, 2);
+	/* A move under fire. */
+	to = (info.cpu + 1) % 4;
+	w = 1ull << to;
+	umsi_sim_set_hook(m->sim, intx_shoot, &g);
+	assert_int_equal(umsi_irq_set_affinity(m->sys, gsi, &mask), 0);
+	umsi_sim_set_hook(m->sim, NULL, NULL);
+	umsi_sim_quiesce(m->sim);
+	assert_true(g.shots > 0);
+	assert_int_equal(umsi_irq_get_info(m->sys, gsi, &info), 0);
+	assert_int_equal(info.cpu, to);
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, gsi, &rte), 0);
+	assert_int_equal(rte.handle, index);
+	assert_int_equal(rte.vector, info.vector);
+	assert_int_equal(rte.apic_id, info.hwid);
+	assert_false(rte.remote_irr);
+	assert_false(rte.line);
+	assert_int_equal(umsi_sim_intx_set(m->sim, DEV6, true), 0);
+	assert_int_equal(m->last_cpu[gsi], to);
+	assert_false(rte.remote_irr);
+	assert_int_equal(sstats(m).undeliverable, 0);
+	assert_int_equal(astats(m).aborted, a0.aborted);
+	assert_int_equal(astats(m).stale, 0);
+	/* The IO-APIC's index, written by a function: its own table. */
+	(void)umsi_sim_msg_write_from(m->sim, DEV6, 0xfee00000u, index);
+	umsi_sim_quiesce(m->sim);
+	assert_int_equal(astats(m).aborted, a0.aborted + 1);
+	assert_int_equal(umsi_free_irq(m->sys, gsi, m), 0);
+	umsi_pci_remove(m->sys, dev);
+	av_machine_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -471,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_forged_messages_aborted),
 		cmocka_unit_test(test_removal_takes_the_table),
 		cmocka_unit_test(test_silent_unit_fails),
+		cmocka_unit_test(test_intx_through_ioapic_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,7 +27,6 @@ static void test_intx_fallback_irq_is_the_gsi(void **state)
 {
 	fx_skip_on_its(FX_ITS_NO_INTX);
 	fx_skip_on_gicv2m(FX_GICV2M_NO_INTX);
-	fx_skip_on_amdvi(FX_AMDVI_NO_INTX);
 	struct machine *m = machine_new(2, 0, NULL);
 	struct umsi_sim_dev_desc d = intx_desc(1);
 	struct umsi_pci_dev *dev = plug(m, DEV6, &d, 0);
@@ -70,7 +69,6 @@ static void test_intx_shared_line(void **state)
 {
 	fx_skip_on_its(FX_ITS_NO_INTX);
 	fx_skip_on_gicv2m(FX_GICV2M_NO_INTX);
-	fx_skip_on_amdvi(FX_AMDVI_NO_INTX);
 	struct machine *m = machine_new(2, 0, NULL);
 	struct umsi_sim_dev_desc d = intx_desc(1);
 	struct umsi_pci_dev *a, *b;
@@ -130,7 +128,6 @@ static void test_intx_shared_line_info_after_leave(void **state)
 {
 	fx_skip_on_its(FX_ITS_NO_INTX);
 	fx_skip_on_gicv2m(FX_GICV2M_NO_INTX);
-	fx_skip_on_amdvi(FX_AMDVI_NO_INTX);
 	struct machine *m = machine_new(2, 0, NULL);
 	struct umsi_sim_dev_desc d = intx_desc(1);
 	struct umsi_pci_dev *a, *b;
@@ -346,7 +343,6 @@ static void test_msix_unassigned_bar(void **state)
 {
 	fx_skip_on_its(FX_ITS_NO_INTX);
 	fx_skip_on_gicv2m(FX_GICV2M_NO_INTX);
-	fx_skip_on_amdvi(FX_AMDVI_NO_INTX);
 	struct machine *m = machine_new(2, 0, NULL);
 	struct umsi_sim_dev_desc d = nvme_desc();
 	struct umsi_pci_dev *dev;
@@ -589,9 +585,9 @@ static void test_removal_restores_allocator(void **state)
 			struct umsi_pci_dev *dev;
 			int n, i;
 
-			/* Mode 3 is INTx only: FX_ITS_NO_INTX, FX_GICV2M_NO_INTX,
-			 * FX_AMDVI_NO_INTX. */
-			if (mode == 3 && (fx_arm() || fx_amdvi()))
+			/* Mode 3 is INTx only: FX_ITS_NO_INTX and
+			 * FX_GICV2M_NO_INTX. */
+			if (mode == 3 && fx_arm())
 				continue;
 			m = machine_new(4, 0, NULL);
 			d = mode == 1 ? msi_desc(8, true, true) : mode == 3 ?

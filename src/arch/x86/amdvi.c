@@ -14,6 +14,17 @@
  * interrupt moves by rewriting its entry: the device's message never
  * changes.
  *
+ * A wired input (an IO-APIC redirection entry) is a message of the
+ * IO-APIC's DeviceID like any other: an entry of its table (256 entries,
+ * so the index fits the redirection entry's vector field with delivery
+ * mode fixed), address 0xFEE00000 exactly (QEMU 7.2 takes nothing else).
+ * The unit's message carries no trigger mode, so the local APIC never
+ * forwards the EOI of a level input: the host ends it at the IO-APIC (its
+ * EOI register, with the entry's vector field), and learns from the
+ * message's data bits 31:16 which CPU and vector that EOI follows
+ * (umsi/ctl.h, UMSI_AMDVI_WIRED_*). A move rewrites the entry and has the
+ * host rewrite the redirection entry (UMSI_CTL_REWRITE) for those bits.
+ *
  * Every DeviceID's entry starts aborting interrupts (IV set, IntCtl 00b);
  * a DeviceID's first IRQ gives it a table (IntCtl 10b, remapped), its last
  * takes it away again. Each change of a DTE or of an entry is followed by
@@ -71,6 +82,8 @@
 #define IRTE_DEST(d)            ((uint32_t)(d) << 8)
 #define IRTE_VECTOR(v)          ((uint32_t)(v) << 16)
 #define IRT_ALIGN               128u
+/* The IO-APIC's table: every index a redirection entry's vector field. */
+#define IOAPIC_IRTE             256u
 
 #define AV_MSI_ADDR             0xfee00000u
 #define AV_TIMEOUT_NS           10000000ull
@@ -303,15 +316,22 @@ static void av_unlink_dev(struct av_priv *p, struct av_dev *d)
 		*l = d->next;
 }
 
+/* The DeviceID whose table holds @ci's entries: a wired input's IO-APIC. */
+static uint32_t av_devid(const struct av_priv *p, const struct umsi_ctl_irq *ci)
+{
+	return ci->wired ? p->ioapic_devid : ci->source_id;
+}
+
 static int av_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		    uint32_t cpu, uint32_t id, uint32_t *apic)
 {
 	struct av_priv *p = av_priv(sys);
+	uint32_t devid = av_devid(p, ci);
 
-	if (ci->wired)
+	if (ci->wired && (p->ioapic_devid == UMSI_AMDVI_NO_DEVID ||
+			  ci->count != 1 || ci->group_count))
 		return -UMSI_ENOTSUP;
-	if (ci->source_id == UMSI_NO_SOURCE || (ci->source_id >> 16) ||
-	    ci->source_id >= p->ndev)
+	if (devid == UMSI_NO_SOURCE || (devid >> 16) || devid >= p->ndev)
 		return -UMSI_EINVAL;
 	*apic = umsi_cpu_hwid(sys, cpu);
 	if (id < 0x10 || id + ci->count > 0x100 || !ci->count ||
@@ -367,7 +387,7 @@ static int av_irq_new(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		      umsi_irqflags_t *fl)
 {
 	struct av_priv *p = av_priv(sys);
-	uint32_t devid = ci->source_id;
+	uint32_t devid = av_devid(p, ci);
 	struct av_irq *r = umsi_zalloc(sys, sizeof(*r));
 	struct av_dev *fresh = NULL, *d;
 	bool have;
@@ -379,8 +399,9 @@ static int av_irq_new(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	have = av_find_dev(p, devid) != NULL;
 	av_unlock(sys, *fl);
 	if (!have) {
-		fresh = av_dev_new(sys, devid, ci->source_events > sl->n ?
-					     ci->source_events : sl->n);
+		fresh = av_dev_new(sys, devid, ci->wired ? IOAPIC_IRTE :
+				   ci->source_events > sl->n ?
+				   ci->source_events : sl->n);
 		if (!fresh) {
 			umsi_free(sys, r, sizeof(*r));
 			return -UMSI_ENOMEM;
@@ -436,9 +457,24 @@ static int av_irq_new(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 }
 
 /*
+ * The message naming @r's first entry: 0xFEE00000, data its index (the
+ * device ORs a block's message number in). A wired input's adds where the
+ * entry sends it, for the host's EOI (umsi/ctl.h, UMSI_AMDVI_WIRED_*).
+ */
+static void av_msg(const struct av_irq *r, bool wired, uint32_t apic,
+		   uint32_t vector, struct umsi_msg *msg)
+{
+	msg->address = AV_MSI_ADDR;
+	msg->data = r->base;
+	if (wired)
+		msg->data |= (vector & 0xff) << 16 | (apic & 0xff) << 24;
+}
+
+/*
  * The first compose of an IRQ takes its entries and writes them; a later
- * one (the message asked for again) rewrites them. The message is the
- * same every time: 0xFEE00000, data the first entry's index.
+ * one (the message asked for again, or a move of a wired input) rewrites
+ * them. An MSI's message is the same every time: 0xFEE00000, data the
+ * first entry's index.
  */
 static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		      uint32_t cpu, uint32_t id, struct umsi_msg *msg)
@@ -471,7 +507,7 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	if (ret)
 		return -UMSI_EBUSY;
 	if (r->count != sl.n || r->group != sl.group ||
-	    r->dev->devid != ci->source_id) {
+	    r->dev->devid != av_devid(p, ci)) {
 		av_unlock(sys, fl);
 		return -UMSI_EINVAL;
 	}
@@ -485,10 +521,8 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		r->dev->irt[r->base + sl.from + i] = 0;
 	if (!ret) {
 		r->live |= 1u << sl.from;
-		/* A block's one message, whichever member: the device
-		 * ORs the message number into the data. */
-		msg->address = AV_MSI_ADDR;
-		msg->data = r->base;
+		/* A block's one message, whichever member. */
+		av_msg(r, ci->wired, apic, id, msg);
 	}
 	av_unlock(sys, fl);
 	av_tell(sys);
@@ -506,6 +540,13 @@ static int av_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	uint32_t apic;
 	int ret;
 
+	/*
+	 * A wired input: the redirection entry is written again with the
+	 * message compose gives (its entry rewritten there), so that the
+	 * host ends it after the new CPU's EOI of the new vector.
+	 */
+	if (ci->wired)
+		return UMSI_CTL_REWRITE;
 	ret = av_check(sys, ci, cpu, id, &apic);
 	if (!ret)
 		ret = av_slice(ci, &sl);
@@ -811,14 +852,14 @@ static int av_cpu_init(struct umsi_system *sys, uint32_t cpu,
 {
 	int ret = umsi_host_cpu_hwid(sys, cpu, &out->hwid);
 
-	(void)sys;
 	if (ret)
 		return ret;
 	/* Every message goes through a 32-bit entry: 8 destination bits,
 	 * 0xff the broadcast. */
 	out->reachable = out->hwid <= 0xfe;
-	/* Wired inputs are not remapped here (umsi_amdvi_config). */
-	out->wired_reachable = false;
+	/* Wired inputs too, through the IO-APIC's DeviceID's table. */
+	out->wired_reachable = out->reachable &&
+			       av_priv(sys)->ioapic_devid != UMSI_AMDVI_NO_DEVID;
 	return 0;
 }
 
