@@ -150,8 +150,8 @@ static void forge(struct glue *gl, struct umsi_system *sys, struct kdev *edu,
  * capability is restored, so edu sends nothing more.
  */
 static void forge_msi(struct glue *gl, struct umsi_system *sys,
-		      struct kdev *edu, const char *target, uint32_t addr,
-		      uint32_t data, uint32_t victim_irq)
+		      struct kdev *edu, const char *name, const char *target,
+		      uint32_t addr, uint32_t data, uint32_t victim_irq)
 {
 	uint32_t bdf = edu->pci->bdf, cap = edu->pci->msi_cap;
 	uint16_t ctl = (uint16_t)pci_cfg_read(bdf, (uint16_t)(cap + 2), 2);
@@ -174,10 +174,10 @@ static void forge_msi(struct glue *gl, struct umsi_system *sys,
 		pci_cfg_write(bdf, (uint16_t)(cap + 8), 4, hi);
 	pci_cfg_write(bdf, doff, 2, d);
 	counts(gl, sys, victim_irq, &b);
-	kprintf("UMSI {\"event\":\"forge\",\"case\":\"victim_msi\",\"target\":\"%s\","
+	kprintf("UMSI {\"event\":\"forge\",\"case\":\"%s\",\"target\":\"%s\","
 		"\"address\":\"0x%x\",\"data\":\"0x%x\",\"handled_delta\":%lu,"
 		"\"not_mine_delta\":%lu,\"irq_delta\":%lu,\"spurious_delta\":%lu,"
-		"\"remap\":%s,\"dma\":\"none\"}\n", target, addr, data,
+		"\"remap\":%s,\"dma\":\"none\"}\n", name, target, addr, data,
 		b.calls - a.calls, b.none - a.none, b.irq - a.irq,
 		b.spurious - a.spurious, iommu_remap_active() ? "true" : "false");
 }
@@ -248,6 +248,37 @@ static uint32_t remap_addr(uint32_t handle)
 	       ((handle >> 15) & 1) << 2;
 }
 
+/*
+ * AMD-Vi: edu's own MSI (its requester ID, so its own table) naming an
+ * index of that table nobody owns (RemapEn clear), and one past its end
+ * (the device table entry's IntTabLen): both aborted by the unit.
+ */
+static void forge_amdvi(struct glue *gl, struct umsi_system *sys,
+			struct kdev *edu)
+{
+	uint32_t devid = edu->pci->bdf & 0xffff, n, i;
+	const volatile uint32_t *t;
+	char target[96];
+
+	if (!edu->pci->msi_cap || umsi_pci_mode(edu->udev) != UMSI_MODE_MSI ||
+	    iommu_amdvi_table(devid, &n, &t)) {
+		kprintf("forge: edu has no MSI table of its own: no index cases\n");
+		return;
+	}
+	for (i = n; i-- > 0 && (t[i] & 1);)
+		;
+	if (i < n) {
+		ksnprintf(target, sizeof(target), "DeviceID 0x%x entry %u of %u "
+			  "(RemapEn clear)", devid, i, n);
+		forge_msi(gl, sys, edu, "unowned_index", target, 0xfee00000u, i, 0);
+	}
+	if (n < 512) {
+		ksnprintf(target, sizeof(target), "DeviceID 0x%x entry %u "
+			  "(beyond the %u-entry table)", devid, n, n);
+		forge_msi(gl, sys, edu, "beyond_table", target, 0xfee00000u, n, 0);
+	}
+}
+
 void glue_forge(struct glue *gl)
 {
 	struct umsi_system *sys = kernel_umsi_system();
@@ -280,7 +311,8 @@ void glue_forge(struct glue *gl)
 		forge(gl, sys, edu, buf, "victim", target, addr, data, nic->vecs[0].irq);
 		if (edu->pci->msi_cap && umsi_pci_mode(edu->udev) == UMSI_MODE_MSI &&
 		    !(data >> 16))
-			forge_msi(gl, sys, edu, target, addr, data, nic->vecs[0].irq);
+			forge_msi(gl, sys, edu, "victim_msi", target, addr, data,
+				  nic->vecs[0].irq);
 	} else {
 		kprintf("forge: no e1000e in MSI-X mode: no victim case\n");
 	}
@@ -312,6 +344,8 @@ void glue_forge(struct glue *gl)
 			      remap_addr(n), 0, 0);
 		}
 	}
+	if (remap && iommu_amdvi_base())
+		forge_amdvi(gl, sys, edu);
 	kfree(buf, 4096);
 }
 

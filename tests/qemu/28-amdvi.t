@@ -18,8 +18,21 @@
 #   - umsi.remap=off on the same machine: compatibility-format messages,
 #     the ready line's "remap":false;
 #   - under KVM (kernel-irqchip=split) when usable.
-# Wired inputs are not remapped by the back end (a directed EOI is
-# needed): no INTx case here.
+#   - INTx (pci_nomsi): three edus (one behind a root port, whose line the
+#     port shares) on level IO-APIC inputs whose entries hold an index of
+#     the IO-APIC DeviceID's own table (compatibility format, destination
+#     0); the unit's message has no trigger mode, so the kernel ends each
+#     line at the IO-APIC's EOI register (a directed EOI): 100 events a
+#     line and 100 moves under fire, each once, on the chosen CPU; the
+#     monitor reads each entry and its IO-APIC table entry (TCG and KVM);
+#   - forgery (umsi.forge=1, edu's DMA and its own MSI): the e1000e's
+#     message written by edu's DMA (QEMU 7.2 gives DMA no requester ID and
+#     takes it for the IO-APIC's, whose table has none: aborted), the
+#     e1000e's index as edu's own MSI (edu's table: at most edu's own
+#     handler runs, never the e1000e's), a compatibility-format message,
+#     an index of edu's table nobody owns and one past its end: none
+#     reaches a handler it names or is spurious; with umsi.remap=off the
+#     same DMA write does reach the e1000e's handler.
 use strict;
 use warnings;
 use FindBin;
@@ -121,6 +134,64 @@ for my $accel (@accels) {
 SKIP: {
 	UmsiQemu::skip_kvm(1) if UmsiQemu::kvm_status() ne 'yes';
 }
+
+for my $accel (@accels) {
+	subtest "$accel amd-vi: INTx through the IO-APIC's table, ended by a directed EOI" => sub {
+		my $r = UmsiTest::run_checked(accel => $accel, smp => 4, timeout => 300,
+			($accel eq 'kvm' ? (machine => 'q35,kernel-irqchip=split') : ()),
+			devices => ['-device', 'amd-iommu,intremap=on', '-device', 'edu,addr=5',
+				    '-device', 'edu,addr=6', '-device', 'pcie-root-port,id=rp1,chassis=1,addr=7',
+				    '-device', 'edu,bus=rp1'],
+			append => 'umsi.drivers=edu umsi.fire=100 umsi.migrate=100 pci_nomsi',
+			name => "$accel amd-vi intx");
+		is($r->{ready}{remap}, 'amd-vi', 'ready line "remap":"amd-vi"');
+		my @e = grep { ($_->{driver} // '') eq 'edu' } @{$r->{devices}};
+		is(scalar(grep { ($_->{mode} // '') eq 'intx' } @e), 3, 'three edus on INTx');
+		is(scalar(grep { ($_->{vectors}[0]{irte} // 999) < 256 } @e), 3,
+		   'each names an entry of the IO-APIC\'s table below 256 ("irte")');
+		my $a = ($r->{monitor} // {})->{amdvi} // {};
+		is($a->{ioapic_rid}, 0xa0, 'monitor: the IO-APIC\'s DeviceID 0xa0');
+		ok(($a->{dte}{0xa0} // {})->{remaps}, 'monitor: its device table entry remaps (IV, IntCtl 10b)');
+		my @f = events($r, 'fire');
+		is(scalar(grep { $_->{ok} && !$_->{wrong_cpu} && $_->{received} == $_->{sent} && $_->{sent} >= 100 } @f), 3,
+		   'each level line delivered and ended 100 times and more, on its CPU')
+			or diag(explain(\@f));
+		my @m = events($r, 'migrate');
+		is(scalar(grep { $_->{ok} && !$_->{lost} && !$_->{errors} && $_->{moved} == 100 } @m), 3,
+		   '100 moves a line under fire, nothing lost') or diag(explain(\@m));
+	};
+}
+
+subtest 'tcg amd-vi: forged messages' => sub {
+	plan skip_all => "$UmsiQemu::QEMU: edu has no dma_mask property"
+		unless `$UmsiQemu::QEMU -device edu,help 2>&1` =~ /^\s*dma_mask=/m;
+	my @devs = ('-device', 'amd-iommu,intremap=on', '-device', 'edu,addr=5,dma_mask=0xffffffff',
+		    '-device', 'pcie-root-port,id=rp1,chassis=1,addr=7', '-device', 'e1000e,bus=rp1');
+	my %f;
+	for my $remap ('auto', 'off') {
+		my $r = UmsiQemu::run(accel => 'tcg', smp => 2, timeout => 200, hold => 1, devices => \@devs,
+			append => "umsi.drivers=edu,e1000e umsi.forge=1 umsi.remap=$remap");
+		is($r->{exit}, 'held', "umsi.remap=$remap: set-up completed and held") or diag($r->{serial});
+		$f{$remap} = { map { $_->{case} => $_ } events($r, 'forge') };
+	}
+	my $on = $f{auto};
+	is_deeply([sort keys %$on], [sort qw(victim victim_msi compat unowned_index beyond_table)],
+		  'five cases under AMD-Vi') or diag(explain($on));
+	for my $c (qw(victim compat unowned_index beyond_table)) {
+		my $x = $on->{$c} // {};
+		ok(defined $x->{handled_delta} && !$x->{handled_delta} && !$x->{spurious_delta} && !$x->{irq_delta},
+		   "$c: aborted by the unit: no handler, nothing spurious") or diag(explain($x));
+	}
+	my $vm = $on->{victim_msi} // {};
+	ok(defined $vm->{irq_delta} && !$vm->{irq_delta} && !$vm->{spurious_delta},
+	   'victim_msi: the e1000e\'s index in edu\'s own table: the e1000e\'s IRQ never runs')
+		or diag(explain($vm));
+	like(($on->{unowned_index} // {})->{target} // '', qr/^DeviceID 0x28 entry \d+ of \d+ \(RemapEn clear\)$/,
+	     'unowned_index: an entry of edu\'s table (DeviceID 0x28)');
+	my $v = $f{off}{victim} // {};
+	ok(($v->{irq_delta} // 0) >= 1, 'umsi.remap=off: the same DMA write reaches the e1000e\'s IRQ (the window is reached)')
+		or diag(explain($v));
+};
 
 subtest 'umsi.remap=off on the same machine: no remapping' => sub {
 	my $r = UmsiQemu::run(accel => 'tcg', smp => 4, timeout => 300, hold => 1,

@@ -134,8 +134,10 @@ static uint32_t h_platform_flags(void *host)
 static void h_eoi(void *host, uint32_t id)
 {
 	(void)host;
-	(void)id;
 	apic_eoi();
+	/* AMD-Vi level inputs: the IO-APIC is told here (ioapic.c). */
+	if (__builtin_expect(ioapic_any_directed(), 0))
+		ioapic_directed_eoi(this_cpu()->apic_id, id);
 }
 
 static bool h_irq_pending(void *host, uint32_t id)
@@ -177,6 +179,21 @@ static int h_gsi_program(void *host, uint32_t gsi,
 	};
 
 	(void)host;
+	/*
+	 * The AMD-Vi back end's (umsi/ctl.h UMSI_AMDVI_WIRED_*): address
+	 * 0xFEE00000, the index in the vector field, and where the unit
+	 * sends it, after whose EOI the entry is ended here.
+	 */
+	if (e->msg.address == UMSI_X86_MSI_BASE && (e->msg.data >> 16) &&
+	    iommu_kind() && !strcmp(iommu_kind(), "amd-vi")) {
+		if (e->msg.data & 0xff00u)
+			return -UMSI_EINVAL;
+		r.vector = (uint8_t)UMSI_AMDVI_WIRED_INDEX(e->msg.data);
+		r.directed = true;
+		r.eoi_apic = UMSI_AMDVI_WIRED_APIC(e->msg.data);
+		r.eoi_vector = (uint8_t)UMSI_AMDVI_WIRED_VECTOR(e->msg.data);
+		return ioapic_program(gsi, &r) ? -UMSI_EINVAL : 0;
+	}
 	/* The back end composed an x86 message: the entry takes it apart. */
 	umsi_x86_msg_decode(&e->msg, ext_dest, &m);
 	if (m.valid && m.remapped && iommu_remap_unit()) {
@@ -334,9 +351,14 @@ int karch_vector_fields(char *buf, size_t size, const struct umsi_irq_info *ii)
 	if (iommu_amdvi_base()) {
 		/* AMD-Vi: data bits 10:0 index the requester's own table. */
 		const struct pci_dev *d = pci_find(ii->bdf & 0xffff);
-		uint64_t addr;
+		uint64_t addr, rte;
 		uint32_t data;
 
+		/* An IO-APIC input: the IO-APIC's table, the vector field. */
+		if (!strcmp(ii->chip, "IO-APIC"))
+			return ioapic_read_entry(ii->hwirq, &rte) ? 0 :
+			       ksnprintf(buf, size, ",\"irte\":%u",
+					 (uint32_t)rte & 0xff);
 		if (!d || (strcmp(ii->chip, "PCI-MSI-X") &&
 			   strcmp(ii->chip, "PCI-MSI")) ||
 		    pci_read_msg(d->bdf, !strcmp(ii->chip, "PCI-MSI-X"),

@@ -16,6 +16,13 @@
  * entry's (an EOI broadcast names the vector); trigger, polarity and mask
  * as before. The input then sends a remappable-format message that the
  * remapping unit looks up.
+ *
+ * Under AMD-Vi an entry stays in the compatibility format, destination 0,
+ * its vector field an index of the IO-APIC's interrupt table; the unit's
+ * message carries no trigger mode, so no local APIC EOI reaches the
+ * IO-APIC. Such an entry is "directed": the kernel ends it itself, at the
+ * EOI register, after the EOI of the vector it was sent to on that CPU
+ * (ioapic_directed_eoi(); umsi/ctl.h UMSI_AMDVI_WIRED_*).
  */
 #include "kernel.h"
 #include "acpi.h"
@@ -36,10 +43,21 @@ struct ioapic {
 	uint32_t count;
 	uint8_t version;	/* 0x20 and up: the EOI register at +0x40 */
 	struct spinlock lock;
+	/* A directed entry's EOI: DIRECTED | APIC ID << 8 | vector; or 0. */
+	uint32_t eoi_key[256];
 };
+
+#define DIRECTED (1u << 31)
 
 static struct ioapic ioapics[ACPI_MAX_IOAPICS];
 static uint32_t nioapics;
+
+/*
+ * Which (APIC ID, vector) pairs some directed entry waits for: the EOI
+ * path's one test. Written under the entry's IO-APIC lock.
+ */
+static uint64_t directed_map[256][4];
+static volatile uint32_t ndirected;
 
 /*
  * Both 8259s: remap them away from the exception vectors (0x20/0x28, so a
@@ -122,14 +140,65 @@ static struct ioapic *find(uint32_t gsi, uint32_t *pin)
  * Return: 0, or -1 when no IO-APIC has @gsi or the APIC ID needs more
  * than the 8 bits a compatibility-format entry holds.
  */
+static bool key_used(uint32_t key)
+{
+	for (uint32_t i = 0; i < nioapics; i++)
+		for (uint32_t n = 0; n < ioapics[i].count; n++)
+			if (ioapics[i].eoi_key[n] == key)
+				return true;
+	return false;
+}
+
+/* Pin @pin's EOI key becomes @key; the map follows. [io lock] */
+static void set_key(struct ioapic *io, uint32_t pin, uint32_t key)
+{
+	uint32_t old = io->eoi_key[pin];
+
+	if (old == key)
+		return;
+	io->eoi_key[pin] = key;
+	if (old) {
+		ndirected--;
+		if (!key_used(old))
+			__atomic_and_fetch(&directed_map[(old >> 8) & 0xff]
+					   [(old & 0xff) / 64],
+					   ~(1ull << (old % 64)),
+					   __ATOMIC_RELAXED);
+	}
+	if (key) {
+		ndirected++;
+		__atomic_or_fetch(&directed_map[(key >> 8) & 0xff]
+				  [(key & 0xff) / 64], 1ull << (key % 64),
+				  __ATOMIC_RELAXED);
+	}
+}
+
+/* End a level entry's Remote IRR: the EOI register, or edge for a moment. */
+static void end_entry(struct ioapic *io, uint32_t pin, uint32_t lo)
+{
+	if (io->version >= 0x20) {
+		mmio_write32(io->base + IOEOI, lo & 0xff);
+	} else {
+		reg_write(io, (uint8_t)(0x10 + 2 * pin),
+			  (lo & ~RTE_LEVEL) | RTE_MASKED);
+		reg_write(io, (uint8_t)(0x10 + 2 * pin), lo);
+	}
+}
+
 int ioapic_program(uint32_t gsi, const struct ioapic_route *r)
 {
-	uint32_t pin, lo, hi, old_lo, old_hi;
+	uint32_t pin, lo, hi, old_lo, old_hi, key = 0;
 	struct ioapic *io = find(gsi, &pin);
 	unsigned long flags;
+	bool rekey;
 
 	if (!io || (!r->remap && r->apic_id > 0xff))
 		return -1;
+	if (r->directed) {
+		if (r->remap || r->eoi_apic > 0xff)
+			return -1;
+		key = DIRECTED | r->eoi_apic << 8 | r->eoi_vector;
+	}
 	lo = r->vector;
 	if (r->remap) {
 		lo |= (uint32_t)(r->handle >> 15) << 11;
@@ -145,6 +214,9 @@ int ioapic_program(uint32_t gsi, const struct ioapic_route *r)
 	flags = spin_lock_irqsave(&io->lock);
 	old_lo = reg_read(io, (uint8_t)(0x10 + 2 * pin));
 	old_hi = reg_read(io, (uint8_t)(0x11 + 2 * pin));
+	/* A directed entry aimed elsewhere: its EOI would be looked for
+	 * on the new CPU and vector (so it is ended here, as below). */
+	rekey = io->eoi_key[pin] && io->eoi_key[pin] != key;
 	/*
 	 * A level entry delivered and not yet ended (Remote IRR) that is
 	 * re-aimed: the EOI that will come names the old vector, which no
@@ -158,14 +230,11 @@ int ioapic_program(uint32_t gsi, const struct ioapic_route *r)
 	 * target once unmasked; the handler that finds nothing says so.
 	 */
 	if ((old_lo & RTE_LEVEL) && (old_lo & RTE_REMOTE_IRR) &&
-	    ((old_lo & 0xff) != (lo & 0xff) || old_hi != hi)) {
+	    ((old_lo & 0xff) != (lo & 0xff) || old_hi != hi || rekey)) {
 		reg_write(io, (uint8_t)(0x10 + 2 * pin), old_lo | RTE_MASKED);
-		if (io->version >= 0x20)
-			mmio_write32(io->base + IOEOI, old_lo & 0xff);
-		else
-			reg_write(io, (uint8_t)(0x10 + 2 * pin),
-				  (old_lo & ~RTE_LEVEL) | RTE_MASKED);
+		end_entry(io, pin, old_lo | RTE_MASKED);
 	}
+	set_key(io, pin, r->trigger == IOAPIC_TRIGGER_LEVEL ? key : 0);
 	reg_write(io, (uint8_t)(0x10 + 2 * pin), lo | RTE_MASKED);
 	reg_write(io, (uint8_t)(0x11 + 2 * pin), hi);
 	reg_write(io, (uint8_t)(0x10 + 2 * pin), lo | (r->masked ? RTE_MASKED : 0));
@@ -209,4 +278,33 @@ int ioapic_entry_handle(uint64_t entry)
 	if (!(entry & IOAPIC_RTE_REMAP))
 		return -1;
 	return (int)(((entry >> 49) & 0x7fff) | ((entry >> 11) & 1) << 15);
+}
+
+/*
+ * After CPU @apic_id's EOI of @vector: the directed entries sent there are
+ * ended at their IO-APIC. One relaxed load when none waits for it.
+ */
+void ioapic_directed_eoi(uint32_t apic_id, uint32_t vector)
+{
+	unsigned long flags;
+
+	if (apic_id > 0xff || vector > 0xff ||
+	    !(__atomic_load_n(&directed_map[apic_id][vector / 64],
+			      __ATOMIC_RELAXED) & (1ull << (vector % 64))))
+		return;
+	for (uint32_t i = 0; i < nioapics; i++) {
+		struct ioapic *io = &ioapics[i];
+
+		flags = spin_lock_irqsave(&io->lock);
+		for (uint32_t n = 0; n < io->count; n++)
+			if (io->eoi_key[n] == (DIRECTED | apic_id << 8 | vector))
+				end_entry(io, n, reg_read(io, (uint8_t)(0x10 +
+								       2 * n)));
+		spin_unlock_irqrestore(&io->lock, flags);
+	}
+}
+
+bool ioapic_any_directed(void)
+{
+	return ndirected != 0;
 }

@@ -27,6 +27,13 @@ struct ioapic_route {
 	bool masked;
 	bool remap;		/* remappable format */
 	uint16_t handle;	/* its interrupt index */
+	/*
+	 * AMD-Vi (compatibility format, @vector the index): a level entry
+	 * ended at the EOI register after @eoi_apic's EOI of @eoi_vector.
+	 */
+	bool directed;
+	uint32_t eoi_apic;
+	uint8_t eoi_vector;
 };
 
 /* Entry bits of the remappable format: bit 48, handle 14:0 in 63:49, 15 in 11. */
@@ -41,5 +48,7 @@ uint32_t ioapic_gsi_count(void);	/* highest GSI + 1 */
 int ioapic_program(uint32_t gsi, const struct ioapic_route *r);
 int ioapic_set_mask(uint32_t gsi, bool masked);
 int ioapic_read_entry(uint32_t gsi, uint64_t *entry);
+void ioapic_directed_eoi(uint32_t apic_id, uint32_t vector);
+bool ioapic_any_directed(void);
 
 #endif /* KERNEL_IOAPIC_H */

@@ -424,6 +424,28 @@ int iommu_irte_vector(uint32_t index, uint8_t *vector)
 	return 0;
 }
 
+int iommu_amdvi_table(uint32_t devid, uint32_t *entries,
+		      const volatile uint32_t **table)
+{
+	uint64_t dt, q2;
+	uint32_t ndev;
+
+	if (!amdvi_base || devid > 0xffff)
+		return -1;
+	dt = mmio_read32(amdvi_regs + AMDVI_DEVTAB) |
+	     (uint64_t)mmio_read32(amdvi_regs + AMDVI_DEVTAB + 4) << 32;
+	ndev = ((uint32_t)(dt & 0x1ff) + 1) * 128;
+	if (!(dt & ~0xfffull) || devid >= ndev)
+		return -1;
+	/* The third quadword: IV 0, IntTabLen 4:1, root 51:6, IntCtl 61:60. */
+	q2 = ((volatile uint64_t *)(dt & ~0xfffull))[4 * devid + 2];
+	if (!(q2 & 1) || ((q2 >> 60) & 3) != 2 || ((q2 >> 1) & 0xf) > 11)
+		return -1;
+	*entries = 1u << ((q2 >> 1) & 0xf);
+	*table = (const volatile uint32_t *)(q2 & 0x000fffffffffffc0ull);
+	return 0;
+}
+
 uint32_t iommu_irte_count(void)
 {
 	uint64_t irta;

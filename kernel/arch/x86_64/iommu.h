@@ -28,6 +28,14 @@ void iommu_init(void);
 uint64_t iommu_amdvi_base(void);
 uint32_t iommu_amdvi_ioapic_devid(void);
 
+/*
+ * AMD-Vi: DeviceID @devid's interrupt remapping table as the device table
+ * entry says (IV set, IntCtl remapped): its entries and where it is.
+ * Return: 0, or -1 when the entry remaps nothing.
+ */
+int iommu_amdvi_table(uint32_t devid, uint32_t *entries,
+		      const volatile uint32_t **table);
+
 /* "vt-d" or "amd-vi" while the chosen unit remaps, else NULL. */
 const char *iommu_kind(void);
 

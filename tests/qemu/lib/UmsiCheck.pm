@@ -462,12 +462,13 @@ sub ioapic_entries {
 
 # x86-64 under AMD-Vi (the ready line's "remap":"amd-vi"): the unit's
 # device table, read through the monitor, and for every vector a device
-# line lists the entry its message names in its requester's own table:
+# line lists the entry its message names in its requester's own table
+# (an IO-APIC input: the IO-APIC DeviceID's table, the vector field):
 # $hw->{amdvi}{irte}{"RID/INDEX"} = { valid, dest, vector } (valid only
 # when the requester's DTE remaps: IV set, IntCtl 10b).
 sub amdvi_snapshot {
 	my ($mon, $text, $hw) = @_;
-	my ($base) = $text =~ /^remap: on \(umsi\.remap=[\w-]+\): amd-vi unit 0x([0-9a-f]+)/m;
+	my ($base, $iodev) = $text =~ /^remap: on \(umsi\.remap=[\w-]+\): amd-vi unit 0x([0-9a-f]+), ioapic devid 0x([0-9a-f]+)/m;
 	my $a = $hw->{amdvi} = { irte => {}, dte => {} };
 	if (!defined $base) {
 		$a->{error} = 'no "remap: on ... amd-vi unit" line';
@@ -477,23 +478,32 @@ sub amdvi_snapshot {
 	my ($lo, $hi) = $mon->read32($a->{base}, 2);
 	$a->{devtab} = (($lo // 0) & ~0xfff) + ($hi // 0) * 2**32;
 	$a->{ndev} = ((($lo // 0) & 0x1ff) + 1) * 128;
+	$a->{ioapic_rid} = defined $iodev ? hex($iodev) : undef;
 	local $HW = $hw;
+	my %dte;
+	my $dte_of = sub {
+		my ($rid) = @_;
+		return $dte{$rid} if exists $dte{$rid};
+		my @dte = $mon->read32($a->{devtab} + 32 * $rid, 8);
+		return $dte{$rid} = undef unless @dte == 8;
+		my $q2hi = $dte[5];
+		$a->{dte}{$rid} = { iv => $dte[4] & 1, intctl => ($q2hi >> 28) & 3,
+				    len => ($dte[4] >> 1) & 0xf,
+				    root => ($dte[4] & ~0x3f) + ($q2hi & 0x3fff) * 2**32,
+				    remaps => ($dte[4] & 1) && (($q2hi >> 28) & 3) == 2 };
+		return $dte{$rid} = $a->{dte}{$rid};
+	};
 	for my $l ($text =~ /^UMSI (\{"event":"device".*\})\s*$/mg) {
 		my $d = eval { decode_json($l) } or next;
-		my $rid = requester($d->{bdf} // '');
-		next unless defined $rid && $rid < $a->{ndev};
-		my @dte = $mon->read32($a->{devtab} + 32 * $rid, 8);
-		next unless @dte == 8;
-		my $q2hi = $dte[5];
-		my $remaps = ($dte[4] & 1) && (($q2hi >> 28) & 3) == 2;
-		my $root = ($dte[4] & ~0x3f) + ($q2hi & 0x3fff) * 2**32;
-		$a->{dte}{$rid} = { iv => $dte[4] & 1, intctl => ($q2hi >> 28) & 3,
-				    len => ($dte[4] >> 1) & 0xf, root => $root };
 		for my $v (@{$d->{vectors} // []}) {
 			next unless defined $v->{irte};
-			my ($e) = $mon->read32($root + 4 * $v->{irte}, 1);
+			# An IO-APIC input's entry is in the IO-APIC's table.
+			my $rid = defined $v->{gsi} ? $a->{ioapic_rid} : requester($d->{bdf} // '');
+			next unless defined $rid && $rid < $a->{ndev};
+			my $t = $dte_of->($rid) or next;
+			my ($e) = $mon->read32($t->{root} + 4 * $v->{irte}, 1);
 			$a->{irte}{"$rid/$v->{irte}"} = {
-				valid => $remaps && defined $e && ($e & 1),
+				valid => $t->{remaps} && defined $e && ($e & 1),
 				dest => defined $e ? ($e >> 8) & 0xff : -1,
 				vector => defined $e ? ($e >> 16) & 0xff : -1 };
 		}
@@ -754,12 +764,35 @@ sub check_device {
 			} elsif (!$e) {
 				push @bad, "no IO-APIC input for gsi $v->{gsi}";
 			} else {
-				push @bad, "IO-APIC pin $v->{gsi} vector $e->{vector}, line says $v->{vector}"
-					if $e->{vector} != $v->{vector};
-				if ($e->{remap}) {
+				if (amdvi()) {
+					# Compatibility format, destination 0, the
+					# vector field an index of the IO-APIC's
+					# table, whose entry sends to the line's CPU.
+					my $rid = $HW->{amdvi}{ioapic_rid} // -1;
+					my $t = $HW->{amdvi}{irte}{"$rid/$e->{vector}"};
+					push @bad, "IO-APIC pin $v->{gsi}: remappable format under AMD-Vi"
+						if $e->{remap};
+					push @bad, "IO-APIC pin $v->{gsi} vector field $e->{vector}, line says irte " .
+						($v->{irte} // 'none') if ($v->{irte} // -1) != $e->{vector};
+					push @bad, "IO-APIC pin $v->{gsi} dest $e->{dest}: not 0 under AMD-Vi"
+						if $e->{dest} != 0;
+					if (!$t || !$t->{valid}) {
+						push @bad, sprintf('IO-APIC pin %d: entry %d of DeviceID 0x%x not valid',
+								   $v->{gsi}, $e->{vector}, $rid);
+					} else {
+						push @bad, "IO-APIC pin $v->{gsi}: entry $e->{vector} vector $t->{vector}, line says $v->{vector}"
+							if $t->{vector} != $v->{vector};
+						push @bad, "IO-APIC pin $v->{gsi}: entry $e->{vector} dest $t->{dest}, line says apic_id $v->{apic_id}"
+							if $t->{dest} != $v->{apic_id};
+					}
+				} elsif ($e->{remap}) {
+					push @bad, "IO-APIC pin $v->{gsi} vector $e->{vector}, line says $v->{vector}"
+						if $e->{vector} != $v->{vector};
 					push @bad, irte_problems("IO-APIC pin $v->{gsi}", $e->{handle}, $v,
 								 $HW->{remap}{ioapic_sid});
 				} else {
+					push @bad, "IO-APIC pin $v->{gsi} vector $e->{vector}, line says $v->{vector}"
+						if $e->{vector} != $v->{vector};
 					push @bad, "IO-APIC pin $v->{gsi}: compatibility format under remapping"
 						if $remap;
 					push @bad, "IO-APIC pin $v->{gsi} dest $e->{dest}, line says apic_id $v->{apic_id}"
