@@ -297,6 +297,7 @@ static void cpu_finish_locked(struct umsi_sim *sim, uint32_t cpu, int v,
 
 	c->irq_off--;
 	sim->ctl->finish(sim, cpu, (uint32_t)v, had_fn);
+	sim_wired_done_locked(sim, cpu, (uint32_t)v);
 	if (ret == 0) {
 		c->vs[v].unassigned++;
 		sim->st.unassigned++;
@@ -1109,7 +1110,7 @@ void umsi_sim_eoi(struct umsi_sim *sim, uint8_t vector)
 	sim_lock(sim);
 	sim_eoi_locked(sim, vector);
 	/* As the host's eoi: a kernel's IO-APIC EOI under AMD-Vi too. */
-	sim_ioapic_host_eoi_locked(sim, sim_current_cpu_locked(sim), vector);
+	sim_wired_host_eoi_locked(sim, sim_current_cpu_locked(sim), vector);
 	sim_unlock(sim);
 	sim_drain(sim);
 }

@@ -42,6 +42,7 @@ struct sim_gicv2 {
 	uint8_t targets[NIDS];
 	uint32_t cfg[NIDS / 16];
 	uint32_t on_cpu[NIDS];          /* whose eip holds it, or NO_CPU */
+	uint64_t wired[NIDS / 64];      /* pending as a wired input's SPI */
 };
 
 static bool bit(const uint64_t *w, uint32_t i)
@@ -325,9 +326,44 @@ static int v2_next_locked(struct umsi_sim *sim, uint32_t cpu)
 /* GICC_IAR: acknowledged, no longer pending. */
 static void v2_take_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
 {
-	(void)cpu;
+	if (id < NIDS && bit(sim->gicv2->wired, id)) {
+		put(sim->gicv2->wired, id, false);
+		eip_set_locked(sim, cpu, id, false);
+		return;
+	}
 	put(sim->gicv2->pending, id, false);
 	v2_update_locked(sim, id);
+}
+
+/*
+ * A wired input's SPI reached @cpu, whose kernel dispatches identity @id
+ * (a v2m identity: the dispatch function gets INTID spi_base + @id, as
+ * for the frame's own SPIs, which the back end never gives that identity).
+ */
+static int v2_wired_intid_locked(struct umsi_sim *sim, uint32_t id)
+{
+	const struct sim_gicv2 *g = sim->gicv2;
+
+	if (id >= g->spi_count || g->spi_base + id >= NINTID)
+		return -UMSI_EINVAL;
+	return (int)(g->spi_base + id);
+}
+
+static int v2_wired_raise_locked(struct umsi_sim *sim, uint32_t cpu,
+				 uint32_t id)
+{
+	struct sim_gicv2 *g = sim->gicv2;
+	int n = v2_wired_intid_locked(sim, id);
+	uint32_t intid = (uint32_t)n;
+
+	if (n < 0 || cpu >= sim->ncpus || bit(g->wired, intid))
+		return -UMSI_EINVAL;
+	put(g->wired, intid, true);
+	eip_set_locked(sim, cpu, intid, true);
+	sim->cpus[cpu].vs_used = true;
+	sim->cpus[cpu].vs[intid].delivered++;
+	sim->st.delivered++;
+	return (int)intid;
 }
 
 /* GICC_EOIR is the kernel's: nothing the model tracks. */
@@ -385,6 +421,8 @@ const struct sim_ctl_model sim_gicv2m_model = {
 	.raise = v2_raise_locked,
 	.wired_target = true,
 	.wired = SIM_WIRED_ARM_SPI,
+	.wired_raise = v2_wired_raise_locked,
+	.wired_intid = v2_wired_intid_locked,
 };
 
 /* ---- The model (sim_models.c) ---------------------------------------------- */

@@ -819,7 +819,7 @@ static void h_eoi(void *host, uint32_t id)
 	enter_locked(sim, UMSI_SIM_OP_EOI, false);
 	sim->ctl->eoi(sim, sim_current_cpu_locked(sim), id);
 	/* The kernel's part under AMD-Vi (umsi/ctl.h): the IO-APIC's EOI. */
-	sim_ioapic_host_eoi_locked(sim, sim_current_cpu_locked(sim), id);
+	sim_wired_host_eoi_locked(sim, sim_current_cpu_locked(sim), id);
 	sim_unlock(sim);
 	leave(sim, UMSI_SIM_OP_EOI);
 }

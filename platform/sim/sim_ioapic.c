@@ -33,8 +33,10 @@ static int sim_ioapic_init(struct umsi_sim *sim, uint32_t pins)
 	sim->gsi_ext = calloc(pins, sizeof(*sim->gsi_ext));
 	if (!sim->rtes || !sim->gsi_ext)
 		return -UMSI_ENOMEM;
-	for (uint32_t i = 0; i < pins; i++)
+	for (uint32_t i = 0; i < pins; i++) {
 		sim->rtes[i].r.masked = true;	/* reset state */
+		sim->rtes[i].spi_intid = -1;
+	}
 	return 0;
 }
 
@@ -266,6 +268,51 @@ static int aplic_program_locked(struct umsi_sim *sim, uint32_t gsi,
 	return 0;
 }
 
+/*
+ * An Arm machine's wired input: a level-sensitive SPI (the host bridge's
+ * interrupt-map) that the kernel aims at the CPU of the back end's
+ * message and whose arrival it dispatches as the message's identity
+ * (umsi/ctl.h UMSI_ARM_WIRED_MSG). Asserted, enabled (unmasked) and not
+ * already pending or active, it becomes pending on that CPU; it stays
+ * active until that CPU's dispatch of it returns (the kernel's EOI), and
+ * is pending again then if still asserted (GIC architecture: a level
+ * SPI). A route rewritten while it is pending or active leaves that copy
+ * where it is.
+ */
+static void arm_spi_eval_locked(struct umsi_sim *sim, uint32_t gsi)
+{
+	struct sim_rte *e = &sim->rtes[gsi];
+	int intid;
+
+	if (!e->active || !e->r.programmed || e->r.masked || e->spi_intid >= 0)
+		return;
+	intid = sim->ctl->wired_raise(sim, e->r.apic_id, e->msg_data);
+	if (intid < 0) {
+		sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_NO_CPU,
+					 e->msg_addr, e->msg_data);
+		return;
+	}
+	e->spi_intid = intid;
+	e->spi_cpu = e->r.apic_id;
+	e->r.deliveries++;
+}
+
+/* CPU @cpu's dispatch of @intid returned: the SPI it was is inactive. */
+static void arm_spi_done_locked(struct umsi_sim *sim, uint32_t cpu,
+				uint32_t intid)
+{
+	if (sim->ctl->wired != SIM_WIRED_ARM_SPI)
+		return;
+	for (uint32_t g = 0; g < sim->npins; g++) {
+		struct sim_rte *e = &sim->rtes[g];
+
+		if (e->spi_intid == (int)intid && e->spi_cpu == cpu) {
+			e->spi_intid = -1;
+			arm_spi_eval_locked(sim, g);
+		}
+	}
+}
+
 static void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi)
 {
 	struct sim_rte *e = &sim->rtes[gsi];
@@ -282,9 +329,10 @@ static void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi)
 		aplic_eval_locked(sim, gsi);
 		return;
 	}
-	/* Arm: the route is recorded, not modelled (sim_gsi_program_locked). */
-	if (sim->ctl->wired == SIM_WIRED_ARM_SPI)
+	if (sim->ctl->wired == SIM_WIRED_ARM_SPI) {
+		arm_spi_eval_locked(sim, gsi);
 		return;
+	}
 	if (e->r.masked || !e->r.programmed)
 		return;
 	if (e->r.trigger == UMSI_INTX_EDGE) {
@@ -327,8 +375,8 @@ static void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector)
  * the unit's message carried no trigger mode, so nothing told the IO-APIC;
  * a level entry the host aimed there is ended at the EOI register.
  */
-void sim_ioapic_host_eoi_locked(struct umsi_sim *sim, uint32_t cpu,
-				uint32_t vector)
+static void sim_ioapic_host_eoi_locked(struct umsi_sim *sim, uint32_t cpu,
+				       uint32_t vector)
 {
 	uint32_t apic;
 
@@ -416,9 +464,9 @@ static int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
 	/*
 	 * An Arm machine: a wired input is an SPI the kernel routes from
 	 * the back end's message (umsi/ctl.h, UMSI_ARM_WIRED_MSG: the CPU,
-	 * the identity). The model records the route (umsi_sim_ioapic_get:
-	 * apic_id = the CPU, vector = the identity, low 8 bits) and delivers
-	 * nothing: QEMU's tests deliver wired SPIs (tests/qemu/arm64-*.t).
+	 * the identity), modelled by arm_spi_eval_locked()
+	 * (umsi_sim_ioapic_get: apic_id = the CPU, vector = the identity,
+	 * low 8 bits).
 	 */
 	if (sim->ctl->wired == SIM_WIRED_ARM_SPI) {
 		if (!(in->msg.address & UMSI_ARM_WIRED_MSG) ||
@@ -432,6 +480,7 @@ static int sim_gsi_program_locked(struct umsi_sim *sim, uint32_t gsi,
 		e->r.vector = (uint8_t)in->msg.data;
 		e->msg_addr = in->msg.address;
 		e->msg_data = in->msg.data;
+		sim_ioapic_eval_locked(sim, gsi);
 		return 0;
 	}
 	/* An AMD-Vi unit's: address exactly 0xFEE00000, bits 31:16 set. */
@@ -749,7 +798,18 @@ static void ioapic_targets_locked(struct umsi_sim *sim,
 		t.vector = e->r.vector;
 		t.id = e->r.vector;
 		t.cpu = sim_cpu_of_apic_locked(sim, e->r.apic_id);
-		if (e->r.remappable) {
+		if (sim->ctl->wired == SIM_WIRED_ARM_SPI) {
+			/* The kernel's SPI: the CPU, and the identity's
+			 * INTID as its dispatch gets it. */
+			int intid = sim->ctl->wired_intid(sim, e->msg_data);
+
+			t.address = e->msg_addr;
+			t.data = e->msg_data;
+			t.resolved = intid >= 0;
+			t.cpu = e->r.apic_id;
+			t.id = intid >= 0 ? (uint32_t)intid : 0;
+			t.vector = (uint8_t)t.id;
+		} else if (e->r.remappable) {
 			/* Through the remapping unit's table, as it would go. */
 			uint32_t apic_id = 0;
 			uint8_t vector = 0;
@@ -812,6 +872,8 @@ const struct sim_model_ops sim_ioapic_ops = {
 	.gsi_program = sim_gsi_program_locked,
 	.line = sim_ioapic_eval_locked,
 	.eoi_broadcast = sim_ioapic_eoi_locked,
+	.done = arm_spi_done_locked,
+	.host_eoi = sim_ioapic_host_eoi_locked,
 	.targets = ioapic_targets_locked,
 	.dump = ioapic_dump,
 	.stats_reset = ioapic_stats_reset,

@@ -1032,6 +1032,36 @@ static int its_raise_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
 	return 0;
 }
 
+/*
+ * A wired input's SPI reached @cpu, whose kernel dispatches identity @id
+ * (an ITS identity: the dispatch function gets INTID 8192 + @id, as for
+ * an LPI; the back end gives no LPI that identity). Pending there like an
+ * LPI, whatever the LPI's configuration says: it is not one.
+ */
+static int its_wired_intid_locked(struct umsi_sim *sim, uint32_t id)
+{
+	if (id >= sim->nids || !lpi_valid(sim, LPI_FIRST + id))
+		return -UMSI_EINVAL;
+	return (int)(LPI_FIRST + id);
+}
+
+static int its_wired_raise_locked(struct umsi_sim *sim, uint32_t cpu,
+				  uint32_t id)
+{
+	int n = its_wired_intid_locked(sim, id);
+	uint32_t intid = (uint32_t)n;
+	struct sim_cpu *c;
+
+	if (n < 0 || cpu >= sim->ncpus || lpi_test(sim, cpu, intid))
+		return -UMSI_EINVAL;
+	c = &sim->cpus[cpu];
+	lpi_set_locked(sim, cpu, intid, true);
+	c->vs_used = true;
+	c->vs[intid].delivered++;
+	sim->st.delivered++;
+	return (int)intid;
+}
+
 /* irq_pending(INTID): the LPI's bit in the CPU's pending state. */
 static bool its_pending_locked(struct umsi_sim *sim, uint32_t cpu,
 			       uint32_t intid)
@@ -1068,6 +1098,8 @@ const struct sim_ctl_model sim_its_model = {
 	.finish = its_finish_locked,
 	.raise = its_raise_locked,
 	.wired = SIM_WIRED_ARM_SPI,
+	.wired_raise = its_wired_raise_locked,
+	.wired_intid = its_wired_intid_locked,
 };
 
 /* ---- Public ------------------------------------------------------------------- */

@@ -142,6 +142,25 @@ void sim_wired_line_locked(struct umsi_sim *sim, uint32_t gsi)
 			m->line(sim, gsi);
 }
 
+void sim_wired_done_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	const struct sim_model_ops *m;
+
+	for_each_model(m, i)
+		if (m->done)
+			m->done(sim, cpu, id);
+}
+
+void sim_wired_host_eoi_locked(struct umsi_sim *sim, uint32_t cpu,
+			       uint32_t id)
+{
+	const struct sim_model_ops *m;
+
+	for_each_model(m, i)
+		if (m->host_eoi)
+			m->host_eoi(sim, cpu, id);
+}
+
 void sim_wired_eoi_locked(struct umsi_sim *sim, uint8_t vector)
 {
 	const struct sim_model_ops *m;

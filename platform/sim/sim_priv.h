@@ -241,6 +241,10 @@ struct sim_rte {
 	bool amdvi;
 	uint8_t field, eoi_vector;
 	uint32_t eoi_apic;
+	/* An Arm machine's SPI: the INTID raised on @spi_cpu, -1 once its
+	 * dispatch there ended. */
+	int spi_intid;
+	uint32_t spi_cpu;
 };
 
 struct sim_irte {
@@ -275,7 +279,7 @@ struct sim_bar_ent {
 enum sim_wired {
 	SIM_WIRED_X86,		/* x86: IO-APIC entries, messages to the LAPICs */
 	SIM_WIRED_APLIC,	/* RISC-V: an APLIC in MSI mode, to a file */
-	SIM_WIRED_ARM_SPI,	/* Arm: an SPI the model records, not sends */
+	SIM_WIRED_ARM_SPI,	/* Arm: an SPI the kernel dispatches */
 };
 
 struct sim_ctl_model {
@@ -309,6 +313,15 @@ struct sim_ctl_model {
 	/* A wired input's message is one the controller resolves itself
 	 * (target above), not an (APIC ID, vector) pair. */
 	bool wired_target;
+	/*
+	 * SIM_WIRED_ARM_SPI: a wired input's SPI reached @cpu, and the
+	 * kernel will dispatch its identity @id (umsi/ctl.h,
+	 * UMSI_ARM_WIRED_MSG): make the INTID the dispatch function gets
+	 * for @id pending there. Return: that INTID, or -UMSI_EINVAL.
+	 */
+	int (*wired_raise)(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
+	/* ... and that INTID, without raising it (-UMSI_EINVAL: none). */
+	int (*wired_intid)(struct umsi_sim *sim, uint32_t id);
 };
 
 /*
@@ -352,6 +365,12 @@ struct sim_model_ops {
 			   const struct umsi_gsi_entry *e);
 	void (*line)(struct umsi_sim *sim, uint32_t gsi);
 	void (*eoi_broadcast)(struct umsi_sim *sim, uint8_t vector);
+	/* A CPU's dispatch of identity @id returned (the kernel's end of
+	 * it: an Arm level SPI is pending again if still asserted). */
+	void (*done)(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
+	/* What the kernel does after the host's eoi of @id on @cpu (an
+	 * AMD-Vi machine's IO-APIC inputs: their EOI register). */
+	void (*host_eoi)(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
 	void (*targets)(struct umsi_sim *sim,
 			void (*fn)(void *arg, const struct umsi_sim_target *t),
 			void *arg, unsigned *n);
@@ -383,9 +402,10 @@ int sim_wired_program_locked(struct umsi_sim *sim, uint32_t gsi,
 			     const struct umsi_gsi_entry *e);
 void sim_wired_line_locked(struct umsi_sim *sim, uint32_t gsi);
 void sim_wired_eoi_locked(struct umsi_sim *sim, uint8_t vector);
-/* The host's IO-APIC EOI after CPU @cpu's EOI of @vector (AMD-Vi). */
-void sim_ioapic_host_eoi_locked(struct umsi_sim *sim, uint32_t cpu,
-				uint32_t vector);
+void sim_wired_done_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
+/* The kernel's part after CPU @cpu's EOI of @id (AMD-Vi: the IO-APIC). */
+void sim_wired_host_eoi_locked(struct umsi_sim *sim, uint32_t cpu,
+			       uint32_t id);
 void sim_models_targets_locked(struct umsi_sim *sim,
 			       void (*fn)(void *arg,
 					  const struct umsi_sim_target *t),

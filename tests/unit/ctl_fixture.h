@@ -155,14 +155,6 @@ static inline const char *fx_ctl_name(void)
 	fx_skip_if_(!fx_x86(), fx_imsic() ? "IMSIC" : fx_its() ? "ITS" :     \
 		    fx_gicv2m() ? "GICV2M" : fx_vtd() ? "VTD" : "AMDVI", why)
 
-/* Why INTx tests skip on the ITS (its.c: wired_reachable false). */
-#define FX_ITS_NO_INTX                                                      \
-	"wired INTx inputs are the distributor's SPIs, not the ITS back end's"
-
-/* Why INTx tests skip on the GICv2m (gicv2m.c: wired_reachable false). */
-#define FX_GICV2M_NO_INTX                                                   \
-	"wired INTx inputs are the distributor's own SPIs, not the v2m frame's"
-
 /* The simulator's configuration for the chosen controller. */
 static inline void fx_sim_config(struct umsi_sim_config *sc)
 {
@@ -215,6 +207,8 @@ static inline int fx_its_system_create(const struct umsi_host_ops *ops,
 	ic.nvec = FX_ITS_NVEC;
 	ic.nr_cpus = n;
 	ic.rd_target = rd;
+	/* As the reference kernel: INTx arrives as SPIs it routes. */
+	ic.wired_spis = true;
 	if (base)
 		cfg = *base;
 	else
@@ -254,6 +248,7 @@ static inline int fx_gicv2m_system_create(const struct umsi_host_ops *ops,
 	gc.dist = UMSI_SIM_GICD_BASE;
 	gc.nr_cpus = n;
 	gc.cpu_if = cif;
+	gc.wired_spis = true;
 	if (base)
 		cfg = *base;
 	else

@@ -469,7 +469,15 @@ static void wired_inputs_are_the_kernels_spis(void **s)
 	umsi_pci_remove(m->sys, dev);
 	machine_free(m);
 	/* The default: no wired input is reachable, INTx refused. */
-	m = machine_new(4, 0, NULL);
+	gc.wired_spis = false;
+	m = calloc(1, sizeof(*m));
+	assert_non_null(m);
+	m->sim = umsi_sim_create(&sc);
+	assert_non_null(m->sim);
+	umsi_sim_leaks(m->sim, &m->leaks0);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim, &cfg,
+					    &m->sys), 0);
+	(void)umsi_policy_parse(m->sys, "");
 	dev = plug(m, DEV, &d, UMSI_PCI_ADD_FRESH);
 	assert_true(umsi_pci_alloc_irq_vectors(dev, 1, 1, UMSI_PCI_IRQ_INTX) < 0);
 	umsi_pci_remove(m->sys, dev);

@@ -250,8 +250,6 @@ static void test_msix_junk_entries_never_arrive(void **state)
  */
 static void test_counts_of_other_operations(void **state)
 {
-	fx_skip_on_its(FX_ITS_NO_INTX);
-	fx_skip_on_gicv2m(FX_GICV2M_NO_INTX);
 	struct machine *m = machine_new(2, 0, NULL);
 	struct umsi_sim_dev_desc d = nvme_desc();
 	struct umsi_pci_dev *dev;
@@ -434,8 +432,6 @@ static void test_msix_failure_of_every_host_call(void **state)
 
 static void test_msi_and_intx_failure_of_every_host_call(void **state)
 {
-	fx_skip_on_its(FX_ITS_NO_INTX);
-	fx_skip_on_gicv2m(FX_GICV2M_NO_INTX);
 	struct umsi_sim_dev_desc d = msi_desc(8, true, true);
 	struct umsi_sim_dev_desc i = intx_desc(1);
 

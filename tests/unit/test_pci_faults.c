@@ -222,8 +222,6 @@ static int owner_handler(uint32_t irq, void *dev_id)
 
 static void test_removal_drops_its_handler_from_shared_line(void **state)
 {
-	fx_skip_on_its(FX_ITS_NO_INTX);
-	fx_skip_on_gicv2m(FX_GICV2M_NO_INTX);
 	struct machine *m = machine_new(2, 0, NULL);
 	struct umsi_sim_dev_desc d = intx_desc(1);
 	struct owner_dev oa = { m, DEVA, false, 0 }, ob = { m, DEVB, false, 0 };
@@ -263,8 +261,6 @@ static void test_removal_drops_its_handler_from_shared_line(void **state)
  */
 static void test_failed_mask_leaves_irq_unmasked(void **state)
 {
-	fx_skip_on_its(FX_ITS_NO_INTX);
-	fx_skip_on_gicv2m(FX_GICV2M_NO_INTX);
 	struct machine *m = machine_new(2, 0, NULL);
 	struct umsi_sim_dev_desc d = intx_desc(1);
 	struct owner_dev o = { m, DEVA, false, 0 };
@@ -422,8 +418,6 @@ static void test_intx_under_remapping_avoids_high_apic_ids(void **state)
  */
 static void test_intx_after_compat_msi_took_the_gsi(void **state)
 {
-	fx_skip_on_its(FX_ITS_NO_INTX);
-	fx_skip_on_gicv2m(FX_GICV2M_NO_INTX);
 	struct machine *m = machine_new(2, 0, NULL);
 	struct umsi_sim_dev_desc da = msi_desc(1, true, false);
 	struct umsi_sim_dev_desc db = intx_desc(1);

@@ -157,8 +157,6 @@ static void test_policy_list_limit(void **state)
 /* The system's own command line (umsi_config.cmdline) is parsed too. */
 static void test_policy_from_system_config(void **state)
 {
-	fx_skip_on_its(FX_ITS_NO_INTX);
-	fx_skip_on_gicv2m(FX_GICV2M_NO_INTX);
 	struct machine *m = machine_new(2, 0, "pci_nomsi");
 	struct umsi_sim_dev_desc d = msi_desc(4, true, true);
 	struct umsi_pci_dev *dev = plug(m, DEV, &d, 0);

@@ -378,6 +378,8 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		itscfg.nvec = sim_cpu_ids(sp);
 		itscfg.nr_cpus = sp->ncpus;
 		itscfg.rd_target = files;
+		/* INTx: SPIs the "kernel" (the simulator) routes. */
+		itscfg.wired_spis = true;
 		ucfg.ctl = &umsi_ctl_arm64_its;
 		ucfg.ctl_config = &itscfg;
 	}
@@ -389,6 +391,7 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		v2mcfg.dist = UMSI_SIM_GICD_BASE;
 		v2mcfg.nr_cpus = sp->ncpus;
 		v2mcfg.cpu_if = cpu_if;
+		v2mcfg.wired_spis = true;
 		ucfg.ctl = &umsi_ctl_arm64_gicv2m;
 		ucfg.ctl_config = &v2mcfg;
 	}
