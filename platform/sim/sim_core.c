@@ -299,7 +299,11 @@ static void cpu_finish_locked(struct umsi_sim *sim, uint32_t cpu, int v,
 	sim->ctl->finish(sim, cpu, (uint32_t)v, had_fn);
 	sim_wired_done_locked(sim, cpu, (uint32_t)v);
 	if (ret == 0) {
-		c->vs[v].unassigned++;
+		struct sim_rare *r = sim_rare_locked(sim, cpu, (uint32_t)v,
+						     true);
+
+		if (r)
+			r->unassigned++;
 		sim->st.unassigned++;
 	}
 }
@@ -488,6 +492,63 @@ int sim_undeliverable_locked(struct umsi_sim *sim, enum umsi_sim_undeliv why,
 	return 0;
 }
 
+static uint64_t rare_hash(uint64_t key)
+{
+	return key * 0x9e3779b97f4a7c15ull;
+}
+
+struct sim_rare *sim_rare_locked(struct umsi_sim *sim, uint32_t cpu,
+				 uint32_t id, bool make)
+{
+	uint64_t key = ((uint64_t)cpu << 32 | id) + 1;
+	size_t i;
+
+	if (sim->rare_cap) {
+		for (i = rare_hash(key) & (sim->rare_cap - 1);
+		     sim->rare[i].key; i = (i + 1) & (sim->rare_cap - 1))
+			if (sim->rare[i].key == key)
+				return &sim->rare[i];
+	}
+	if (!make)
+		return NULL;
+	/* Grow at half full: the probes stay short. */
+	if (2 * (sim->nrare + 1) > sim->rare_cap) {
+		size_t cap = sim->rare_cap ? 2 * sim->rare_cap : 64;
+		struct sim_rare *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (size_t k = 0; k < sim->rare_cap; k++) {
+			size_t j;
+
+			if (!sim->rare[k].key)
+				continue;
+			for (j = rare_hash(sim->rare[k].key) & (cap - 1);
+			     t[j].key; j = (j + 1) & (cap - 1))
+				;
+			t[j] = sim->rare[k];
+		}
+		free(sim->rare);
+		sim->rare = t;
+		sim->rare_cap = cap;
+	}
+	for (i = rare_hash(key) & (sim->rare_cap - 1); sim->rare[i].key;
+	     i = (i + 1) & (sim->rare_cap - 1))
+		;
+	sim->rare[i].key = key;
+	sim->nrare++;
+	return &sim->rare[i];
+}
+
+void sim_coalesced_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	struct sim_rare *r = sim_rare_locked(sim, cpu, id, true);
+
+	sim->cpus[cpu].vs_used = true;
+	if (r)
+		r->coalesced++;
+}
+
 /* The local APIC of @cpu accepts @vector. Return: 1. */
 int sim_lapic_accept_locked(struct umsi_sim *sim, uint32_t cpu,
 			    uint8_t vector, bool level)
@@ -496,7 +557,7 @@ int sim_lapic_accept_locked(struct umsi_sim *sim, uint32_t cpu,
 
 	c->vs_used = true;
 	if (bit_test(c->irr, vector)) {
-		c->vs[vector].coalesced++;
+		sim_coalesced_locked(sim, cpu, vector);
 		sim->st.irr_coalesced++;
 	} else {
 		bit_set(c->irr, vector);
@@ -840,6 +901,7 @@ static void sim_free(struct umsi_sim *sim)
 	free(sim->log);
 	sim_index_fini(sim);
 	free(sim->vec_stats);
+	free(sim->rare);
 	free(sim->cpus);
 	pthread_cond_destroy(&sim->idle_cond);
 	pthread_cond_destroy(&sim->xdone_cond);
@@ -1157,6 +1219,9 @@ void umsi_sim_stats_reset(struct umsi_sim *sim)
 			       sim->nids * sizeof(*sim->cpus[i].vs));
 		sim->cpus[i].vs_used = false;
 	}
+	free(sim->rare);
+	sim->rare = NULL;
+	sim->nrare = sim->rare_cap = 0;
 	for (size_t i = 0; i < sim->ndevs; i++)
 		memset(&sim->devs[i]->st, 0, sizeof(sim->devs[i]->st));
 	sim_models_stats_reset_locked(sim);
@@ -1185,10 +1250,13 @@ int umsi_sim_id_stats(struct umsi_sim *sim, uint32_t cpu, uint32_t id,
 	if (cpu >= sim->ncpus || id >= sim->nids)
 		return -UMSI_EINVAL;
 	sim_lock(sim);
+	const struct sim_rare *r;
+
 	out->delivered = sim->cpus[cpu].vs[id].delivered;
-	out->coalesced = sim->cpus[cpu].vs[id].coalesced;
 	out->dispatched = sim->cpus[cpu].vs[id].dispatched;
-	out->unassigned = sim->cpus[cpu].vs[id].unassigned;
+	r = sim_rare_locked(sim, cpu, id, false);
+	out->coalesced = r ? r->coalesced : 0;
+	out->unassigned = r ? r->unassigned : 0;
 	sim_unlock(sim);
 	return 0;
 }

@@ -146,8 +146,7 @@ static void v2_edge_locked(struct umsi_sim *sim, uint32_t intid)
 		sim->st.irr_coalesced++;
 		cpu = g->on_cpu[intid];
 		if (cpu != NO_CPU) {
-			sim->cpus[cpu].vs_used = true;
-			sim->cpus[cpu].vs[intid].coalesced++;
+			sim_coalesced_locked(sim, cpu, intid);
 		}
 		return;
 	}

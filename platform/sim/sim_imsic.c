@@ -135,7 +135,7 @@ static void imsic_accept_locked(struct umsi_sim *sim, uint32_t cpu,
 
 	c->vs_used = true;
 	if (imsic_test(c->eip, id)) {
-		c->vs[id].coalesced++;
+		sim_coalesced_locked(sim, cpu, id);
 		sim->st.irr_coalesced++;
 		return;
 	}

@@ -286,7 +286,7 @@ static int lpi_accept_locked(struct umsi_sim *sim, uint32_t cpu,
 	}
 	c->vs_used = true;
 	if (lpi_test(sim, cpu, intid)) {
-		c->vs[intid].coalesced++;
+		sim_coalesced_locked(sim, cpu, intid);
 		sim->st.irr_coalesced++;
 		return 1;
 	}

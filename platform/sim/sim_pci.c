@@ -54,6 +54,28 @@ static uint32_t ones(uint8_t width)
 	return width == 4 ? 0xffffffffu : (1u << (8 * width)) - 1;
 }
 
+int sim_cfg_full(struct sim_dev *d)
+{
+	uint8_t *big;
+
+	if (d->cfg_size == SIM_CFG_SIZE)
+		return 0;
+	big = calloc(1, SIM_CFG_SIZE);
+	if (!big)
+		return -UMSI_ENOMEM;
+	memcpy(big, d->cfg_low, sizeof(d->cfg_low));
+	d->cfg = big;
+	d->cfg_size = SIM_CFG_SIZE;
+	return 0;
+}
+
+/* A new function's configuration space: the 256 bytes inside it. */
+static void cfg_init(struct sim_dev *d)
+{
+	d->cfg = d->cfg_low;
+	d->cfg_size = sizeof(d->cfg_low);
+}
+
 bool sim_cfg_access_ok(uint16_t off, uint8_t width)
 {
 	if (width != 1 && width != 2 && width != 4)
@@ -369,7 +391,7 @@ int sim_cfg_read_locked(struct umsi_sim *sim, struct sim_dev *d,
 	uint32_t v = 0;
 
 	(void)sim;
-	for (uint8_t i = 0; i < width; i++)
+	for (uint8_t i = 0; i < width && off + i < d->cfg_size; i++)
 		v |= (uint32_t)d->cfg[off + i] << (8 * i);
 	*val = v;
 	return 0;
@@ -401,7 +423,7 @@ int sim_cfg_write_locked(struct umsi_sim *sim, struct sim_dev *d,
 {
 	bool msi_was_live = d->msi_off && msi_live(d);
 
-	for (uint8_t i = 0; i < width; i++) {
+	for (uint8_t i = 0; i < width && off + i < d->cfg_size; i++) {
 		uint16_t o = (uint16_t)(off + i);
 		uint8_t b = (uint8_t)(val >> (8 * i));
 
@@ -971,8 +993,11 @@ static int build_caps(struct sim_dev *d)
 		d->cfg[UMSI_PCI_CAP_PTR] = (uint8_t)s[0].off;
 		set_cfg16(d, UMSI_PCI_STATUS, UMSI_PCI_STATUS_CAP_LIST);
 	}
-	if (d->desc.sriov.present && !d->pf)
+	if (d->desc.sriov.present && !d->pf) {
+		if (sim_cfg_full(d))
+			return -UMSI_ENOMEM;
 		build_sriov(d, UMSI_PCIE_EXT_CAP_START);
+	}
 	return 0;
 }
 
@@ -1064,6 +1089,8 @@ void sim_dev_free(struct sim_dev *d)
 	free(d->msix_tbl);
 	free(d->pba);
 	free(d->vfs);
+	if (d->cfg != d->cfg_low)
+		free(d->cfg);
 	free(d);
 }
 
@@ -1097,7 +1124,7 @@ int sim_dev_reset_locked(struct umsi_sim *sim, struct sim_dev *d,
 	free(d->pba);
 	d->msix_tbl = NULL;
 	d->pba = NULL;
-	memset(d->cfg, 0, sizeof(d->cfg));
+	memset(d->cfg, 0, d->cfg_size);
 	/* New masks: the old ones may be shared. */
 	sim_masks_put(d->m);
 	d->m = sim_masks_new();
@@ -1197,6 +1224,7 @@ static void vf_make_locked(struct umsi_sim *sim, struct sim_dev *pf,
 	vf = calloc(1, sizeof(*vf));
 	if (!vf)
 		return;
+	cfg_init(vf);
 	vf->m = sim_masks_new();
 	if (!vf->m) {
 		free(vf);
@@ -1263,6 +1291,7 @@ int umsi_sim_add_device(struct umsi_sim *sim, umsi_bdf_t bdf,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -UMSI_ENOMEM;
+	cfg_init(d);
 	d->m = sim_masks_new();
 	if (!d->m) {
 		free(d);
@@ -1341,6 +1370,9 @@ uint8_t *umsi_sim_cfg_raw(struct umsi_sim *sim, umsi_bdf_t bdf)
 	/* Pokes are not seen: check its BARs at every decode from now on. */
 	if (d)
 		sim_bars_exposed_locked(sim, d);
+	/* All 4 KiB, as the caller may poke any of them. */
+	if (d && sim_cfg_full(d))
+		d = NULL;
 	sim_unlock(sim);
 	return d ? d->cfg : NULL;
 }
