@@ -91,7 +91,7 @@ int umsi_msix_free_vectors(struct umsi_pci_dev *dev, const uint32_t *irqs,
 	/* Check every one first: none is freed unless all can be. */
 	for (i = 0; i < nvec; i++) {
 		v = umsi_msix_vec_of(dev, irqs[i]);
-		if (!v || !v->dynamic)
+		if (!v || !umsi_msix_vec_dynamic(dev, v))
 			return -UMSI_EINVAL;
 		for (j = 0; j < i; j++)
 			if (irqs[j] == irqs[i])

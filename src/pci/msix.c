@@ -47,6 +47,13 @@ static uint64_t pba_len(const struct umsi_pci_dev *dev)
 	return ((uint64_t)dev->msix_size + 63) / 64 * 8;
 }
 
+/* The entries' state and, after it, the bitmap of dynamic ones. */
+static size_t state_size(const struct umsi_pci_dev *dev)
+{
+	return (size_t)dev->msix_size * sizeof(struct umsi_msix_vec) +
+	       ((size_t)dev->msix_size + 63) / 64 * 8;
+}
+
 static bool used(const struct umsi_pci_dev *dev, uint32_t idx)
 {
 	return (dev->msix_used[idx / 64] >> (idx % 64)) & 1;
@@ -83,19 +90,58 @@ static uint32_t mask_flush(struct umsi_pci_dev *dev, uint32_t idx,
 	return tread(dev, idx, UMSI_MSIX_ENTRY_CTRL);
 }
 
+/* The table index of entry state @v: its position. */
+static uint32_t vidx(const struct umsi_pci_dev *dev,
+		     const struct umsi_msix_vec *v)
+{
+	return (uint32_t)(v - dev->msix_state);
+}
+
+static void vset(struct umsi_msix_vec *v, const struct umsi_msg *msg)
+{
+	v->address = msg->address;
+	v->data = msg->data;
+}
+
+/* Write the entry's message as kept. [dev lock] */
+static void vput(struct umsi_pci_dev *dev, const struct umsi_msix_vec *v)
+{
+	struct umsi_msg m = { .address = v->address, .data = v->data };
+
+	put_msg(dev, vidx(dev, v), &m);
+}
+
+static void set_dynamic(struct umsi_pci_dev *dev, uint32_t idx, bool on)
+{
+	if (on)
+		dev->msix_dynamic[idx / 64] |= 1ull << (idx % 64);
+	else
+		dev->msix_dynamic[idx / 64] &= ~(1ull << (idx % 64));
+}
+
+bool umsi_msix_vec_dynamic(const struct umsi_pci_dev *dev,
+			   const struct umsi_msix_vec *v)
+{
+	uint32_t idx = vidx(dev, v);
+
+	return (dev->msix_dynamic[idx / 64] >> (idx % 64)) & 1;
+}
+
 /* Write the words of @msg that differ from the entry's copy. [dev lock] */
 static void write_msg(struct umsi_pci_dev *dev, struct umsi_msix_vec *v,
 		      const struct umsi_msg *msg)
 {
-	if ((uint32_t)v->msg.address != (uint32_t)msg->address)
-		twrite(dev, v->index, UMSI_MSIX_ENTRY_ADDR_LO,
+	uint32_t idx = vidx(dev, v);
+
+	if ((uint32_t)v->address != (uint32_t)msg->address)
+		twrite(dev, idx, UMSI_MSIX_ENTRY_ADDR_LO,
 		       (uint32_t)msg->address);
-	if ((uint32_t)(v->msg.address >> 32) != (uint32_t)(msg->address >> 32))
-		twrite(dev, v->index, UMSI_MSIX_ENTRY_ADDR_HI,
+	if ((uint32_t)(v->address >> 32) != (uint32_t)(msg->address >> 32))
+		twrite(dev, idx, UMSI_MSIX_ENTRY_ADDR_HI,
 		       (uint32_t)(msg->address >> 32));
-	if (v->msg.data != msg->data)
-		twrite(dev, v->index, UMSI_MSIX_ENTRY_DATA, msg->data);
-	v->msg = *msg;
+	if (v->data != msg->data)
+		twrite(dev, idx, UMSI_MSIX_ENTRY_DATA, msg->data);
+	vset(v, msg);
 }
 
 /* The state of table entry @index (MSI-X on). */
@@ -123,7 +169,7 @@ static int msix_mask(void *ctx, uint32_t index)
 	v = vec(dev, index);
 	fl = umsi_pci_dev_lock(dev);
 	v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
-	(void)mask_flush(dev, v->index, v->ctrl);
+	(void)mask_flush(dev, vidx(dev, v), v->ctrl);
 	umsi_pci_dev_unlock(dev, fl);
 	return 0;
 }
@@ -141,7 +187,7 @@ static int msix_unmask(void *ctx, uint32_t index)
 	v = vec(dev, index);
 	fl = umsi_pci_dev_lock(dev);
 	v->ctrl &= ~UMSI_MSIX_CTRL_MASKBIT;
-	twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
+	twrite(dev, vidx(dev, v), UMSI_MSIX_ENTRY_CTRL, v->ctrl);
 	umsi_pci_dev_unlock(dev, fl);
 	return 0;
 }
@@ -167,19 +213,19 @@ static int msix_write_msg(void *ctx, uint32_t index, const struct umsi_msg *m)
 		return -UMSI_ENODEV;
 	v = vec(dev, index);
 	fl = umsi_pci_dev_lock(dev);
-	if (v->msg.address == msg.address && v->msg.data == msg.data) {
+	if (v->address == msg.address && v->data == msg.data) {
 		umsi_pci_dev_unlock(dev, fl);
 		return 0;
 	}
 	live = !(v->ctrl & UMSI_MSIX_CTRL_MASKBIT);
 	if (live)
-		twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL,
+		twrite(dev, vidx(dev, v), UMSI_MSIX_ENTRY_CTRL,
 		       v->ctrl | UMSI_MSIX_CTRL_MASKBIT);
 	write_msg(dev, v, &msg);
 	/* The restore read flushes it all (the unmasked value: no mask). */
 	if (live) {
-		twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
-		(void)tread(dev, v->index, UMSI_MSIX_ENTRY_CTRL);
+		twrite(dev, vidx(dev, v), UMSI_MSIX_ENTRY_CTRL, v->ctrl);
+		(void)tread(dev, vidx(dev, v), UMSI_MSIX_ENTRY_CTRL);
 	}
 	umsi_pci_dev_unlock(dev, fl);
 	return 0;
@@ -219,9 +265,9 @@ static void free_vecs(struct umsi_pci_dev *dev)
 		return;
 	for (i = 0; i < dev->msix_size; i++)
 		set_used(dev, i, false);
-	umsi_free(dev->sys, dev->msix_state,
-		  dev->msix_size * sizeof(*dev->msix_state));
+	umsi_free(dev->sys, dev->msix_state, state_size(dev));
 	dev->msix_state = NULL;
+	dev->msix_dynamic = NULL;
 }
 
 static int map_table(struct umsi_pci_dev *dev)
@@ -322,11 +368,11 @@ static int msix_program(struct umsi_pci_dev *dev, bool restore)
 	for (i = 0; i < dev->ndesc; i++) {
 		struct umsi_msix_vec *v = vec_nth(dev, i);
 
-		put_msg(dev, v->index, &v->msg);
+		vput(dev, v);
 		if (restore)
-			twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
-		last = v->index;
-		expect = v->msg.data;
+			twrite(dev, vidx(dev, v), UMSI_MSIX_ENTRY_CTRL, v->ctrl);
+		last = vidx(dev, v);
+		expect = v->data;
 	}
 	/* 5. Flush and verify. */
 	if (dev->ndesc) {
@@ -411,8 +457,10 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 	ret = umsi_pci_descs_alloc(dev, dev->msix_size);
 	if (ret)
 		return ret;
-	dev->msix_state = umsi_zalloc(sys, dev->msix_size *
-				      sizeof(*dev->msix_state));
+	dev->msix_state = umsi_zalloc(sys, state_size(dev));
+	if (dev->msix_state)
+		dev->msix_dynamic = (uint64_t *)(void *)(dev->msix_state +
+							 dev->msix_size);
 	if (!dev->msix_state) {
 		ret = -UMSI_ENOMEM;
 		goto fail_descs;
@@ -454,11 +502,10 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 	for (i = 0; i < n; i++) {
 		struct umsi_msix_vec *v = vec(dev, dev->descs[i]->hwirq);
 
-		v->index = (uint16_t)dev->descs[i]->hwirq;
-		v->dynamic = false;
+		set_dynamic(dev, vidx(dev, v), false);
 		v->ctrl = UMSI_MSIX_CTRL_MASKBIT;
-		v->msg = msgs[i];
-		set_used(dev, v->index, true);
+		vset(v, &msgs[i]);
+		set_used(dev, vidx(dev, v), true);
 	}
 	dev->ndesc = n;
 	if (!ret)
@@ -524,8 +571,8 @@ void umsi_msix_disable(struct umsi_pci_dev *dev)
 		if (v->ctrl & UMSI_MSIX_CTRL_MASKBIT)
 			continue;
 		v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
-		twrite(dev, v->index, UMSI_MSIX_ENTRY_CTRL, v->ctrl);
-		last = v->index;
+		twrite(dev, vidx(dev, v), UMSI_MSIX_ENTRY_CTRL, v->ctrl);
+		last = vidx(dev, v);
 		wrote = true;
 	}
 	if (wrote) {
@@ -561,8 +608,8 @@ int umsi_msix_pending(struct umsi_pci_dev *dev, uint32_t n)
 	if (n >= dev->nvec)
 		return -UMSI_EINVAL;
 	v = vec_nth(dev, n);
-	w = umsi_mmio_read32(dev->sys, dev->pba + v->index / 32);
-	return (w >> (v->index % 32)) & 1;
+	w = umsi_mmio_read32(dev->sys, dev->pba + vidx(dev, v) / 32);
+	return (w >> (vidx(dev, v) % 32)) & 1;
 }
 
 /* ---- dynamic entries ------------------------------------------------------ */
@@ -601,14 +648,13 @@ int umsi_msix_add_entry(struct umsi_pci_dev *dev, int32_t index, bool dynamic)
 		return ret;
 	d = umsi_irq_to_desc(sys, irq);
 	v = vec(dev, d->hwirq);
-	v->index = (uint16_t)d->hwirq;
-	v->dynamic = dynamic;
+	set_dynamic(dev, vidx(dev, v), dynamic);
 	v->ctrl = UMSI_MSIX_CTRL_MASKBIT;
-	v->msg = msg;
+	vset(v, &msg);
 	fl = umsi_pci_dev_lock(dev);
-	put_msg(dev, v->index, &v->msg);
+	vput(dev, v);
 	umsi_pci_dev_unlock(dev, fl);
-	set_used(dev, v->index, true);
+	set_used(dev, vidx(dev, v), true);
 	dev->descs[dev->ndesc++] = d;
 	dev->nvec = dev->ndesc;
 	/* Its CPU went offline meanwhile and it could not leave: undo. */
@@ -640,13 +686,13 @@ int umsi_msix_remove_entry(struct umsi_pci_dev *dev, struct umsi_irq_desc *d)
 	fl = umsi_pci_dev_lock(dev);
 	if (!(v->ctrl & UMSI_MSIX_CTRL_MASKBIT)) {
 		v->ctrl |= UMSI_MSIX_CTRL_MASKBIT;
-		got = mask_flush(dev, v->index, v->ctrl);
+		got = mask_flush(dev, vidx(dev, v), v->ctrl);
 		masked = got != 0xffffffffu && (got & UMSI_MSIX_CTRL_MASKBIT);
 	}
 	umsi_pci_dev_unlock(dev, fl);
 	umsi_source_drop(dev->msix_src, &d, 1,
 			 masked ? 0 : UMSI_SOURCE_MAY_SEND);
-	set_used(dev, v->index, false);
+	set_used(dev, vidx(dev, v), false);
 	for (; i + 1 < dev->ndesc; i++)
 		dev->descs[i] = dev->descs[i + 1];
 	dev->ndesc--;

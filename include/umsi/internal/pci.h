@@ -78,13 +78,14 @@ static inline const struct umsi_policy *umsi_pci_policy(struct umsi_system *sys)
 /*
  * One MSI-X table entry's state, in dev->msix_state (an array of the
  * table's size while MSI-X is on: one allocation a function, not one a
- * vector). Meaningful while the entry is used (umsi_pci_dev.msix_used).
+ * vector; its table index is its position). Meaningful while the entry is
+ * used (umsi_pci_dev.msix_used). 16 bytes: which entries were added while
+ * MSI-X was on is a bitmap after the array (umsi_pci_dev.msix_dynamic).
  */
 struct umsi_msix_vec {
-	uint16_t index;             /* table index */
-	bool dynamic;               /* added while MSI-X was on */
+	uint64_t address;           /* the message as last written */
+	uint32_t data;
 	uint32_t ctrl;              /* Vector Control as last written [dev lock] */
-	struct umsi_msg msg;        /* address and data as last written */
 };
 
 /* An IO-APIC line used for INTx; the chip_data of IRQ number = GSI. */
@@ -154,6 +155,7 @@ struct umsi_pci_dev {
 	 * after the IRQs (a move in flight may write an entry until then).
 	 */
 	struct umsi_msix_vec *msix_state;
+	uint64_t *msix_dynamic;             /* in the same block, after it */
 	/* The table as a source of the message layer (while in MSI-X mode). */
 	struct umsi_source *msix_src;
 
@@ -290,6 +292,9 @@ int umsi_msix_add_entry(struct umsi_pci_dev *dev, int32_t index,
 			bool dynamic);
 int umsi_msix_remove_entry(struct umsi_pci_dev *dev,
 			   struct umsi_irq_desc *d);
+/* Whether the entry of @v was added while MSI-X was on. */
+bool umsi_msix_vec_dynamic(const struct umsi_pci_dev *dev,
+			   const struct umsi_msix_vec *v);
 struct umsi_msix_vec *umsi_msix_vec_of(struct umsi_pci_dev *dev,
 				       uint32_t irq);
 
