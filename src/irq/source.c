@@ -21,7 +21,6 @@
  */
 struct umsi_slot {
 	struct umsi_irq_desc *d;        /* its target, or NULL */
-	void *data;                     /* the client's (internal/source.h) */
 };
 
 struct umsi_source {
@@ -169,17 +168,6 @@ struct umsi_irq_desc *umsi_source_desc(const struct umsi_source *src,
 				       uint32_t slot)
 {
 	return slot < src->cfg.nslots ? src->slot[slot].d : NULL;
-}
-
-void *umsi_source_data(const struct umsi_source *src, uint32_t slot)
-{
-	return slot < src->cfg.nslots ? src->slot[slot].data : NULL;
-}
-
-void umsi_source_set_data(struct umsi_source *src, uint32_t slot, void *p)
-{
-	if (slot < src->cfg.nslots)
-		src->slot[slot].data = p;
 }
 
 const struct umsi_source_config *umsi_source_config(

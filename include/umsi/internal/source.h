@@ -45,11 +45,6 @@ int32_t umsi_source_slot(const struct umsi_source *src, uint32_t irq);
 struct umsi_irq_desc *umsi_source_desc(const struct umsi_source *src,
 				       uint32_t slot);
 
-/* The client's state of @slot (NULL until set; kept when the target is
- * freed, for a move that was in flight, until set again). */
-void *umsi_source_data(const struct umsi_source *src, uint32_t slot);
-void umsi_source_set_data(struct umsi_source *src, uint32_t slot, void *p);
-
 /*
  * Free targets by descriptor, as one batch (one wait for the CPUs
  * instead of one each): @ds are targets of @src, not a block's part.
