@@ -251,8 +251,7 @@ static void cpu_take_locked(struct umsi_sim *sim, uint32_t cpu, int v)
 
 	sim->ctl->take(sim, cpu, (uint32_t)v);
 	c->irq_off++;
-	c->vs_used = true;
-	c->vs[v].dispatched++;
+	sim_dispatched_locked(sim, cpu, (uint32_t)v);
 	sim->st.dispatched++;
 }
 
@@ -540,6 +539,32 @@ struct sim_rare *sim_rare_locked(struct umsi_sim *sim, uint32_t cpu,
 	return &sim->rare[i];
 }
 
+void sim_delivered_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	struct sim_cpu *c = &sim->cpus[cpu];
+	struct sim_rare *r;
+
+	c->vs_used = true;
+	if (++c->vs[id].delivered)
+		return;
+	r = sim_rare_locked(sim, cpu, id, true);
+	if (r)
+		r->delivered_hi++;
+}
+
+void sim_dispatched_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	struct sim_cpu *c = &sim->cpus[cpu];
+	struct sim_rare *r;
+
+	c->vs_used = true;
+	if (++c->vs[id].dispatched)
+		return;
+	r = sim_rare_locked(sim, cpu, id, true);
+	if (r)
+		r->dispatched_hi++;
+}
+
 void sim_coalesced_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
 {
 	struct sim_rare *r = sim_rare_locked(sim, cpu, id, true);
@@ -562,7 +587,7 @@ int sim_lapic_accept_locked(struct umsi_sim *sim, uint32_t cpu,
 	} else {
 		bit_set(c->irr, vector);
 		sim_pending_set_locked(sim, cpu);
-		c->vs[vector].delivered++;
+		sim_delivered_locked(sim, cpu, vector);
 		sim->st.delivered++;
 	}
 	if (level)
@@ -1252,9 +1277,11 @@ int umsi_sim_id_stats(struct umsi_sim *sim, uint32_t cpu, uint32_t id,
 	sim_lock(sim);
 	const struct sim_rare *r;
 
-	out->delivered = sim->cpus[cpu].vs[id].delivered;
-	out->dispatched = sim->cpus[cpu].vs[id].dispatched;
 	r = sim_rare_locked(sim, cpu, id, false);
+	out->delivered = sim->cpus[cpu].vs[id].delivered |
+			 (r ? (uint64_t)r->delivered_hi << 16 : 0);
+	out->dispatched = sim->cpus[cpu].vs[id].dispatched |
+			  (r ? (uint64_t)r->dispatched_hi << 16 : 0);
 	out->coalesced = r ? r->coalesced : 0;
 	out->unassigned = r ? r->unassigned : 0;
 	sim_unlock(sim);

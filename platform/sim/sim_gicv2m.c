@@ -154,8 +154,7 @@ static void v2_edge_locked(struct umsi_sim *sim, uint32_t intid)
 	v2_update_locked(sim, intid);
 	cpu = g->on_cpu[intid];
 	if (cpu != NO_CPU) {
-		sim->cpus[cpu].vs_used = true;
-		sim->cpus[cpu].vs[intid].delivered++;
+		sim_delivered_locked(sim, cpu, intid);
 	}
 	sim->st.delivered++;
 }
@@ -359,8 +358,7 @@ static int v2_wired_raise_locked(struct umsi_sim *sim, uint32_t cpu,
 		return -UMSI_EINVAL;
 	put(g->wired, intid, true);
 	eip_set_locked(sim, cpu, intid, true);
-	sim->cpus[cpu].vs_used = true;
-	sim->cpus[cpu].vs[intid].delivered++;
+	sim_delivered_locked(sim, cpu, intid);
 	sim->st.delivered++;
 	return (int)intid;
 }

@@ -140,7 +140,7 @@ static void imsic_accept_locked(struct umsi_sim *sim, uint32_t cpu,
 		return;
 	}
 	imsic_eip_locked(sim, cpu, id, true);
-	c->vs[id].delivered++;
+	sim_delivered_locked(sim, cpu, id);
 	sim->st.delivered++;
 }
 

@@ -293,7 +293,7 @@ static int lpi_accept_locked(struct umsi_sim *sim, uint32_t cpu,
 	if (!state)
 		bit_put(r->held, intid, true);
 	lpi_set_locked(sim, cpu, intid, true);
-	c->vs[intid].delivered++;
+	sim_delivered_locked(sim, cpu, intid);
 	sim->st.delivered++;
 	return 1;
 }
@@ -1057,7 +1057,7 @@ static int its_wired_raise_locked(struct umsi_sim *sim, uint32_t cpu,
 	c = &sim->cpus[cpu];
 	lpi_set_locked(sim, cpu, intid, true);
 	c->vs_used = true;
-	c->vs[intid].delivered++;
+	sim_delivered_locked(sim, cpu, intid);
 	sim->st.delivered++;
 	return (int)intid;
 }

@@ -37,13 +37,17 @@ struct sim_xcall {
  * (sim_rare_locked()), so 10^6 vectors on 8192 CPUs cost 8 bytes a slot.
  */
 struct sim_vec_stats {
-	uint32_t delivered, dispatched;
+	uint16_t delivered, dispatched;         /* low 16 bits */
 };
 
-/* The rare counters of (CPU, identity): key cpu << 32 | id, plus 1. */
+/*
+ * The rare counters of (CPU, identity): key cpu << 32 | id, plus 1; and
+ * the high bits of the two common ones, past 65535.
+ */
 struct sim_rare {
 	uint64_t key;
 	uint32_t coalesced, unassigned;
+	uint32_t delivered_hi, dispatched_hi;
 };
 
 struct sim_cpu {
@@ -66,7 +70,8 @@ struct sim_cpu {
 	uint64_t *eip, *eie;
 	uint32_t eidelivery, eithreshold;
 	/*
-	 * Per-vector counters: sim->nids entries in sim->vec_stats, a block of its
+	 * Per-vector counters: sim->nids entries in sim->vec_stats (4 bytes
+	 * each, with sim_rare for the rest), a block of its
 	 * own so a CPU that never saw an interrupt costs no memory (the
 	 * pages stay untouched); @vs_used says whether they were written.
 	 */
@@ -575,6 +580,9 @@ struct sim_rare *sim_rare_locked(struct umsi_sim *sim, uint32_t cpu,
 				 uint32_t id, bool make);
 /* An arrival of @id at @cpu found it pending already. */
 void sim_coalesced_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
+/* @id arrived at @cpu (pending now); @cpu took @id. */
+void sim_delivered_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
+void sim_dispatched_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id);
 void sim_irq_enable_locked(struct umsi_sim *sim, uint32_t cpu);
 void sim_cpu_kick_locked(struct umsi_sim *sim, uint32_t cpu);
 int sim_run_on_cpu(struct umsi_sim *sim, uint32_t cpu,

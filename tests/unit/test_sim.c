@@ -616,6 +616,35 @@ static void test_irr_coalesces_while_the_cpu_has_interrupts_off(void **st)
 	world_free(w);
 }
 
+/*
+ * The per-vector counters keep 16 bits beside each vector and the rest
+ * apart: past 65535 they still count exactly, and a reset clears both.
+ */
+static void test_vector_counters_count_past_16_bits(void **st)
+{
+	struct world *w = world_cpus(2, NULL, 0);
+	struct umsi_sim_vec_stats v;
+	uint32_t k;
+
+	(void)st;
+	for (k = 0; k < 70000; k++)
+		umsi_sim_msg_write(w->sim, msg_addr(1, 0), 0x42);
+	umsi_sim_vec_stats(w->sim, 1, 0x42, &v);
+	assert_int_equal(v.delivered, 70000);
+	assert_int_equal(v.dispatched, 70000);
+	assert_int_equal(v.coalesced, 0);
+	umsi_sim_vec_stats(w->sim, 0, 0x42, &v);
+	assert_int_equal(v.delivered, 0);
+	umsi_sim_stats_reset(w->sim);
+	umsi_sim_vec_stats(w->sim, 1, 0x42, &v);
+	assert_int_equal(v.delivered, 0);
+	assert_int_equal(v.dispatched, 0);
+	umsi_sim_msg_write(w->sim, msg_addr(1, 0), 0x42);
+	umsi_sim_vec_stats(w->sim, 1, 0x42, &v);
+	assert_int_equal(v.delivered, 1);
+	world_free(w);
+}
+
 static void test_in_service_vector_blocks_its_priority_class_until_eoi(void **st)
 {
 	struct world *w = world_cpus(1, NULL, 0);
@@ -3333,6 +3362,7 @@ int main(void)
 		cmocka_unit_test(test_logical_flat_mode_reaches_every_cpu_in_the_mask),
 		cmocka_unit_test(test_undeliverable_messages_are_counted_by_reason),
 		cmocka_unit_test(test_irr_coalesces_while_the_cpu_has_interrupts_off),
+		cmocka_unit_test(test_vector_counters_count_past_16_bits),
 		cmocka_unit_test(test_in_service_vector_blocks_its_priority_class_until_eoi),
 		cmocka_unit_test(test_spurious_dispatches_count_as_unassigned_per_cpu_vector),
 		cmocka_unit_test(test_icr_ipi_and_irr_read_see_the_target_irr),
