@@ -490,6 +490,47 @@ static inline uint32_t matrix_skip_empty(const uint64_t *words, uint32_t w,
 	return w;
 }
 
+/* matrix_mask_one(): the mask names more than one CPU. */
+#define MATRIX_NOT_ONE 0xffffffffu
+
+/*
+ * A mask that names one CPU (an IRQ pinned to it): that CPU's key, or 0
+ * when it is offline (or beyond the CPUs); MATRIX_NOT_ONE for any other
+ * mask, found at its first word with two bits, or its second non-empty
+ * word. One pass over the words, eight at a time past the CPU's, instead
+ * of the search's bounds: the choice is the same, there is no other.
+ */
+static uint32_t matrix_mask_one(const struct umsi_matrix *m,
+				const uint64_t *words, uint32_t nbits)
+{
+	uint32_t nwords = (nbits + 63) / 64, w, n;
+	uint64_t bits, tail = nbits % 64 ? (1ull << (nbits % 64)) - 1 : ~0ull;
+	const uint64_t *p;
+
+	w = matrix_skip_empty(words, 0, nwords);
+	if (w == nwords)
+		return 0;
+	bits = words[w];
+	if (w == nwords - 1)
+		bits &= tail;
+	if (bits & (bits - 1))
+		return MATRIX_NOT_ONE;
+	if (w + 1 < nwords) {
+		p = words + w + 1;
+		for (n = (nwords - 1 - (w + 1)) / 8; n; n--, p += 8)
+			if (p[0] | p[1] | p[2] | p[3] | p[4] | p[5] | p[6] |
+			    p[7])
+				return MATRIX_NOT_ONE;
+		for (; p < words + nwords - 1; p++)
+			if (*p)
+				return MATRIX_NOT_ONE;
+		if (*p & tail)
+			return MATRIX_NOT_ONE;
+	}
+	bits &= m->blocks[w].online;
+	return bits ? matrix_set_key(m, w, bits) : 0;
+}
+
 /*
  * First pass of the mask search: the lowest CPU of the mask whose count is
  * the root's (the largest anywhere), or 0 if the mask has none. Such CPUs
@@ -582,6 +623,15 @@ matrix_mask_search(const struct umsi_matrix *m, const uint64_t *words,
 		best = matrix_mask_hunt(m, words, nbits);
 		if (best)
 			return best;
+		/*
+		 * Nothing at the root's count: a mask pinned to one CPU
+		 * (which rarely has it) is answered in one pass more, not
+		 * by the bounds below; the others go on.
+		 */
+		best = matrix_mask_one(m, words, nbits);
+		if (best != MATRIX_NOT_ONE)
+			return best;
+		best = 0;
 		most = root - 1;
 		if (most == 0)
 			return 0;

@@ -499,7 +499,15 @@ static void test_mask_and_range_choice_agrees_with_a_linear_scan(void **state)
 			for (unsigned int k = rnd_below(4 * n); k > 0; k--)
 				(void)umsi_matrix_alloc_range(x->m, rnd_below(n), 1, 0, &cpu);
 
-			switch (i % 3) {
+			switch (i % 4) {
+			case 3: /* one CPU (pinned), sometimes past nbits or a second */
+				tmask_clear(&t, rnd_below(4) ? n : rnd_below(n + 1));
+				tmask_set(&t, rnd_below(n));
+				if (rnd_below(4) == 0)
+					tmask_set(&t, rnd_below(n));
+				want = scan_best(x, &t);
+				v = umsi_matrix_alloc(x->m, &t.cm, 0, &cpu);
+				break;
 			case 0: /* arbitrary mask, sometimes shorter than the matrix */
 				tmask_clear(&t, rnd_below(4) ? n : rnd_below(n + 1));
 				for (uint32_t c = 0; c < n; c++) {
