@@ -113,6 +113,20 @@ static void counts(struct glue *gl, struct umsi_system *sys,
 		c->irq = ii.total;
 }
 
+/* One UMSI forge line: what the counters did between @a and @b. */
+static void forge_line(const char *name, const char *target, uint32_t addr,
+		       uint32_t data, const struct forge_counts *a,
+		       const struct forge_counts *b, const char *dma)
+{
+	kprintf("UMSI {\"event\":\"forge\",\"case\":\"%s\",\"target\":\"%s\","
+		"\"address\":\"0x%x\",\"data\":\"0x%x\",\"handled_delta\":%lu,"
+		"\"not_mine_delta\":%lu,\"irq_delta\":%lu,\"spurious_delta\":%lu,"
+		"\"remap\":%s,\"dma\":\"%s\"}\n", name, target, addr, data,
+		b->calls - a->calls, b->none - a->none, b->irq - a->irq,
+		b->spurious - a->spurious, iommu_remap_active() ? "true" : "false",
+		dma);
+}
+
 /*
  * Write @data to @addr from the edu, wait for whatever it causes, and
  * report the counters' change. @victim_irq: the IRQ the message names
@@ -131,13 +145,7 @@ static void forge(struct glue *gl, struct umsi_system *sys, struct kdev *edu,
 	     edu_dma(edu, EDU_BUF, addr, EDU_DMA_TO_RAM);
 	udelay(20000);		/* a message would have arrived by now */
 	counts(gl, sys, victim_irq, &b);
-	kprintf("UMSI {\"event\":\"forge\",\"case\":\"%s\",\"target\":\"%s\","
-		"\"address\":\"0x%x\",\"data\":\"0x%x\",\"handled_delta\":%lu,"
-		"\"not_mine_delta\":%lu,\"irq_delta\":%lu,\"spurious_delta\":%lu,"
-		"\"remap\":%s,\"dma\":\"%s\"}\n", name, target, addr, data,
-		b.calls - a.calls, b.none - a.none, b.irq - a.irq,
-		b.spurious - a.spurious, iommu_remap_active() ? "true" : "false",
-		ok ? "done" : "timeout");
+	forge_line(name, target, addr, data, &a, &b, ok ? "done" : "timeout");
 	if (!ok)
 		glue_fail();
 }
@@ -174,12 +182,7 @@ static void forge_msi(struct glue *gl, struct umsi_system *sys,
 		pci_cfg_write(bdf, (uint16_t)(cap + 8), 4, hi);
 	pci_cfg_write(bdf, doff, 2, d);
 	counts(gl, sys, victim_irq, &b);
-	kprintf("UMSI {\"event\":\"forge\",\"case\":\"%s\",\"target\":\"%s\","
-		"\"address\":\"0x%x\",\"data\":\"0x%x\",\"handled_delta\":%lu,"
-		"\"not_mine_delta\":%lu,\"irq_delta\":%lu,\"spurious_delta\":%lu,"
-		"\"remap\":%s,\"dma\":\"none\"}\n", name, target, addr, data,
-		b.calls - a.calls, b.none - a.none, b.irq - a.irq,
-		b.spurious - a.spurious, iommu_remap_active() ? "true" : "false");
+	forge_line(name, target, addr, data, &a, &b, "none");
 }
 
 /* Is @vector on @cpu some IRQ's? */

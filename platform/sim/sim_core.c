@@ -539,30 +539,30 @@ struct sim_rare *sim_rare_locked(struct umsi_sim *sim, uint32_t cpu,
 	return &sim->rare[i];
 }
 
-void sim_delivered_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+/* Count one in @lo (a counter of (@cpu, @id)); its carry goes to the map. */
+static void count16_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id,
+			   uint16_t *lo, bool dispatched)
 {
-	struct sim_cpu *c = &sim->cpus[cpu];
 	struct sim_rare *r;
 
-	c->vs_used = true;
-	if (++c->vs[id].delivered)
+	sim->cpus[cpu].vs_used = true;
+	if (++*lo)
 		return;
 	r = sim_rare_locked(sim, cpu, id, true);
-	if (r)
+	if (r && dispatched)
+		r->dispatched_hi++;
+	else if (r)
 		r->delivered_hi++;
+}
+
+void sim_delivered_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	count16_locked(sim, cpu, id, &sim->cpus[cpu].vs[id].delivered, false);
 }
 
 void sim_dispatched_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
 {
-	struct sim_cpu *c = &sim->cpus[cpu];
-	struct sim_rare *r;
-
-	c->vs_used = true;
-	if (++c->vs[id].dispatched)
-		return;
-	r = sim_rare_locked(sim, cpu, id, true);
-	if (r)
-		r->dispatched_hi++;
+	count16_locked(sim, cpu, id, &sim->cpus[cpu].vs[id].dispatched, true);
 }
 
 void sim_coalesced_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)

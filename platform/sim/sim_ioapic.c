@@ -184,6 +184,38 @@ static void rte_send_locked(struct umsi_sim *sim, uint32_t gsi)
 }
 
 /*
+ * Entry @gsi sends (@addr, @data), interrupt @handle of the remapping
+ * unit, as the IO-APIC's requester: what the unit's entry says now is
+ * kept as its CPU and vector (0 when it cannot be read), the rest as
+ * @in asks; then the input is looked at again.
+ */
+static void rte_set_remapped_locked(struct umsi_sim *sim, uint32_t gsi,
+				    const struct umsi_gsi_entry *in,
+				    uint16_t handle, uint64_t addr,
+				    uint32_t data)
+{
+	struct sim_rte *e = &sim->rtes[gsi];
+	uint32_t apic_id = 0;
+	uint8_t vector = 0;
+	bool ok = false;
+
+	e->msg_addr = addr;
+	e->msg_data = data;
+	if (!sim_remap_target_locked(sim, sim->ioapic_rid, addr, data, &ok,
+				     &apic_id, &vector) || !ok)
+		apic_id = vector = 0;
+	e->r.programmed = true;
+	e->r.remappable = true;
+	e->r.handle = handle;
+	e->r.apic_id = apic_id;
+	e->r.vector = vector;
+	e->r.trigger = in->trigger;
+	e->r.polarity = in->polarity;
+	e->r.masked = in->masked;
+	sim_ioapic_eval_locked(sim, gsi);
+}
+
+/*
  * gsi_program of a remappable-format message on a VT-d machine: the
  * entry keeps the interrupt index (handle, plus the subhandle if the
  * message has one: an IO-APIC entry has no SHV) and sends it.
@@ -194,30 +226,15 @@ static int rte_program_remapped_locked(struct umsi_sim *sim, uint32_t gsi,
 {
 	struct sim_rte *e = &sim->rtes[gsi];
 	uint32_t h = (uint32_t)m->handle + (m->shv ? m->subhandle : 0u);
-	uint32_t apic_id = 0;
-	uint8_t vector = 0;
-	bool ok = false;
 
 	if (!sim_remap_present_locked(sim) || h > 0xffff)
 		return -UMSI_EINVAL;
 	if (in->trigger == UMSI_INTX_EDGE)
 		e->r.remote_irr = false;
-	e->msg_addr = UMSI_X86_MSI_BASE | UMSI_X86_ADDR_REMAP |
-		      (h & 0x7fff) << 5 | ((h >> 15) & 1) << 2;
-	e->msg_data = 0;
-	if (!sim_remap_target_locked(sim, sim->ioapic_rid, e->msg_addr,
-				     e->msg_data, &ok, &apic_id, &vector) || !ok)
-		apic_id = vector = 0;
 	sim_rte_not_amdvi(sim, e);
-	e->r.programmed = true;
-	e->r.remappable = true;
-	e->r.handle = (uint16_t)h;
-	e->r.apic_id = apic_id;
-	e->r.vector = vector;
-	e->r.trigger = in->trigger;
-	e->r.polarity = in->polarity;
-	e->r.masked = in->masked;
-	sim_ioapic_eval_locked(sim, gsi);
+	rte_set_remapped_locked(sim, gsi, in, (uint16_t)h,
+				UMSI_X86_MSI_BASE | UMSI_X86_ADDR_REMAP |
+				(h & 0x7fff) << 5 | ((h >> 15) & 1) << 2, 0);
 	return 0;
 }
 
@@ -362,7 +379,7 @@ static void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector)
 		struct sim_rte *e = &sim->rtes[g];
 
 		if (!e->r.programmed || e->r.trigger != UMSI_INTX_LEVEL ||
-		    (e->amdvi ? e->field : e->r.vector) != vector ||
+		    (e->amdvi ? (uint8_t)e->r.handle : e->r.vector) != vector ||
 		    !e->r.remote_irr)
 			continue;
 		e->r.remote_irr = false;
@@ -389,7 +406,7 @@ static void sim_ioapic_host_eoi_locked(struct umsi_sim *sim, uint32_t cpu,
 		if (e->amdvi && e->r.trigger == UMSI_INTX_LEVEL &&
 		    e->eoi_apic == apic && e->eoi_vector == vector) {
 			sim->st.ioapic_eoi_writes++;
-			sim_ioapic_eoi_locked(sim, e->field);
+			sim_ioapic_eoi_locked(sim, (uint8_t)e->r.handle);
 		}
 	}
 }
@@ -406,9 +423,7 @@ static int rte_program_amdvi_locked(struct umsi_sim *sim, uint32_t gsi,
 				    const struct umsi_gsi_entry *in)
 {
 	struct sim_rte *e = &sim->rtes[gsi];
-	uint32_t data = in->msg.data, apic_id = 0;
-	uint8_t vector = 0;
-	bool ok = false;
+	uint32_t data = in->msg.data, index = UMSI_AMDVI_WIRED_INDEX(data);
 
 	if ((data & 0xff00u) || !UMSI_AMDVI_WIRED_VECTOR(data))
 		return -UMSI_EINVAL;
@@ -417,30 +432,17 @@ static int rte_program_amdvi_locked(struct umsi_sim *sim, uint32_t gsi,
 	if (e->amdvi && e->r.remote_irr &&
 	    (e->eoi_apic != UMSI_AMDVI_WIRED_APIC(data) ||
 	     e->eoi_vector != UMSI_AMDVI_WIRED_VECTOR(data) ||
-	     e->field != UMSI_AMDVI_WIRED_INDEX(data))) {
+	     e->r.handle != index)) {
 		sim->st.ioapic_eoi_writes++;
 		e->r.remote_irr = false;
 	}
 	if (!e->amdvi)
 		sim->amdvi_rtes++;
 	e->amdvi = true;
-	e->field = (uint8_t)UMSI_AMDVI_WIRED_INDEX(data);
 	e->eoi_vector = (uint8_t)UMSI_AMDVI_WIRED_VECTOR(data);
 	e->eoi_apic = UMSI_AMDVI_WIRED_APIC(data);
-	e->msg_addr = UMSI_X86_MSI_BASE;
-	e->msg_data = e->field;
-	if (!sim_remap_target_locked(sim, sim->ioapic_rid, e->msg_addr,
-				     e->msg_data, &ok, &apic_id, &vector) || !ok)
-		apic_id = vector = 0;
-	e->r.programmed = true;
-	e->r.remappable = true;
-	e->r.handle = e->field;
-	e->r.apic_id = apic_id;
-	e->r.vector = vector;
-	e->r.trigger = in->trigger;
-	e->r.polarity = in->polarity;
-	e->r.masked = in->masked;
-	sim_ioapic_eval_locked(sim, gsi);
+	rte_set_remapped_locked(sim, gsi, in, (uint16_t)index,
+				UMSI_X86_MSI_BASE, index);
 	return 0;
 }
 

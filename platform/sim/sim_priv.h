@@ -257,13 +257,13 @@ struct sim_rte {
 	uint32_t msg_data;
 	bool sent;                    /* sent since the input last rose */
 	/*
-	 * An AMD-Vi machine's entry (r.remappable, r.handle the index):
-	 * @field is its vector field (the index), which EOIs match; the
-	 * host's bookkeeping says after which CPU's EOI of which vector it
-	 * ends the input at the EOI register (umsi/ctl.h UMSI_AMDVI_WIRED_*).
+	 * An AMD-Vi machine's entry (r.remappable, r.handle the index, which
+	 * is its vector field, which EOIs match); the host's bookkeeping
+	 * says after which CPU's EOI of which vector it ends the input at
+	 * the EOI register (umsi/ctl.h UMSI_AMDVI_WIRED_*).
 	 */
 	bool amdvi;
-	uint8_t field, eoi_vector;
+	uint8_t eoi_vector;
 	uint32_t eoi_apic;
 	/* An Arm machine's SPI: the INTID raised on @spi_cpu, -1 once its
 	 * dispatch there ended. */

@@ -367,25 +367,6 @@ static void test_msi_block_in_one_file(void **state)
 
 /* ---- migration ----------------------------------------------------------------- */
 
-struct gun {
-	struct machine *m;
-	umsi_bdf_t bdf;
-	unsigned k;
-	int sent;
-};
-
-/* The device fires after every host call the move makes. */
-static void shoot(void *arg, enum umsi_sim_op op)
-{
-	struct gun *g = arg;
-	int r;
-
-	(void)op;
-	r = umsi_sim_fire(g->m->sim, g->bdf, g->k);
-	if (r == UMSI_SIM_FIRE_SENT || r == UMSI_SIM_FIRE_PENDING)
-		g->sent++;
-}
-
 /*
  * Move @irq to @to_cpu while the device fires after every host call:
  * every message reaches a live identity, none is lost, and afterwards the
@@ -395,14 +376,14 @@ static void shoot(void *arg, enum umsi_sim_op op)
 static uint64_t move_under_fire(struct machine *m, umsi_bdf_t bdf,
 				uint32_t irq, unsigned k, uint32_t to_cpu)
 {
-	struct gun g = { .m = m, .bdf = bdf, .k = k };
+	struct fx_gun g = { .m = m, .bdf = bdf, .k = k };
 	uint64_t w = 1ull << to_cpu, before = m->handled[irq], resends;
 	struct umsi_cpumask mask = { &w, umsi_sim_ncpus(m->sim) };
 	struct umsi_irq_info info;
 	struct umsi_sim_stats st;
 
 	umsi_sim_stats_reset(m->sim);
-	umsi_sim_set_hook(m->sim, shoot, &g);
+	umsi_sim_set_hook(m->sim, fx_shoot, &g);
 	assert_int_equal(umsi_irq_set_affinity(m->sys, irq, &mask), 0);
 	umsi_sim_set_hook(m->sim, NULL, NULL);
 	umsi_sim_quiesce(m->sim);

@@ -409,25 +409,6 @@ static void test_devices_mapped_and_unmapped(void **state)
 
 /* ---- migration ------------------------------------------------------------------ */
 
-struct gun {
-	struct machine *m;
-	umsi_bdf_t bdf;
-	unsigned k;
-	int sent;
-};
-
-/* The device fires after every host call the move makes. */
-static void shoot(void *arg, enum umsi_sim_op op)
-{
-	struct gun *g = arg;
-	int r;
-
-	(void)op;
-	r = umsi_sim_fire(g->m->sim, g->bdf, g->k);
-	if (r == UMSI_SIM_FIRE_SENT || r == UMSI_SIM_FIRE_PENDING)
-		g->sent++;
-}
-
 /*
  * Move @irq (entry/message @k of @bdf) to @to_cpu while the device fires
  * after every host call: the move is commands to the ITS (MOVI, SYNC; no
@@ -438,7 +419,7 @@ static void shoot(void *arg, enum umsi_sim_op op)
 static void move_under_fire(struct machine *m, umsi_bdf_t bdf, uint32_t irq,
 			    unsigned k, uint32_t to_cpu)
 {
-	struct gun g = { .m = m, .bdf = bdf, .k = k };
+	struct fx_gun g = { .m = m, .bdf = bdf, .k = k };
 	uint64_t w = 1ull << to_cpu, before = m->handled[irq];
 	struct umsi_cpumask mask = { &w, umsi_sim_ncpus(m->sim) };
 	struct umsi_sim_its_stats is0 = istats(m), is1;
@@ -449,7 +430,7 @@ static void move_under_fire(struct machine *m, umsi_bdf_t bdf, uint32_t irq,
 	assert_int_equal(umsi_irq_get_info(m->sys, irq, &was), 0);
 	umsi_sim_stats_reset(m->sim);
 	ds0 = dstats(m, bdf);
-	umsi_sim_set_hook(m->sim, shoot, &g);
+	umsi_sim_set_hook(m->sim, fx_shoot, &g);
 	assert_int_equal(umsi_irq_set_affinity(m->sys, irq, &mask), 0);
 	umsi_sim_set_hook(m->sim, NULL, NULL);
 	umsi_sim_quiesce(m->sim);

@@ -226,6 +226,29 @@ static inline void machine_free_checked(struct machine *m,
 }
 
 /*
+ * Under fire: a umsi_sim_set_hook() callback that fires MSI/MSI-X message
+ * @k of @bdf after every host call (of a move, a retarget), counting the
+ * messages that went out or were left pending.
+ */
+struct fx_gun {
+	struct machine *m;
+	umsi_bdf_t bdf;
+	unsigned k;
+	int sent;
+};
+
+static inline void fx_shoot(void *arg, enum umsi_sim_op op)
+{
+	struct fx_gun *g = arg;
+	int r;
+
+	(void)op;
+	r = umsi_sim_fire(g->m->sim, g->bdf, g->k);
+	if (r == UMSI_SIM_FIRE_SENT || r == UMSI_SIM_FIRE_PENDING)
+		g->sent++;
+}
+
+/*
  * A level INTx handler that serves the line: deasserts the function's
  * INTx in the simulator, then counts as fx_handler() does. fx_intx_serve()
  * names the machine and function it serves (one at a time).

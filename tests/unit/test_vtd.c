@@ -245,24 +245,6 @@ static void test_msix_remapped(void **state)
 	vtd_machine_free(m);
 }
 
-struct gun {
-	struct machine *m;
-	umsi_bdf_t bdf;
-	unsigned k;
-	int sent;
-};
-
-static void shoot(void *arg, enum umsi_sim_op op)
-{
-	struct gun *g = arg;
-	int r;
-
-	(void)op;
-	r = umsi_sim_fire(g->m->sim, g->bdf, g->k);
-	if (r == UMSI_SIM_FIRE_SENT || r == UMSI_SIM_FIRE_PENDING)
-		g->sent++;
-}
-
 /*
  * A move rewrites the entry (one index-selective invalidation and a wait)
  * and leaves the device alone: no MSI-X table write, the same message;
@@ -274,7 +256,7 @@ static void test_migration_rewrites_entry(void **state)
 	struct machine *m = vtd_machine(4, 0);
 	struct umsi_sim_dev_desc d = nvme_desc();
 	struct umsi_pci_dev *dev = plug(m, NVME, &d, UMSI_PCI_ADD_FRESH);
-	struct gun g = { .m = m, .bdf = NVME, .k = 1 };
+	struct fx_gun g = { .m = m, .bdf = NVME, .k = 1 };
 	struct umsi_sim_vtd_stats v0, v1;
 	struct umsi_irq_info info;
 	struct umsi_msg before, after;
@@ -296,7 +278,7 @@ static void test_migration_rewrites_entry(void **state)
 	v0 = vstats(m);
 	umsi_sim_stats_reset(m->sim);
 	writes = dstats(m, NVME).mmio_writes;
-	umsi_sim_set_hook(m->sim, shoot, &g);
+	umsi_sim_set_hook(m->sim, fx_shoot, &g);
 	assert_int_equal(umsi_irq_set_affinity(m->sys, irq, &mask), 0);
 	umsi_sim_set_hook(m->sim, NULL, NULL);
 	umsi_sim_quiesce(m->sim);

@@ -206,19 +206,25 @@ static void parse_fadt(const uint8_t *t, uint32_t len)
 #define DMAR_DRHD_MIN_LEN   16
 #define DMAR_SCOPE_MIN_LEN  6
 
-static bool dmar_fail(struct acpi_dmar *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/*
+ * A table that does not parse: @error (ACPI_ERROR_LEN bytes) says why,
+ * @valid goes false. Returns false, for "return table_fail(...)".
+ */
+static bool table_fail(char *error, bool *valid, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static bool dmar_fail(struct acpi_dmar *out, const char *fmt, ...)
+static bool table_fail(char *error, bool *valid, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	kvsnprintf(out->error, sizeof(out->error), fmt, ap);
+	kvsnprintf(error, ACPI_ERROR_LEN, fmt, ap);
 	va_end(ap);
-	out->valid = false;
+	*valid = false;
 	return false;
 }
+
+#define dmar_fail(out, ...) table_fail((out)->error, &(out)->valid, __VA_ARGS__)
 
 /* The device scopes of the DRHD at @e (@elen bytes, checked by the caller). */
 static bool dmar_drhd_scopes(const uint8_t *e, uint32_t elen, uint32_t at,
@@ -339,19 +345,7 @@ void acpi_parse_dmar(const uint8_t *t, uint32_t len, struct acpi_dmar *out)
 #define IVRS_HDR_LEN        48
 #define IVHD_MIN_LEN        24
 
-static bool ivrs_fail(struct acpi_ivrs *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static bool ivrs_fail(struct acpi_ivrs *out, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	kvsnprintf(out->error, sizeof(out->error), fmt, ap);
-	va_end(ap);
-	out->valid = false;
-	return false;
-}
+#define ivrs_fail(out, ...) table_fail((out)->error, &(out)->valid, __VA_ARGS__)
 
 /* The device entries of the IVHD at @b (@blen bytes, checked). */
 static bool ivhd_entries(const uint8_t *b, uint32_t blen, uint32_t first,

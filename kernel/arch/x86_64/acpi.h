@@ -11,6 +11,7 @@
 #include "kernel.h"
 
 #define ACPI_MAX_IOAPICS 8
+#define ACPI_ERROR_LEN   96	/* a table's parse error, NUL included */
 #define ACPI_MAX_ISOS    16
 #define ACPI_MAX_DRHDS   8
 #define ACPI_MAX_SCOPES  32	/* device scope entries kept per DRHD */
@@ -67,7 +68,7 @@ struct acpi_iso {
 struct acpi_dmar {
 	bool present;			/* a DMAR table was listed */
 	bool valid;			/* and it parsed; else @error says why */
-	char error[96];
+	char error[ACPI_ERROR_LEN];
 	uint8_t haw;			/* host address width, bits */
 	bool intr_remap;		/* flags bit 0 INTR_REMAP */
 	bool x2apic_opt_out;		/* flags bit 1 X2APIC_OPT_OUT */
@@ -85,7 +86,7 @@ struct acpi_dmar {
 struct acpi_ivrs {
 	bool present;			/* an IVRS table was listed */
 	bool valid;			/* and it parsed; else @error says why */
-	char error[96];
+	char error[ACPI_ERROR_LEN];
 	uint32_t nivhds;
 	uint8_t ivhd_type;
 	uint16_t iommu_devid;		/* the IOMMU's own DeviceID */

@@ -185,7 +185,7 @@ static int h_gsi_program(void *host, uint32_t gsi,
 	 * sends it, after whose EOI the entry is ended here.
 	 */
 	if (e->msg.address == UMSI_X86_MSI_BASE && (e->msg.data >> 16) &&
-	    iommu_kind() && !strcmp(iommu_kind(), "amd-vi")) {
+	    iommu_amdvi_base()) {
 		if (e->msg.data & 0xff00u)
 			return -UMSI_EINVAL;
 		r.vector = (uint8_t)UMSI_AMDVI_WIRED_INDEX(e->msg.data);

@@ -343,28 +343,6 @@ static int av_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	return 0;
 }
 
-/*
- * Which record and which of its entries @ci names: an IRQ's own (all of
- * them), or in a split MSI block the block's record, keyed by its first
- * IRQ, and entry @ci->index of it.
- */
-struct av_slice {
-	uint32_t key, n, from, count;
-	bool group;
-};
-
-static int av_slice(const struct umsi_ctl_irq *ci, struct av_slice *sl)
-{
-	sl->group = ci->group_count != 0;
-	sl->key = sl->group ? ci->group_irq : ci->irq;
-	sl->n = sl->group ? ci->group_count : ci->count;
-	sl->from = sl->group ? ci->index : 0;
-	sl->count = ci->count;
-	if (sl->group && (ci->count != 1 || ci->index >= sl->n || sl->n > 32))
-		return -UMSI_EINVAL;
-	return 0;
-}
-
 /* Point @r's entries @from.. at (@apic, @vector + i), one store each. */
 static void irte_write(const struct av_irq *r, uint32_t from, uint32_t n,
 		       uint32_t apic, uint32_t vector)
@@ -383,7 +361,7 @@ static void irte_write(const struct av_irq *r, uint32_t from, uint32_t n,
  * entries. Memory is taken before the lock. [no lock; returns locked]
  */
 static int av_irq_new(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
-		      const struct av_slice *sl, struct av_irq **out,
+		      const struct umsi_x86_slice *sl, struct av_irq **out,
 		      umsi_irqflags_t *fl)
 {
 	struct av_priv *p = av_priv(sys);
@@ -481,7 +459,7 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 {
 	struct av_priv *p = av_priv(sys);
 	struct av_irq *r;
-	struct av_slice sl;
+	struct umsi_x86_slice sl;
 	umsi_irqflags_t fl;
 	uint32_t apic;
 	bool new_entry;
@@ -489,7 +467,7 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 
 	ret = av_check(sys, ci, cpu, id, &apic);
 	if (!ret)
-		ret = av_slice(ci, &sl);
+		ret = umsi_x86_slice(ci, &sl);
 	if (ret)
 		return ret;
 	for (tries = 0; tries < 4; tries++) {
@@ -534,7 +512,7 @@ static int av_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		       uint32_t cpu, uint32_t id)
 {
 	struct av_priv *p = av_priv(sys);
-	struct av_slice sl;
+	struct umsi_x86_slice sl;
 	struct av_irq *r;
 	umsi_irqflags_t fl;
 	uint32_t apic;
@@ -549,7 +527,7 @@ static int av_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		return UMSI_CTL_REWRITE;
 	ret = av_check(sys, ci, cpu, id, &apic);
 	if (!ret)
-		ret = av_slice(ci, &sl);
+		ret = umsi_x86_slice(ci, &sl);
 	if (ret)
 		return ret;
 	fl = av_lock(sys);
@@ -579,12 +557,12 @@ static void av_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 	struct av_priv *p = av_priv(sys);
 	struct av_irq **l, *r, *gone = NULL;
 	struct av_dev *d, *dev_gone = NULL;
-	struct av_slice sl;
+	struct umsi_x86_slice sl;
 	umsi_irqflags_t fl;
 	uint32_t i, first = 0;
 	int ret = 0;
 
-	if (av_slice(ci, &sl))
+	if (umsi_x86_slice(ci, &sl))
 		return;
 	fl = av_lock(sys);
 	r = av_find(p, sl.key);

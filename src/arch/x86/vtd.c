@@ -384,29 +384,6 @@ static int vtd_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 }
 
 /*
- * Which record and which of its entries @ci names: an IRQ's own (all of
- * them), or in a split MSI block (umsi_ctl_domain.block_targets) the block's
- * record, keyed by its first IRQ, and entry @ci->index of it.
- */
-struct vtd_slice {
-	uint32_t key, n;                /* the record: IRQ, entries */
-	uint32_t from, count;           /* the entries @ci names */
-	bool group;
-};
-
-static int vtd_slice(const struct umsi_ctl_irq *ci, struct vtd_slice *sl)
-{
-	sl->group = ci->group_count != 0;
-	sl->key = sl->group ? ci->group_irq : ci->irq;
-	sl->n = sl->group ? ci->group_count : ci->count;
-	sl->from = sl->group ? ci->index : 0;
-	sl->count = ci->count;
-	if (sl->group && (ci->count != 1 || ci->index >= sl->n || sl->n > 32))
-		return -UMSI_EINVAL;
-	return 0;
-}
-
-/*
  * The first compose of an IRQ takes its entries and writes them; a later
  * one (the message asked for again, or a move of a wired input) rewrites
  * them. The message is the same every time.
@@ -416,7 +393,7 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 {
 	struct vtd_priv *p = vtd_priv(sys);
 	struct vtd_irq *r, *fresh;
-	struct vtd_slice sl;
+	struct umsi_x86_slice sl;
 	umsi_irqflags_t fl;
 	uint32_t apic, sid, i;
 	bool new_entry;
@@ -424,7 +401,7 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 
 	ret = vtd_check(sys, ci, cpu, id, &apic);
 	if (!ret)
-		ret = vtd_slice(ci, &sl);
+		ret = umsi_x86_slice(ci, &sl);
 	if (ret)
 		return ret;
 	fresh = umsi_zalloc(sys, sizeof(*fresh));
@@ -485,7 +462,7 @@ static int vtd_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 			uint32_t cpu, uint32_t id)
 {
 	struct vtd_priv *p = vtd_priv(sys);
-	struct vtd_slice sl;
+	struct umsi_x86_slice sl;
 	struct vtd_irq *r;
 	umsi_irqflags_t fl;
 	uint32_t apic;
@@ -499,7 +476,7 @@ static int vtd_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		return UMSI_CTL_REWRITE;
 	ret = vtd_check(sys, ci, cpu, id, &apic);
 	if (!ret)
-		ret = vtd_slice(ci, &sl);
+		ret = umsi_x86_slice(ci, &sl);
 	if (ret)
 		return ret;
 	fl = vtd_lock(sys);
@@ -527,12 +504,12 @@ static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 {
 	struct vtd_priv *p = vtd_priv(sys);
 	struct vtd_irq **l, *r, *gone = NULL;
-	struct vtd_slice sl;
+	struct umsi_x86_slice sl;
 	umsi_irqflags_t fl;
 	uint32_t i, first = 0;
 	int ret = 0;
 
-	if (vtd_slice(ci, &sl))
+	if (umsi_x86_slice(ci, &sl))
 		return;
 	fl = vtd_lock(sys);
 	for (l = vtd_bucket(p, sl.key); *l && (*l)->irq != sl.key;
