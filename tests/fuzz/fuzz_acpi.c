@@ -66,6 +66,8 @@ static void check_ivrs(const struct acpi_ivrs *v)
 	FUZZ_CHECK(v->nivhds >= 1);
 	FUZZ_CHECK(v->base && !(v->base % 0x4000));
 	FUZZ_CHECK(v->ioapic_devid == ACPI_NO_DEVID || v->ioapic_devid <= 0xffff);
+	for (uint32_t i = 0; i < v->naliases && i < ACPI_MAX_ALIASES; i++)
+		FUZZ_CHECK(v->alias[i].first <= v->alias[i].last);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -9,8 +9,13 @@
 # the device table entry of the DeviceID writing it.
 #   - edu, e1000e, nvme, xhci (an MSI block: consecutive entries) behind
 #     root ports, an edu and an e1000e behind a pcie-pci-bridge (one
-#     DeviceID, one table shared), every vector fired and moved 100 times
-#     under fire: each event once, on the CPU uMSI chose;
+#     DeviceID, one table shared), an edu behind a conventional
+#     pci-bridge, every vector fired and moved 100 times under fire: each
+#     event once, on the CPU uMSI chose;
+#   - the IVRS table's alias ranges for the two bridges' secondary buses
+#     (the PCIe-to-PCI bridge's as its bus, devfn 0; the PCI-to-PCI
+#     bridge's as the bridge): each function's entries are in its alias's
+#     table;
 #   - the monitor reads the unit's device table and, for every vector,
 #     the entry its message names in its requester's table (IV set,
 #     IntCtl remapped, RemapEn, the line's APIC ID and vector): UmsiCheck
@@ -63,7 +68,8 @@ my @zoo = ('-device', 'amd-iommu,intremap=on',
 	'-device', 'nec-usb-xhci,msi=on,msix=off,bus=rp3',
 	'-device', 'pcie-root-port,id=rp4,chassis=4,addr=10',
 	'-device', 'pcie-pci-bridge,id=pb,bus=rp4',
-	'-device', 'edu,bus=pb,addr=1', '-device', 'e1000e,bus=pb,addr=2');
+	'-device', 'edu,bus=pb,addr=1', '-device', 'e1000e,bus=pb,addr=2',
+	'-device', 'pci-bridge,id=pp,chassis_nr=9,addr=11', '-device', 'edu,bus=pp,addr=3');
 
 sub events { my ($r, $ev) = @_; return grep { ($_->{event} // '') eq $ev } @{$r->{umsi}}; }
 
@@ -103,6 +109,28 @@ sub remapped_ok {
 	ok(@behind == 2 && keys %rid == 1, "$tag: edu and e1000e behind the pcie-pci-bridge share DeviceID " .
 	   join(',', map { sprintf('0x%x', $_) } keys %rid))
 		or diag(explain([map { $_->{bdf} } @behind]));
+	# The IVRS alias ranges QEMU gives for the two bridges' secondary
+	# buses: the PCIe-to-PCI bridge's as (bus, 0), the PCI-to-PCI
+	# bridge's as the bridge itself. Every function in one has its
+	# entries (checked through the monitor above) in the alias's table.
+	my @alias = map { [hex($_->[0]), hex($_->[1]), hex($_->[2]), hex($_->[3]), hex($_->[4]), hex($_->[5]), hex($_->[6])] }
+		map { [/^ivrs: alias ([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])\.\.([0-9a-f]{2}):([0-9a-f]{2})\.([0-7]) as 0x([0-9a-f]{4})$/] }
+		grep { /^ivrs: alias / } @{$r->{lines}};
+	ok(@alias >= 2, "$tag: the IVRS table's alias ranges (" . scalar(@alias) . ')');
+	my @in = grep { ($_->{mode} // '') =~ /msi/ } @{$r->{devices}};
+	my $checked = 0;
+	for my $d (@in) {
+		my (undef, $bus, $dev, $fn) = UmsiCheck::parse_bdf($d->{bdf});
+		my $id = ($bus << 8) | ($dev << 3) | $fn;
+		my ($a) = grep { $id >= (($_->[0] << 8) | ($_->[1] << 3) | $_->[2]) &&
+				 $id <= (($_->[3] << 8) | ($_->[4] << 3) | $_->[5]) } @alias;
+		next unless $a;
+		$checked++;
+		local $UmsiCheck::HW = $r->{monitor} // {};
+		is(UmsiCheck::requester($d->{bdf}), $a->[6],
+		   sprintf("$tag: $d->{bdf}'s entries are in DeviceID 0x%04x's table, its IVRS alias", $a->[6]));
+	}
+	is($checked, 3, "$tag: three functions behind the two bridges checked against the IVRS aliases");
 }
 
 sub fires_ok {
@@ -121,7 +149,7 @@ sub fires_ok {
 my @accels = ('tcg');
 push @accels, 'kvm' if UmsiQemu::kvm_status() eq 'yes';
 for my $accel (@accels) {
-	subtest "$accel amd-vi: edu, e1000e, nvme, xhci block, two behind a PCIe-to-PCI bridge" => sub {
+	subtest "$accel amd-vi: edu, e1000e, nvme, xhci block, two behind a PCIe-to-PCI bridge, one behind a PCI-to-PCI bridge" => sub {
 		my $r = UmsiQemu::run(accel => $accel, smp => 4, timeout => 300, hold => 1,
 			($accel eq 'kvm' ? (machine => 'q35,kernel-irqchip=split') : ()),
 			devices => \@zoo,

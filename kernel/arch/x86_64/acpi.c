@@ -347,10 +347,24 @@ void acpi_parse_dmar(const uint8_t *t, uint32_t len, struct acpi_dmar *out)
 
 #define ivrs_fail(out, ...) table_fail((out)->error, &(out)->valid, __VA_ARGS__)
 
+/* DeviceIDs @first..@last reach the IOMMU as @alias. */
+static void ivrs_alias(struct acpi_ivrs *out, uint16_t first, uint16_t last,
+		       uint16_t alias)
+{
+	if (out->naliases < ACPI_MAX_ALIASES)
+		out->alias[out->naliases] = (struct acpi_ivrs_alias){
+			first, last, alias };
+	out->naliases++;
+}
+
 /* The device entries of the IVHD at @b (@blen bytes, checked). */
 static bool ivhd_entries(const uint8_t *b, uint32_t blen, uint32_t first,
 			 uint32_t at, uint8_t ioapic_id, struct acpi_ivrs *out)
 {
+	/* An open alias range (0x43), until its end-of-range entry. */
+	bool range = false;
+	uint16_t range_first = 0, range_alias = 0;
+
 	for (uint32_t off = first; off < blen;) {
 		const uint8_t *e = b + off;
 		uint8_t type = e[0];
@@ -369,9 +383,27 @@ static bool ivhd_entries(const uint8_t *b, uint32_t blen, uint32_t first,
 		if (type == 0x48 && e[7] == 1 && e[4] == ioapic_id &&
 		    out->ioapic_devid == ACPI_NO_DEVID)
 			out->ioapic_devid = (uint32_t)e[5] | (uint32_t)e[6] << 8;
+		if (type == 0x42)
+			ivrs_alias(out, rd16(e + 1), rd16(e + 1), rd16(e + 5));
+		if (type == 0x43) {
+			range = true;
+			range_first = rd16(e + 1);
+			range_alias = rd16(e + 5);
+		}
+		if (type == 0x04 && range) {
+			if (rd16(e + 1) < range_first)
+				return ivrs_fail(out, "IVHD at %u: alias range "
+						 "0x%x..0x%x runs backwards", at,
+						 range_first, rd16(e + 1));
+			ivrs_alias(out, range_first, rd16(e + 1), range_alias);
+			range = false;
+		}
 		out->ndev_entries++;
 		off += elen;
 	}
+	if (range)
+		return ivrs_fail(out, "IVHD at %u: alias range from 0x%x has no "
+				 "end", at, range_first);
 	return true;
 }
 

@@ -12,6 +12,7 @@
 
 #define ACPI_MAX_IOAPICS 8
 #define ACPI_ERROR_LEN   96	/* a table's parse error, NUL included */
+#define ACPI_MAX_ALIASES 32	/* IVRS alias entries kept */
 #define ACPI_MAX_ISOS    16
 #define ACPI_MAX_DRHDS   8
 #define ACPI_MAX_SCOPES  32	/* device scope entries kept per DRHD */
@@ -94,6 +95,16 @@ struct acpi_ivrs {
 	uint64_t base;			/* IOMMU Base Address */
 	uint32_t ioapic_devid;		/* of the first MADT IO-APIC, or NO */
 	uint32_t ndev_entries;		/* device entries read */
+	/*
+	 * Alias entries (0x42 alias select, 0x43 alias start of range up to
+	 * the next end of range, 0x04): requests of DeviceIDs @first..@last
+	 * reach the IOMMU as @alias. The first ACPI_MAX_ALIASES are kept;
+	 * @naliases counts them all.
+	 */
+	struct acpi_ivrs_alias {
+		uint16_t first, last, alias;
+	} alias[ACPI_MAX_ALIASES];
+	uint32_t naliases;
 };
 
 struct acpi_info {

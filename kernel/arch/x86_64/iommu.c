@@ -94,6 +94,12 @@ static bool amdvi_choose(int mode)
 		iv->iommu_devid & 7, (unsigned long)iv->base, iv->segment,
 		iv->ndev_entries, iv->ioapic_devid, iv->valid ? "" : "; ",
 		iv->valid ? "" : iv->error);
+	for (uint32_t i = 0; i < iv->naliases && i < ACPI_MAX_ALIASES; i++)
+		kprintf("ivrs: alias %02x:%02x.%u..%02x:%02x.%u as 0x%04x\n",
+			iv->alias[i].first >> 8, (iv->alias[i].first >> 3) & 0x1f,
+			iv->alias[i].first & 7, iv->alias[i].last >> 8,
+			(iv->alias[i].last >> 3) & 0x1f, iv->alias[i].last & 7,
+			iv->alias[i].alias);
 	if (!iv->valid || iv->segment)
 		return false;
 	amdvi_base = iv->base;
