@@ -57,7 +57,7 @@ static uint32_t nioapics;
  * path's one test. Written under the entry's IO-APIC lock.
  */
 static uint64_t directed_map[256][4];
-static volatile uint32_t ndirected;
+uint32_t ioapic_ndirected;
 
 /*
  * Both 8259s: remap them away from the exception vectors (0x20/0x28, so a
@@ -158,7 +158,7 @@ static void set_key(struct ioapic *io, uint32_t pin, uint32_t key)
 		return;
 	io->eoi_key[pin] = key;
 	if (old) {
-		ndirected--;
+		__atomic_sub_fetch(&ioapic_ndirected, 1, __ATOMIC_RELAXED);
 		if (!key_used(old))
 			__atomic_and_fetch(&directed_map[(old >> 8) & 0xff]
 					   [(old & 0xff) / 64],
@@ -166,7 +166,7 @@ static void set_key(struct ioapic *io, uint32_t pin, uint32_t key)
 					   __ATOMIC_RELAXED);
 	}
 	if (key) {
-		ndirected++;
+		__atomic_add_fetch(&ioapic_ndirected, 1, __ATOMIC_RELAXED);
 		__atomic_or_fetch(&directed_map[(key >> 8) & 0xff]
 				  [(key & 0xff) / 64], 1ull << (key % 64),
 				  __ATOMIC_RELAXED);
@@ -304,7 +304,3 @@ void ioapic_directed_eoi(uint32_t apic_id, uint32_t vector)
 	}
 }
 
-bool ioapic_any_directed(void)
-{
-	return ndirected != 0;
-}
