@@ -293,6 +293,7 @@ int umsi_matrix_online(struct umsi_matrix *m, uint32_t cpu)
 {
 	if (!m || cpu >= m->ncpus || matrix_cpu_online(m, cpu))
 		return -UMSI_EINVAL;
+	matrix_settle(m);
 	m->blocks[matrix_blk(cpu)].online |= matrix_bit(cpu);
 	m->online++;
 	m->available += matrix_cpu(m, cpu)->available;
@@ -304,6 +305,7 @@ int umsi_matrix_offline(struct umsi_matrix *m, uint32_t cpu)
 {
 	if (!m || cpu >= m->ncpus || !matrix_cpu_online(m, cpu))
 		return -UMSI_EINVAL;
+	matrix_settle(m);
 	m->blocks[matrix_blk(cpu)].online &= ~(matrix_bit(cpu));
 	m->online--;
 	m->available -= matrix_cpu(m, cpu)->available;
@@ -313,25 +315,14 @@ int umsi_matrix_offline(struct umsi_matrix *m, uint32_t cpu)
 
 /* ---- Unmanaged allocation ----------------------------------------------- */
 
-/* Take one vector on the CPU of @key, or fail if its count is 0. */
-static inline int matrix_take(struct umsi_matrix *m, uint32_t key,
-			      unsigned int flags, uint32_t *out)
+/* Mark a free vector of @cpu owned (the lowest, or by class with
+ * UMSI_MATRIX_SPREAD) and return it; the CPU has one. */
+static inline int matrix_claim(struct umsi_matrix *m, uint32_t cpu,
+			       unsigned int flags)
 {
-	uint32_t cpu = matrix_key_cpu(key);
-	struct matrix_cpu *c;
-	uint64_t *map;
+	uint64_t *map = matrix_map(m, cpu);
 	unsigned int v;
 
-	/* The best CPU has the largest count: if it has none, none has. */
-	if (matrix_key_count(key) == 0)
-		return -UMSI_ENOSPC;
-	/* The count first: the vector is then chosen last and need not be
-	 * kept across the calls of the update. */
-	c = matrix_cpu(m, cpu);
-	m->allocated++;
-	matrix_count_down(m, c, cpu);
-	*out = cpu;
-	map = matrix_map(m, cpu);
 	if (flags & UMSI_MATRIX_SPREAD) {
 		v = matrix_spread_free(m, cpu);
 		*matrix_owned_word(map, v) |= 1ull << (v & 63);
@@ -341,16 +332,69 @@ static inline int matrix_take(struct umsi_matrix *m, uint32_t key,
 	return (int)v;
 }
 
+/* Take one vector on the CPU of @key, or fail if its count is 0. The CPU
+ * is not the pending one: a key of it would lose to pend_key. */
+static inline int matrix_take(struct umsi_matrix *m, uint32_t key,
+			      unsigned int flags, uint32_t *out)
+{
+	uint32_t cpu = matrix_key_cpu(key);
+
+	/* The best CPU has the largest count: if it has none, none has. */
+	if (matrix_key_count(key) == 0)
+		return -UMSI_ENOSPC;
+	/* The count first: the vector is then chosen last and need not be
+	 * kept across the calls of the update. */
+	m->allocated++;
+	matrix_count_down(m, matrix_cpu(m, cpu), cpu);
+	*out = cpu;
+	return matrix_claim(m, cpu, flags);
+}
+
+/* Take one vector on the pending CPU, the best of the caller's set: one
+ * pending free fewer, and the index has nothing to change. */
+static int matrix_take_pending(struct umsi_matrix *m, unsigned int flags,
+			       uint32_t *out)
+{
+	uint32_t cpu = matrix_key_cpu(m->pend_key);
+
+	m->allocated++;
+	m->pend_key -= 1u << 16;
+	if (--m->pend == 0)
+		m->pend_key = 0;
+	*out = cpu;
+	return matrix_claim(m, cpu, flags);
+}
+
+/* Whether @cpu is in @mask. */
+static inline bool matrix_mask_test(const struct umsi_cpumask *mask,
+				    uint32_t cpu)
+{
+	return cpu < mask->nbits && ((mask->words[cpu / 64] >> (cpu % 64)) & 1);
+}
+
 /*
  * umsi_matrix_alloc() through a mask that misses the best CPU. Out of line
  * so that the common paths (no mask, or a mask that holds the best CPU)
- * save no registers for the search: they only jump to matrix_take().
+ * save no registers for the search: they only jump to matrix_take(). A
+ * pending CPU in the mask is a candidate the index does not see: the
+ * search only looks for a better one.
  */
 static UMSI_NOINLINE int matrix_alloc_search(struct umsi_matrix *m,
 					       const struct umsi_cpumask *mask,
 					       unsigned int flags,
 					       uint32_t *cpu)
 {
+	uint32_t pk = m->pend_key, key;
+
+	if (pk && matrix_mask_test(mask, matrix_key_cpu(pk))) {
+		if (pk > m->tree[1])
+			return matrix_take_pending(m, flags, cpu);
+		key = matrix_mask_search_above(m, mask->words,
+					       matrix_mask_bits(m, mask), pk);
+		if (key < pk)
+			return matrix_take_pending(m, flags, cpu);
+		return matrix_take(m, key, flags, cpu);
+	}
 	return matrix_take(m, matrix_mask_search(m, mask->words,
 						 matrix_mask_bits(m, mask)),
 			   flags, cpu);
@@ -364,6 +408,9 @@ int umsi_matrix_alloc(struct umsi_matrix *m, const struct umsi_cpumask *mask,
 		return -UMSI_EINVAL;
 	if (mask && !matrix_mask_has_root(m, mask))
 		return matrix_alloc_search(m, mask, flags, cpu);
+	if (m->pend_key > m->tree[1] &&
+	    (!mask || matrix_mask_test(mask, matrix_key_cpu(m->pend_key))))
+		return matrix_take_pending(m, flags, cpu);
 	return matrix_take(m, m->tree[1], flags, cpu);
 }
 
@@ -374,6 +421,16 @@ static UMSI_NOINLINE int matrix_alloc_range_search(struct umsi_matrix *m,
 						     unsigned int flags,
 						     uint32_t *cpu)
 {
+	uint32_t pk = m->pend_key, key;
+
+	if (pk && matrix_key_cpu(pk) - first < count) {
+		if (pk > m->tree[1])
+			return matrix_take_pending(m, flags, cpu);
+		key = matrix_range_best_above(m, first, count, pk);
+		if (key < pk)
+			return matrix_take_pending(m, flags, cpu);
+		return matrix_take(m, key, flags, cpu);
+	}
 	return matrix_take(m, matrix_range_best(m, first, count), flags, cpu);
 }
 
@@ -385,6 +442,9 @@ int umsi_matrix_alloc_range(struct umsi_matrix *m, uint32_t first,
 		return -UMSI_EINVAL;
 	if (matrix_key_cpu(m->tree[1]) - first >= count)
 		return matrix_alloc_range_search(m, first, count, flags, cpu);
+	if (m->pend_key > m->tree[1] &&
+	    matrix_key_cpu(m->pend_key) - first < count)
+		return matrix_take_pending(m, flags, cpu);
 	return matrix_take(m, m->tree[1], flags, cpu);
 }
 
@@ -401,6 +461,7 @@ int umsi_matrix_alloc_at(struct umsi_matrix *m, uint32_t cpu,
 	map = matrix_map(m, cpu);
 	if (matrix_test_owned(map, vector) || matrix_test_managed(map, vector))
 		return -UMSI_EBUSY;
+	matrix_settle(m);
 	*matrix_owned_word(map, vector) |= 1ull << (vector & 63);
 	m->allocated++;
 	matrix_set_available(m, cpu, c->available - 1u);
@@ -427,15 +488,17 @@ static uint32_t matrix_block_scan(const struct umsi_matrix *m,
 
 		if (mask)
 			bits &= matrix_mask_word(m, mask, w);
-		if (matrix_key_count(m->tree[m->leaves + w]) <= best_avail)
+		/* The pending CPU may have more than its block's leaf. */
+		if (matrix_key_count(m->tree[m->leaves + w]) <= best_avail &&
+		    !(m->pend && matrix_blk(matrix_key_cpu(m->pend_key)) == w))
 			continue;
 		umsi_for_each_bit(cpu, bits, w * MATRIX_CPUS_PER_BLOCK) {
-			if (matrix_cpu(m, cpu)->available <= best_avail)
+			if (matrix_avail(m, cpu) <= best_avail)
 				continue;
 			v = matrix_block_free(m, cpu, order);
 			if (v != MATRIX_NO_VECTOR) {
 				best_cpu = cpu;
-				best_avail = matrix_cpu(m, cpu)->available;
+				best_avail = matrix_avail(m, cpu);
 				*vector = v;
 			}
 		}
@@ -456,6 +519,9 @@ int umsi_matrix_alloc_block(struct umsi_matrix *m,
 		return -UMSI_EINVAL;
 	size = 1u << order;
 	key = mask ? matrix_mask_best(m, mask) : m->tree[1];
+	if (m->pend_key > key &&
+	    (!mask || matrix_mask_test(mask, matrix_key_cpu(m->pend_key))))
+		key = m->pend_key;
 	/* The best CPU has the largest count: if it is short, all are. */
 	if (matrix_key_count(key) < size)
 		return -UMSI_ENOSPC;
@@ -467,6 +533,7 @@ int umsi_matrix_alloc_block(struct umsi_matrix *m,
 		if (best == UINT32_MAX)
 			return -UMSI_ENOSPC;
 	}
+	matrix_settle(m);
 	c = matrix_cpu(m, best);
 	/* An aligned block of at most 32 lies in one word. */
 	*matrix_owned_word(matrix_map(m, best), v) |=
@@ -518,7 +585,19 @@ int umsi_matrix_free(struct umsi_matrix *m, uint32_t cpu, unsigned int vector,
 		return -UMSI_EINVAL;
 	*owned &= ~bit;
 	m->allocated--;
-	matrix_count_up(m, c, cpu);
+	if (matrix_is_pend(m, cpu)) {
+		m->pend++;
+		m->pend_key += 1u << 16;
+		return 0;
+	}
+	if (!matrix_cpu_online(m, cpu)) {
+		matrix_count_up(m, c, cpu);
+		return 0;
+	}
+	/* The frees of another CPU go to the index; this one waits. */
+	matrix_settle(m);
+	m->pend = 1;
+	m->pend_key = matrix_key(c->available + 1u, cpu);
 	return 0;
 }
 
@@ -537,6 +616,7 @@ int umsi_matrix_free_block(struct umsi_matrix *m, uint32_t cpu,
 		if (!matrix_is_unmanaged(m, cpu, base + i))
 			return -UMSI_EINVAL;
 	}
+	matrix_settle(m);
 	c = matrix_cpu(m, cpu);
 	*matrix_owned_word(matrix_map(m, cpu), base) &=
 		~(((2ull << (size - 1)) - 1) << (base & 63));
@@ -562,13 +642,14 @@ int umsi_matrix_reserve_managed(struct umsi_matrix *m,
 	for (w = 0; w < nwords; w++) {
 		bits = matrix_mask_word(m, mask, w);
 		umsi_for_each_bit(cpu, bits, w * MATRIX_CPUS_PER_BLOCK) {
-			if (matrix_cpu(m, cpu)->available == 0)
+			if (matrix_avail(m, cpu) == 0)
 				return -UMSI_ENOSPC;
 			ncpus++;
 		}
 	}
 	if (ncpus == 0)
 		return -UMSI_EINVAL;
+	matrix_settle(m);
 	for (w = 0; w < nwords; w++) {
 		bits = matrix_mask_word(m, mask, w);
 		umsi_for_each_bit(cpu, bits, w * MATRIX_CPUS_PER_BLOCK) {
@@ -621,6 +702,7 @@ int umsi_matrix_remove_managed(struct umsi_matrix *m,
 	}
 	if (ncpus == 0)
 		return -UMSI_EINVAL;
+	matrix_settle(m);
 	for (w = 0; w < nwords; w++) {
 		bits = matrix_mask_word(m, mask, w);
 		umsi_for_each_bit(cpu, bits, w * MATRIX_CPUS_PER_BLOCK) {
@@ -753,7 +835,7 @@ void umsi_matrix_stats(const struct umsi_matrix *m,
 		return;
 	st->ncpus = m->ncpus;
 	st->online = m->online;
-	st->available = m->available;
+	st->available = m->available + m->pend;
 	st->allocated = m->allocated;
 	st->managed = m->managed;
 	st->managed_allocated = m->managed_allocated;
@@ -770,8 +852,8 @@ int umsi_matrix_cpu_stats(const struct umsi_matrix *m, uint32_t cpu,
 		return -UMSI_EINVAL;
 	c = matrix_cpu(m, cpu);
 	st->capacity = matrix_cpu_capacity(m, cpu);
-	st->available = c->available;
-	st->allocated = st->capacity - c->available - c->managed_count;
+	st->available = matrix_avail(m, cpu);
+	st->allocated = st->capacity - st->available - c->managed_count;
 	st->managed = c->managed_count;
 	st->managed_allocated = c->managed_allocated;
 	st->legacy = 0;

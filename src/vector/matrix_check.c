@@ -46,7 +46,8 @@ static const char *matrix_check_cpu(const struct umsi_matrix *m, uint32_t cpu,
 	if (managed_allocated != c->managed_allocated)
 		return "the managed-allocated count differs from the bitmaps";
 	if (allocated + managed > matrix_cpu_capacity(m, cpu) ||
-	    c->available != matrix_cpu_capacity(m, cpu) - allocated - managed)
+	    matrix_avail(m, cpu) !=
+	    matrix_cpu_capacity(m, cpu) - allocated - managed)
 		return "available differs from capacity - allocated - managed";
 	for (s = 0; s < MATRIX_MAX_SLICES; s++) {
 		want = s < m->nslices ? (c->sliced >> s) & 1 : 0;
@@ -168,6 +169,18 @@ int umsi_matrix_check_detail(const struct umsi_matrix *m, const char **why,
 
 	if (!m)
 		return -UMSI_EINVAL;
+	/* The pending frees: one online CPU, its key at its real count. */
+	n = matrix_key_cpu(m->pend_key);
+	if ((m->pend == 0) != (m->pend_key == 0) ||
+	    (m->pend && (n >= m->ncpus || !matrix_cpu_online(m, n) ||
+			 matrix_key_count(m->pend_key) !=
+			 matrix_cpu(m, n)->available + m->pend))) {
+		if (why)
+			*why = "the pending frees are not of one online CPU";
+		if (cpu)
+			*cpu = m->pend ? n : UINT32_MAX;
+		return -UMSI_EIO;
+	}
 	/* Field by field: "= { 0 }" is a memset call for clang -O0. */
 	sums.online = sums.available = sums.allocated = 0;
 	sums.managed = sums.managed_allocated = sums.legacy = 0;

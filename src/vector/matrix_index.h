@@ -335,7 +335,7 @@ static void matrix_set_available(struct umsi_matrix *m, uint32_t cpu,
 			matrix_tree_lower(m, blk, matrix_set_key(m, blk, top));
 	} else if (avail > b->below) {
 		b->below = avail;
-	} else if (old == b->below && avail < old && m->nblocks > 1) {
+	} else if (old == b->below && avail < old) {
 		/* It may have been the only one at the bound. */
 		matrix_below_exact(m, blk);
 	}
@@ -391,7 +391,7 @@ static inline void matrix_count_down(struct umsi_matrix *m,
 	if (!(top & bit)) {
 		/* Below the maximum before and after; it may have been the
 		 * only one at the bound. */
-		if (c->available + 1u == b->below && m->nblocks > 1)
+		if (c->available + 1u == b->below)
 			matrix_below_exact(m, blk);
 		return;
 	}
@@ -407,6 +407,32 @@ static inline void matrix_count_down(struct umsi_matrix *m,
 	if (matrix_key_cpu(leaf) == cpu)
 		matrix_tree_lower(m, blk, matrix_key(matrix_key_count(leaf),
 						     matrix_first(blk, top)));
+}
+
+/*
+ * Apply the pending frees (struct umsi_matrix, pend) to the index. Every
+ * function that changes a count another way, or reads the index for
+ * anything but the choice of umsi_matrix_alloc*(), calls it once it has
+ * checked everything it can fail on: a failed call leaves the memory as
+ * it was, byte for byte.
+ */
+static UMSI_NOINLINE void matrix_settle_slow(struct umsi_matrix *m)
+{
+	uint32_t cpu = matrix_key_cpu(m->pend_key), n = m->pend;
+	struct matrix_cpu *c = matrix_cpu(m, cpu);
+
+	m->pend_key = 0;
+	m->pend = 0;
+	if (n == 1)
+		matrix_count_up(m, c, cpu);
+	else
+		matrix_set_available(m, cpu, c->available + n);
+}
+
+static inline void matrix_settle(struct umsi_matrix *m)
+{
+	if (m->pend)
+		matrix_settle_slow(m);
 }
 
 /* ---- Masks -------------------------------------------------------------- */
@@ -579,6 +605,9 @@ static inline uint32_t matrix_word_key(const struct umsi_matrix *m, uint32_t w,
 		return matrix_set_key(m, w, bits & b->top);
 	if (!bits || b->below <= bc)
 		return 0;
+	/* One CPU (a pinned IRQ's): its own count. */
+	if (!(bits & (bits - 1)))
+		return matrix_set_key(m, w, bits);
 	clean = bits & ~b->stale;
 	if (clean)
 		key = matrix_set_key(m, w, matrix_block_top(m, b, clean));
@@ -589,11 +618,15 @@ static inline uint32_t matrix_word_key(const struct umsi_matrix *m, uint32_t w,
 
 /*
  * Best key among the online CPUs of an arbitrary mask of @nbits bits (not
- * more than the CPUs) that has no CPU at the root's count (see
- * matrix_mask_hunt()): branch and bound over the blocks in CPU order.
+ * more than the CPUs) whose count is above @bc, or 0 if there is none:
+ * branch and bound over the blocks in CPU order, stopping once the best
+ * count reaches @most, the most the mask can have.
  *
  * With best count bc so far, a later CPU wins only with a count above bc
  * (ties go to the lower CPU). So:
+ *  - a block whose masked CPUs all miss its top set, and whose bound
+ *    "below" is at most bc, cannot win: a tight loop passes runs of them
+ *    (most blocks of a mask of busy CPUs next to idle ones);
  *  - an empty mask word costs one test;
  *  - a block whose maximum is at most bc cannot win: the tree skips it,
  *    and every block after it up to the next one that can
@@ -604,39 +637,21 @@ static inline uint32_t matrix_word_key(const struct umsi_matrix *m, uint32_t w,
  *    costs one AND per mask word (matrix_hit_scan);
  *  - any other block is decided by matrix_word_key(), which reads the
  *    slices only if the bound "below" leaves it a chance.
- * The search stops when bc reaches the most the mask can have: the root's
- * count, or one less once matrix_mask_hunt() has found nothing there.
  */
-static UMSI_NOINLINE uint32_t
-matrix_mask_search(const struct umsi_matrix *m, const uint64_t *words,
-		   uint32_t nbits)
+static uint32_t matrix_mask_bound(const struct umsi_matrix *m,
+				  const uint64_t *words, uint32_t nbits,
+				  uint32_t bc, uint32_t most)
 {
 	uint32_t nwords = (nbits + 63) / 64, nfull = nbits / 64;
-	uint32_t root = matrix_key_count(m->tree[1]), most = root;
-	uint32_t best = 0, bc = 0, w = 0, count, key, stop;
+	uint32_t root = matrix_key_count(m->tree[1]);
+	uint32_t best = 0, w = 0, count, key, stop;
+	const struct matrix_block *blocks = m->blocks;
 	uint64_t bits;
 
-	if (root == 0)
-		return 0;   /* nothing to allocate anywhere */
-	/* One word is one block: its exact answer costs what the hunt does */
-	if (nwords > 1) {
-		best = matrix_mask_hunt(m, words, nbits);
-		if (best)
-			return best;
-		/*
-		 * Nothing at the root's count: a mask pinned to one CPU
-		 * (which rarely has it) is answered in one pass more, not
-		 * by the bounds below; the others go on.
-		 */
-		best = matrix_mask_one(m, words, nbits);
-		if (best != MATRIX_NOT_ONE)
-			return best;
-		best = 0;
-		most = root - 1;
-		if (most == 0)
-			return 0;
-	}
 	while (w < nwords) {
+		while (w < nfull && !(words[w] & blocks[w].top) &&
+		       blocks[w].below <= bc)
+			w++;
 		w = matrix_skip_empty(words, w, nfull);
 		if (w == nwords)
 			break;
@@ -680,6 +695,75 @@ matrix_mask_search(const struct umsi_matrix *m, const uint64_t *words,
 		w++;
 	}
 	return best;
+}
+
+/*
+ * Best key among the online CPUs of an arbitrary mask of @nbits bits (not
+ * more than the CPUs) that has no CPU at the root's count (see
+ * matrix_mask_hunt()), or 0. The search stops when the best count reaches
+ * the most the mask can have: the root's count, or one less once
+ * matrix_mask_hunt() has found nothing there.
+ */
+static UMSI_NOINLINE uint32_t
+matrix_mask_search(const struct umsi_matrix *m, const uint64_t *words,
+		   uint32_t nbits)
+{
+	uint32_t root = matrix_key_count(m->tree[1]), most = root, best;
+
+	if (root == 0)
+		return 0;   /* nothing to allocate anywhere */
+	/* One word is one block: its exact answer costs what the hunt does */
+	if (nbits > 64) {
+		best = matrix_mask_hunt(m, words, nbits);
+		if (best)
+			return best;
+		/*
+		 * Nothing at the root's count: a mask pinned to one CPU
+		 * (which rarely has it) is answered in one pass more, not
+		 * by the bounds below; the others go on.
+		 */
+		best = matrix_mask_one(m, words, nbits);
+		if (best != MATRIX_NOT_ONE)
+			return best;
+		most = root - 1;
+		if (most == 0)
+			return 0;
+	}
+	return matrix_mask_bound(m, words, nbits, 0, most);
+}
+
+/*
+ * The search of a mask that holds the pending CPU (struct umsi_matrix,
+ * pend), whose key @pk is below the root's: the index's best key of the
+ * mask if it beats @pk, else any key that does not (0 among them). Only
+ * counts of at least @pk's can beat it, which bounds the search from the
+ * start; a mask of that CPU alone is found in one pass over its words.
+ */
+static UMSI_NOINLINE uint32_t
+matrix_mask_search_above(const struct umsi_matrix *m, const uint64_t *words,
+			 uint32_t nbits, uint32_t pk)
+{
+	uint32_t root = matrix_key_count(m->tree[1]);
+	uint32_t count = matrix_key_count(pk), best, upto;
+
+	/* One word is one block, and its exact answer one matrix_word_key(). */
+	if (nbits <= 64)
+		return matrix_word_key(m, 0, words[0] & (~0ull >> (64 - nbits)),
+				       count - 1);
+	best = matrix_mask_one(m, words, nbits);
+	if (best != MATRIX_NOT_ONE)
+		return best;
+	if (count == root) {
+		/* Only a CPU at the root's count below the pending one beats
+		 * it: the hunt, up to its word. */
+		upto = (matrix_blk(matrix_key_cpu(pk)) + 1) *
+		       MATRIX_CPUS_PER_BLOCK;
+		return matrix_mask_hunt(m, words, upto < nbits ? upto : nbits);
+	}
+	best = matrix_mask_hunt(m, words, nbits);
+	if (best)
+		return best;
+	return matrix_mask_bound(m, words, nbits, count - 1, root - 1);
 }
 
 /*
@@ -728,6 +812,52 @@ static uint32_t matrix_range_best(const struct umsi_matrix *m, uint32_t first,
 	best = matrix_max(best, hi_bits == ~0ull ?
 				m->tree[m->leaves + hb] :
 				matrix_block_key(m, hb, hi_bits));
+	if (hb > lb + 1)
+		best = matrix_max(best, matrix_tree_query(m, lb + 1, hb - 1));
+	return best;
+}
+
+/*
+ * As matrix_block_key(), for a candidate that must beat the count @floor:
+ * CPUs outside the top set are at most "below", so a block whose bound is
+ * under @floor is decided by its top set alone, without slices.
+ */
+static inline uint32_t matrix_block_key_above(const struct umsi_matrix *m,
+					      uint32_t blk, uint64_t cand,
+					      uint32_t floor)
+{
+	const struct matrix_block *b = &m->blocks[blk];
+	uint64_t hit = cand & b->top;
+
+	if (hit)
+		return matrix_set_key(m, blk, hit);
+	if (b->below < floor)
+		return 0;
+	return matrix_block_key(m, blk, cand);
+}
+
+/*
+ * As matrix_range_best(), for a range that holds the pending CPU, whose key
+ * @pk is below the root's: the index's best key of the range if it beats
+ * @pk, else any key that does not. Only counts of at least @pk's can.
+ */
+static UMSI_NOINLINE uint32_t
+matrix_range_best_above(const struct umsi_matrix *m, uint32_t first,
+			uint32_t count, uint32_t pk)
+{
+	uint32_t last = first + count - 1, floor = matrix_key_count(pk);
+	uint32_t lb = matrix_blk(first), hb = matrix_blk(last);
+	uint64_t lo_bits = ~0ull << (first % MATRIX_CPUS_PER_BLOCK);
+	uint64_t hi_bits = ~0ull >> (63 - last % MATRIX_CPUS_PER_BLOCK);
+	uint32_t best;
+
+	if (lb == hb)
+		return matrix_block_key_above(m, lb, lo_bits & hi_bits, floor);
+	best = lo_bits == ~0ull ? m->tree[m->leaves + lb] :
+				  matrix_block_key_above(m, lb, lo_bits, floor);
+	best = matrix_max(best, hi_bits == ~0ull ?
+				m->tree[m->leaves + hb] :
+				matrix_block_key_above(m, hb, hi_bits, floor));
 	if (hb > lb + 1)
 		best = matrix_max(best, matrix_tree_query(m, lb + 1, hb - 1));
 	return best;

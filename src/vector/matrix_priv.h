@@ -83,6 +83,18 @@ struct umsi_matrix {
 	uint32_t managed;
 	uint32_t managed_allocated;
 	uint32_t legacy;
+	/*
+	 * The frees of one online CPU that the index does not hold yet (the
+	 * CPU's count in cpu[], its block, the tree): pend of them, and the
+	 * CPU's key at its real count, available + pend; both 0 when there
+	 * are none. The steady state of an IRQ layer frees a vector and
+	 * allocates the next on the CPU it left, which then costs the index
+	 * nothing; a free elsewhere, or any other change, applies them first
+	 * (matrix_settle()). Global "available" leaves them out, as the
+	 * CPU's count does; umsi_matrix_stats() adds them.
+	 */
+	uint32_t pend_key;
+	uint32_t pend;
 	/* Never allocatable anywhere; on the legacy CPU, its range too.
 	 * Each wpc words, after this header. */
 	uint64_t *blocked;
@@ -252,6 +264,19 @@ static inline bool matrix_cpu_online(const struct umsi_matrix *m, uint32_t cpu)
 	const struct matrix_block *b = &m->blocks[matrix_blk(cpu)];
 
 	return (b->online >> (cpu % MATRIX_CPUS_PER_BLOCK)) & 1;
+}
+
+/* Whether @cpu has frees the index does not hold (struct umsi_matrix). */
+static inline bool matrix_is_pend(const struct umsi_matrix *m, uint32_t cpu)
+{
+	return m->pend && matrix_key_cpu(m->pend_key) == cpu;
+}
+
+/* The available count of @cpu, with its pending frees. */
+static inline uint32_t matrix_avail(const struct umsi_matrix *m, uint32_t cpu)
+{
+	return matrix_cpu(m, cpu)->available +
+	       (matrix_is_pend(m, cpu) ? m->pend : 0u);
 }
 
 /* Key of the lowest CPU of the non-empty set @set of block @blk. */
