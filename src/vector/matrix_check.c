@@ -93,6 +93,9 @@ static bool matrix_check_below(const struct umsi_matrix *m, uint32_t blk)
 	const struct matrix_block *b = &m->blocks[blk];
 	uint64_t rest = b->online & ~b->top;
 
+	/* The legacy CPU is left out (matrix_index.h, matrix_apart()). */
+	if (matrix_blk(m->legacy_cpu) == blk)
+		rest &= ~matrix_bit(m->legacy_cpu);
 	while (rest) {
 		if (matrix_cpu(m, matrix_first(blk, rest))->available > b->below)
 			return true;

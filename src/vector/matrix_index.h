@@ -215,16 +215,26 @@ static uint64_t matrix_block_top_all(struct umsi_matrix *m, uint32_t blk)
 }
 
 /*
+ * The CPU of block @blk that "below" leaves out: the legacy CPU, which
+ * holds fewer vectors than the others (x86: 16 fewer on CPU 0) and so,
+ * while CPUs are idle, would hold the bound of its block above every busy
+ * CPU's. Readers of the bound test it on its own.
+ */
+static inline uint64_t matrix_apart(const struct umsi_matrix *m, uint32_t blk)
+{
+	return matrix_blk(m->legacy_cpu) == blk ? matrix_bit(m->legacy_cpu) : 0;
+}
+
+/*
  * Make the bound "below" of block @blk exact again, from the slices. Done
  * when the CPU at the bound falls, so that the bound keeps following the
- * busy CPUs down; not in a matrix of one block, whose search reads the
- * slices before it has a count to hold the bound against.
+ * busy CPUs down.
  */
 static UMSI_NOINLINE void matrix_below_exact(struct umsi_matrix *m,
 					       uint32_t blk)
 {
 	struct matrix_block *b = &m->blocks[blk];
-	uint64_t rest = b->online & ~b->top;
+	uint64_t rest = b->online & ~b->top & ~matrix_apart(m, blk);
 
 	b->below = 0;
 	if (!rest)
@@ -328,13 +338,14 @@ static void matrix_set_available(struct umsi_matrix *m, uint32_t cpu,
 			return;
 		}
 		b->top = top;
-		if (avail > b->below)
+		if (avail > b->below && cpu != m->legacy_cpu)
 			b->below = avail;
 		/* The leaf changes only if it named this CPU. */
 		if (matrix_key_cpu(leaf) == cpu)
 			matrix_tree_lower(m, blk, matrix_set_key(m, blk, top));
 	} else if (avail > b->below) {
-		b->below = avail;
+		if (cpu != m->legacy_cpu)
+			b->below = avail;
 	} else if (old == b->below && avail < old) {
 		/* It may have been the only one at the bound. */
 		matrix_below_exact(m, blk);
@@ -367,7 +378,7 @@ static inline void matrix_count_up(struct umsi_matrix *m, struct matrix_cpu *c,
 		b->top |= bit;
 		if (matrix_key(avail, cpu) > leaf)
 			matrix_tree_raise(m, blk, matrix_key(avail, cpu));
-	} else if (avail > b->below) {
+	} else if (avail > b->below && cpu != m->legacy_cpu) {
 		b->below = avail;
 	}
 }
@@ -497,6 +508,43 @@ static uint32_t matrix_hit_scan(const struct umsi_matrix *m,
 }
 
 /*
+ * The first of the full mask words @w .. @stop - 1 whose block may hold a
+ * masked CPU above the count @bc, or @stop: the word meets the block's top
+ * set, or the block's bound "below" is above @bc. Eight blocks per test,
+ * branch-free inside: below > bc sets the sign bit of bc - below.
+ */
+static uint32_t matrix_pass_scan(const struct umsi_matrix *m,
+				 const uint64_t *words, uint32_t w,
+				 uint32_t stop, uint32_t bc)
+{
+	const uint64_t *p = words + w;
+	const struct matrix_block *b = m->blocks + w;
+	uint64_t c = bc, hit, over;
+	uint32_t n;
+
+	for (n = (stop - w) / 8; n; n--) {
+		hit = (p[0] & b[0].top) | (p[1] & b[1].top) |
+		      (p[2] & b[2].top) | (p[3] & b[3].top) |
+		      (p[4] & b[4].top) | (p[5] & b[5].top) |
+		      (p[6] & b[6].top) | (p[7] & b[7].top);
+		over = (c - b[0].below) | (c - b[1].below) |
+		       (c - b[2].below) | (c - b[3].below) |
+		       (c - b[4].below) | (c - b[5].below) |
+		       (c - b[6].below) | (c - b[7].below);
+		if (hit | (over >> 63))
+			break;
+		p += 8;
+		b += 8;
+	}
+	for (n = stop - (uint32_t)(p - words);
+	     n && !(*p & b->top) && b->below <= bc; n--) {
+		p++;
+		b++;
+	}
+	return (uint32_t)(p - words);
+}
+
+/*
  * The first non-zero word of @words[@w .. @stop - 1], or @stop: one test
  * for a dense mask, eight words per test through the gaps of a sparse one.
  */
@@ -557,6 +605,51 @@ static uint32_t matrix_mask_one(const struct umsi_matrix *m,
 	return bits ? matrix_set_key(m, w, bits) : 0;
 }
 
+/* The OR of the @n words at @p: eight words per test, since a mask with
+ * other CPUs than one usually shows one in its first eight. */
+static inline uint64_t matrix_or_words(const uint64_t *p, uint32_t n)
+{
+	uint64_t acc = 0;
+
+	for (; n >= 8; n -= 8, p += 8) {
+		acc = p[0] | p[1] | p[2] | p[3] | p[4] | p[5] | p[6] | p[7];
+		if (acc)
+			return acc;
+	}
+	if (n >= 4) {
+		acc = p[0] | p[1] | p[2] | p[3];
+		p += 4;
+		n -= 4;
+	}
+	if (n >= 2) {
+		acc |= p[0] | p[1];
+		p += 2;
+		n -= 2;
+	}
+	if (n)
+		acc |= p[0];
+	return acc;
+}
+
+/*
+ * Whether the mask of @nbits bits names @cpu (which it holds) and no other
+ * CPU: one OR per word but the CPU's own, which is only tested.
+ */
+static bool matrix_mask_only(const uint64_t *words, uint32_t nbits,
+			     uint32_t cpu)
+{
+	uint32_t nfull = nbits / 64, cw = cpu / 64;
+	uint64_t tail = (1ull << (nbits % 64)) - 1;
+	uint64_t own = words[cw] & ~(1ull << (cpu % 64));
+
+	if (cw == nfull)
+		return !(own & tail) && !matrix_or_words(words, cw);
+	if (own || matrix_or_words(words, cw) ||
+	    matrix_or_words(words + cw + 1, nfull - cw - 1))
+		return false;
+	return nbits % 64 == 0 || !(words[nfull] & tail);
+}
+
 /*
  * First pass of the mask search: the lowest CPU of the mask whose count is
  * the root's (the largest anywhere), or 0 if the mask has none. Such CPUs
@@ -593,7 +686,7 @@ static uint32_t matrix_mask_hunt(const struct umsi_matrix *m,
  * beat a count of @bc: a subset that meets top has the block maximum, one
  * that misses it at most "below"; only then are the slices read.
  */
-static inline uint32_t matrix_word_key(const struct umsi_matrix *m, uint32_t w,
+static UMSI_ALWAYS_INLINE uint32_t matrix_word_key(const struct umsi_matrix *m, uint32_t w,
 				       uint64_t bits, uint32_t bc)
 {
 	const struct matrix_block *b = &m->blocks[w];
@@ -603,8 +696,13 @@ static inline uint32_t matrix_word_key(const struct umsi_matrix *m, uint32_t w,
 	bits &= b->online;
 	if (bits & b->top)
 		return matrix_set_key(m, w, bits & b->top);
-	if (!bits || b->below <= bc)
+	if (!bits)
 		return 0;
+	if (b->below <= bc) {
+		/* Only the CPU the bound leaves out may beat bc. */
+		bits &= matrix_apart(m, w);
+		return bits ? matrix_set_key(m, w, bits) : 0;
+	}
 	/* One CPU (a pinned IRQ's): its own count. */
 	if (!(bits & (bits - 1)))
 		return matrix_set_key(m, w, bits);
@@ -645,13 +743,20 @@ static uint32_t matrix_mask_bound(const struct umsi_matrix *m,
 	uint32_t nwords = (nbits + 63) / 64, nfull = nbits / 64;
 	uint32_t root = matrix_key_count(m->tree[1]);
 	uint32_t best = 0, w = 0, count, key, stop;
-	const struct matrix_block *blocks = m->blocks;
+	uint32_t lstop = nfull, lcpu = m->legacy_cpu;
 	uint64_t bits;
 
+	/*
+	 * "below" leaves the legacy CPU out: if the mask names it, online,
+	 * above bc, the passes stop at its block, where matrix_word_key()
+	 * tests it on its own.
+	 */
+	if (lcpu < nfull * 64 && matrix_mask_bit(words, lcpu) &&
+	    matrix_cpu_online(m, lcpu) && matrix_cpu(m, lcpu)->available > bc)
+		lstop = matrix_blk(lcpu);
 	while (w < nwords) {
-		while (w < nfull && !(words[w] & blocks[w].top) &&
-		       blocks[w].below <= bc)
-			w++;
+		w = matrix_pass_scan(m, words, w, w <= lstop ? lstop : nfull,
+				     bc);
 		w = matrix_skip_empty(words, w, nfull);
 		if (w == nwords)
 			break;
@@ -739,20 +844,20 @@ matrix_mask_search(const struct umsi_matrix *m, const uint64_t *words,
  * counts of at least @pk's can beat it, which bounds the search from the
  * start; a mask of that CPU alone is found in one pass over its words.
  */
-static UMSI_NOINLINE uint32_t
+static inline uint32_t
 matrix_mask_search_above(const struct umsi_matrix *m, const uint64_t *words,
 			 uint32_t nbits, uint32_t pk)
 {
 	uint32_t root = matrix_key_count(m->tree[1]);
-	uint32_t count = matrix_key_count(pk), best, upto;
+	uint32_t count = matrix_key_count(pk), upto;
 
 	/* One word is one block, and its exact answer one matrix_word_key(). */
 	if (nbits <= 64)
 		return matrix_word_key(m, 0, words[0] & (~0ull >> (64 - nbits)),
 				       count - 1);
-	best = matrix_mask_one(m, words, nbits);
-	if (best != MATRIX_NOT_ONE)
-		return best;
+	/* A mask of the pending CPU alone: nothing beats it. */
+	if (matrix_mask_only(words, nbits, matrix_key_cpu(pk)))
+		return 0;
 	if (count == root) {
 		/* Only a CPU at the root's count below the pending one beats
 		 * it: the hunt, up to its word. */
@@ -760,10 +865,7 @@ matrix_mask_search_above(const struct umsi_matrix *m, const uint64_t *words,
 		       MATRIX_CPUS_PER_BLOCK;
 		return matrix_mask_hunt(m, words, upto < nbits ? upto : nbits);
 	}
-	best = matrix_mask_hunt(m, words, nbits);
-	if (best)
-		return best;
-	return matrix_mask_bound(m, words, nbits, count - 1, root - 1);
+	return matrix_mask_bound(m, words, nbits, count - 1, root);
 }
 
 /*
@@ -831,8 +933,11 @@ static inline uint32_t matrix_block_key_above(const struct umsi_matrix *m,
 
 	if (hit)
 		return matrix_set_key(m, blk, hit);
-	if (b->below < floor)
-		return 0;
+	if (b->below < floor) {
+		/* Only the CPU the bound leaves out may reach @floor. */
+		cand &= b->online & matrix_apart(m, blk);
+		return cand ? matrix_set_key(m, blk, cand) : 0;
+	}
 	return matrix_block_key(m, blk, cand);
 }
 
@@ -841,7 +946,7 @@ static inline uint32_t matrix_block_key_above(const struct umsi_matrix *m,
  * @pk is below the root's: the index's best key of the range if it beats
  * @pk, else any key that does not. Only counts of at least @pk's can.
  */
-static UMSI_NOINLINE uint32_t
+static inline uint32_t
 matrix_range_best_above(const struct umsi_matrix *m, uint32_t first,
 			uint32_t count, uint32_t pk)
 {

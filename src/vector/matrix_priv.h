@@ -266,6 +266,12 @@ static inline bool matrix_cpu_online(const struct umsi_matrix *m, uint32_t cpu)
 	return (b->online >> (cpu % MATRIX_CPUS_PER_BLOCK)) & 1;
 }
 
+/* Whether the mask words @words name @cpu (the caller bounds it). */
+static inline bool matrix_mask_bit(const uint64_t *words, uint32_t cpu)
+{
+	return (words[cpu / 64] >> (cpu % 64)) & 1;
+}
+
 /* Whether @cpu has frees the index does not hold (struct umsi_matrix). */
 static inline bool matrix_is_pend(const struct umsi_matrix *m, uint32_t cpu)
 {
