@@ -439,6 +439,79 @@ static void test_allocation_picks_the_online_cpu_with_most_available_vectors_low
 	mx_free(x);
 }
 
+/*
+ * A free is held back from the index until the next allocation or change
+ * (the pending CPU): every observer still sees the freed vector at once,
+ * the choice treats the CPU at its real count, and no other call can see
+ * the difference.
+ */
+static void test_a_freed_cpu_counts_at_once_for_every_choice_and_query(void **state)
+{
+	struct mx *x = mx_new(130, true);
+	struct umsi_matrix_cpu_stats st;
+	struct tmask t;
+	uint32_t cpu, c;
+	int v[4], w;
+	(void)state;
+
+	/* CPU 129 alone at 200 free after three allocations there. */
+	for (int i = 0; i < 3; i++)
+		assert_true((v[i] = umsi_matrix_alloc_range(x->m, 129, 1, 0, &cpu)) >= 0);
+	assert_int_equal(umsi_matrix_free(x->m, 129, (unsigned int)v[1], false), 0);
+	/* Seen at once: per CPU, globally, by the checker. */
+	st = cpu_stats(x, 129);
+	assert_int_equal(st.available, 201);
+	assert_int_equal(st.allocated, 2);
+	assert_int_equal(stats(x).available, 129 * 203 + 187 - 2);
+	assert_int_equal(stats(x).allocated, 2);
+	assert_consistent(x->m);
+	/* Not the best of all (the idle CPUs have 203): the root is CPU 1. */
+	assert_true(umsi_matrix_alloc(x->m, NULL, 0, &cpu) >= 0);
+	assert_int_equal(cpu, 1);
+	/* Through a mask of it and a busier CPU (CPU 0, 187 with its legacy
+	 * vectors), it wins at its real count. */
+	tmask_clear(&t, 130);
+	tmask_set(&t, 0);
+	tmask_set(&t, 129);
+	assert_true((w = umsi_matrix_alloc(x->m, &t.cm, 0, &cpu)) >= 0);
+	assert_int_equal(cpu, 129);
+	assert_int_equal(w, v[1]);   /* the lowest free vector again */
+	/* Two frees on it, then a range that ties it with CPU 128 (201
+	 * after two there): the lower CPU wins the tie. */
+	assert_int_equal(umsi_matrix_free(x->m, 129, (unsigned int)v[0], false), 0);
+	assert_int_equal(umsi_matrix_free(x->m, 129, (unsigned int)w, false), 0);
+	assert_int_equal(cpu_stats(x, 129).available, 202);
+	assert_true(umsi_matrix_alloc_range(x->m, 128, 1, 0, &c) >= 0);
+	assert_int_equal(cpu_stats(x, 128).available, 202);
+	assert_true(umsi_matrix_alloc_range(x->m, 128, 2, 0, &cpu) >= 0);
+	assert_int_equal(cpu, 128);
+	assert_true(umsi_matrix_alloc_range(x->m, 128, 2, 0, &cpu) >= 0);
+	assert_int_equal(cpu, 129);
+	assert_consistent(x->m);
+	/* A failed call with frees pending changes no byte. */
+	assert_int_equal(umsi_matrix_free(x->m, 129, (unsigned int)v[2], false), 0);
+	snapshot(x);
+	tmask_clear(&t, 130);
+	assert_int_equal(umsi_matrix_alloc(x->m, &t.cm, 0, &cpu), -UMSI_ENOSPC);
+	assert_int_equal(umsi_matrix_alloc_at(x->m, 129, 0), -UMSI_EINVAL);
+	assert_int_equal(umsi_matrix_free(x->m, 129, (unsigned int)v[2], false), -UMSI_EINVAL);
+	assert_int_equal(umsi_matrix_online(x->m, 129), -UMSI_EINVAL);
+	assert_int_equal(umsi_matrix_alloc_block(x->m, NULL, 6, &cpu), -UMSI_EINVAL);
+	assert_unchanged(x);
+	/* Offline, it is never chosen, pending frees or not. */
+	assert_int_equal(umsi_matrix_offline(x->m, 129), 0);
+	assert_consistent(x->m);
+	assert_int_equal(cpu_stats(x, 129).available, 202);
+	assert_int_equal(umsi_matrix_alloc_range(x->m, 129, 1, 0, &cpu), -UMSI_ENOSPC);
+	/* A free on an offline CPU is counted there, and not a candidate. */
+	assert_true((w = umsi_matrix_alloc_at(x->m, 129, 0x40)) == 0);
+	assert_int_equal(umsi_matrix_free(x->m, 129, 0x40, false), 0);
+	assert_int_equal(cpu_stats(x, 129).available, 202);
+	assert_int_equal(umsi_matrix_alloc_range(x->m, 129, 1, 0, &cpu), -UMSI_ENOSPC);
+	assert_consistent(x->m);
+	mx_free(x);
+}
+
 static uint64_t rng_state;
 
 static uint64_t rnd(void)
@@ -2613,6 +2686,7 @@ int main(void)
 		cmocka_unit_test(test_an_all_or_nothing_reservation_fails_whole_when_one_cpu_is_full),
 		cmocka_unit_test(test_bad_arguments_return_einval_and_leave_the_matrix_unchanged),
 		cmocka_unit_test(test_allocation_picks_the_online_cpu_with_most_available_vectors_lowest_on_ties),
+		cmocka_unit_test(test_a_freed_cpu_counts_at_once_for_every_choice_and_query),
 		cmocka_unit_test(test_mask_and_range_choice_agrees_with_a_linear_scan),
 		cmocka_unit_test(test_offline_cpus_are_never_chosen_and_keep_their_vectors),
 		cmocka_unit_test(test_alloc_at_takes_exactly_the_vector_asked_for),
