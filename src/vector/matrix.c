@@ -250,6 +250,7 @@ int umsi_matrix_init(void *mem, size_t len,
 	m->blocks = (struct matrix_block *)(m->maps +
 					    (size_t)m->ncpus * m->map_words);
 	m->tree = (uint32_t *)(m->blocks + m->nblocks);
+	m->tree[0] = MATRIX_TREE_TOP;
 
 	/* Everything outside [alloc_first, alloc_last] is blocked ... */
 	for (v = 0; v < nvec; v++) {
@@ -317,7 +318,7 @@ int umsi_matrix_offline(struct umsi_matrix *m, uint32_t cpu)
 
 /* Mark a free vector of @cpu owned (the lowest, or by class with
  * UMSI_MATRIX_SPREAD) and return it; the CPU has one. */
-static inline int matrix_claim(struct umsi_matrix *m, uint32_t cpu,
+static UMSI_NOINLINE int matrix_claim(struct umsi_matrix *m, uint32_t cpu,
 			       unsigned int flags)
 {
 	uint64_t *map = matrix_map(m, cpu);
@@ -338,6 +339,8 @@ static inline int matrix_take(struct umsi_matrix *m, uint32_t key,
 			      unsigned int flags, uint32_t *out)
 {
 	uint32_t cpu = matrix_key_cpu(key);
+	uint64_t *map;
+	unsigned int v;
 
 	/* The best CPU has the largest count: if it has none, none has. */
 	if (matrix_key_count(key) == 0)
@@ -347,7 +350,15 @@ static inline int matrix_take(struct umsi_matrix *m, uint32_t key,
 	m->allocated++;
 	matrix_count_down(m, matrix_cpu(m, cpu), cpu);
 	*out = cpu;
-	return matrix_claim(m, cpu, flags);
+	/* matrix_claim(), written out: this is every allocation's path. */
+	map = matrix_map(m, cpu);
+	if (flags & UMSI_MATRIX_SPREAD) {
+		v = matrix_spread_free(m, cpu);
+		*matrix_owned_word(map, v) |= 1ull << (v & 63);
+	} else {
+		v = matrix_claim_lowest(m, map, cpu);
+	}
+	return (int)v;
 }
 
 /* Take one vector on the pending CPU, the best of the caller's set: one
@@ -359,7 +370,7 @@ static int matrix_take_pending(struct umsi_matrix *m, unsigned int flags,
 
 	m->allocated++;
 	m->pend_key -= 1u << 16;
-	if (--m->pend == 0)
+	if (matrix_key_count(m->pend_key) == matrix_cpu(m, cpu)->available)
 		m->pend_key = 0;
 	*out = cpu;
 	return matrix_claim(m, cpu, flags);
@@ -490,7 +501,7 @@ static uint32_t matrix_block_scan(const struct umsi_matrix *m,
 			bits &= matrix_mask_word(m, mask, w);
 		/* The pending CPU may have more than its block's leaf. */
 		if (matrix_key_count(m->tree[m->leaves + w]) <= best_avail &&
-		    !(m->pend && matrix_blk(matrix_key_cpu(m->pend_key)) == w))
+		    !(m->pend_key && matrix_blk(matrix_key_cpu(m->pend_key)) == w))
 			continue;
 		umsi_for_each_bit(cpu, bits, w * MATRIX_CPUS_PER_BLOCK) {
 			if (matrix_avail(m, cpu) <= best_avail)
@@ -586,7 +597,6 @@ int umsi_matrix_free(struct umsi_matrix *m, uint32_t cpu, unsigned int vector,
 	*owned &= ~bit;
 	m->allocated--;
 	if (matrix_is_pend(m, cpu)) {
-		m->pend++;
 		m->pend_key += 1u << 16;
 		return 0;
 	}
@@ -596,7 +606,6 @@ int umsi_matrix_free(struct umsi_matrix *m, uint32_t cpu, unsigned int vector,
 	}
 	/* The frees of another CPU go to the index; this one waits. */
 	matrix_settle(m);
-	m->pend = 1;
 	m->pend_key = matrix_key(c->available + 1u, cpu);
 	return 0;
 }
@@ -835,7 +844,7 @@ void umsi_matrix_stats(const struct umsi_matrix *m,
 		return;
 	st->ncpus = m->ncpus;
 	st->online = m->online;
-	st->available = m->available + m->pend;
+	st->available = m->available + matrix_pend(m);
 	st->allocated = m->allocated;
 	st->managed = m->managed;
 	st->managed_allocated = m->managed_allocated;

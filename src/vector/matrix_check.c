@@ -155,6 +155,8 @@ static const char *matrix_check_layers(const struct umsi_matrix *m,
 		if (m->tree[m->leaves + i] != 0)
 			return "a padding leaf of the tree is not empty";
 	}
+	if (m->tree[0] != MATRIX_TREE_TOP)
+		return "the tree's sentinel above the root is not MATRIX_TREE_TOP";
 	for (i = 1; i < m->leaves; i++) {
 		key = matrix_max(m->tree[2 * i], m->tree[2 * i + 1]);
 		if (m->tree[i] != key)
@@ -174,14 +176,13 @@ int umsi_matrix_check_detail(const struct umsi_matrix *m, const char **why,
 		return -UMSI_EINVAL;
 	/* The pending frees: one online CPU, its key at its real count. */
 	n = matrix_key_cpu(m->pend_key);
-	if ((m->pend == 0) != (m->pend_key == 0) ||
-	    (m->pend && (n >= m->ncpus || !matrix_cpu_online(m, n) ||
-			 matrix_key_count(m->pend_key) !=
-			 matrix_cpu(m, n)->available + m->pend))) {
+	if (m->pend_key && (n >= m->ncpus || !matrix_cpu_online(m, n) ||
+			    matrix_key_count(m->pend_key) <=
+			    matrix_cpu(m, n)->available)) {
 		if (why)
 			*why = "the pending frees are not of one online CPU";
 		if (cpu)
-			*cpu = m->pend ? n : UINT32_MAX;
+			*cpu = n;
 		return -UMSI_EIO;
 	}
 	/* Field by field: "= { 0 }" is a memset call for clang -O0. */

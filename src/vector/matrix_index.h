@@ -18,7 +18,8 @@
 /*
  * The leaf of @blk rose to @key. A parent holds the larger key of its two
  * children, so it changes only while it is smaller than @key: climb until
- * one is not.
+ * one is not. tree[0], above the root, is MATRIX_TREE_TOP: larger than
+ * any key, it ends this climb and the next without a test of the index.
  */
 static void matrix_tree_raise(struct umsi_matrix *m, uint32_t blk, uint32_t key)
 {
@@ -26,7 +27,7 @@ static void matrix_tree_raise(struct umsi_matrix *m, uint32_t blk, uint32_t key)
 	uint32_t i = m->leaves + blk;
 
 	tree[i] = key;
-	while (i > 1) {
+	for (;;) {
 		i >>= 1;
 		if (tree[i] >= key)
 			return;
@@ -46,7 +47,7 @@ static void matrix_tree_lower(struct umsi_matrix *m, uint32_t blk, uint32_t key)
 	uint32_t old = tree[i];
 
 	tree[i] = key;
-	while (i > 1) {
+	for (;;) {
 		uint32_t sibling = tree[i ^ 1];
 
 		i >>= 1;
@@ -429,11 +430,10 @@ static inline void matrix_count_down(struct umsi_matrix *m,
  */
 static UMSI_NOINLINE void matrix_settle_slow(struct umsi_matrix *m)
 {
-	uint32_t cpu = matrix_key_cpu(m->pend_key), n = m->pend;
+	uint32_t cpu = matrix_key_cpu(m->pend_key), n = matrix_pend(m);
 	struct matrix_cpu *c = matrix_cpu(m, cpu);
 
 	m->pend_key = 0;
-	m->pend = 0;
 	if (n == 1)
 		matrix_count_up(m, c, cpu);
 	else
@@ -442,7 +442,7 @@ static UMSI_NOINLINE void matrix_settle_slow(struct umsi_matrix *m)
 
 static inline void matrix_settle(struct umsi_matrix *m)
 {
-	if (m->pend)
+	if (m->pend_key)
 		matrix_settle_slow(m);
 }
 
@@ -1019,7 +1019,7 @@ static inline unsigned int matrix_claim_x86(uint64_t *map,
  * Take the lowest free vector of @cpu, whose bitmaps are @map: mark it
  * owned and return it. The CPU has one (its available count is not 0).
  */
-static inline unsigned int matrix_claim_lowest(const struct umsi_matrix *m,
+static UMSI_ALWAYS_INLINE unsigned int matrix_claim_lowest(const struct umsi_matrix *m,
 					       uint64_t *map, uint32_t cpu)
 {
 	const uint64_t *blocked = matrix_cpu_blocked(m, cpu);

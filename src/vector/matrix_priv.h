@@ -27,6 +27,8 @@
 /* "No such vector" from the finders, "no such block" from the tree. */
 #define MATRIX_NO_VECTOR        0xffffffffu
 #define MATRIX_NO_BLOCK         0xffffffffu
+/* tree[0], above the root: no key is as large (see matrix_tree_raise()). */
+#define MATRIX_TREE_TOP         0xffffffffu
 
 
 /*
@@ -72,8 +74,8 @@ struct umsi_matrix {
 	uint32_t wpc;             /* words per CPU bitmap: nvec / 64 */
 	uint32_t map_words;       /* words per CPU's bitmaps: 2 * wpc */
 	uint32_t legacy_cpu;
-	uint32_t legacy_first;
-	uint32_t legacy_count;
+	uint16_t legacy_first;    /* halves: the header stays at 120 bytes */
+	uint16_t legacy_count;
 	uint32_t capacity;        /* allocatable vectors of an ordinary CPU */
 	uint32_t legacy_capacity; /* ... of the legacy CPU */
 	/* Global accounting, see include/umsi/matrix.h. */
@@ -85,16 +87,15 @@ struct umsi_matrix {
 	uint32_t legacy;
 	/*
 	 * The frees of one online CPU that the index does not hold yet (the
-	 * CPU's count in cpu[], its block, the tree): pend of them, and the
-	 * CPU's key at its real count, available + pend; both 0 when there
-	 * are none. The steady state of an IRQ layer frees a vector and
+	 * CPU's count in cpu[], its block, the tree): the CPU's key at its
+	 * real count, 0 when there are none. Their number is the key's count
+	 * less the CPU's (matrix_pend()), never 0 while the key is set. The steady state of an IRQ layer frees a vector and
 	 * allocates the next on the CPU it left, which then costs the index
 	 * nothing; a free elsewhere, or any other change, applies them first
 	 * (matrix_settle()). Global "available" leaves them out, as the
 	 * CPU's count does; umsi_matrix_stats() adds them.
 	 */
 	uint32_t pend_key;
-	uint32_t pend;
 	/* Never allocatable anywhere; on the legacy CPU, its range too.
 	 * Each wpc words, after this header. */
 	uint64_t *blocked;
@@ -275,14 +276,23 @@ static inline bool matrix_mask_bit(const uint64_t *words, uint32_t cpu)
 /* Whether @cpu has frees the index does not hold (struct umsi_matrix). */
 static inline bool matrix_is_pend(const struct umsi_matrix *m, uint32_t cpu)
 {
-	return m->pend && matrix_key_cpu(m->pend_key) == cpu;
+	return m->pend_key && matrix_key_cpu(m->pend_key) == cpu;
+}
+
+/* How many frees the index does not hold: 0 when pend_key is 0. */
+static inline uint32_t matrix_pend(const struct umsi_matrix *m)
+{
+	if (!m->pend_key)
+		return 0;
+	return matrix_key_count(m->pend_key) -
+	       matrix_cpu(m, matrix_key_cpu(m->pend_key))->available;
 }
 
 /* The available count of @cpu, with its pending frees. */
 static inline uint32_t matrix_avail(const struct umsi_matrix *m, uint32_t cpu)
 {
 	return matrix_cpu(m, cpu)->available +
-	       (matrix_is_pend(m, cpu) ? m->pend : 0u);
+	       (matrix_is_pend(m, cpu) ? matrix_pend(m) : 0u);
 }
 
 /* Key of the lowest CPU of the non-empty set @set of block @blk. */
