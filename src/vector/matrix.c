@@ -62,6 +62,16 @@
  * whose top set holds CPUs the mask does not name, such as idle CPUs next
  * to the busy ones an affinity mask selects.
  *
+ * One CPU may be ahead of the index: the last free waits outside it (the
+ * pending CPU, struct umsi_matrix pend_key, its key at its real count).
+ * An IRQ layer frees a vector and allocates the next on the CPU it left,
+ * which is then the best again: the allocation compares the pending key
+ * with the index's best for its set and takes the pending CPU when it
+ * wins, and the index never moved. A set that holds the pending CPU is
+ * searched only for a better key. A free on another CPU, and every other
+ * call that changes a count, applies the waiting frees first
+ * (matrix_settle()); queries add them.
+ *
  * Counts are kept exact at every step, so umsi_matrix_check() can recompute
  * all three layers from the bitmaps and compare.
  *
