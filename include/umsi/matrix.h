@@ -56,7 +56,11 @@
  * two passes over its words: one AND per word to look for a CPU at the
  * largest count anywhere, then a branch and bound with constant work per
  * word and O(log n) per run of blocks it skips. Every update that follows
- * is O(log n). Managed operations, and block allocation when the best CPU
+ * is O(log n), and none at all when the allocation takes the CPU the last
+ * free was on: a free waits outside the index until an allocation takes
+ * that CPU again or another call changes a count (invisible to callers:
+ * every query and choice counts it). Managed operations, and block
+ * allocation when the best CPU
  * has no free aligned block, are linear in the CPUs of their mask; legacy
  * operations are O(1).
  *
@@ -295,7 +299,8 @@ int umsi_matrix_cpu_stats(const struct umsi_matrix *m, uint32_t cpu,
  * reserved and owned, managed vectors lie in the allocatable range, every
  * counter equals its bitmap, legacy vectors are only owned on the legacy
  * CPU, the per-block count slices, top sets and bounds and the CPU-choice
- * tree match the counters, and the global sums match. O(n); meant for
+ * tree match the counters, the frees the index does not hold yet are of
+ * one online CPU and counted, and the global sums match. O(n); meant for
  * tests and debug builds.
  *
  * Return: 0 if the matrix is consistent, -UMSI_EIO if an invariant is
