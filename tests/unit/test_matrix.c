@@ -2094,6 +2094,22 @@ static void test_property_random_operations_keep_every_invariant(void **state)
 	run_property(&cfg, seed, ops);
 }
 
+/*
+ * The legacy CPU inside a later block, not CPU 0: the searches' bound
+ * "below" leaves that CPU out of its block and tests it on its own.
+ */
+static void test_property_with_the_legacy_cpu_inside_a_later_block(void **state)
+{
+	struct umsi_matrix_config cfg;
+	uint64_t seed = property_seed() + 5, ops = property_ops() / 4;
+	(void)state;
+
+	printf("  seed %#llx\n", (unsigned long long)seed);
+	umsi_matrix_default_config(&cfg, 150);
+	cfg.legacy_cpu = 100;
+	run_property(&cfg, seed, ops);
+}
+
 static void test_property_on_a_tight_layout_that_runs_out_often(void **state)
 {
 	struct umsi_matrix_config cfg;
@@ -2699,6 +2715,7 @@ int main(void)
 		cmocka_unit_test(test_a_tight_custom_layout_is_honoured),
 		cmocka_unit_test(test_a_layout_with_all_256_vectors_counts_up_to_256),
 		cmocka_unit_test(test_property_random_operations_keep_every_invariant),
+		cmocka_unit_test(test_property_with_the_legacy_cpu_inside_a_later_block),
 		cmocka_unit_test(test_property_on_a_tight_layout_that_runs_out_often),
 		cmocka_unit_test(test_property_on_a_layout_with_all_256_vectors),
 		cmocka_unit_test(test_a_space_config_fills_a_flat_identity_space),
