@@ -422,7 +422,7 @@ static inline void matrix_count_down(struct umsi_matrix *m,
 }
 
 /*
- * Apply the pending frees (struct umsi_matrix, pend) to the index. Every
+ * Apply the pending frees (struct umsi_matrix, pend_key) to the index. Every
  * function that changes a count another way, or reads the index for
  * anything but the choice of umsi_matrix_alloc*(), calls it once it has
  * checked everything it can fail on: a failed call leaves the memory as
@@ -804,10 +804,11 @@ static uint32_t matrix_mask_bound(const struct umsi_matrix *m,
 
 /*
  * Best key among the online CPUs of an arbitrary mask of @nbits bits (not
- * more than the CPUs) that has no CPU at the root's count (see
- * matrix_mask_hunt()), or 0. The search stops when the best count reaches
- * the most the mask can have: the root's count, or one less once
- * matrix_mask_hunt() has found nothing there.
+ * more than the CPUs) that misses the root's CPU, or 0: a CPU of the mask
+ * at the root's count (matrix_mask_hunt()), else the one CPU of a mask of
+ * one, else the branch and bound, which stops when the best count reaches
+ * the most the mask can have (one less than the root's count, after the
+ * hunt found none there).
  */
 static UMSI_NOINLINE uint32_t
 matrix_mask_search(const struct umsi_matrix *m, const uint64_t *words,
@@ -839,7 +840,7 @@ matrix_mask_search(const struct umsi_matrix *m, const uint64_t *words,
 
 /*
  * The search of a mask that holds the pending CPU (struct umsi_matrix,
- * pend), whose key @pk is below the root's: the index's best key of the
+ * pend_key), whose key @pk is below the root's: the index's best key of the
  * mask if it beats @pk, else any key that does not (0 among them). Only
  * counts of at least @pk's can beat it, which bounds the search from the
  * start; a mask of that CPU alone is found in one pass over its words.
