@@ -486,14 +486,7 @@ static void test_intx_through_ioapic_table(void **state)
 	uint32_t gsi, index, to;
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1,
-						    UMSI_PCI_IRQ_INTX), 1);
-	gsi = (uint32_t)umsi_pci_irq_vector(dev, 0);
-	fx_intx_serve(m, DEV6);
-	assert_int_equal(umsi_request_irq(m->sys, gsi, fx_intx_handler,
-					  UMSI_IRQF_SHARED, "t", m), 0);
-	assert_int_equal(umsi_irq_get_info(m->sys, gsi, &info), 0);
-	assert_int_equal(umsi_sim_ioapic_get(m->sim, gsi, &rte), 0);
+	gsi = fx_intx_line(m, dev, DEV6, &info, &rte);
 	assert_true(rte.remappable);
 	assert_true(rte.trigger == UMSI_INTX_LEVEL);
 	index = rte.handle;

@@ -278,6 +278,27 @@ static inline int fx_intx_handler(uint32_t irq, void *dev_id)
 	return fx_handler(irq, fx_intx()->m);
 }
 
+/*
+ * The one INTx line of @dev (function @bdf) allocated and requested with
+ * fx_intx_handler(): its GSI, the IRQ's @info and the IO-APIC's @rte.
+ */
+static inline uint32_t fx_intx_line(struct machine *m, struct umsi_pci_dev *dev,
+				    umsi_bdf_t bdf, struct umsi_irq_info *info,
+				    struct umsi_sim_rte *rte)
+{
+	uint32_t gsi;
+
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1,
+						    UMSI_PCI_IRQ_INTX), 1);
+	gsi = (uint32_t)umsi_pci_irq_vector(dev, 0);
+	fx_intx_serve(m, bdf);
+	assert_int_equal(umsi_request_irq(m->sys, gsi, fx_intx_handler,
+					  UMSI_IRQF_SHARED, "t", m), 0);
+	assert_int_equal(umsi_irq_get_info(m->sys, gsi, info), 0);
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, gsi, rte), 0);
+	return gsi;
+}
+
 /* ---- back-end creation -------------------------------------------------------- */
 
 /*

@@ -647,14 +647,7 @@ static void test_intx_through_remapping(void **state)
 	uint64_t e[2];
 
 	(void)state;
-	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1,
-						    UMSI_PCI_IRQ_INTX), 1);
-	gsi = (uint32_t)umsi_pci_irq_vector(dev, 0);
-	fx_intx_serve(m, DEV6);
-	assert_int_equal(umsi_request_irq(m->sys, gsi, fx_intx_handler,
-					  UMSI_IRQF_SHARED, "t", m), 0);
-	assert_int_equal(umsi_irq_get_info(m->sys, gsi, &info), 0);
-	assert_int_equal(umsi_sim_ioapic_get(m->sim, gsi, &rte), 0);
+	gsi = fx_intx_line(m, dev, DEV6, &info, &rte);
 	assert_true(rte.remappable);
 	assert_int_equal(umsi_sim_vtd_irte(m->sim, rte.handle, e), 0);
 	assert_true(e[0] & IRTE_P);
