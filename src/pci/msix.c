@@ -111,12 +111,20 @@ static void vput(struct umsi_pci_dev *dev, const struct umsi_msix_vec *v)
 	put_msg(dev, vidx(dev, v), &m);
 }
 
+/* The bitmap of entries added while MSI-X was on, after the states. */
+_Static_assert(sizeof(struct umsi_msix_vec) % sizeof(uint64_t) == 0,
+	       "the bitmap after the entry states is aligned");
+static uint64_t *dynamic_map(const struct umsi_pci_dev *dev)
+{
+	return (uint64_t *)(void *)(dev->msix_state + dev->msix_size);
+}
+
 static void set_dynamic(struct umsi_pci_dev *dev, uint32_t idx, bool on)
 {
 	if (on)
-		dev->msix_dynamic[idx / 64] |= 1ull << (idx % 64);
+		dynamic_map(dev)[idx / 64] |= 1ull << (idx % 64);
 	else
-		dev->msix_dynamic[idx / 64] &= ~(1ull << (idx % 64));
+		dynamic_map(dev)[idx / 64] &= ~(1ull << (idx % 64));
 }
 
 bool umsi_msix_vec_dynamic(const struct umsi_pci_dev *dev,
@@ -124,7 +132,7 @@ bool umsi_msix_vec_dynamic(const struct umsi_pci_dev *dev,
 {
 	uint32_t idx = vidx(dev, v);
 
-	return (dev->msix_dynamic[idx / 64] >> (idx % 64)) & 1;
+	return (dynamic_map(dev)[idx / 64] >> (idx % 64)) & 1;
 }
 
 /* Write the words of @msg that differ from the entry's copy. [dev lock] */
@@ -267,7 +275,6 @@ static void free_vecs(struct umsi_pci_dev *dev)
 		set_used(dev, i, false);
 	umsi_free(dev->sys, dev->msix_state, state_size(dev));
 	dev->msix_state = NULL;
-	dev->msix_dynamic = NULL;
 }
 
 static int map_table(struct umsi_pci_dev *dev)
@@ -458,9 +465,6 @@ int umsi_msix_enable(struct umsi_pci_dev *dev, const uint16_t *indices,
 	if (ret)
 		return ret;
 	dev->msix_state = umsi_zalloc(sys, state_size(dev));
-	if (dev->msix_state)
-		dev->msix_dynamic = (uint64_t *)(void *)(dev->msix_state +
-							 dev->msix_size);
 	if (!dev->msix_state) {
 		ret = -UMSI_ENOMEM;
 		goto fail_descs;

@@ -80,7 +80,7 @@ static inline const struct umsi_policy *umsi_pci_policy(struct umsi_system *sys)
  * table's size while MSI-X is on: one allocation a function, not one a
  * vector; its table index is its position). Meaningful while the entry is
  * used (umsi_pci_dev.msix_used). 16 bytes: which entries were added while
- * MSI-X was on is a bitmap after the array (umsi_pci_dev.msix_dynamic).
+ * MSI-X was on is a bitmap right after the array (src/pci/msix.c).
  */
 struct umsi_msix_vec {
 	uint64_t address;           /* the message as last written */
@@ -155,7 +155,6 @@ struct umsi_pci_dev {
 	 * after the IRQs (a move in flight may write an entry until then).
 	 */
 	struct umsi_msix_vec *msix_state;
-	uint64_t *msix_dynamic;             /* in the same block, after it */
 	/* The table as a source of the message layer (while in MSI-X mode). */
 	struct umsi_source *msix_src;
 
