@@ -1272,11 +1272,11 @@ int umsi_sim_vec_stats(struct umsi_sim *sim, uint32_t cpu, uint8_t vector,
 int umsi_sim_id_stats(struct umsi_sim *sim, uint32_t cpu, uint32_t id,
 		      struct umsi_sim_vec_stats *out)
 {
+	const struct sim_rare *r;
+
 	if (cpu >= sim->ncpus || id >= sim->nids)
 		return -UMSI_EINVAL;
 	sim_lock(sim);
-	const struct sim_rare *r;
-
 	r = sim_rare_locked(sim, cpu, id, false);
 	out->delivered = sim->cpus[cpu].vs[id].delivered |
 			 (r ? (uint64_t)r->delivered_hi << 16 : 0);

@@ -54,18 +54,23 @@ static uint32_t ones(uint8_t width)
 	return width == 4 ? 0xffffffffu : (1u << (8 * width)) - 1;
 }
 
+/* The bytes of @d's configuration space held: 256 in cfg_low, or 4 KiB. */
+static uint32_t sim_cfg_size(const struct sim_dev *d)
+{
+	return d->cfg == d->cfg_low ? sizeof(d->cfg_low) : SIM_CFG_SIZE;
+}
+
 int sim_cfg_full(struct sim_dev *d)
 {
 	uint8_t *big;
 
-	if (d->cfg_size == SIM_CFG_SIZE)
+	if (d->cfg != d->cfg_low)
 		return 0;
 	big = calloc(1, SIM_CFG_SIZE);
 	if (!big)
 		return -UMSI_ENOMEM;
 	memcpy(big, d->cfg_low, sizeof(d->cfg_low));
 	d->cfg = big;
-	d->cfg_size = SIM_CFG_SIZE;
 	return 0;
 }
 
@@ -73,7 +78,6 @@ int sim_cfg_full(struct sim_dev *d)
 static void cfg_init(struct sim_dev *d)
 {
 	d->cfg = d->cfg_low;
-	d->cfg_size = sizeof(d->cfg_low);
 }
 
 bool sim_cfg_access_ok(uint16_t off, uint8_t width)
@@ -391,7 +395,7 @@ int sim_cfg_read_locked(struct umsi_sim *sim, struct sim_dev *d,
 	uint32_t v = 0;
 
 	(void)sim;
-	for (uint8_t i = 0; i < width && off + i < d->cfg_size; i++)
+	for (uint8_t i = 0; i < width && off + i < sim_cfg_size(d); i++)
 		v |= (uint32_t)d->cfg[off + i] << (8 * i);
 	*val = v;
 	return 0;
@@ -423,7 +427,7 @@ int sim_cfg_write_locked(struct umsi_sim *sim, struct sim_dev *d,
 {
 	bool msi_was_live = d->msi_off && msi_live(d);
 
-	for (uint8_t i = 0; i < width && off + i < d->cfg_size; i++) {
+	for (uint8_t i = 0; i < width && off + i < sim_cfg_size(d); i++) {
 		uint16_t o = (uint16_t)(off + i);
 		uint8_t b = (uint8_t)(val >> (8 * i));
 
@@ -1124,7 +1128,7 @@ int sim_dev_reset_locked(struct umsi_sim *sim, struct sim_dev *d,
 	free(d->pba);
 	d->msix_tbl = NULL;
 	d->pba = NULL;
-	memset(d->cfg, 0, d->cfg_size);
+	memset(d->cfg, 0, sim_cfg_size(d));
 	/* New masks: the old ones may be shared. */
 	sim_masks_put(d->m);
 	d->m = sim_masks_new();

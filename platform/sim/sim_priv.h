@@ -27,14 +27,10 @@ struct sim_xcall {
 };
 
 /*
- * The counters of one (CPU, identity), kept in 32 bits (8192 CPUs x 256
- * vectors of them: 16 bytes each instead of 32); umsi_sim_id_stats()
- * widens them. A count that passes 2^32 wraps.
- */
-/*
  * What one CPU saw of one identity: the two counters every interrupt
- * moves. The rare ones (coalesced, unassigned) are in a map of their own
- * (sim_rare_locked()), so 10^6 vectors on 8192 CPUs cost 8 bytes a slot.
+ * moves, their low 16 bits (4 bytes a slot, 8192 CPUs x 256 vectors of
+ * them). The rare ones (coalesced, unassigned) and the high bits are in a
+ * map of their own (sim_rare_locked()); umsi_sim_id_stats() adds them up.
  */
 struct sim_vec_stats {
 	uint16_t delivered, dispatched;         /* low 16 bits */
@@ -106,13 +102,12 @@ struct sim_dev {
 	bool present;
 	struct umsi_sim_dev_desc desc;
 	/*
-	 * Configuration space: @cfg_size bytes at @cfg, the first 256 in
+	 * Configuration space: sim_cfg_size() bytes at @cfg, the first 256 in
 	 * @cfg_low until the function has an extended capability or a test
 	 * asks for the raw bytes; then 4 KiB of its own. Bytes past it read
 	 * 0 and take no writes, as the zeros they were.
 	 */
 	uint8_t *cfg;
-	uint32_t cfg_size;
 	uint8_t cfg_low[256];
 	/* Which bits software may write, and which a written 1 clears. */
 	struct sim_masks *m;
