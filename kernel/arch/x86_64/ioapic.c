@@ -130,16 +130,7 @@ static struct ioapic *find(uint32_t gsi, uint32_t *pin)
 	return NULL;
 }
 
-/**
- * ioapic_program - write a whole redirection entry
- * @gsi: global system interrupt
- * @r: destination, vector, trigger, polarity, mask
- *
- * The entry is masked while its halves are written, so the input never
- * delivers a half-updated entry; the final write sets the wanted mask.
- * Return: 0, or -1 when no IO-APIC has @gsi or the APIC ID needs more
- * than the 8 bits a compatibility-format entry holds.
- */
+/* Whether some directed entry still waits for the EOI @key names. */
 static bool key_used(uint32_t key)
 {
 	for (uint32_t i = 0; i < nioapics; i++)
@@ -185,6 +176,16 @@ static void end_entry(struct ioapic *io, uint32_t pin, uint32_t lo)
 	}
 }
 
+/**
+ * ioapic_program - write a whole redirection entry
+ * @gsi: global system interrupt
+ * @r: destination, vector, trigger, polarity, mask
+ *
+ * The entry is masked while its halves are written, so the input never
+ * delivers a half-updated entry; the final write sets the wanted mask.
+ * Return: 0, or -1 when no IO-APIC has @gsi or the APIC ID needs more
+ * than the 8 bits a compatibility-format entry holds.
+ */
 int ioapic_program(uint32_t gsi, const struct ioapic_route *r)
 {
 	uint32_t pin, lo, hi, old_lo, old_hi, key = 0;
@@ -303,4 +304,3 @@ void ioapic_directed_eoi(uint32_t apic_id, uint32_t vector)
 		spin_unlock_irqrestore(&io->lock, flags);
 	}
 }
-
