@@ -327,9 +327,12 @@ int umsi_matrix_offline(struct umsi_matrix *m, uint32_t cpu)
 /* ---- Unmanaged allocation ----------------------------------------------- */
 
 /* Mark a free vector of @cpu owned (the lowest, or by class with
- * UMSI_MATRIX_SPREAD) and return it; the CPU has one. */
-static UMSI_NOINLINE int matrix_claim(struct umsi_matrix *m, uint32_t cpu,
-			       unsigned int flags)
+ * UMSI_MATRIX_SPREAD) and return it; the CPU has one. Inline in
+ * matrix_take(), every allocation's path; out of line for the pending
+ * CPU's (matrix_claim()), which keeps that path's callers lean. */
+static UMSI_ALWAYS_INLINE int matrix_claim_inline(struct umsi_matrix *m,
+						  uint32_t cpu,
+						  unsigned int flags)
 {
 	uint64_t *map = matrix_map(m, cpu);
 	unsigned int v;
@@ -343,14 +346,18 @@ static UMSI_NOINLINE int matrix_claim(struct umsi_matrix *m, uint32_t cpu,
 	return (int)v;
 }
 
+static UMSI_NOINLINE int matrix_claim(struct umsi_matrix *m, uint32_t cpu,
+				      unsigned int flags)
+{
+	return matrix_claim_inline(m, cpu, flags);
+}
+
 /* Take one vector on the CPU of @key, or fail if its count is 0. The CPU
  * is not the pending one: a key of it would lose to pend_key. */
 static inline int matrix_take(struct umsi_matrix *m, uint32_t key,
 			      unsigned int flags, uint32_t *out)
 {
 	uint32_t cpu = matrix_key_cpu(key);
-	uint64_t *map;
-	unsigned int v;
 
 	/* The best CPU has the largest count: if it has none, none has. */
 	if (matrix_key_count(key) == 0)
@@ -360,15 +367,7 @@ static inline int matrix_take(struct umsi_matrix *m, uint32_t key,
 	m->allocated++;
 	matrix_count_down(m, matrix_cpu(m, cpu), cpu);
 	*out = cpu;
-	/* matrix_claim(), written out: this is every allocation's path. */
-	map = matrix_map(m, cpu);
-	if (flags & UMSI_MATRIX_SPREAD) {
-		v = matrix_spread_free(m, cpu);
-		*matrix_owned_word(map, v) |= 1ull << (v & 63);
-	} else {
-		v = matrix_claim_lowest(m, map, cpu);
-	}
-	return (int)v;
+	return matrix_claim_inline(m, cpu, flags);
 }
 
 /* Take one vector on the pending CPU, the best of the caller's set: one
@@ -384,13 +383,6 @@ static int matrix_take_pending(struct umsi_matrix *m, unsigned int flags,
 		m->pend_key = 0;
 	*out = cpu;
 	return matrix_claim(m, cpu, flags);
-}
-
-/* Whether @cpu is in @mask. */
-static inline bool matrix_mask_test(const struct umsi_cpumask *mask,
-				    uint32_t cpu)
-{
-	return cpu < mask->nbits && ((mask->words[cpu / 64] >> (cpu % 64)) & 1);
 }
 
 /*

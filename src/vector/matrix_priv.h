@@ -273,6 +273,13 @@ static inline bool matrix_mask_bit(const uint64_t *words, uint32_t cpu)
 	return (words[cpu / 64] >> (cpu % 64)) & 1;
 }
 
+/* Whether @mask names @cpu. */
+static inline bool matrix_mask_test(const struct umsi_cpumask *mask,
+				    uint32_t cpu)
+{
+	return cpu < mask->nbits && matrix_mask_bit(mask->words, cpu);
+}
+
 /* Whether @cpu has frees the index does not hold (struct umsi_matrix). */
 static inline bool matrix_is_pend(const struct umsi_matrix *m, uint32_t cpu)
 {
