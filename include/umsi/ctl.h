@@ -261,6 +261,33 @@ struct umsi_gicv2m_config {
 /* The Arm GICv2m back end (src/arch/arm64/gicv2m.c). */
 extern const struct umsi_ctl umsi_ctl_arm64_gicv2m;
 
+/* The most IO-APICs a remapping back end's table (ioapics) may list. */
+#define UMSI_MAX_IOAPICS        64u
+
+/**
+ * struct umsi_ioapic_source - one IO-APIC as a remapping unit sees it
+ * @gsi_base: the GSI of its input 0 (the ACPI MADT IO-APIC entry's Global
+ *            System Interrupt Base)
+ * @gsi_count: its inputs, 1 to 256 (its version register's Maximum
+ *            Redirection Entry + 1)
+ * @source_id: the requester ID its messages carry. VT-d: the DMAR device
+ *            scope entry of type IOAPIC whose enumeration ID is the
+ *            IO-APIC's ID (bus << 8 | devfn), or UMSI_VTD_NO_SID (its
+ *            entries are not validated). AMD-Vi: the IVHD's special
+ *            device entry of variety IOAPIC whose handle is its ID (the
+ *            DeviceID)
+ *
+ * A machine with several IO-APICs (one per host bridge or I/O die is
+ * common on servers) sends each one's messages with its own requester ID;
+ * the remapping back ends find a wired input's IO-APIC by its GSI in a
+ * table of these (umsi_vtd_config.ioapics, umsi_amdvi_config.ioapics).
+ */
+struct umsi_ioapic_source {
+	uint32_t gsi_base;
+	uint32_t gsi_count;
+	uint32_t source_id;
+};
+
 /* Intel VT-d interrupt remapping: the default size of the table. */
 #define UMSI_VTD_DEFAULT_IRTE   4096u
 /* The requester ID of an IO-APIC unknown to the kernel: no validation. */
@@ -283,7 +310,16 @@ extern const struct umsi_ctl umsi_ctl_arm64_gicv2m;
  *            message at a CPU directly
  * @ioapic_sid: the requester ID the unit sees on IO-APIC messages (the
  *            DMAR device scope's IOAPIC entry: bus << 8 | devfn), which
- *            their entries validate; UMSI_VTD_NO_SID: not validated
+ *            their entries validate; UMSI_VTD_NO_SID: not validated. For
+ *            a machine of one IO-APIC; ignored when @nioapics is not 0
+ * @ioapics: with @nioapics, the IO-APICs (disjoint runs of GSIs): a wired
+ *            input's entry validates the requester ID of the IO-APIC whose
+ *            inputs hold its GSI, and an input of a GSI outside them is
+ *            refused (-UMSI_ENOTSUP, with a log line; for INTx,
+ *            umsi_pci_alloc_irq_vectors() answers -UMSI_ENOENT); copied at
+ *            creation
+ * @nioapics: entries of @ioapics, 0 to UMSI_MAX_IOAPICS; 0: @ioapic_sid
+ *            for every GSI
  *
  * The back end is the x86 local APIC one (same vectors, IRR, IPI resend,
  * EOI) with every message going through a remapping table entry (IRTE) it
@@ -317,8 +353,10 @@ extern const struct umsi_ctl umsi_ctl_arm64_gicv2m;
  *
  * Read during umsi_system_create() only. Contradictions (a misaligned
  * base, a table size not a power of two, @x2apic without ECAP.EIM, a unit
- * without interrupt remapping or queued invalidation, remapping already
- * enabled by someone else) make it fail with -UMSI_EINVAL (-UMSI_EBUSY
+ * without interrupt remapping or queued invalidation, an @ioapics table
+ * that is missing, too long, has an IO-APIC of no or too many inputs or
+ * a requester ID past 16 bits, or two IO-APICs sharing a GSI, remapping
+ * already enabled by someone else) make it fail with -UMSI_EINVAL (-UMSI_EBUSY
  * for the last) and a log line naming the problem.
  */
 struct umsi_vtd_config {
@@ -327,6 +365,8 @@ struct umsi_vtd_config {
 	bool x2apic;
 	bool allow_compat;
 	uint32_t ioapic_sid;
+	const struct umsi_ioapic_source *ioapics;
+	uint32_t nioapics;
 };
 
 /* The Intel VT-d interrupt-remapping back end (src/arch/x86/vtd.c). */
@@ -409,7 +449,16 @@ int umsi_vtd_faults(struct umsi_system *sys,
  *            function's requester ID, and @ioapic_devid, must be below it
  * @ioapic_devid: the IVHD's IO-APIC special device entry's DeviceID (QEMU:
  *            0x00a0, 00:14.0): wired inputs' entries go in its table.
- *            UMSI_AMDVI_NO_DEVID: none, and wired inputs are refused
+ *            UMSI_AMDVI_NO_DEVID: none, and wired inputs are refused. For
+ *            a machine of one IO-APIC; ignored when @nioapics is not 0
+ * @ioapics: with @nioapics, the IO-APICs (disjoint runs of GSIs, each
+ *            DeviceID below @devid_count): a wired input's entry goes in
+ *            the table of the IO-APIC whose inputs hold its GSI, and an
+ *            input of a GSI outside them is refused (-UMSI_ENOTSUP, with
+ *            a log line; for INTx, umsi_pci_alloc_irq_vectors() answers
+ *            -UMSI_ENOENT); copied at creation
+ * @nioapics: entries of @ioapics, 0 to UMSI_MAX_IOAPICS; 0: @ioapic_devid
+ *            for every GSI
  * @allow_pass: devices without interrupts of uMSI's pass their messages
  *            unremapped (IntCtl 01b); by default they are aborted (IntCtl
  *            00b), so no device can aim a message at a CPU directly
@@ -450,8 +499,11 @@ int umsi_vtd_faults(struct umsi_system *sys,
  * mode, so the local APIC never passes a level input's EOI on to the
  * IO-APIC: the host ends it itself. After the EOI that ends that vector on
  * that CPU (umsi_dispatch calls the host's eoi with it), it writes the
- * entry's vector field to the IO-APIC's EOI register (offset 0x40, version
- * 0x20 and up), as Linux does under AMD-Vi. A move rewrites the entry and
+ * entry's vector field to the EOI register (offset 0x40, version 0x20 and
+ * up) of the IO-APIC that holds the input, as Linux does under AMD-Vi.
+ * With several IO-APICs (@ioapics) each has a table of its own, so two
+ * inputs of different IO-APICs may have the same index: the EOI goes to
+ * the input's IO-APIC only. A move rewrites the entry and
  * gives the host a new message (same index, new bits 31:16): a level
  * input delivered and not yet ended when its entry is rewritten with new
  * bits must be ended then (masked, by the EOI register), or its end would
@@ -463,8 +515,10 @@ int umsi_vtd_faults(struct umsi_system *sys,
  * CPUs with APIC IDs above 254 are not reachable.
  *
  * Read during umsi_system_create() only. Contradictions (a misaligned
- * base, a bad @devid_count, an @ioapic_devid beyond it, a unit that does
- * not answer, a unit already enabled by someone else) make it fail with
+ * base, a bad @devid_count, an @ioapic_devid beyond it, an @ioapics table
+ * that is missing, too long, has an IO-APIC of no or too many inputs or a
+ * DeviceID beyond @devid_count, or two IO-APICs sharing a GSI, a unit
+ * that does not answer, a unit already enabled by someone else) make it fail with
  * -UMSI_EINVAL (-UMSI_EBUSY for the last) and a log line naming the problem.
  */
 struct umsi_amdvi_config {
@@ -472,6 +526,8 @@ struct umsi_amdvi_config {
 	uint32_t devid_count;
 	uint32_t ioapic_devid;
 	bool allow_pass;
+	const struct umsi_ioapic_source *ioapics;
+	uint32_t nioapics;
 };
 
 /* The AMD-Vi interrupt-remapping back end (src/arch/x86/amdvi.c). */

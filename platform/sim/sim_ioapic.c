@@ -18,6 +18,8 @@
  * That is the host-hook model of UMSI_PLAT_IRQ_REMAP machines; a machine
  * with a VT-d unit (sim_vtd.c) sends every IO-APIC message through it,
  * and its entries may be remappable (a handle instead of a destination).
+ * A machine may have a second IO-APIC (config.ioapic2_gsi): the inputs
+ * from there on, whose messages carry its own requester ID.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,13 @@
 #include <umsi/ctl.h>
 
 #include "sim_priv.h"
+
+/* The requester ID of the IO-APIC that has input @gsi. */
+static uint32_t sim_ioapic_rid(const struct umsi_sim *sim, uint32_t gsi)
+{
+	return sim->ioapic2_gsi && gsi >= sim->ioapic2_gsi ? sim->ioapic2_rid :
+							       sim->ioapic_rid;
+}
 
 static int sim_ioapic_init(struct umsi_sim *sim, uint32_t pins)
 {
@@ -148,11 +157,12 @@ static void sim_rte_not_amdvi(struct umsi_sim *sim, struct sim_rte *e)
  */
 static int rte_send_remapped_locked(struct umsi_sim *sim, struct sim_rte *e)
 {
+	uint32_t rid = sim_ioapic_rid(sim, (uint32_t)(e - sim->rtes));
 	uint32_t apic_id = e->r.apic_id;
 	uint8_t vector = e->r.vector;
 	int n;
 
-	if (!sim_remap_intercept_locked(sim, sim->ioapic_rid, e->msg_addr,
+	if (!sim_remap_intercept_locked(sim, rid, e->msg_addr,
 					e->msg_data, &n, &apic_id, &vector))
 		return sim_undeliverable_locked(sim, UMSI_SIM_UNDELIV_REMAP,
 						e->msg_addr, e->msg_data);
@@ -175,8 +185,8 @@ static void rte_send_locked(struct umsi_sim *sim, uint32_t gsi)
 	e->r.deliveries++;
 	if (e->r.remappable)
 		n = rte_send_remapped_locked(sim, e);
-	else if (!sim_remap_intercept_locked(sim, sim->ioapic_rid, addr,
-					     data, &n, NULL, NULL))
+	else if (!sim_remap_intercept_locked(sim, sim_ioapic_rid(sim, gsi),
+					     addr, data, &n, NULL, NULL))
 		n = sim_deliver_phys_locked(sim, e->r.apic_id, e->r.vector,
 					    level, addr, data);
 	if (n && level)
@@ -201,8 +211,8 @@ static void rte_set_remapped_locked(struct umsi_sim *sim, uint32_t gsi,
 
 	e->msg_addr = addr;
 	e->msg_data = data;
-	if (!sim_remap_target_locked(sim, sim->ioapic_rid, addr, data, &ok,
-				     &apic_id, &vector) || !ok)
+	if (!sim_remap_target_locked(sim, sim_ioapic_rid(sim, gsi), addr, data,
+				     &ok, &apic_id, &vector) || !ok)
 		apic_id = vector = 0;
 	e->r.programmed = true;
 	e->r.remappable = true;
@@ -368,14 +378,16 @@ static void sim_ioapic_eval_all_locked(struct umsi_sim *sim)
 }
 
 /*
- * An EOI reaching the IO-APIC, broadcast by a local APIC or written to
- * its EOI register (version 0x20): every level entry whose vector field
- * is @vector ends. An AMD-Vi entry's field is its index, not the vector
- * the CPU took.
+ * An EOI reaching IO-APIC inputs @from .. @to - 1, broadcast by a local
+ * APIC (to all of them) or written to one IO-APIC's EOI register (version
+ * 0x20): every level entry whose vector field is @vector ends. An AMD-Vi
+ * entry's field is its index, not the vector the CPU took, and two
+ * IO-APICs' tables may use the same index.
  */
-static void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector)
+static void sim_ioapic_eoi_range_locked(struct umsi_sim *sim, uint8_t vector,
+					uint32_t from, uint32_t to)
 {
-	for (uint32_t g = 0; g < sim->npins; g++) {
+	for (uint32_t g = from; g < to; g++) {
 		struct sim_rte *e = &sim->rtes[g];
 
 		if (!e->r.programmed || e->r.trigger != UMSI_INTX_LEVEL ||
@@ -385,6 +397,21 @@ static void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector)
 		e->r.remote_irr = false;
 		sim_ioapic_eval_locked(sim, g);
 	}
+}
+
+static void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector)
+{
+	sim_ioapic_eoi_range_locked(sim, vector, 0, sim->npins);
+}
+
+/* The inputs of the IO-APIC that has input @gsi: [*@from, *@to). */
+static void sim_ioapic_span(const struct umsi_sim *sim, uint32_t gsi,
+			    uint32_t *from, uint32_t *to)
+{
+	bool second = sim->ioapic2_gsi && gsi >= sim->ioapic2_gsi;
+
+	*from = second ? sim->ioapic2_gsi : 0;
+	*to = second || !sim->ioapic2_gsi ? sim->npins : sim->ioapic2_gsi;
 }
 
 /*
@@ -405,8 +432,13 @@ static void sim_ioapic_host_eoi_locked(struct umsi_sim *sim, uint32_t cpu,
 
 		if (e->amdvi && e->r.trigger == UMSI_INTX_LEVEL &&
 		    e->eoi_apic == apic && e->eoi_vector == vector) {
+			uint32_t from, to;
+
+			/* The EOI register of the entry's own IO-APIC. */
+			sim_ioapic_span(sim, g, &from, &to);
 			sim->st.ioapic_eoi_writes++;
-			sim_ioapic_eoi_locked(sim, (uint8_t)e->r.handle);
+			sim_ioapic_eoi_range_locked(sim, (uint8_t)e->r.handle,
+						    from, to);
 		}
 	}
 }
@@ -772,9 +804,13 @@ uint32_t umsi_sim_irte_used(struct umsi_sim *sim)
 static int ioapic_model_init(struct umsi_sim *sim,
 			     const struct umsi_sim_config *cfg)
 {
-	/* The requester ID a remapping unit sees on the IO-APIC's writes. */
+	/* The requester ID a remapping unit sees on the IO-APIC's writes;
+	 * a second IO-APIC's from its first input on. */
 	sim->ioapic_rid = cfg->vtd_ioapic_sid;
-	if (cfg->ioapic_pins > 240)
+	sim->ioapic2_gsi = cfg->ioapic2_gsi;
+	sim->ioapic2_rid = cfg->ioapic2_sid;
+	if (cfg->ioapic_pins > 240 ||
+	    cfg->ioapic2_gsi >= (cfg->ioapic_pins ? cfg->ioapic_pins : 24))
 		return -UMSI_EINVAL;
 	return sim_ioapic_init(sim, cfg->ioapic_pins ? cfg->ioapic_pins : 24);
 }
@@ -820,7 +856,7 @@ static void ioapic_targets_locked(struct umsi_sim *sim,
 			t.address = e->msg_addr;
 			t.data = e->msg_data;
 			t.resolved = sim_remap_target_locked(sim,
-					sim->ioapic_rid, t.address,
+					sim_ioapic_rid(sim, g), t.address,
 					t.data, &ok, &apic_id, &vector) && ok;
 			t.vector = vector;
 			t.id = vector;

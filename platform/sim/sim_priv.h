@@ -457,8 +457,10 @@ struct umsi_sim {
 	struct sim_vtd *vtd;
 	/* The AMD-Vi unit (sim_amdvi.c); NULL without config.amdvi. */
 	struct sim_amdvi *amdvi;
-	/* The requester ID the IO-APIC's messages carry (sim_ioapic.c). */
-	uint32_t ioapic_rid;
+	/* The requester ID the IO-APIC's messages carry (sim_ioapic.c);
+	 * inputs from ioapic2_gsi on (when not 0) are a second IO-APIC's,
+	 * whose messages carry ioapic2_rid. */
+	uint32_t ioapic_rid, ioapic2_gsi, ioapic2_rid;
 	/* Who writes the message being delivered (UMSI_SIM_NO_REQUESTER). */
 	uint32_t msg_requester;
 	/* phys_alloc() blocks, and where the next one goes. */

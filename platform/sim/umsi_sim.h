@@ -241,6 +241,11 @@ enum umsi_sim_ctl {
  *                  AMD-Vi unit's IO-APIC DeviceID
  * @amdvi: x86 machines: an AMD-Vi IOMMU at UMSI_SIM_AMDVI_BASE (see "The
  *         AMD-Vi unit" below); not with @vtd
+ * @ioapic2_gsi: a second IO-APIC: inputs @ioapic2_gsi .. @ioapic_pins - 1
+ *               are its (GSIs counted across both, as ACPI does), and its
+ *               EOI register ends only those; 0: one IO-APIC
+ * @ioapic2_sid: the requester ID (AMD-Vi: DeviceID) the second IO-APIC's
+ *               messages carry
  */
 struct umsi_sim_config {
 	uint32_t ncpus;
@@ -258,6 +263,8 @@ struct umsi_sim_config {
 	bool vtd_eim;
 	uint32_t vtd_ioapic_sid;
 	bool amdvi;
+	uint32_t ioapic2_gsi;
+	uint32_t ioapic2_sid;
 };
 
 /**

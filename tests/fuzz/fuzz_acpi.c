@@ -68,6 +68,11 @@ static void check_ivrs(const struct acpi_ivrs *v)
 	FUZZ_CHECK(v->ioapic_devid == ACPI_NO_DEVID || v->ioapic_devid <= 0xffff);
 	for (uint32_t i = 0; i < v->naliases && i < ACPI_MAX_ALIASES; i++)
 		FUZZ_CHECK(v->alias[i].first <= v->alias[i].last);
+	/* Each IO-APIC ID once, the first MADT one's DeviceID among them. */
+	FUZZ_CHECK(v->nioapic <= ACPI_MAX_IOAPICS);
+	for (uint32_t i = 0; i < v->nioapic; i++)
+		for (uint32_t k = 0; k < i; k++)
+			FUZZ_CHECK(v->ioapic[i].id != v->ioapic[k].id);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

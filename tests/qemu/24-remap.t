@@ -68,6 +68,10 @@ sub remapped_ok {
 	     "$tag: DMAR: the DRHD at 0xfed90000, its IO-APIC's source ID, INTR_REMAP");
 	like($r->{serial}, qr/^remap: on \(umsi\.remap=\w+\): unit 0xfed90000/m,
 	     "$tag: the unit is given to uMSI");
+	my ($sid) = $r->{serial} =~ /^dmar: DRHD .* ioapic 0 sid (0x[0-9a-f]{4}) /m;
+	$sid = hex($sid // 0);
+	like($r->{serial}, qr/^remap: IO-APIC 0: GSIs 0-23, requester ${\ sprintf('0x%x', $sid)}$/m,
+	     "$tag: uMSI's table of IO-APICs (umsi_vtd_config.ioapics): GSIs 0-23 with the DMAR's source ID");
 	like($r->{serial}, qr/^umsi info: x86-vtd: .*table at 0x/m, "$tag: the back end says where its table is");
 	is($r->{ready}{remap}, 'vt-d', "$tag: ready line \"remap\":\"vt-d\"");
 	my @v = msg_vectors($r);

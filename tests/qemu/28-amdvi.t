@@ -80,6 +80,8 @@ sub remapped_ok {
 	     "$tag: the IVRS table's IOMMU and the IO-APIC's DeviceID");
 	like($r->{serial}, qr/^remap: on \(umsi\.remap=auto\): amd-vi unit 0xfed80000, ioapic devid 0xa0$/m,
 	     "$tag: umsi.remap=auto takes it");
+	like($r->{serial}, qr/^remap: IO-APIC 0: GSIs 0-23, requester 0xa0$/m,
+	     "$tag: uMSI's table of IO-APICs (umsi_amdvi_config.ioapics): GSIs 0-23 as DeviceID 0xa0");
 	like($r->{serial}, qr/^amdvi: unit 0xfed80000 control 0x[0-9a-f]+: iommu on, command buffer on; device table 0x[0-9a-f]+, \d+ DeviceIDs$/m,
 	     "$tag: the unit and its command buffer on, the device table in");
 	is($r->{ready}{remap}, 'amd-vi', "$tag: ready line \"remap\":\"amd-vi\"");

@@ -140,6 +140,32 @@ static void test_contradictory_config_refused(void **state)
 	c.ac.devid_count = 128;
 	fx_refused(sim, &c.cfg, -UMSI_EINVAL, "ioapic_devid 0xff00 is beyond "
 		   "the 128 DeviceIDs");
+	/* IO-APIC tables: a DeviceID past the device table, GSIs shared,
+	 * an IO-APIC of no inputs (the checks vtd.c shares are in
+	 * test_vtd). */
+	{
+		struct umsi_ioapic_source t[2] = {
+			{ .gsi_base = 0, .gsi_count = 24, .source_id = 0x70 },
+			{ .gsi_base = 24, .gsi_count = 24, .source_id = 0x78 },
+		};
+
+		av_cfg_of(&c);
+		c.ac.devid_count = 128;
+		c.ac.ioapic_devid = UMSI_AMDVI_NO_DEVID;
+		c.ac.ioapics = t;
+		c.ac.nioapics = 2;
+		t[1].source_id = 0x80;
+		fx_refused(sim, &c.cfg, -UMSI_EINVAL, "x86-amdvi: ioapics[1]: "
+			   "source_id 0x80 is not below 0x80");
+		t[1].source_id = 0x78;
+		t[1].gsi_base = 16;
+		fx_refused(sim, &c.cfg, -UMSI_EINVAL, "x86-amdvi: ioapics[0] "
+			   "and ioapics[1] share GSI 16");
+		t[1].gsi_base = 24;
+		t[0].gsi_count = 0;
+		fx_refused(sim, &c.cfg, -UMSI_EINVAL, "x86-amdvi: ioapics[0]: "
+			   "gsi_count 0 is not 1 to 256");
+	}
 	/* Already on: someone else's tables. */
 	umsi_sim_mmio_write32(sim, AV + 0x18, 1u);
 	av_cfg_of(&c);
@@ -536,6 +562,137 @@ static void test_intx_through_ioapic_table(void **state)
 	av_machine_free(m);
 }
 
+/* ---- several IO-APICs ------------------------------------------------------- */
+
+/* The second IO-APIC's DeviceID: GSIs 24-47 on a machine of 48 inputs. */
+#define IOAPIC2_DEVID 0x00fau
+
+static const struct umsi_ioapic_source two_ioapics[] = {
+	{ .gsi_base = 0, .gsi_count = 24, .source_id = UMSI_SIM_VTD_IOAPIC_SID },
+	{ .gsi_base = 24, .gsi_count = 24, .source_id = IOAPIC2_DEVID },
+};
+
+/* A machine of two IO-APICs; the back end told of the first @n of them. */
+static struct machine *av_two_ioapic_machine(uint32_t n)
+{
+	struct umsi_sim_config sc = { .ncpus = 4, .amdvi = true,
+				      .vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID,
+				      .ioapic_pins = 48, .ioapic2_gsi = 24,
+				      .ioapic2_sid = IOAPIC2_DEVID };
+	struct machine *m = calloc(1, sizeof(*m));
+	struct av_cfg c;
+
+	assert_non_null(m);
+	m->sim = umsi_sim_create(&sc);
+	assert_non_null(m->sim);
+	umsi_sim_leaks(m->sim, &m->leaks0);
+	av_cfg_of(&c);
+	c.ac.ioapic_devid = UMSI_AMDVI_NO_DEVID;
+	c.ac.ioapics = two_ioapics;
+	c.ac.nioapics = n;
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim,
+					    &c.cfg, &m->sys), 0);
+	(void)umsi_policy_parse(m->sys, "");
+	fx_set_dispatch(m->sim, m->sys);
+	return m;
+}
+
+/* A function whose INTA# the platform routes to @gsi. */
+static struct umsi_pci_dev *plug_at_gsi(struct machine *m, umsi_bdf_t bdf,
+					uint32_t gsi)
+{
+	struct umsi_sim_dev_desc d = intx_desc(1);
+	struct umsi_pci_dev *dev = NULL;
+
+	assert_int_equal(umsi_sim_add_device(m->sim, bdf, &d), 0);
+	assert_int_equal(umsi_sim_set_intx_route(m->sim, bdf, (int)gsi), 0);
+	assert_int_equal(umsi_pci_add(m->sys, bdf, NULL, 0, &dev), 0);
+	assert_non_null(dev);
+	return dev;
+}
+
+/* Assert @bdf's line once: how many times the handler of @gsi ran. */
+static uint64_t fire_line(struct machine *m, umsi_bdf_t bdf, uint32_t gsi)
+{
+	uint64_t before = m->handled[gsi];
+
+	fx_intx_serve(m, bdf);
+	assert_int_equal(umsi_sim_intx_set(m->sim, bdf, true), 0);
+	umsi_sim_quiesce(m->sim);
+	return m->handled[gsi] - before;
+}
+
+/*
+ * Two IO-APICs with DeviceIDs of their own (umsi_amdvi_config.ioapics,
+ * no ioapic_devid): each line's entry goes in its own IO-APIC's table, so
+ * both lines, first in their tables, have the same index; each is
+ * delivered through its table to its CPU and ended at its own IO-APIC's
+ * EOI register (one write each time), with nothing aborted. A GSI of
+ * neither IO-APIC is refused with the GSI in the log, leaving nothing.
+ */
+static void test_intx_of_two_ioapics(void **state)
+{
+	struct machine *m = av_two_ioapic_machine(2);
+	struct umsi_pci_dev *a = plug_at_gsi(m, DEV, 19);
+	struct umsi_pci_dev *b = plug_at_gsi(m, DEV6, 30);
+	struct umsi_sim_amdvi_stats a0;
+	struct umsi_sim_leaks l0, l1;
+	struct umsi_sim_rte ra, rb;
+	struct umsi_irq_info ia, ib;
+	uint32_t ga, gb;
+	uint64_t eoiw;
+
+	(void)state;
+	fx_intx_serve(m, DEV);
+	ga = fx_intx_line(m, a, DEV, &ia, &ra);
+	fx_intx_serve(m, DEV6);
+	gb = fx_intx_line(m, b, DEV6, &ib, &rb);
+	assert_int_equal(ga, 19);
+	assert_int_equal(gb, 30);
+	assert_true(ra.remappable && rb.remappable);
+	assert_int_equal(ra.handle, rb.handle);
+	assert_int_equal(rb.vector, ib.vector);
+	assert_int_equal(rb.apic_id, ib.hwid);
+	a0 = astats(m);
+	eoiw = sstats(m).ioapic_eoi_writes;
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(fire_line(m, DEV, ga), 1);
+		assert_int_equal(fire_line(m, DEV6, gb), 1);
+		assert_int_equal(umsi_sim_ioapic_get(m->sim, ga, &ra), 0);
+		assert_int_equal(umsi_sim_ioapic_get(m->sim, gb, &rb), 0);
+		assert_false(ra.remote_irr);
+		assert_false(rb.remote_irr);
+	}
+	assert_int_equal(m->last_cpu[ga], ia.cpu);
+	assert_int_equal(m->last_cpu[gb], ib.cpu);
+	assert_int_equal(sstats(m).ioapic_eoi_writes - eoiw, 4);
+	assert_int_equal(astats(m).remapped - a0.remapped, 4);
+	assert_int_equal(astats(m).aborted, a0.aborted);
+	assert_int_equal(sstats(m).undeliverable, 0);
+	assert_int_equal(umsi_free_irq(m->sys, ga, m), 0);
+	assert_int_equal(umsi_free_irq(m->sys, gb, m), 0);
+	umsi_pci_remove(m->sys, a);
+	umsi_pci_remove(m->sys, b);
+	av_machine_free(m);
+
+	/* Told of the first IO-APIC only: GSI 30 has no table. */
+	m = av_two_ioapic_machine(1);
+	b = plug_at_gsi(m, DEV6, 30);
+	umsi_sim_log_clear(m->sim);
+	umsi_sim_leaks(m->sim, &l0);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1,
+						    UMSI_PCI_IRQ_INTX),
+			 -UMSI_ENOENT);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_true(umsi_sim_leaks_equal(&l0, &l1));
+	assert_non_null(strstr(umsi_sim_log_text(m->sim),
+			       "GSI 30 is an input of no IO-APIC"));
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, 30, &rb), 0);
+	assert_false(rb.programmed);
+	umsi_pci_remove(m->sys, b);
+	av_machine_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_removal_takes_the_table),
 		cmocka_unit_test(test_silent_unit_fails),
 		cmocka_unit_test(test_intx_through_ioapic_table),
+		cmocka_unit_test(test_intx_of_two_ioapics),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

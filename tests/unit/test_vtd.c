@@ -153,6 +153,42 @@ static void test_contradictory_config_refused(void **state)
 	fx_refused(sim, &c.cfg, -UMSI_EBUSY, "remapping or queued invalidation "
 		"already on");
 	umsi_sim_mmio_write32(sim, UMSI_SIM_VTD_BASE + 0x18, 0);
+	/* IO-APIC tables that cannot be right. */
+	{
+		struct umsi_ioapic_source t[2] = {
+			{ .gsi_base = 0, .gsi_count = 24, .source_id = 0xf0 },
+			{ .gsi_base = 24, .gsi_count = 24, .source_id = 0xf8 },
+		};
+		static const struct {
+			uint32_t i, base, count, sid, n;
+			const char *why;
+		} bad[] = {
+			{ 0, 0, 24, 0xf0, UMSI_MAX_IOAPICS + 1,
+			  "nioapics 65 is more than 64" },
+			{ 1, 0, 24, 0xf8, 2, "ioapics[0] and ioapics[1] share GSI 0" },
+			{ 1, 23, 8, 0xf8, 2, "ioapics[0] and ioapics[1] share GSI 23" },
+			{ 1, 24, 0, 0xf8, 2, "ioapics[1]: gsi_count 0 is not 1 to 256" },
+			{ 1, 24, 257, 0xf8, 2, "ioapics[1]: gsi_count 257 is not" },
+			{ 1, 0xfffffff0u, 32, 0xf8, 2, "ioapics[1]: GSIs 4294967280 + 32 pass 2^32" },
+			{ 1, 24, 24, 0x10000, 2, "ioapics[1]: source_id 0x10000 is not below 0x10000" },
+		};
+
+		for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			struct umsi_ioapic_source u[2] = { t[0], t[1] };
+
+			u[bad[k].i].gsi_base = bad[k].base;
+			u[bad[k].i].gsi_count = bad[k].count;
+			u[bad[k].i].source_id = bad[k].sid;
+			vtd_cfg_of(0, &c);
+			c.vc.ioapics = u;
+			c.vc.nioapics = bad[k].n;
+			fx_refused(sim, &c.cfg, -UMSI_EINVAL, bad[k].why);
+		}
+		vtd_cfg_of(0, &c);
+		c.vc.nioapics = 1;
+		fx_refused(sim, &c.cfg, -UMSI_EINVAL,
+			   "nioapics 1 but no ioapics table");
+	}
 	umsi_sim_destroy(sim);
 	/* A machine without the unit: no interrupt remapping there. */
 	plain = umsi_sim_create(&sc);
@@ -665,6 +701,175 @@ static void test_intx_through_remapping(void **state)
 	vtd_machine_free(m);
 }
 
+/* ---- several IO-APICs --------------------------------------------------------- */
+
+/* The second IO-APIC's requester ID: GSIs 24-47 on a machine of 48 inputs. */
+#define IOAPIC2_SID 0x00fau
+
+static const struct umsi_ioapic_source two_ioapics[] = {
+	{ .gsi_base = 0, .gsi_count = 24, .source_id = UMSI_SIM_VTD_IOAPIC_SID },
+	{ .gsi_base = 24, .gsi_count = 24, .source_id = IOAPIC2_SID },
+};
+
+/* A machine of two IO-APICs; the back end told of the first @n of them
+ * (0: only ioapic_sid, the first's). */
+static struct machine *vtd_two_ioapic_machine(uint32_t n)
+{
+	struct umsi_sim_config sc = { .ncpus = 2, .vtd = true,
+				      .vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID,
+				      .ioapic_pins = 48, .ioapic2_gsi = 24,
+				      .ioapic2_sid = IOAPIC2_SID };
+	struct machine *m = calloc(1, sizeof(*m));
+	struct vtd_cfg c;
+
+	assert_non_null(m);
+	m->sim = umsi_sim_create(&sc);
+	assert_non_null(m->sim);
+	umsi_sim_leaks(m->sim, &m->leaks0);
+	vtd_cfg_of(0, &c);
+	c.vc.ioapics = n ? two_ioapics : NULL;
+	c.vc.nioapics = n;
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim,
+					    &c.cfg, &m->sys), 0);
+	(void)umsi_policy_parse(m->sys, "");
+	fx_set_dispatch(m->sim, m->sys);
+	return m;
+}
+
+/* A function whose INTA# the platform routes to @gsi. */
+static struct umsi_pci_dev *plug_at_gsi(struct machine *m, umsi_bdf_t bdf,
+					uint32_t gsi)
+{
+	struct umsi_sim_dev_desc d = intx_desc(1);
+	struct umsi_pci_dev *dev = NULL;
+
+	assert_int_equal(umsi_sim_add_device(m->sim, bdf, &d), 0);
+	assert_int_equal(umsi_sim_set_intx_route(m->sim, bdf, (int)gsi), 0);
+	assert_int_equal(umsi_pci_add(m->sys, bdf, NULL, 0, &dev), 0);
+	assert_non_null(dev);
+	return dev;
+}
+
+/* Assert @bdf's line once: how many times the handler of @gsi ran. */
+static uint64_t fire_line(struct machine *m, umsi_bdf_t bdf, uint32_t gsi)
+{
+	uint64_t before = m->handled[gsi];
+
+	fx_intx_serve(m, bdf);
+	assert_int_equal(umsi_sim_intx_set(m->sim, bdf, true), 0);
+	umsi_sim_quiesce(m->sim);
+	return m->handled[gsi] - before;
+}
+
+/*
+ * A machine of two IO-APICs, each sending with its own requester ID (a
+ * server's chipset IO-APIC and one per host bridge): told of both
+ * (umsi_vtd_config.ioapics), the back end validates each line's entry
+ * against its own IO-APIC's ID and both lines are handled, with no fault.
+ */
+static void test_intx_of_two_ioapics(void **state)
+{
+	struct machine *m = vtd_two_ioapic_machine(2);
+	struct umsi_pci_dev *a = plug_at_gsi(m, DEV, 19);
+	struct umsi_pci_dev *b = plug_at_gsi(m, DEV6, 30);
+	struct umsi_sim_rte ra, rb;
+	struct umsi_irq_info ia, ib;
+	uint32_t ga, gb;
+	uint64_t e[2];
+
+	(void)state;
+	fx_intx_serve(m, DEV);
+	ga = fx_intx_line(m, a, DEV, &ia, &ra);
+	fx_intx_serve(m, DEV6);
+	gb = fx_intx_line(m, b, DEV6, &ib, &rb);
+	assert_int_equal(ga, 19);
+	assert_int_equal(gb, 30);
+	assert_true(ra.remappable && rb.remappable);
+	assert_int_equal(umsi_sim_vtd_irte(m->sim, ra.handle, e), 0);
+	assert_int_equal(IRTE_SID(e[1]), UMSI_SIM_VTD_IOAPIC_SID);
+	assert_int_equal(umsi_sim_vtd_irte(m->sim, rb.handle, e), 0);
+	assert_true(e[0] & IRTE_P);
+	assert_int_equal(IRTE_SID(e[1]), IOAPIC2_SID);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(fire_line(m, DEV, ga), 1);
+		assert_int_equal(fire_line(m, DEV6, gb), 1);
+	}
+	assert_int_equal(m->last_cpu[gb], ib.cpu);
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, gb, &rb), 0);
+	assert_false(rb.remote_irr);
+	assert_int_equal(vstats(m).faults, 0);
+	assert_int_equal(umsi_free_irq(m->sys, ga, m), 0);
+	assert_int_equal(umsi_free_irq(m->sys, gb, m), 0);
+	umsi_pci_remove(m->sys, a);
+	umsi_pci_remove(m->sys, b);
+	vtd_machine_free(m);
+}
+
+/*
+ * The same machine with only ioapic_sid (one IO-APIC's ID): the second
+ * IO-APIC's line validates the wrong requester ID and its messages fault,
+ * as on hardware; this is what the table is for.
+ */
+static void test_one_ioapic_sid_on_two_ioapics_faults(void **state)
+{
+	struct machine *m = vtd_two_ioapic_machine(0);
+	struct umsi_pci_dev *b = plug_at_gsi(m, DEV6, 30);
+	struct umsi_sim_rte rb;
+	struct umsi_irq_info ib;
+	uint32_t gb;
+	uint64_t e[2];
+
+	(void)state;
+	gb = fx_intx_line(m, b, DEV6, &ib, &rb);
+	assert_int_equal(umsi_sim_vtd_irte(m->sim, rb.handle, e), 0);
+	assert_int_equal(IRTE_SID(e[1]), UMSI_SIM_VTD_IOAPIC_SID);
+	assert_int_equal(fire_line(m, DEV6, gb), 0);
+	assert_true(vstats(m).faults > 0);
+	assert_int_equal(umsi_sim_intx_set(m->sim, DEV6, false), 0);
+	assert_int_equal(umsi_free_irq(m->sys, gb, m), 0);
+	umsi_pci_remove(m->sys, b);
+	vtd_machine_free(m);
+}
+
+/*
+ * A GSI of no IO-APIC the back end was told of (the table lists only the
+ * first): the back end refuses the line (-UMSI_ENOTSUP, which
+ * umsi_pci_alloc_irq_vectors() answers as no INTx: -UMSI_ENOENT) with a log
+ * line naming the GSI, and nothing is left: no entry, no vector, the input not programmed;
+ * the first IO-APIC's lines still work.
+ */
+static void test_gsi_of_no_known_ioapic_refused(void **state)
+{
+	struct machine *m = vtd_two_ioapic_machine(1);
+	struct umsi_pci_dev *a = plug_at_gsi(m, DEV, 19);
+	struct umsi_pci_dev *b = plug_at_gsi(m, DEV6, 30);
+	struct umsi_sim_leaks l0, l1;
+	struct umsi_sim_rte ra, rb;
+	struct umsi_irq_info ia;
+	uint32_t ga;
+
+	(void)state;
+	umsi_sim_log_clear(m->sim);
+	umsi_sim_leaks(m->sim, &l0);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1,
+						    UMSI_PCI_IRQ_INTX),
+			 -UMSI_ENOENT);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_true(umsi_sim_leaks_equal(&l0, &l1));
+	assert_non_null(strstr(umsi_sim_log_text(m->sim),
+			       "GSI 30 is an input of no IO-APIC"));
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, 30, &rb), 0);
+	assert_false(rb.programmed);
+	assert_int_equal(umsi_irq_get_info(m->sys, 30, &ia), -UMSI_ENOENT);
+	ga = fx_intx_line(m, a, DEV, &ia, &ra);
+	assert_int_equal(fire_line(m, DEV, ga), 1);
+	assert_int_equal(vstats(m).faults, 0);
+	assert_int_equal(umsi_free_irq(m->sys, ga, m), 0);
+	umsi_pci_remove(m->sys, a);
+	umsi_pci_remove(m->sys, b);
+	vtd_machine_free(m);
+}
+
 /* ---- exhaustion, a queue that stops ------------------------------------------ */
 
 /*
@@ -759,6 +964,9 @@ int main(void)
 		cmocka_unit_test(test_apic_ids_above_255),
 		cmocka_unit_test(test_forged_messages_refused),
 		cmocka_unit_test(test_intx_through_remapping),
+		cmocka_unit_test(test_intx_of_two_ioapics),
+		cmocka_unit_test(test_one_ioapic_sid_on_two_ioapics_faults),
+		cmocka_unit_test(test_gsi_of_no_known_ioapic_refused),
 		cmocka_unit_test(test_full_table),
 		cmocka_unit_test(test_silent_queue_fails),
 	};

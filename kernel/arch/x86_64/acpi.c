@@ -357,6 +357,23 @@ static void ivrs_alias(struct acpi_ivrs *out, uint16_t first, uint16_t last,
 	out->naliases++;
 }
 
+/*
+ * An IO-APIC special device entry: IO-APIC @id sends as DeviceID @devid.
+ * The first entry of an ID counts; @first_id is the MADT's first IO-APIC.
+ */
+static void ivrs_ioapic(struct acpi_ivrs *out, uint8_t id, uint16_t devid,
+			uint8_t first_id)
+{
+	for (uint32_t i = 0; i < out->nioapic; i++)
+		if (out->ioapic[i].id == id)
+			return;
+	if (id == first_id && out->ioapic_devid == ACPI_NO_DEVID)
+		out->ioapic_devid = devid;
+	if (out->nioapic < ACPI_MAX_IOAPICS)
+		out->ioapic[out->nioapic++] = (struct acpi_ivrs_ioapic){
+			id, devid };
+}
+
 /* The device entries of the IVHD at @b (@blen bytes, checked). */
 static bool ivhd_entries(const uint8_t *b, uint32_t blen, uint32_t first,
 			 uint32_t at, uint8_t ioapic_id, struct acpi_ivrs *out)
@@ -380,9 +397,8 @@ static bool ivhd_entries(const uint8_t *b, uint32_t blen, uint32_t first,
 			return ivrs_fail(out, "IVHD at %u: entry type 0x%x at %u "
 					 "has %u bytes, %u left", at, type, off,
 					 elen, blen - off);
-		if (type == 0x48 && e[7] == 1 && e[4] == ioapic_id &&
-		    out->ioapic_devid == ACPI_NO_DEVID)
-			out->ioapic_devid = (uint32_t)e[5] | (uint32_t)e[6] << 8;
+		if (type == 0x48 && e[7] == 1)
+			ivrs_ioapic(out, e[4], rd16(e + 5), ioapic_id);
 		if (type == 0x42)
 			ivrs_alias(out, rd16(e + 1), rd16(e + 1), rd16(e + 5));
 		if (type == 0x43) {

@@ -242,6 +242,44 @@ const struct umsi_host_ops kernel_host_ops = {
  */
 static struct umsi_vtd_config vtd_config;
 static struct umsi_amdvi_config amdvi_config;
+static struct umsi_ioapic_source ioapic_table[ACPI_MAX_IOAPICS];
+
+/*
+ * Every IO-APIC, with the requester ID its messages carry at the unit
+ * (umsi_vtd_config.ioapics, umsi_amdvi_config.ioapics): each one's own,
+ * as a server with an IO-APIC per host bridge needs. One the tables do
+ * not name is kept with UMSI_VTD_NO_SID when @keep_unknown (VT-d: its
+ * entries are not validated), else left out (AMD-Vi: its lines are
+ * refused). How many; *@top the largest ID listed (0 with none).
+ */
+static uint32_t ioapic_sources(bool keep_unknown, uint32_t *top)
+{
+	uint32_t n = 0, base, count, sid;
+	uint8_t id;
+
+	*top = 0;
+	for (uint32_t i = 0; i < ioapic_count(); i++) {
+		ioapic_span(i, &base, &count, &id);
+		sid = iommu_ioapic_source(id);
+		if (sid == ACPI_NO_SID && !keep_unknown) {
+			kprintf("remap: IO-APIC %u: no DeviceID in the IVRS "
+				"table; its GSIs %u-%u get no interrupts\n",
+				id, base, base + count - 1);
+			continue;
+		}
+		ioapic_table[n++] = (struct umsi_ioapic_source){
+			.gsi_base = base, .gsi_count = count,
+			.source_id = sid == ACPI_NO_SID ? UMSI_VTD_NO_SID :
+							  sid };
+		if (sid == ACPI_NO_SID)
+			continue;
+		kprintf("remap: IO-APIC %u: GSIs %u-%u, requester 0x%x\n", id,
+			base, base + count - 1, sid);
+		if (sid > *top)
+			*top = sid;
+	}
+	return n;
+}
 
 /*
  * AMD-Vi (iommu.c chose the IVRS table's IOMMU): a device table for every
@@ -252,13 +290,18 @@ static void amdvi_umsi_config(struct umsi_config *cfg)
 {
 	uint32_t n = acpi.have_mcfg ? ((uint32_t)acpi.ecam_bus_end + 1) * 256u :
 				      65536u, dev = iommu_amdvi_ioapic_devid();
+	uint32_t top, nio = ioapic_sources(false, &top);
 
-	if (dev != ACPI_NO_DEVID && dev >= n)
-		n = (dev / 128 + 1) * 128;
+	if (dev != ACPI_NO_DEVID && dev > top)
+		top = dev;
+	if (top >= n)
+		n = (top / 128 + 1) * 128;
 	amdvi_config.reg_base = iommu_amdvi_base();
 	amdvi_config.devid_count = n;
 	amdvi_config.ioapic_devid = dev == ACPI_NO_DEVID ? UMSI_AMDVI_NO_DEVID :
 							   dev;
+	amdvi_config.ioapics = ioapic_table;
+	amdvi_config.nioapics = nio;
 	amdvi_config.allow_pass = false;
 	cfg->ctl = &umsi_ctl_x86_amdvi;
 	cfg->ctl_config = &amdvi_config;
@@ -271,7 +314,7 @@ static void amdvi_umsi_config(struct umsi_config *cfg)
 void arch_umsi_config(struct umsi_config *cfg)
 {
 	const struct acpi_drhd *u = iommu_remap_unit();
-	uint32_t sid = iommu_ioapic_sid();
+	uint32_t sid = iommu_ioapic_sid(), top;
 
 	if (iommu_amdvi_base()) {
 		amdvi_umsi_config(cfg);
@@ -284,6 +327,8 @@ void arch_umsi_config(struct umsi_config *cfg)
 	vtd_config.x2apic = apic_mode() == APIC_X2APIC;
 	vtd_config.allow_compat = false;
 	vtd_config.ioapic_sid = sid == ACPI_NO_SID ? UMSI_VTD_NO_SID : sid;
+	vtd_config.ioapics = ioapic_table;
+	vtd_config.nioapics = ioapic_sources(true, &top);
 	cfg->ctl = &umsi_ctl_x86_vtd;
 	cfg->ctl_config = &vtd_config;
 	kprintf("remap: uMSI takes the VT-d back end: unit 0x%lx, %s, "

@@ -117,6 +117,19 @@ uint32_t ioapic_gsi_count(void)
 	return max;
 }
 
+uint32_t ioapic_count(void)
+{
+	return nioapics;
+}
+
+void ioapic_span(uint32_t i, uint32_t *gsi_base, uint32_t *count,
+		 uint8_t *id)
+{
+	*gsi_base = ioapics[i].gsi_base;
+	*count = ioapics[i].count;
+	*id = acpi.ioapic[i].id;
+}
+
 static struct ioapic *find(uint32_t gsi, uint32_t *pin)
 {
 	for (uint32_t i = 0; i < nioapics; i++) {

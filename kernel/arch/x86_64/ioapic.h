@@ -45,6 +45,10 @@ int ioapic_entry_handle(uint64_t entry);
 void pic_disable(void);
 void ioapic_init(void);			/* every input masked */
 uint32_t ioapic_gsi_count(void);	/* highest GSI + 1 */
+uint32_t ioapic_count(void);		/* IO-APICs, in the MADT's order */
+/* IO-APIC @i (below ioapic_count()): its first GSI, inputs and ID. */
+void ioapic_span(uint32_t i, uint32_t *gsi_base, uint32_t *count,
+		 uint8_t *id);
 int ioapic_program(uint32_t gsi, const struct ioapic_route *r);
 int ioapic_set_mask(uint32_t gsi, bool masked);
 int ioapic_read_entry(uint32_t gsi, uint64_t *entry);

@@ -315,11 +315,9 @@ static const struct acpi_drhd *usable_unit(const struct acpi_dmar *dm,
 	return found;
 }
 
-/* The source ID of the one IO-APIC, from any unit's device scope. */
-static uint32_t find_ioapic_sid(const struct acpi_dmar *dm)
+/* The source ID of IO-APIC @id, from any unit's device scope. */
+static uint32_t find_ioapic_sid(const struct acpi_dmar *dm, uint8_t id)
 {
-	if (acpi.nioapics != 1)
-		return ACPI_NO_SID;
 	for (uint32_t i = 0; i < dm->ndrhds; i++) {
 		const struct acpi_drhd *d = &dm->drhd[i];
 
@@ -327,8 +325,8 @@ static uint32_t find_ioapic_sid(const struct acpi_dmar *dm)
 			const struct acpi_dmar_scope *sc = &d->scope[k];
 			int bdf = scope_bdf(sc);
 
-			if (sc->type == DMAR_SCOPE_IOAPIC &&
-			    sc->id == acpi.ioapic[0].id && bdf >= 0)
+			if (sc->type == DMAR_SCOPE_IOAPIC && sc->id == id &&
+			    bdf >= 0)
 				return (uint32_t)bdf;
 		}
 	}
@@ -386,11 +384,15 @@ void iommu_init(void)
 			"umsi.remap=on tries the unit anyway\n");
 	unit = d;
 	regs = (uint64_t)mm_map_mmio(d->base, 4096);
-	ioapic_sid = find_ioapic_sid(dm);
-	if (ioapic_sid == ACPI_NO_SID)
-		kprintf("remap: the IO-APIC's source ID is not known "
-			"(%u IO-APICs); its entries are not validated\n",
-			acpi.nioapics);
+	/* One IO-APIC's ID, for the line below; uMSI gets each one's
+	 * (iommu_ioapic_source()). */
+	if (acpi.nioapics == 1)
+		ioapic_sid = find_ioapic_sid(dm, acpi.ioapic[0].id);
+	for (uint32_t i = 0; i < acpi.nioapics; i++)
+		if (find_ioapic_sid(dm, acpi.ioapic[i].id) == ACPI_NO_SID)
+			kprintf("remap: IO-APIC %u's source ID is not known; "
+				"its entries are not validated\n",
+				acpi.ioapic[i].id);
 	kprintf("remap: on (umsi.remap=%s): unit 0x%lx, ioapic sid 0x%x\n",
 		mode_name(mode), d->base, ioapic_sid);
 }
@@ -403,6 +405,17 @@ const struct acpi_drhd *iommu_remap_unit(void)
 uint32_t iommu_ioapic_sid(void)
 {
 	return ioapic_sid;
+}
+
+uint32_t iommu_ioapic_source(uint8_t id)
+{
+	if (amdvi_base) {
+		for (uint32_t i = 0; i < acpi.ivrs.nioapic; i++)
+			if (acpi.ivrs.ioapic[i].id == id)
+				return acpi.ivrs.ioapic[i].devid;
+		return ACPI_NO_DEVID;
+	}
+	return unit ? find_ioapic_sid(&acpi.dmar, id) : ACPI_NO_SID;
 }
 
 bool iommu_remap_active(void)

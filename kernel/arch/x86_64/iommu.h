@@ -42,8 +42,16 @@ const char *iommu_kind(void);
 /* The unit chosen for interrupt remapping, or NULL: remapping off. */
 const struct acpi_drhd *iommu_remap_unit(void);
 
-/* The IO-APIC's source ID from the DMAR device scope, or ACPI_NO_SID. */
+/* The IO-APIC's source ID from the DMAR device scope, or ACPI_NO_SID
+ * (also when there are several IO-APICs). */
 uint32_t iommu_ioapic_sid(void);
+
+/*
+ * The requester ID IO-APIC @id's messages carry at the chosen unit: the
+ * DMAR device scope's (VT-d) or the IVRS special device entry's DeviceID
+ * (AMD-Vi); ACPI_NO_SID (= ACPI_NO_DEVID) when the tables do not say.
+ */
+uint32_t iommu_ioapic_source(uint8_t id);
 
 /*
  * After uMSI's set-up: print the unit's state (remapping, queued

@@ -119,6 +119,9 @@ struct av_priv {
 	volatile uint8_t *regs;
 	void *lock;
 	uint32_t ndev, ioapic_devid;
+	/* Several IO-APICs (umsi_amdvi_config.ioapics): nioapics of them. */
+	uint32_t nioapics;
+	struct umsi_ioapic_source *ioapics;
 	uint64_t idle_dte;              /* a DeviceID without a table */
 	volatile uint64_t *devtab;
 	uint64_t devtab_phys;
@@ -316,10 +319,22 @@ static void av_unlink_dev(struct av_priv *p, struct av_dev *d)
 		*l = d->next;
 }
 
-/* The DeviceID whose table holds @ci's entries: a wired input's IO-APIC. */
+/*
+ * The DeviceID whose table holds @ci's entries: a wired input's IO-APIC
+ * (the one whose inputs hold its GSI, with several), UMSI_AMDVI_NO_DEVID
+ * when no known IO-APIC has it.
+ */
 static uint32_t av_devid(const struct av_priv *p, const struct umsi_ctl_irq *ci)
 {
-	return ci->wired ? p->ioapic_devid : ci->source_id;
+	uint32_t devid = p->ioapic_devid;
+
+	if (!ci->wired)
+		return ci->source_id;
+	if (p->nioapics &&
+	    !umsi_x86_ioapic_source(p->ioapics, p->nioapics, ci->index,
+				    &devid))
+		devid = UMSI_AMDVI_NO_DEVID;
+	return devid;
 }
 
 static int av_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
@@ -328,7 +343,11 @@ static int av_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	struct av_priv *p = av_priv(sys);
 	uint32_t devid = av_devid(p, ci);
 
-	if (ci->wired && (p->ioapic_devid == UMSI_AMDVI_NO_DEVID ||
+	if (ci->wired && devid == UMSI_AMDVI_NO_DEVID && p->nioapics)
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: irq %u: GSI %u is an "
+			 "input of no IO-APIC of umsi_amdvi_config.ioapics",
+			 ci->irq, ci->index);
+	if (ci->wired && (devid == UMSI_AMDVI_NO_DEVID ||
 			  ci->count != 1 || ci->group_count))
 		return -UMSI_ENOTSUP;
 	if (devid == UMSI_NO_SOURCE || (devid >> 16) || devid >= p->ndev)
@@ -678,7 +697,7 @@ static void av_fini(struct umsi_system *sys)
 	if (p->lock)
 		umsi_host_lock_destroy(sys, p->lock);
 	env->priv = NULL;
-	umsi_free(sys, p, sizeof(*p));
+	umsi_free(sys, p, sizeof(*p) + p->nioapics * sizeof(*p->ioapics));
 }
 
 static int av_check_config(struct umsi_system *sys,
@@ -723,7 +742,8 @@ static int av_check_config(struct umsi_system *sys,
 			 c->ioapic_devid, *ndev);
 		return -UMSI_EINVAL;
 	}
-	return 0;
+	return umsi_x86_ioapics_check(sys, "x86-amdvi", c->ioapics,
+				      c->nioapics, *ndev, 0);
 }
 
 /* The unit answers and nobody else turned it on. */
@@ -781,11 +801,16 @@ static int av_init(struct umsi_system *sys, uint32_t ncpus,
 	ret = av_check_config(sys, c, &ndev);
 	if (ret)
 		return ret;
-	p = umsi_zalloc(sys, sizeof(*p));
+	p = umsi_zalloc(sys, sizeof(*p) + c->nioapics * sizeof(*p->ioapics));
 	if (!p)
 		return -UMSI_ENOMEM;
 	p->ndev = ndev;
 	p->ioapic_devid = c->ioapic_devid;
+	p->ioapics = (struct umsi_ioapic_source *)(p + 1);
+	p->nioapics = c->nioapics;
+	if (c->nioapics)
+		umsi_memcpy(p->ioapics, c->ioapics,
+			    c->nioapics * sizeof(*p->ioapics));
 	p->idle_dte = DTE_IV | (c->allow_pass ? DTE_INTCTL_PASS :
 					      DTE_INTCTL_ABORT);
 	p->devtab_size = (size_t)ndev * DTE_SIZE;
@@ -837,7 +862,8 @@ static int av_cpu_init(struct umsi_system *sys, uint32_t cpu,
 	out->reachable = out->hwid <= 0xfe;
 	/* Wired inputs too, through the IO-APIC's DeviceID's table. */
 	out->wired_reachable = out->reachable &&
-			       av_priv(sys)->ioapic_devid != UMSI_AMDVI_NO_DEVID;
+			       (av_priv(sys)->ioapic_devid != UMSI_AMDVI_NO_DEVID ||
+				av_priv(sys)->nioapics);
 	return 0;
 }
 

@@ -116,6 +116,9 @@ struct vtd_priv {
 	uint32_t nirte, irta_bits;
 	bool x2apic;
 	uint32_t ioapic_sid;
+	/* Several IO-APICs (umsi_vtd_config.ioapics): nioapics of them. */
+	uint32_t nioapics;
+	struct umsi_ioapic_source *ioapics;
 	/* The table and the queue (phys_alloc), the status dword. */
 	volatile uint64_t *irt;
 	uint64_t irt_phys;
@@ -369,11 +372,32 @@ static void vtd_msg(const struct vtd_irq *r, bool wired, uint32_t vector,
 	msg->data = wired && !(lo & MSI_REMAP_SHV) ? vector : 0;
 }
 
+/* The requester ID that wired input @gsi's messages carry (its IO-APIC). */
+static uint32_t vtd_wired_sid(const struct vtd_priv *p, uint32_t gsi)
+{
+	uint32_t sid = p->ioapic_sid;
+
+	if (p->nioapics)
+		(void)umsi_x86_ioapic_source(p->ioapics, p->nioapics, gsi,
+					     &sid);
+	return sid;
+}
+
 static int vtd_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		     uint32_t cpu, uint32_t id, uint32_t *apic)
 {
 	struct vtd_priv *p = vtd_priv(sys);
+	uint32_t sid;
 
+	/* A wired input's GSI must be an input of an IO-APIC we know. */
+	if (ci->wired && p->nioapics &&
+	    !umsi_x86_ioapic_source(p->ioapics, p->nioapics, ci->index,
+				    &sid)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irq %u: GSI %u is an "
+			 "input of no IO-APIC of umsi_vtd_config.ioapics",
+			 ci->irq, ci->index);
+		return -UMSI_ENOTSUP;
+	}
 	*apic = umsi_cpu_hwid(sys, cpu);
 	if (id < 0x10 || id + ci->count > 0x100 || !ci->count ||
 	    ci->count > 32)
@@ -418,7 +442,7 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		r->irq = sl.key;
 		r->count = sl.n;
 		r->group = sl.group;
-		sid = ci->wired ? p->ioapic_sid : ci->source_id;
+		sid = ci->wired ? vtd_wired_sid(p, ci->index) : ci->source_id;
 		/* Verify all 16 bits of the requester ID (SQ 0). */
 		r->high = sid <= 0xffff ? IRTE_SVT_ALL | sid : 0;
 		r->base = p->broken ? UINT32_MAX :
@@ -642,7 +666,8 @@ static int vtd_check_config(struct umsi_system *sys,
 			 "power of two from 2 to 65536", *n);
 		return -UMSI_EINVAL;
 	}
-	return 0;
+	return umsi_x86_ioapics_check(sys, "x86-vtd", c->ioapics, c->nioapics,
+				      0x10000, UMSI_VTD_NO_SID);
 }
 
 /* The unit's registers against what the configuration asks. */
@@ -730,7 +755,8 @@ static int vtd_init(struct umsi_system *sys, uint32_t ncpus,
 	ret = vtd_check_config(sys, c, &n);
 	if (ret)
 		return ret;
-	size = sizeof(*p) + umsi_idmap_size(n) + (size_t)n * sizeof(*p->hash);
+	size = sizeof(*p) + (size_t)n * sizeof(*p->hash) + umsi_idmap_size(n) +
+	       (size_t)c->nioapics * sizeof(*p->ioapics);
 	p = umsi_zalloc(sys, size);
 	if (!p)
 		return -UMSI_ENOMEM;
@@ -738,6 +764,13 @@ static int vtd_init(struct umsi_system *sys, uint32_t ncpus,
 	p->nirte = n;
 	p->hash = (struct vtd_irq **)(p + 1);
 	umsi_idmap_init(&p->used, n, (uint64_t *)(p->hash + n));
+	/* The IO-APICs after the map (its words keep them aligned). */
+	p->ioapics = (struct umsi_ioapic_source *)((char *)(p->hash + n) +
+						   umsi_idmap_size(n));
+	p->nioapics = c->nioapics;
+	if (c->nioapics)
+		umsi_memcpy(p->ioapics, c->ioapics,
+			    c->nioapics * sizeof(*p->ioapics));
 	p->irta_bits = umsi_order_of(n);
 	if (!p->irta_bits)
 		p->irta_bits = 1;

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The IO-APICs a remapping back end knows (struct umsi_ioapic_source):
+ * which requester ID a wired input's messages carry, found by its GSI.
+ * Shared by vtd.c and amdvi.c.
+ */
+#include <umsi/ctl.h>
+#include <umsi/internal/lib.h>
+
+#include "lapic.h"
+
+int umsi_x86_ioapics_check(struct umsi_system *sys, const char *name,
+			   const struct umsi_ioapic_source *t, uint32_t n,
+			   uint32_t id_limit, uint32_t id_none)
+{
+	uint32_t i, k;
+
+	if (n > UMSI_MAX_IOAPICS) {
+		umsi_log(sys, UMSI_LOG_ERROR, "%s: nioapics %u is more than "
+			 "%u", name, n, UMSI_MAX_IOAPICS);
+		return -UMSI_EINVAL;
+	}
+	if (n && !t) {
+		umsi_log(sys, UMSI_LOG_ERROR, "%s: nioapics %u but no ioapics "
+			 "table", name, n);
+		return -UMSI_EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		const struct umsi_ioapic_source *a = &t[i];
+
+		if (a->gsi_count == 0 || a->gsi_count > 256) {
+			umsi_log(sys, UMSI_LOG_ERROR, "%s: ioapics[%u]: "
+				 "gsi_count %u is not 1 to 256", name, i,
+				 a->gsi_count);
+			return -UMSI_EINVAL;
+		}
+		if (a->gsi_base > UINT32_MAX - a->gsi_count) {
+			umsi_log(sys, UMSI_LOG_ERROR, "%s: ioapics[%u]: GSIs "
+				 "%u + %u pass 2^32", name, i, a->gsi_base,
+				 a->gsi_count);
+			return -UMSI_EINVAL;
+		}
+		if (a->source_id >= id_limit && a->source_id != id_none) {
+			umsi_log(sys, UMSI_LOG_ERROR, "%s: ioapics[%u]: "
+				 "source_id 0x%x is not below 0x%x", name, i,
+				 a->source_id, id_limit);
+			return -UMSI_EINVAL;
+		}
+		for (k = 0; k < i; k++) {
+			const struct umsi_ioapic_source *b = &t[k];
+
+			if (a->gsi_base < b->gsi_base + b->gsi_count &&
+			    b->gsi_base < a->gsi_base + a->gsi_count) {
+				umsi_log(sys, UMSI_LOG_ERROR, "%s: ioapics[%u] "
+					 "and ioapics[%u] share GSI %u", name,
+					 k, i, a->gsi_base > b->gsi_base ?
+					 a->gsi_base : b->gsi_base);
+				return -UMSI_EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+bool umsi_x86_ioapic_source(const struct umsi_ioapic_source *t, uint32_t n,
+			    uint32_t gsi, uint32_t *id)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (gsi - t[i].gsi_base < t[i].gsi_count) {
+			*id = t[i].source_id;
+			return true;
+		}
+	}
+	return false;
+}
