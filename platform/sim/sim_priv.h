@@ -196,7 +196,6 @@ struct sim_vtd_fault {
  */
 struct sim_vtd {
 	bool eim;
-	uint32_t ioapic_sid;
 	uint32_t gsts, fsts, ics;
 	uint32_t fri;
 	uint64_t iqa, iqa_latched;    /* IQA as written, as QIE latched it */

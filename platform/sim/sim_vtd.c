@@ -111,7 +111,6 @@ static int sim_vtd_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
 	if (!v->iec)
 		return -UMSI_ENOMEM;
 	v->eim = cfg->vtd_eim;
-	v->ioapic_sid = cfg->vtd_ioapic_sid;
 	v->gen = 1;
 	return 0;
 }

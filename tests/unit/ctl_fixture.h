@@ -277,11 +277,18 @@ static inline int fx_system_create_nofile(const struct umsi_host_ops *ops,
 	if (fx_gicv2m())
 		return fx_gicv2m_system_create(ops, sim, base, nofile, out);
 	if (fx_amdvi()) {
+		/* The IO-APIC as a table of one (the VT-d runs give its ID
+		 * alone, ioapic_sid): both forms run every shared test. */
+		static const struct umsi_ioapic_source one = {
+			.gsi_base = 0, .gsi_count = 24,
+			.source_id = UMSI_SIM_VTD_IOAPIC_SID };
 		struct umsi_amdvi_config ac;
 
 		memset(&ac, 0, sizeof(ac));
 		ac.reg_base = UMSI_SIM_AMDVI_BASE;
-		ac.ioapic_devid = UMSI_SIM_VTD_IOAPIC_SID;
+		ac.ioapic_devid = UMSI_AMDVI_NO_DEVID;
+		ac.ioapics = &one;
+		ac.nioapics = 1;
 		if (base)
 			cfg = *base;
 		else
