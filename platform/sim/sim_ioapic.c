@@ -340,6 +340,40 @@ static void arm_spi_done_locked(struct umsi_sim *sim, uint32_t cpu,
 	}
 }
 
+/*
+ * What a kernel does after each dispatch of identity @id on CPU @cpu of a
+ * RISC-V machine (as kernel/arch/riscv64/aplic.c does): in MSI delivery
+ * mode a level source's pending bit is cleared when its MSI goes out and
+ * is not set again while the input stays high (AIA 4.9.2), so a source
+ * aimed there whose input is still asserted is made pending again
+ * (setipnum_le) and sends once more.
+ */
+static void aplic_done_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	for (uint32_t g = 0; g < sim->npins; g++) {
+		struct sim_rte *e = &sim->rtes[g];
+		uint32_t to_cpu, to_id;
+
+		if (!e->sent || !e->active || e->r.trigger != UMSI_INTX_LEVEL ||
+		    !sim_msg_target_locked(sim, e->msg_addr, e->msg_data,
+					   &to_cpu, &to_id) ||
+		    to_cpu != cpu || to_id != id)
+			continue;
+		sim->st.aplic_retriggers++;
+		e->sent = false;
+		aplic_eval_locked(sim, g);
+	}
+}
+
+/* CPU @cpu's dispatch of identity @id returned (sim_model_ops.done). */
+static void wired_done_locked(struct umsi_sim *sim, uint32_t cpu, uint32_t id)
+{
+	if (sim->ctl->wired == SIM_WIRED_APLIC)
+		aplic_done_locked(sim, cpu, id);
+	else
+		arm_spi_done_locked(sim, cpu, id);
+}
+
 static void sim_ioapic_eval_locked(struct umsi_sim *sim, uint32_t gsi)
 {
 	struct sim_rte *e = &sim->rtes[gsi];
@@ -910,7 +944,7 @@ const struct sim_model_ops sim_ioapic_ops = {
 	.gsi_program = sim_gsi_program_locked,
 	.line = sim_ioapic_eval_locked,
 	.eoi_broadcast = sim_ioapic_eoi_locked,
-	.done = arm_spi_done_locked,
+	.done = wired_done_locked,
 	.host_eoi = sim_ioapic_host_eoi_locked,
 	.targets = ioapic_targets_locked,
 	.dump = ioapic_dump,

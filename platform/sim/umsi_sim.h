@@ -793,6 +793,9 @@ const char *umsi_sim_op_name(enum umsi_sim_op op);
  *        @eoi_missing: handler returned with its vector still in service
  * @ioapic_eoi_writes: EOIs the host wrote to the IO-APIC's EOI register
  *        (AMD-Vi level inputs, which the local APIC's EOI does not reach)
+ * @aplic_retriggers: level sources the host made pending again after a
+ *        dispatch because their input was still asserted (APLIC in MSI
+ *        mode, setipnum_le, as the RISC-V reference kernel does)
  * @bad_accesses: misuse the hardware would not forgive: misaligned or
  *        out-of-range config access, MMIO outside any mapping or
  *        misaligned, unmap of an unknown mapping, free of an unknown
@@ -819,6 +822,7 @@ struct umsi_sim_stats {
 	uint64_t stray_dma;
 	uint64_t eois, eoi_spurious, eoi_mismatch, eoi_missing;
 	uint64_t ioapic_eoi_writes;
+	uint64_t aplic_retriggers;
 	uint64_t bad_accesses;
 	uint64_t lock_errors;
 	uint64_t slept_us;	/* sleep_us() asked for, in all */
