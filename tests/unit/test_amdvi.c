@@ -564,62 +564,16 @@ static void test_intx_through_ioapic_table(void **state)
 
 /* ---- several IO-APICs ------------------------------------------------------- */
 
-/* The second IO-APIC's DeviceID: GSIs 24-47 on a machine of 48 inputs. */
-#define IOAPIC2_DEVID 0x00fau
-
-static const struct umsi_ioapic_source two_ioapics[] = {
-	{ .gsi_base = 0, .gsi_count = 24, .source_id = UMSI_SIM_VTD_IOAPIC_SID },
-	{ .gsi_base = 24, .gsi_count = 24, .source_id = IOAPIC2_DEVID },
-};
-
 /* A machine of two IO-APICs; the back end told of the first @n of them. */
 static struct machine *av_two_ioapic_machine(uint32_t n)
 {
-	struct umsi_sim_config sc = { .ncpus = 4, .amdvi = true,
-				      .vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID,
-				      .ioapic_pins = 48, .ioapic2_gsi = 24,
-				      .ioapic2_sid = IOAPIC2_DEVID };
-	struct machine *m = calloc(1, sizeof(*m));
 	struct av_cfg c;
 
-	assert_non_null(m);
-	m->sim = umsi_sim_create(&sc);
-	assert_non_null(m->sim);
-	umsi_sim_leaks(m->sim, &m->leaks0);
 	av_cfg_of(&c);
 	c.ac.ioapic_devid = UMSI_AMDVI_NO_DEVID;
-	c.ac.ioapics = two_ioapics;
+	c.ac.ioapics = fx_two_ioapics();
 	c.ac.nioapics = n;
-	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim,
-					    &c.cfg, &m->sys), 0);
-	(void)umsi_policy_parse(m->sys, "");
-	fx_set_dispatch(m->sim, m->sys);
-	return m;
-}
-
-/* A function whose INTA# the platform routes to @gsi. */
-static struct umsi_pci_dev *plug_at_gsi(struct machine *m, umsi_bdf_t bdf,
-					uint32_t gsi)
-{
-	struct umsi_sim_dev_desc d = intx_desc(1);
-	struct umsi_pci_dev *dev = NULL;
-
-	assert_int_equal(umsi_sim_add_device(m->sim, bdf, &d), 0);
-	assert_int_equal(umsi_sim_set_intx_route(m->sim, bdf, (int)gsi), 0);
-	assert_int_equal(umsi_pci_add(m->sys, bdf, NULL, 0, &dev), 0);
-	assert_non_null(dev);
-	return dev;
-}
-
-/* Assert @bdf's line once: how many times the handler of @gsi ran. */
-static uint64_t fire_line(struct machine *m, umsi_bdf_t bdf, uint32_t gsi)
-{
-	uint64_t before = m->handled[gsi];
-
-	fx_intx_serve(m, bdf);
-	assert_int_equal(umsi_sim_intx_set(m->sim, bdf, true), 0);
-	umsi_sim_quiesce(m->sim);
-	return m->handled[gsi] - before;
+	return fx_two_ioapic_machine(true, &c.cfg);
 }
 
 /*
@@ -633,8 +587,8 @@ static uint64_t fire_line(struct machine *m, umsi_bdf_t bdf, uint32_t gsi)
 static void test_intx_of_two_ioapics(void **state)
 {
 	struct machine *m = av_two_ioapic_machine(2);
-	struct umsi_pci_dev *a = plug_at_gsi(m, DEV, 19);
-	struct umsi_pci_dev *b = plug_at_gsi(m, DEV6, 30);
+	struct umsi_pci_dev *a = fx_plug_at_gsi(m, DEV, 19);
+	struct umsi_pci_dev *b = fx_plug_at_gsi(m, DEV6, 30);
 	struct umsi_sim_amdvi_stats a0;
 	struct umsi_sim_leaks l0, l1;
 	struct umsi_sim_rte ra, rb;
@@ -656,8 +610,8 @@ static void test_intx_of_two_ioapics(void **state)
 	a0 = astats(m);
 	eoiw = sstats(m).ioapic_eoi_writes;
 	for (int k = 0; k < 2; k++) {
-		assert_int_equal(fire_line(m, DEV, ga), 1);
-		assert_int_equal(fire_line(m, DEV6, gb), 1);
+		assert_int_equal(fx_fire_line(m, DEV, ga), 1);
+		assert_int_equal(fx_fire_line(m, DEV6, gb), 1);
 		assert_int_equal(umsi_sim_ioapic_get(m->sim, ga, &ra), 0);
 		assert_int_equal(umsi_sim_ioapic_get(m->sim, gb, &rb), 0);
 		assert_false(ra.remote_irr);
@@ -677,7 +631,7 @@ static void test_intx_of_two_ioapics(void **state)
 
 	/* Told of the first IO-APIC only: GSI 30 has no table. */
 	m = av_two_ioapic_machine(1);
-	b = plug_at_gsi(m, DEV6, 30);
+	b = fx_plug_at_gsi(m, DEV6, 30);
 	umsi_sim_log_clear(m->sim);
 	umsi_sim_leaks(m->sim, &l0);
 	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1,

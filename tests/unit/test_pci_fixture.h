@@ -299,6 +299,74 @@ static inline uint32_t fx_intx_line(struct machine *m, struct umsi_pci_dev *dev,
 	return gsi;
 }
 
+/* A function whose INTA# the platform routes to @gsi. */
+static inline struct umsi_pci_dev *fx_plug_at_gsi(struct machine *m,
+						  umsi_bdf_t bdf, uint32_t gsi)
+{
+	struct umsi_sim_dev_desc d = intx_desc(1);
+	struct umsi_pci_dev *dev = NULL;
+
+	assert_int_equal(umsi_sim_add_device(m->sim, bdf, &d), 0);
+	assert_int_equal(umsi_sim_set_intx_route(m->sim, bdf, (int)gsi), 0);
+	assert_int_equal(umsi_pci_add(m->sys, bdf, NULL, 0, &dev), 0);
+	assert_non_null(dev);
+	return dev;
+}
+
+/* Assert @bdf's line once: how many times the handler of @gsi ran. */
+static inline uint64_t fx_fire_line(struct machine *m, umsi_bdf_t bdf,
+				    uint32_t gsi)
+{
+	uint64_t before = m->handled[gsi];
+
+	fx_intx_serve(m, bdf);
+	assert_int_equal(umsi_sim_intx_set(m->sim, bdf, true), 0);
+	umsi_sim_quiesce(m->sim);
+	return m->handled[gsi] - before;
+}
+
+/*
+ * A machine of two IO-APICs (a server's chipset one and one per host
+ * bridge): GSIs 0-23 the first's, sending as UMSI_SIM_VTD_IOAPIC_SID,
+ * 24-47 the second's, sending as FX_IOAPIC2_SID; with a VT-d unit, or
+ * an AMD-Vi one when @amdvi. uMSI is created on it with @cfg.
+ */
+#define FX_IOAPIC2_SID 0x00fau
+
+static inline struct machine *fx_two_ioapic_machine(bool amdvi,
+						    const struct umsi_config *cfg)
+{
+	struct umsi_sim_config sc = { .ncpus = 4, .vtd = !amdvi,
+				      .amdvi = amdvi,
+				      .vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID,
+				      .ioapic_pins = 48, .ioapic2_gsi = 24,
+				      .ioapic2_sid = FX_IOAPIC2_SID };
+	struct machine *m = calloc(1, sizeof(*m));
+
+	assert_non_null(m);
+	m->sim = umsi_sim_create(&sc);
+	assert_non_null(m->sim);
+	umsi_sim_leaks(m->sim, &m->leaks0);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim, cfg,
+					    &m->sys), 0);
+	(void)umsi_policy_parse(m->sys, "");
+	fx_set_dispatch(m->sim, m->sys);
+	return m;
+}
+
+/* Its IO-APICs as a back end's table (umsi_vtd_config.ioapics). */
+static inline const struct umsi_ioapic_source *fx_two_ioapics(void)
+{
+	static const struct umsi_ioapic_source t[2] = {
+		{ .gsi_base = 0, .gsi_count = 24,
+		  .source_id = UMSI_SIM_VTD_IOAPIC_SID },
+		{ .gsi_base = 24, .gsi_count = 24,
+		  .source_id = FX_IOAPIC2_SID },
+	};
+
+	return t;
+}
+
 /* ---- back-end creation -------------------------------------------------------- */
 
 /*

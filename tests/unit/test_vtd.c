@@ -703,62 +703,16 @@ static void test_intx_through_remapping(void **state)
 
 /* ---- several IO-APICs --------------------------------------------------------- */
 
-/* The second IO-APIC's requester ID: GSIs 24-47 on a machine of 48 inputs. */
-#define IOAPIC2_SID 0x00fau
-
-static const struct umsi_ioapic_source two_ioapics[] = {
-	{ .gsi_base = 0, .gsi_count = 24, .source_id = UMSI_SIM_VTD_IOAPIC_SID },
-	{ .gsi_base = 24, .gsi_count = 24, .source_id = IOAPIC2_SID },
-};
-
 /* A machine of two IO-APICs; the back end told of the first @n of them
  * (0: only ioapic_sid, the first's). */
 static struct machine *vtd_two_ioapic_machine(uint32_t n)
 {
-	struct umsi_sim_config sc = { .ncpus = 2, .vtd = true,
-				      .vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID,
-				      .ioapic_pins = 48, .ioapic2_gsi = 24,
-				      .ioapic2_sid = IOAPIC2_SID };
-	struct machine *m = calloc(1, sizeof(*m));
 	struct vtd_cfg c;
 
-	assert_non_null(m);
-	m->sim = umsi_sim_create(&sc);
-	assert_non_null(m->sim);
-	umsi_sim_leaks(m->sim, &m->leaks0);
 	vtd_cfg_of(0, &c);
-	c.vc.ioapics = n ? two_ioapics : NULL;
+	c.vc.ioapics = n ? fx_two_ioapics() : NULL;
 	c.vc.nioapics = n;
-	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim,
-					    &c.cfg, &m->sys), 0);
-	(void)umsi_policy_parse(m->sys, "");
-	fx_set_dispatch(m->sim, m->sys);
-	return m;
-}
-
-/* A function whose INTA# the platform routes to @gsi. */
-static struct umsi_pci_dev *plug_at_gsi(struct machine *m, umsi_bdf_t bdf,
-					uint32_t gsi)
-{
-	struct umsi_sim_dev_desc d = intx_desc(1);
-	struct umsi_pci_dev *dev = NULL;
-
-	assert_int_equal(umsi_sim_add_device(m->sim, bdf, &d), 0);
-	assert_int_equal(umsi_sim_set_intx_route(m->sim, bdf, (int)gsi), 0);
-	assert_int_equal(umsi_pci_add(m->sys, bdf, NULL, 0, &dev), 0);
-	assert_non_null(dev);
-	return dev;
-}
-
-/* Assert @bdf's line once: how many times the handler of @gsi ran. */
-static uint64_t fire_line(struct machine *m, umsi_bdf_t bdf, uint32_t gsi)
-{
-	uint64_t before = m->handled[gsi];
-
-	fx_intx_serve(m, bdf);
-	assert_int_equal(umsi_sim_intx_set(m->sim, bdf, true), 0);
-	umsi_sim_quiesce(m->sim);
-	return m->handled[gsi] - before;
+	return fx_two_ioapic_machine(false, &c.cfg);
 }
 
 /*
@@ -770,8 +724,8 @@ static uint64_t fire_line(struct machine *m, umsi_bdf_t bdf, uint32_t gsi)
 static void test_intx_of_two_ioapics(void **state)
 {
 	struct machine *m = vtd_two_ioapic_machine(2);
-	struct umsi_pci_dev *a = plug_at_gsi(m, DEV, 19);
-	struct umsi_pci_dev *b = plug_at_gsi(m, DEV6, 30);
+	struct umsi_pci_dev *a = fx_plug_at_gsi(m, DEV, 19);
+	struct umsi_pci_dev *b = fx_plug_at_gsi(m, DEV6, 30);
 	struct umsi_sim_rte ra, rb;
 	struct umsi_irq_info ia, ib;
 	uint32_t ga, gb;
@@ -789,10 +743,10 @@ static void test_intx_of_two_ioapics(void **state)
 	assert_int_equal(IRTE_SID(e[1]), UMSI_SIM_VTD_IOAPIC_SID);
 	assert_int_equal(umsi_sim_vtd_irte(m->sim, rb.handle, e), 0);
 	assert_true(e[0] & IRTE_P);
-	assert_int_equal(IRTE_SID(e[1]), IOAPIC2_SID);
+	assert_int_equal(IRTE_SID(e[1]), FX_IOAPIC2_SID);
 	for (int k = 0; k < 2; k++) {
-		assert_int_equal(fire_line(m, DEV, ga), 1);
-		assert_int_equal(fire_line(m, DEV6, gb), 1);
+		assert_int_equal(fx_fire_line(m, DEV, ga), 1);
+		assert_int_equal(fx_fire_line(m, DEV6, gb), 1);
 	}
 	assert_int_equal(m->last_cpu[gb], ib.cpu);
 	assert_int_equal(umsi_sim_ioapic_get(m->sim, gb, &rb), 0);
@@ -813,7 +767,7 @@ static void test_intx_of_two_ioapics(void **state)
 static void test_one_ioapic_sid_on_two_ioapics_faults(void **state)
 {
 	struct machine *m = vtd_two_ioapic_machine(0);
-	struct umsi_pci_dev *b = plug_at_gsi(m, DEV6, 30);
+	struct umsi_pci_dev *b = fx_plug_at_gsi(m, DEV6, 30);
 	struct umsi_sim_rte rb;
 	struct umsi_irq_info ib;
 	uint32_t gb;
@@ -823,7 +777,7 @@ static void test_one_ioapic_sid_on_two_ioapics_faults(void **state)
 	gb = fx_intx_line(m, b, DEV6, &ib, &rb);
 	assert_int_equal(umsi_sim_vtd_irte(m->sim, rb.handle, e), 0);
 	assert_int_equal(IRTE_SID(e[1]), UMSI_SIM_VTD_IOAPIC_SID);
-	assert_int_equal(fire_line(m, DEV6, gb), 0);
+	assert_int_equal(fx_fire_line(m, DEV6, gb), 0);
 	assert_true(vstats(m).faults > 0);
 	assert_int_equal(umsi_sim_intx_set(m->sim, DEV6, false), 0);
 	assert_int_equal(umsi_free_irq(m->sys, gb, m), 0);
@@ -841,8 +795,8 @@ static void test_one_ioapic_sid_on_two_ioapics_faults(void **state)
 static void test_gsi_of_no_known_ioapic_refused(void **state)
 {
 	struct machine *m = vtd_two_ioapic_machine(1);
-	struct umsi_pci_dev *a = plug_at_gsi(m, DEV, 19);
-	struct umsi_pci_dev *b = plug_at_gsi(m, DEV6, 30);
+	struct umsi_pci_dev *a = fx_plug_at_gsi(m, DEV, 19);
+	struct umsi_pci_dev *b = fx_plug_at_gsi(m, DEV6, 30);
 	struct umsi_sim_leaks l0, l1;
 	struct umsi_sim_rte ra, rb;
 	struct umsi_irq_info ia;
@@ -862,7 +816,7 @@ static void test_gsi_of_no_known_ioapic_refused(void **state)
 	assert_false(rb.programmed);
 	assert_int_equal(umsi_irq_get_info(m->sys, 30, &ia), -UMSI_ENOENT);
 	ga = fx_intx_line(m, a, DEV, &ia, &ra);
-	assert_int_equal(fire_line(m, DEV, ga), 1);
+	assert_int_equal(fx_fire_line(m, DEV, ga), 1);
 	assert_int_equal(vstats(m).faults, 0);
 	assert_int_equal(umsi_free_irq(m->sys, ga, m), 0);
 	umsi_pci_remove(m->sys, a);
