@@ -587,62 +587,32 @@ static struct machine *av_two_ioapic_machine(uint32_t n)
 static void test_intx_of_two_ioapics(void **state)
 {
 	struct machine *m = av_two_ioapic_machine(2);
-	struct umsi_pci_dev *a = fx_plug_at_gsi(m, DEV, 19);
-	struct umsi_pci_dev *b = fx_plug_at_gsi(m, DEV6, 30);
 	struct umsi_sim_amdvi_stats a0;
-	struct umsi_sim_leaks l0, l1;
-	struct umsi_sim_rte ra, rb;
-	struct umsi_irq_info ia, ib;
-	uint32_t ga, gb;
+	struct fx_two_lines t;
+	struct umsi_pci_dev *b;
 	uint64_t eoiw;
 
 	(void)state;
-	fx_intx_serve(m, DEV);
-	ga = fx_intx_line(m, a, DEV, &ia, &ra);
-	fx_intx_serve(m, DEV6);
-	gb = fx_intx_line(m, b, DEV6, &ib, &rb);
-	assert_int_equal(ga, 19);
-	assert_int_equal(gb, 30);
-	assert_true(ra.remappable && rb.remappable);
-	assert_int_equal(ra.handle, rb.handle);
-	assert_int_equal(rb.vector, ib.vector);
-	assert_int_equal(rb.apic_id, ib.hwid);
+	fx_two_lines_up(m, &t);
+	assert_int_equal(t.rte[0].handle, t.rte[1].handle);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(t.rte[i].vector, t.info[i].vector);
+		assert_int_equal(t.rte[i].apic_id, t.info[i].hwid);
+	}
 	a0 = astats(m);
 	eoiw = sstats(m).ioapic_eoi_writes;
-	for (int k = 0; k < 2; k++) {
-		assert_int_equal(fx_fire_line(m, DEV, ga), 1);
-		assert_int_equal(fx_fire_line(m, DEV6, gb), 1);
-		assert_int_equal(umsi_sim_ioapic_get(m->sim, ga, &ra), 0);
-		assert_int_equal(umsi_sim_ioapic_get(m->sim, gb, &rb), 0);
-		assert_false(ra.remote_irr);
-		assert_false(rb.remote_irr);
-	}
-	assert_int_equal(m->last_cpu[ga], ia.cpu);
-	assert_int_equal(m->last_cpu[gb], ib.cpu);
+	fx_two_lines_fire(m, &t, 2);
 	assert_int_equal(sstats(m).ioapic_eoi_writes - eoiw, 4);
 	assert_int_equal(astats(m).remapped - a0.remapped, 4);
 	assert_int_equal(astats(m).aborted, a0.aborted);
 	assert_int_equal(sstats(m).undeliverable, 0);
-	assert_int_equal(umsi_free_irq(m->sys, ga, m), 0);
-	assert_int_equal(umsi_free_irq(m->sys, gb, m), 0);
-	umsi_pci_remove(m->sys, a);
-	umsi_pci_remove(m->sys, b);
+	fx_two_lines_down(m, &t);
 	av_machine_free(m);
 
 	/* Told of the first IO-APIC only: GSI 30 has no table. */
 	m = av_two_ioapic_machine(1);
 	b = fx_plug_at_gsi(m, DEV6, 30);
-	umsi_sim_log_clear(m->sim);
-	umsi_sim_leaks(m->sim, &l0);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1,
-						    UMSI_PCI_IRQ_INTX),
-			 -UMSI_ENOENT);
-	umsi_sim_leaks(m->sim, &l1);
-	assert_true(umsi_sim_leaks_equal(&l0, &l1));
-	assert_non_null(strstr(umsi_sim_log_text(m->sim),
-			       "GSI 30 is an input of no IO-APIC"));
-	assert_int_equal(umsi_sim_ioapic_get(m->sim, 30, &rb), 0);
-	assert_false(rb.programmed);
+	fx_line_refused(m, b, 30);
 	umsi_pci_remove(m->sys, b);
 	av_machine_free(m);
 }

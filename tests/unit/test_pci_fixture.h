@@ -367,6 +367,91 @@ static inline const struct umsi_ioapic_source *fx_two_ioapics(void)
 	return t;
 }
 
+/*
+ * On such a machine: INTA# of 00:05.0 at GSI 19 (the first IO-APIC) and of
+ * 00:06.0 at GSI 30 (the second), each allocated and requested with
+ * fx_intx_handler(): their IRQs are their GSIs, their entries remappable.
+ */
+struct fx_two_lines {
+	struct umsi_pci_dev *dev[2];
+	uint32_t gsi[2];
+	struct umsi_irq_info info[2];
+	struct umsi_sim_rte rte[2];
+};
+
+#define FX_LINE_BDF(i) UMSI_BDF(0, 0, 5 + (i), 0)
+
+static inline void fx_two_lines_up(struct machine *m, struct fx_two_lines *t)
+{
+	static const uint32_t at[2] = { 19, 30 };
+
+	for (int i = 0; i < 2; i++) {
+		t->dev[i] = fx_plug_at_gsi(m, FX_LINE_BDF(i), at[i]);
+		fx_intx_serve(m, FX_LINE_BDF(i));
+		t->gsi[i] = fx_intx_line(m, t->dev[i], FX_LINE_BDF(i),
+					 &t->info[i], &t->rte[i]);
+		assert_int_equal(t->gsi[i], at[i]);
+		assert_true(t->rte[i].remappable);
+	}
+}
+
+/* Each line fired @n times: handled once each time, on its IRQ's CPU,
+ * Remote IRR clear after. */
+static inline void fx_two_lines_fire(struct machine *m,
+				     struct fx_two_lines *t, int n)
+{
+	struct umsi_sim_rte r;
+
+	for (int k = 0; k < n; k++) {
+		for (int i = 0; i < 2; i++) {
+			assert_int_equal(fx_fire_line(m, FX_LINE_BDF(i),
+						      t->gsi[i]), 1);
+			assert_int_equal(m->last_cpu[t->gsi[i]],
+					 t->info[i].cpu);
+			assert_int_equal(umsi_sim_ioapic_get(m->sim, t->gsi[i],
+							     &r), 0);
+			assert_false(r.remote_irr);
+		}
+	}
+}
+
+static inline void fx_two_lines_down(struct machine *m,
+				     struct fx_two_lines *t)
+{
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(umsi_free_irq(m->sys, t->gsi[i], m), 0);
+		umsi_pci_remove(m->sys, t->dev[i]);
+	}
+}
+
+/*
+ * @dev's line at @gsi, an input of no IO-APIC the back end was told of:
+ * refused (the back end's -UMSI_ENOTSUP, which umsi_pci_alloc_irq_vectors()
+ * answers as no INTx, -UMSI_ENOENT) with a log line naming the GSI, and
+ * nothing left: no memory, no IRQ, the input not programmed.
+ */
+static inline void fx_line_refused(struct machine *m, struct umsi_pci_dev *dev,
+				   uint32_t gsi)
+{
+	struct umsi_sim_leaks l0, l1;
+	struct umsi_irq_info info;
+	struct umsi_sim_rte r;
+	char why[64];
+
+	snprintf(why, sizeof(why), "GSI %u is an input of no IO-APIC", gsi);
+	umsi_sim_log_clear(m->sim);
+	umsi_sim_leaks(m->sim, &l0);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 1, 1,
+						    UMSI_PCI_IRQ_INTX),
+			 -UMSI_ENOENT);
+	umsi_sim_leaks(m->sim, &l1);
+	assert_true(umsi_sim_leaks_equal(&l0, &l1));
+	assert_non_null(strstr(umsi_sim_log_text(m->sim), why));
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, gsi, &r), 0);
+	assert_false(r.programmed);
+	assert_int_equal(umsi_irq_get_info(m->sys, gsi, &info), -UMSI_ENOENT);
+}
+
 /* ---- back-end creation -------------------------------------------------------- */
 
 /*

@@ -724,38 +724,19 @@ static struct machine *vtd_two_ioapic_machine(uint32_t n)
 static void test_intx_of_two_ioapics(void **state)
 {
 	struct machine *m = vtd_two_ioapic_machine(2);
-	struct umsi_pci_dev *a = fx_plug_at_gsi(m, DEV, 19);
-	struct umsi_pci_dev *b = fx_plug_at_gsi(m, DEV6, 30);
-	struct umsi_sim_rte ra, rb;
-	struct umsi_irq_info ia, ib;
-	uint32_t ga, gb;
+	struct fx_two_lines t;
 	uint64_t e[2];
 
 	(void)state;
-	fx_intx_serve(m, DEV);
-	ga = fx_intx_line(m, a, DEV, &ia, &ra);
-	fx_intx_serve(m, DEV6);
-	gb = fx_intx_line(m, b, DEV6, &ib, &rb);
-	assert_int_equal(ga, 19);
-	assert_int_equal(gb, 30);
-	assert_true(ra.remappable && rb.remappable);
-	assert_int_equal(umsi_sim_vtd_irte(m->sim, ra.handle, e), 0);
+	fx_two_lines_up(m, &t);
+	assert_int_equal(umsi_sim_vtd_irte(m->sim, t.rte[0].handle, e), 0);
 	assert_int_equal(IRTE_SID(e[1]), UMSI_SIM_VTD_IOAPIC_SID);
-	assert_int_equal(umsi_sim_vtd_irte(m->sim, rb.handle, e), 0);
+	assert_int_equal(umsi_sim_vtd_irte(m->sim, t.rte[1].handle, e), 0);
 	assert_true(e[0] & IRTE_P);
 	assert_int_equal(IRTE_SID(e[1]), FX_IOAPIC2_SID);
-	for (int k = 0; k < 2; k++) {
-		assert_int_equal(fx_fire_line(m, DEV, ga), 1);
-		assert_int_equal(fx_fire_line(m, DEV6, gb), 1);
-	}
-	assert_int_equal(m->last_cpu[gb], ib.cpu);
-	assert_int_equal(umsi_sim_ioapic_get(m->sim, gb, &rb), 0);
-	assert_false(rb.remote_irr);
+	fx_two_lines_fire(m, &t, 2);
 	assert_int_equal(vstats(m).faults, 0);
-	assert_int_equal(umsi_free_irq(m->sys, ga, m), 0);
-	assert_int_equal(umsi_free_irq(m->sys, gb, m), 0);
-	umsi_pci_remove(m->sys, a);
-	umsi_pci_remove(m->sys, b);
+	fx_two_lines_down(m, &t);
 	vtd_machine_free(m);
 }
 
@@ -787,34 +768,20 @@ static void test_one_ioapic_sid_on_two_ioapics_faults(void **state)
 
 /*
  * A GSI of no IO-APIC the back end was told of (the table lists only the
- * first): the back end refuses the line (-UMSI_ENOTSUP, which
- * umsi_pci_alloc_irq_vectors() answers as no INTx: -UMSI_ENOENT) with a log
- * line naming the GSI, and nothing is left: no entry, no vector, the input not programmed;
- * the first IO-APIC's lines still work.
+ * first): the line is refused with nothing left (fx_line_refused()); the
+ * first IO-APIC's lines still work.
  */
 static void test_gsi_of_no_known_ioapic_refused(void **state)
 {
 	struct machine *m = vtd_two_ioapic_machine(1);
 	struct umsi_pci_dev *a = fx_plug_at_gsi(m, DEV, 19);
 	struct umsi_pci_dev *b = fx_plug_at_gsi(m, DEV6, 30);
-	struct umsi_sim_leaks l0, l1;
-	struct umsi_sim_rte ra, rb;
+	struct umsi_sim_rte ra;
 	struct umsi_irq_info ia;
 	uint32_t ga;
 
 	(void)state;
-	umsi_sim_log_clear(m->sim);
-	umsi_sim_leaks(m->sim, &l0);
-	assert_int_equal(umsi_pci_alloc_irq_vectors(b, 1, 1,
-						    UMSI_PCI_IRQ_INTX),
-			 -UMSI_ENOENT);
-	umsi_sim_leaks(m->sim, &l1);
-	assert_true(umsi_sim_leaks_equal(&l0, &l1));
-	assert_non_null(strstr(umsi_sim_log_text(m->sim),
-			       "GSI 30 is an input of no IO-APIC"));
-	assert_int_equal(umsi_sim_ioapic_get(m->sim, 30, &rb), 0);
-	assert_false(rb.programmed);
-	assert_int_equal(umsi_irq_get_info(m->sys, 30, &ia), -UMSI_ENOENT);
+	fx_line_refused(m, b, 30);
 	ga = fx_intx_line(m, a, DEV, &ia, &ra);
 	assert_int_equal(fx_fire_line(m, DEV, ga), 1);
 	assert_int_equal(vstats(m).faults, 0);
