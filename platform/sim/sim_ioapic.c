@@ -18,8 +18,8 @@
  * That is the host-hook model of UMSI_PLAT_IRQ_REMAP machines; a machine
  * with a VT-d unit (sim_vtd.c) sends every IO-APIC message through it,
  * and its entries may be remappable (a handle instead of a destination).
- * A machine may have a second IO-APIC (config.ioapic2_gsi): the inputs
- * from there on, whose messages carry its own requester ID.
+ * A machine may have several IO-APICs (config.ioapics), each with its
+ * own inputs, requester ID and EOI register.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +28,22 @@
 
 #include "sim_priv.h"
 
+/* The IO-APIC of config.ioapics that has input @gsi, or NULL (one). */
+static const struct umsi_ioapic_source *sim_ioapic_of(
+	const struct umsi_sim *sim, uint32_t gsi)
+{
+	for (uint32_t i = 0; i < sim->nioapics; i++)
+		if (gsi - sim->ioapics[i].gsi_base < sim->ioapics[i].gsi_count)
+			return &sim->ioapics[i];
+	return NULL;
+}
+
 /* The requester ID of the IO-APIC that has input @gsi. */
 static uint32_t sim_ioapic_rid(const struct umsi_sim *sim, uint32_t gsi)
 {
-	return sim->ioapic2_gsi && gsi >= sim->ioapic2_gsi ? sim->ioapic2_rid :
-							       sim->ioapic_rid;
+	const struct umsi_ioapic_source *io = sim_ioapic_of(sim, gsi);
+
+	return io ? io->source_id : sim->ioapic_rid;
 }
 
 static int sim_ioapic_init(struct umsi_sim *sim, uint32_t pins)
@@ -442,10 +453,10 @@ static void sim_ioapic_eoi_locked(struct umsi_sim *sim, uint8_t vector)
 static void sim_ioapic_span(const struct umsi_sim *sim, uint32_t gsi,
 			    uint32_t *from, uint32_t *to)
 {
-	bool second = sim->ioapic2_gsi && gsi >= sim->ioapic2_gsi;
+	const struct umsi_ioapic_source *io = sim_ioapic_of(sim, gsi);
 
-	*from = second ? sim->ioapic2_gsi : 0;
-	*to = second || !sim->ioapic2_gsi ? sim->npins : sim->ioapic2_gsi;
+	*from = io ? io->gsi_base : 0;
+	*to = io ? io->gsi_base + io->gsi_count : sim->npins;
 }
 
 /*
@@ -840,13 +851,27 @@ static int ioapic_model_init(struct umsi_sim *sim,
 {
 	/* The requester ID a remapping unit sees on the IO-APIC's writes;
 	 * a second IO-APIC's from its first input on. */
+	uint32_t pins = 0;
+
 	sim->ioapic_rid = cfg->vtd_ioapic_sid;
-	sim->ioapic2_gsi = cfg->ioapic2_gsi;
-	sim->ioapic2_rid = cfg->ioapic2_sid;
-	if (cfg->ioapic_pins > 240 ||
-	    cfg->ioapic2_gsi >= (cfg->ioapic_pins ? cfg->ioapic_pins : 24))
+	if (cfg->nioapics > UMSI_MAX_IOAPICS || (cfg->nioapics && !cfg->ioapics))
 		return -UMSI_EINVAL;
-	return sim_ioapic_init(sim, cfg->ioapic_pins ? cfg->ioapic_pins : 24);
+	/* Back to back from GSI 0, each of 1 to 240 inputs. */
+	for (uint32_t i = 0; i < cfg->nioapics; i++) {
+		const struct umsi_ioapic_source *io = &cfg->ioapics[i];
+
+		if (io->gsi_base != pins || !io->gsi_count ||
+		    io->gsi_count > 240 - pins)
+			return -UMSI_EINVAL;
+		pins += io->gsi_count;
+		sim->ioapics[i] = *io;
+	}
+	sim->nioapics = cfg->nioapics;
+	if (!pins)
+		pins = cfg->ioapic_pins ? cfg->ioapic_pins : 24;
+	if (pins > 240 || (cfg->ioapic_pins && cfg->ioapic_pins != pins))
+		return -UMSI_EINVAL;
+	return sim_ioapic_init(sim, pins);
 }
 
 static void ioapic_model_fini(struct umsi_sim *sim)

@@ -457,9 +457,9 @@ struct umsi_sim {
 	/* The AMD-Vi unit (sim_amdvi.c); NULL without config.amdvi. */
 	struct sim_amdvi *amdvi;
 	/* The requester ID the IO-APIC's messages carry (sim_ioapic.c);
-	 * inputs from ioapic2_gsi on (when not 0) are a second IO-APIC's,
-	 * whose messages carry ioapic2_rid. */
-	uint32_t ioapic_rid, ioapic2_gsi, ioapic2_rid;
+	 * with nioapics, each IO-APIC's inputs and ID (config.ioapics). */
+	uint32_t ioapic_rid, nioapics;
+	struct umsi_ioapic_source ioapics[UMSI_MAX_IOAPICS];
 	/* Who writes the message being delivered (UMSI_SIM_NO_REQUESTER). */
 	uint32_t msg_requester;
 	/* phys_alloc() blocks, and where the next one goes. */

@@ -54,6 +54,7 @@
 
 #include <stdio.h>
 
+#include <umsi/ctl.h>	/* struct umsi_ioapic_source */
 #include <umsi/host.h>
 #include <umsi/msg.h>
 #include <umsi/x86.h>
@@ -241,11 +242,16 @@ enum umsi_sim_ctl {
  *                  AMD-Vi unit's IO-APIC DeviceID
  * @amdvi: x86 machines: an AMD-Vi IOMMU at UMSI_SIM_AMDVI_BASE (see "The
  *         AMD-Vi unit" below); not with @vtd
- * @ioapic2_gsi: a second IO-APIC: inputs @ioapic2_gsi .. @ioapic_pins - 1
- *               are its (GSIs counted across both, as ACPI does), and its
- *               EOI register ends only those; 0: one IO-APIC
- * @ioapic2_sid: the requester ID (AMD-Vi: DeviceID) the second IO-APIC's
- *               messages carry
+ * @ioapics: with @nioapics, several IO-APICs (as a server has: one in
+ *           the chipset, one per host bridge): each has the inputs
+ *           gsi_base .. gsi_base + gsi_count - 1 (GSIs counted across
+ *           them, as ACPI does), its messages carry source_id as their
+ *           requester ID (AMD-Vi: DeviceID), and its EOI register ends
+ *           only its own inputs. In GSI order and back to back from GSI 0,
+ *           240 inputs in all at most; @ioapic_pins 0 or their total.
+ *           Copied at creation
+ * @nioapics: entries of @ioapics, 0 to UMSI_MAX_IOAPICS; 0: one IO-APIC
+ *            of @ioapic_pins inputs, sending as @vtd_ioapic_sid
  */
 struct umsi_sim_config {
 	uint32_t ncpus;
@@ -263,8 +269,8 @@ struct umsi_sim_config {
 	bool vtd_eim;
 	uint32_t vtd_ioapic_sid;
 	bool amdvi;
-	uint32_t ioapic2_gsi;
-	uint32_t ioapic2_sid;
+	const struct umsi_ioapic_source *ioapics;
+	uint32_t nioapics;
 };
 
 /**

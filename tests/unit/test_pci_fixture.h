@@ -326,21 +326,34 @@ static inline uint64_t fx_fire_line(struct machine *m, umsi_bdf_t bdf,
 }
 
 /*
- * A machine of two IO-APICs (a server's chipset one and one per host
- * bridge): GSIs 0-23 the first's, sending as UMSI_SIM_VTD_IOAPIC_SID,
- * 24-47 the second's, sending as FX_IOAPIC2_SID; with a VT-d unit, or
- * an AMD-Vi one when @amdvi. uMSI is created on it with @cfg.
+ * Two IO-APICs (a server's chipset one and one per host bridge): GSIs 0-23
+ * the first's, sending as UMSI_SIM_VTD_IOAPIC_SID, 24-47 the second's,
+ * sending as FX_IOAPIC2_SID; for the simulator and for a back end
+ * (umsi_vtd_config.ioapics).
  */
 #define FX_IOAPIC2_SID 0x00fau
 
+static inline const struct umsi_ioapic_source *fx_two_ioapics(void)
+{
+	static const struct umsi_ioapic_source t[2] = {
+		{ .gsi_base = 0, .gsi_count = 24,
+		  .source_id = UMSI_SIM_VTD_IOAPIC_SID },
+		{ .gsi_base = 24, .gsi_count = 24,
+		  .source_id = FX_IOAPIC2_SID },
+	};
+
+	return t;
+}
+
+/* A machine of those two, with a VT-d unit, or an AMD-Vi one when @amdvi;
+ * uMSI created on it with @cfg. */
 static inline struct machine *fx_two_ioapic_machine(bool amdvi,
 						    const struct umsi_config *cfg)
 {
 	struct umsi_sim_config sc = { .ncpus = 4, .vtd = !amdvi,
 				      .amdvi = amdvi,
-				      .vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID,
-				      .ioapic_pins = 48, .ioapic2_gsi = 24,
-				      .ioapic2_sid = FX_IOAPIC2_SID };
+				      .ioapics = fx_two_ioapics(),
+				      .nioapics = 2 };
 	struct machine *m = calloc(1, sizeof(*m));
 
 	assert_non_null(m);
@@ -352,19 +365,6 @@ static inline struct machine *fx_two_ioapic_machine(bool amdvi,
 	(void)umsi_policy_parse(m->sys, "");
 	fx_set_dispatch(m->sim, m->sys);
 	return m;
-}
-
-/* Its IO-APICs as a back end's table (umsi_vtd_config.ioapics). */
-static inline const struct umsi_ioapic_source *fx_two_ioapics(void)
-{
-	static const struct umsi_ioapic_source t[2] = {
-		{ .gsi_base = 0, .gsi_count = 24,
-		  .source_id = UMSI_SIM_VTD_IOAPIC_SID },
-		{ .gsi_base = 24, .gsi_count = 24,
-		  .source_id = FX_IOAPIC2_SID },
-	};
-
-	return t;
 }
 
 /*

@@ -1343,6 +1343,53 @@ static void test_topology_reports_apic_ids_with_gaps_and_above_255(void **st)
 
 /* ---- IO-APIC ------------------------------------------------------------------------------- */
 
+/*
+ * Several IO-APICs (config.ioapics): their inputs are the GSIs, back to
+ * back from 0; a table with a gap, an IO-APIC of no inputs, more than 240
+ * inputs in all, a pin count that disagrees, too many IO-APICs or none
+ * given is refused.
+ */
+static void test_ioapics_are_back_to_back_from_gsi_0(void **st)
+{
+	struct umsi_ioapic_source t[2] = {
+		{ .gsi_base = 0, .gsi_count = 24, .source_id = 0xf0f8 },
+		{ .gsi_base = 24, .gsi_count = 32, .source_id = 0x0010 },
+	};
+	struct umsi_sim_config cfg = { .ncpus = 2, .ioapics = t,
+				       .nioapics = 2 };
+	struct umsi_sim_rte r;
+	struct umsi_sim *sim = umsi_sim_create(&cfg);
+
+	(void)st;
+	assert_non_null(sim);
+	assert_int_equal(umsi_sim_ioapic_get(sim, 55, &r), 0);
+	assert_int_equal(umsi_sim_ioapic_get(sim, 56, &r), -UMSI_EINVAL);
+	umsi_sim_destroy(sim);
+	cfg.ioapic_pins = 56;
+	sim = umsi_sim_create(&cfg);
+	assert_non_null(sim);
+	umsi_sim_destroy(sim);
+	cfg.ioapic_pins = 48;
+	assert_null(umsi_sim_create(&cfg));
+	cfg.ioapic_pins = 0;
+	t[1].gsi_base = 25;
+	assert_null(umsi_sim_create(&cfg));
+	t[1].gsi_base = 24;
+	t[1].gsi_count = 0;
+	assert_null(umsi_sim_create(&cfg));
+	t[1].gsi_count = 217;
+	assert_null(umsi_sim_create(&cfg));
+	t[1].gsi_count = 216;
+	sim = umsi_sim_create(&cfg);
+	assert_non_null(sim);
+	umsi_sim_destroy(sim);
+	cfg.nioapics = UMSI_MAX_IOAPICS + 1;
+	assert_null(umsi_sim_create(&cfg));
+	cfg.nioapics = 2;
+	cfg.ioapics = NULL;
+	assert_null(umsi_sim_create(&cfg));
+}
+
 static void test_level_intx_is_redelivered_after_eoi_while_asserted(void **st)
 {
 	struct world *w = world_cpus(4, gap_ids, 0);
@@ -3386,6 +3433,7 @@ int main(void)
 		cmocka_unit_test(test_log_lines_are_collected_for_the_test),
 		cmocka_unit_test(test_dump_shows_pending_vectors_and_live_entries),
 		cmocka_unit_test(test_topology_reports_apic_ids_with_gaps_and_above_255),
+		cmocka_unit_test(test_ioapics_are_back_to_back_from_gsi_0),
 		cmocka_unit_test(test_level_intx_is_redelivered_after_eoi_while_asserted),
 		cmocka_unit_test(test_level_intx_waits_for_eoi_with_remote_irr_set),
 		cmocka_unit_test(test_edge_gsi_delivers_on_rising_edges_only),
