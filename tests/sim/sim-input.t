@@ -189,7 +189,7 @@ rejects(machine("cpus 2\nplatform imsic\n\nplatform its\n"),
 rejects(machine("cpus 2\nplatform its num-ids=127\n"),
 	qr/:2: num-ids= is for 'platform imsic'\n/, 'num-ids on an ITS machine');
 rejects(machine("cpus 2\nplatform gic\n"),
-	qr/:2: unknown platform feature 'gic' \(.*imsic, aplic, its, gicv2m, vtd, amd-vi, num-ids=N\)\n/,
+	qr/:2: unknown platform feature 'gic' \(.*imsic, aplic, its, gicv2m, vtd, amd-vi, num-ids=N, ioapics=N\)\n/,
 	'an unknown feature, the list naming its');
 rejects(machine("cpus 2\nplatform its\nplatform vtd\n"),
 	qr/:3: platform vtd is an x86 remapping unit: not with platform its, gicv2m or imsic\n/,
@@ -200,6 +200,40 @@ rejects(machine("cpus 2\nplatform vtd\nplatform amd-vi\n"),
 rejects(machine("cpus 2\nplatform amd-vi remap\n"),
 	qr/:2: platform amd-vi and remap: the unit is uMSI's \(amd-vi\) or the host's \(remap\), not both\n/,
 	'an AMD-Vi unit that the host also claims');
+{
+	# Several IO-APICs: INTx pins routed to the second one's GSIs are
+	# handled under VT-d and AMD-Vi (each IO-APIC's own requester ID).
+	for my $unit ('vtd', 'amd-vi') {
+		my ($rc, $out) = run_umsi("sim", machine("cpus 2\nplatform $unit ioapics=2\n"
+			. "device far intx=A gsi=40\ndevice near intx=B\n"));
+		is($rc, 0, "platform $unit ioapics=2: both INTx devices run") or diag($out);
+		like($out, qr/^machine: .*, 2 IO-APICs \(GSIs 0-47\), 2 devices/m,
+		     "platform $unit ioapics=2: the machine line counts the IO-APICs");
+		like($out, qr/far\s+1 \S+\s+intx\s+1\s+1/, "platform $unit ioapics=2: gsi=40 granted");
+		like($out, qr/^interrupts: 2 fired, 2 handled, 0 on a CPU/m,
+		     "platform $unit ioapics=2: both lines delivered");
+	}
+}
+rejects(machine("cpus 2\ndevice a intx=A gsi=30\n"),
+	qr/:2: gsi=30: the machine's IO-APICs have GSIs 0-23 \(platform ioapics=N: 24 inputs each\)\n/,
+	'a GSI past the one IO-APIC');
+rejects(machine("cpus 2\nplatform ioapics=2\ndevice a intx=A gsi=48\n"),
+	qr/:3: gsi=48: the machine's IO-APICs have GSIs 0-47/, 'a GSI past two IO-APICs');
+rejects(machine("cpus 2\ndevice a intx=A gsi=15\n"),
+	qr/:2: gsi=15: GSIs 0-15 are ISA lines; a PCI pin arrives at 16 or above\n/, 'an ISA GSI');
+rejects(machine("cpus 2\ndevice a msix=1 gsi=20\n"),
+	qr/:2: gsi= routes the INTx pin: it needs intx=\n/, 'gsi= without a pin');
+rejects(machine("cpus 2\ndevice a intx=A gsi=0x100000000\n"),
+	qr/:2: bad value for 'gsi': '0x100000000' \(0 to 191\)\n/, 'a GSI past 32 bits');
+rejects(machine("cpus 2\nplatform ioapics=0\n"), qr/:2: ioapics= takes 1 to 8\n/, 'no IO-APIC');
+rejects(machine("cpus 2\nplatform ioapics=9\n"), qr/:2: ioapics= takes 1 to 8\n/, 'nine IO-APICs');
+rejects(machine("cpus 2\nplatform ioapics=2\nplatform ioapics=3\n"),
+	qr/:3: ioapics= given twice \(line 2 and here\)\n/, 'ioapics= twice');
+rejects(machine("cpus 2\nplatform its ioapics=2\n"),
+	qr/:2: platform ioapics= is for x86 machines: platform its routes INTx elsewhere\n/,
+	'IO-APICs on an Arm machine');
+rejects(machine("cpus 2\nplatform imsic\ndevice a intx=A gsi=20\n"),
+	qr/:3: gsi= is an IO-APIC input: for x86 machines\n/, 'a GSI on a RISC-V machine');
 {
 	# platform aplic is the IMSIC machine: INTx through the APLIC.
 	my ($rc, $out) = run_umsi("sim", machine("cpus 2\nplatform aplic\n"

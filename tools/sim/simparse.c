@@ -294,7 +294,8 @@ static int sim_parse_platform(struct sim_parser *p)
 	if (p->n < 2)
 		return sim_fail(p, "'platform' needs a feature (ext-dest-id, "
 				"remap, x2apic, no-msi, isa-pic, imsic, aplic, "
-				"its, gicv2m, vtd, amd-vi, num-ids=N)");
+				"its, gicv2m, vtd, amd-vi, num-ids=N, "
+				"ioapics=N)");
 	for (unsigned i = 1; i < p->n; i++) {
 		size_t k;
 
@@ -335,6 +336,20 @@ static int sim_parse_platform(struct sim_parser *p)
 				return -1;
 			continue;
 		}
+		if (!strncmp(p->tok[i], "ioapics=", 8)) {
+			unsigned long long v;
+
+			if (p->sp->ioapics_line)
+				return sim_fail(p, "ioapics= given twice (line "
+						"%u and here)",
+						p->sp->ioapics_line);
+			if (!sim_uint(p->tok[i] + 8, SIM_MAX_IOAPICS, &v) || !v)
+				return sim_fail(p, "ioapics= takes 1 to %u",
+						SIM_MAX_IOAPICS);
+			p->sp->nioapics = (uint32_t)v;
+			p->sp->ioapics_line = p->line;
+			continue;
+		}
 		for (k = 0; k < sizeof(feats) / sizeof(feats[0]); k++)
 			if (!strcmp(p->tok[i], feats[k].name))
 				break;
@@ -342,7 +357,7 @@ static int sim_parse_platform(struct sim_parser *p)
 			return sim_fail(p, "unknown platform feature '%s' "
 					"(ext-dest-id, remap, x2apic, no-msi, "
 					"isa-pic, imsic, aplic, its, gicv2m, vtd, "
-					"amd-vi, num-ids=N)",
+					"amd-vi, num-ids=N, ioapics=N)",
 					sim_quote(p->tok[i], q));
 		p->sp->plat |= feats[k].flag;
 	}
@@ -432,6 +447,39 @@ uint32_t sim_its_lpis_per_cpu(uint32_t ncpus)
 }
 
 /*
+ * After the last line: several IO-APICs are an x86 machine's (the other
+ * controllers route INTx elsewhere), and every gsi= is an input of one.
+ */
+static int sim_check_ioapics(struct sim_parser *p)
+{
+	const struct sim_spec *sp = p->sp;
+	uint32_t pins = SIM_IOAPIC_PINS * (sp->nioapics ? sp->nioapics : 1);
+
+	if (sp->nioapics && (sp->imsic || sp->its || sp->gicv2m)) {
+		p->line = sp->ioapics_line;
+		return sim_fail(p, "platform ioapics= is for x86 machines: "
+				"platform %s routes INTx elsewhere",
+				sp->imsic ? "imsic" : sp->its ? "its" : "gicv2m");
+	}
+	for (unsigned i = 0; i < sp->ndevs; i++) {
+		const struct sim_devspec *d = &sp->devs[i];
+
+		if (d->gsi && (d->gsi >= pins || sp->imsic || sp->its ||
+			       sp->gicv2m)) {
+			p->line = d->line;
+			if (sp->imsic || sp->its || sp->gicv2m)
+				return sim_fail(p, "gsi= is an IO-APIC input: "
+						"for x86 machines");
+			return sim_fail(p, "gsi=%u: the machine's IO-APICs "
+					"have GSIs 0-%u (platform ioapics=N: "
+					"%u inputs each)", d->gsi, pins - 1,
+					SIM_IOAPIC_PINS);
+		}
+	}
+	return 0;
+}
+
+/*
  * After the last line: the CPUs of an ITS machine must each get some
  * LPIs (sim_its_lpis_per_cpu()). Else uMSI's back end refuses the system
  * (and the simulator would need 2 MiB of counters a CPU, 16 GiB for 8192
@@ -486,7 +534,8 @@ enum sim_key {
 	SIM_KEY_VENDOR, SIM_KEY_DEVICE, SIM_KEY_MSIX, SIM_KEY_MSI,
 	SIM_KEY_VECTORS, SIM_KEY_MIN, SIM_KEY_COUNT, SIM_KEY_INTX,
 	SIM_KEY_MASKABLE, SIM_KEY_ADDR64, SIM_KEY_SPREAD, SIM_KEY_VFS,
-	SIM_KEY_VF_MSIX, SIM_KEY_VF_VECTORS, SIM_KEY_VF_DEVICE, SIM_NKEYS
+	SIM_KEY_VF_MSIX, SIM_KEY_VF_VECTORS, SIM_KEY_VF_DEVICE, SIM_KEY_GSI,
+	SIM_NKEYS
 };
 
 static const struct {
@@ -510,6 +559,8 @@ static const struct {
 	[SIM_KEY_VF_MSIX]  = { "vf-msix", true, SIM_MAX_MSIX },
 	[SIM_KEY_VF_VECTORS] = { "vf-vectors", true, SIM_MAX_MSIX },
 	[SIM_KEY_VF_DEVICE] = { "vf-device", true, 0xffff },
+	/* Against the machine's IO-APICs in sim_check_ioapics(). */
+	[SIM_KEY_GSI]      = { "gsi", true, SIM_IOAPIC_PINS * SIM_MAX_IOAPICS - 1 },
 };
 
 /* One key[=value] word of a device line into @d. */
@@ -568,6 +619,12 @@ static int sim_device_setting(struct sim_parser *p, struct sim_devspec *d,
 	case SIM_KEY_VF_MSIX: d->vf_msix = (unsigned)v; break;
 	case SIM_KEY_VF_VECTORS: d->vf_want = (unsigned)v; break;
 	case SIM_KEY_VF_DEVICE: d->vf_device = (uint16_t)v; break;
+	case SIM_KEY_GSI:
+		if (v < 16)
+			return sim_fail(p, "gsi=%llu: GSIs 0-15 are ISA lines; "
+					"a PCI pin arrives at 16 or above", v);
+		d->gsi = (unsigned)v;
+		break;
 	case SIM_NKEYS: break;
 	}
 	return 0;
@@ -671,6 +728,8 @@ static int sim_parse_device(struct sim_parser *p)
 	if (!d.msix && !d.msi && !d.intx)
 		return sim_fail(p, "device '%s' has no interrupt: give msix=, "
 				"msi= or intx=", d.name);
+	if (d.gsi && !d.intx)
+		return sim_fail(p, "gsi= routes the INTx pin: it needs intx=");
 	if (!d.want)
 		d.want = d.msix ? d.msix : d.msi ? d.msi : 1;
 	if (!d.min)
@@ -797,7 +856,7 @@ int sim_parse(struct sim_spec *sp, const char *text, size_t len,
 		goto out;
 	}
 	if (sim_check_imsic(&p) || sim_check_its(&p) ||
-	    sim_check_sockets(&p))
+	    sim_check_ioapics(&p) || sim_check_sockets(&p))
 		goto out;
 	ret = 0;
 out:

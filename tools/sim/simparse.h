@@ -39,6 +39,8 @@
 #define SIM_MAX_MSIX       2048u        /* msix= (the PCI spec's limit) */
 #define SIM_ERR_LEN        512u
 #define SIM_MAX_VFS        255u         /* vfs=: functions 1..255 of a bus */
+#define SIM_MAX_IOAPICS    8u           /* platform ioapics=N */
+#define SIM_IOAPIC_PINS    24u          /* inputs of each IO-APIC */
 
 /*
  * `platform its`: the simulated GICv3's redistributors have 16 INTID bits
@@ -66,6 +68,7 @@ struct sim_devspec {
 	unsigned msi;           /* MSI messages capable, 0: none */
 	bool maskable, addr64;
 	unsigned intx;          /* 0: none, 1-4: INTA-INTD */
+	unsigned gsi;           /* gsi=: where the pin arrives; 0: default */
 	unsigned want, min;     /* vectors= and min= (defaults filled in) */
 	unsigned count;         /* instances of it, 1 to SIM_MAX_INSTANCES */
 	bool spread;
@@ -99,6 +102,8 @@ struct sim_spec {
 	unsigned vtd_line;
 	bool amdvi;             /* platform amd-vi: x86 with an AMD-Vi IOMMU */
 	unsigned amdvi_line;
+	uint32_t nioapics;      /* platform ioapics=N (x86); 0: one */
+	unsigned ioapics_line;
 	uint32_t num_ids;       /* platform num-ids=N (imsic); 0: 255 */
 	unsigned num_ids_line;
 	char cmdline[SIM_CMDLINE_MAX];

@@ -635,7 +635,7 @@ static void sim_print_full_tables(const struct sim_machine *m, bool proc)
 static void sim_print_machine_line(const struct sim_machine *m)
 {
 	const struct sim_spec *sp = m->spec;
-	char ids[SIM_LIST_LEN + 48], sockets[32] = "";
+	char ids[SIM_LIST_LEN + 48], sockets[32] = "", ioapics[48] = "";
 
 	if (sp->sockets)
 		snprintf(sockets, sizeof(sockets), ", %u socket%s", sp->sockets,
@@ -677,14 +677,20 @@ static void sim_print_machine_line(const struct sim_machine *m)
 		       (unsigned long long)sp->nvec);
 		return;
 	}
-	printf("machine: %u CPU%s (APIC IDs %s)%s%s%s%s%s%s, %u device%s asking "
-	       "for %llu vectors\n\n", sp->ncpus, sp->ncpus == 1 ? "" : "s",
+	if (sp->nioapics > 1)
+		snprintf(ioapics, sizeof(ioapics), ", %u IO-APICs (GSIs 0-%u)",
+			 sp->nioapics, sp->nioapics * SIM_IOAPIC_PINS - 1);
+	printf("machine: %u CPU%s (APIC IDs %s)%s%s%s%s%s%s%s, %u device%s "
+	       "asking for %llu vectors\n\n", sp->ncpus,
+	       sp->ncpus == 1 ? "" : "s",
 	       ids, sockets, sp->plat & UMSI_PLAT_X2APIC ? ", x2apic" : "",
 	       sp->plat & UMSI_PLAT_EXT_DEST_ID ? ", ext-dest-id" : "",
 	       sp->plat & UMSI_PLAT_IRQ_REMAP ? ", remap" : "",
-	       sp->vtd ? ", a VT-d remapping unit (uMSI's table)" : "",
-	       sp->plat & UMSI_PLAT_NO_MSI ? ", no-msi" : "", m->ninst,
-	       m->ninst == 1 ? "" : "s", (unsigned long long)sp->nvec);
+	       sp->vtd ? ", a VT-d remapping unit (uMSI's table)" :
+	       sp->amdvi ? ", an AMD-Vi IOMMU (uMSI's tables)" : "",
+	       ioapics, sp->plat & UMSI_PLAT_NO_MSI ? ", no-msi" : "",
+	       m->ninst, m->ninst == 1 ? "" : "s",
+	       (unsigned long long)sp->nvec);
 }
 
 static void sim_print_interrupts_line(const struct sim_machine *m)

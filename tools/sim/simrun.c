@@ -219,6 +219,10 @@ static void sim_place(struct sim_machine *m)
 			sim_describe(ds, &dd);
 			if (umsi_sim_add_device(m->sim, in->bdf, &dd))
 				sim_why(in, "error:sim_add_device");
+			else if (ds->gsi &&
+				 umsi_sim_set_intx_route(m->sim, in->bdf,
+							 (int)ds->gsi))
+				sim_why(in, "error:sim_set_intx_route");
 		}
 	}
 }
@@ -286,6 +290,7 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	struct umsi_amdvi_config avcfg = { 0 };
 	struct umsi_gicv2m_config v2mcfg = { 0 };
 	uint8_t cpu_if[SIM_GICV2M_MAX_CPUS];
+	struct umsi_ioapic_source ioapics[SIM_MAX_IOAPICS];
 	uint64_t *files = NULL;
 	int ret;
 
@@ -299,7 +304,27 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	scfg.ncpus = sp->ncpus;
 	scfg.apic_ids = sp->apic_ids;
 	scfg.plat_flags = sp->plat;
-	scfg.ioapic_pins = 24;
+	scfg.ioapic_pins = SIM_IOAPIC_PINS;
+	/*
+	 * platform ioapics=N: N IO-APICs of 24 inputs, the first sending as
+	 * the simulator's usual IO-APIC, IO-APIC k as 00:1e.k (on bus 0,
+	 * which the devices leave free); each remapping back end told of
+	 * all of them.
+	 */
+	for (uint32_t k = 0; k < sp->nioapics; k++)
+		ioapics[k] = (struct umsi_ioapic_source){
+			.gsi_base = k * SIM_IOAPIC_PINS,
+			.gsi_count = SIM_IOAPIC_PINS,
+			.source_id = k ? UMSI_BDF(0, 0, 0x1e, k) :
+					 UMSI_SIM_VTD_IOAPIC_SID };
+	if (sp->nioapics) {
+		scfg.ioapic_pins = 0;
+		scfg.ioapics = ioapics;
+		scfg.nioapics = sp->nioapics;
+		scfg.vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
+		vtdcfg.ioapics = avcfg.ioapics = ioapics;
+		vtdcfg.nioapics = avcfg.nioapics = sp->nioapics;
+	}
 	if (sp->imsic) {
 		scfg.controller = UMSI_SIM_CTL_IMSIC;
 		scfg.imsic_num_ids = sim_cpu_ids(sp) - 1;
