@@ -621,6 +621,48 @@ static uint64_t hp_room_mib(const char *key, uint64_t def)
 	return def;
 }
 
+/* umsi.hp_buses=: bus numbers a hot-plug port keeps, 1-32 (else 1). */
+static uint32_t hp_room_buses(void)
+{
+	char val[24];
+	const char *end;
+	uint64_t v;
+
+	if (!cmdline_value("umsi.hp_buses", val, sizeof(val)))
+		return 1;
+	if (kstrtou64(val, &end, 0, &v) && !*end && v >= 1 && v <= 32)
+		return (uint32_t)v;
+	kprintf("pci: umsi.hp_buses=%s: not 1-32; 1 kept\n", val);
+	return 1;
+}
+
+/*
+ * QEMU's hint to firmware on its own bridges (vendor 0x1b36): a
+ * vendor-specific capability of type 1 (resource reserve) whose dword at
+ * +4 is the bus numbers to keep below the secondary one (the bridge's
+ * bus-reserve= property; all-ones: no hint). SeaBIOS and OVMF honour it;
+ * so does the kernel that enumerates like them. 0 without a hint.
+ */
+static uint32_t qemu_bus_reserve(uint32_t bdf)
+{
+	uint8_t ptr = (uint8_t)pci_cfg_read(bdf, 0x34, 1);
+	uint32_t res;
+
+	if ((pci_cfg_read(bdf, 0x00, 2) & 0xffff) != 0x1b36)
+		return 0;
+	for (int n = 0; n < 48 && ptr >= 0x40; n++) {
+		ptr &= 0xfc;
+		if (pci_cfg_read(bdf, ptr, 1) == 0x09 &&
+		    pci_cfg_read(bdf, ptr + 3, 1) == 1 &&
+		    pci_cfg_read(bdf, ptr + 2, 1) >= 32 && ptr <= 0xf8) {
+			res = pci_cfg_read(bdf, ptr + 4, 4);
+			return res < 255 ? res : 0;
+		}
+		ptr = (uint8_t)pci_cfg_read(bdf, ptr + 1, 1);
+	}
+	return 0;
+}
+
 bool pci_hp_port_room(uint32_t bdf, struct pci_hp_room *room)
 {
 	static bool read;
@@ -650,9 +692,12 @@ bool pci_hp_port_room(uint32_t bdf, struct pci_hp_room *room)
 	if (!read) {
 		want.mem = hp_room_mib("umsi.hp_mem", 2ull << 20);
 		want.pref = hp_room_mib("umsi.hp_pref", 2ull << 20);
+		want.buses = hp_room_buses();
 		read = true;
 	}
 	*room = want;
+	if (room->buses < qemu_bus_reserve(bdf) + 1)
+		room->buses = qemu_bus_reserve(bdf) + 1;
 	return true;
 }
 

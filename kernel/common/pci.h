@@ -145,12 +145,17 @@ int pci_below(int port, int *list, int max);
  * pci_hot_scan() when a card comes. The arm64 and riscv64 kernels
  * enumerate like a firmware and ask this of every bridge; on x86 SeaBIOS
  * does it. Defaults 2 MiB of memory and 2 MiB of prefetchable memory
- * (Linux's hpmemsize and hpmmioprefsize), one bus; umsi.hp_mem=N and
- * umsi.hp_pref=N (MiB, 1-1024) change them. pci_set_ecam() first.
+ * (Linux's hpmemsize and hpmmioprefsize) and one bus number, the
+ * port's secondary; umsi.hp_mem=N and umsi.hp_pref=N (MiB, 1-1024) and
+ * umsi.hp_buses=N (1-32: bus numbers from the secondary on, room for a
+ * bridge or switch card) change them, and so does QEMU's hint on its own
+ * ports (bus-reserve=N: N more buses, as SeaBIOS reads it).
+ * pci_set_ecam() first.
  */
 struct pci_hp_room {
 	uint64_t mem;
 	uint64_t pref;
+	uint32_t buses;
 };
 bool pci_hp_port_room(uint32_t bdf, struct pci_hp_room *room);
 

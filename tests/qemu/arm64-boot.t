@@ -108,6 +108,24 @@ for my $smp (1, 4) {
 	};
 }
 
+# Bus numbers a hot-plug port keeps for a bridge or switch card: one by
+# default (above), umsi.hp_buses=N, or QEMU's bus-reserve= hint on the port
+# (the larger); a bad value is said and the default kept.
+for my $c (['umsi.hp_buses=3', '', '01-03'], ['', ',bus-reserve=5', '01-06'],
+	   ['umsi.hp_buses=3', ',bus-reserve=1', '01-03'], ['umsi.hp_buses=40', '', '01-01']) {
+	my ($arg, $prop, $buses) = @$c;
+	subtest "hot-plug port room: '$arg' '$prop'" => sub {
+		my $r = boot(smp => 1, append => "umsi.test umsi.nolib $arg",
+			     devices => ['-device', "pcie-root-port,id=rp0,chassis=1$prop",
+					 '-device', 'edu,bus=rp0']);
+		ok(grep({ /^pci 00:01\.0 1b36:000c class 060400 bridge buses \Q$buses\E / } @{$r->{lines}}),
+		   "root port 00:01.0 keeps buses $buses") or diag($r->{serial});
+		if ($arg =~ /=40/) {
+			like($r->{serial}, qr/^pci: umsi\.hp_buses=40: not 1-32; 1 kept$/m, 'a bad value is said');
+		}
+	};
+}
+
 subtest '-smp 4, edu behind a pcie-root-port' => sub {
 	my $append = 'umsi.test rp umsi.msiprobe umsi.nolib';
 	my $r = boot(smp => 4, append => $append,

@@ -190,6 +190,7 @@ static void ecam_setup_bridge(struct ecam_host *h, struct ecam_func *f,
 	struct pci_hp_room room;
 	unsigned sec;
 	uint32_t v;
+	bool hp;
 
 	if (h->next_bus >= h->bus_end || depth > 16) {
 		h->log("pci %02x:%02x.%x: no bus number left for a bridge\n",
@@ -210,13 +211,19 @@ static void ecam_setup_bridge(struct ecam_host *h, struct ecam_func *f,
 	m_lo = h->mem32.next;
 	p_lo = h->mem64.next;
 	f->secondary = (uint8_t)sec;
-	f->subordinate = (uint8_t)ecam_scan_bus(h, sec, depth + 1);
+	(void)ecam_scan_bus(h, sec, depth + 1);
+	hp = pci_hp_port_room((uint32_t)f->bus << 8 | f->dev << 3 | f->fn,
+			      &room);
+	/* A hot-plug port keeps bus numbers for a bridge or switch card. */
+	if (hp && h->next_bus < sec + room.buses - 1)
+		h->next_bus = sec + room.buses - 1 < h->bus_end ?
+			      sec + room.buses - 1 : h->bus_end;
+	f->subordinate = (uint8_t)h->next_bus;
 	v = (v & 0xff00ffff) | (uint32_t)f->subordinate << 16;
 	ecam_write32(h, f->bus, f->dev, f->fn, PCI_PRIMARY_BUS, v);
 	h->mem32.next = ecam_align(h->mem32.next, PCI_BRIDGE_WINDOW_ALIGN);
 	h->mem64.next = ecam_align(h->mem64.next, PCI_BRIDGE_WINDOW_ALIGN);
-	if (pci_hp_port_room((uint32_t)f->bus << 8 | f->dev << 3 | f->fn,
-			     &room)) {
+	if (hp) {
 		/* Room for a card not there yet (prefetchable BARs go to
 		 * the memory window when there is no 64-bit one). */
 		ecam_window_room(&h->mem32, m_lo, room.mem +

@@ -324,11 +324,16 @@ static uint16_t ecam_bridge(struct ecam *e, struct ecam_func *f, int depth,
 	if (pci_hp_port_room((uint32_t)f->bus << 8 | f->dev << 3 | f->fn,
 			     &room)) {
 		/* Room for a card not there yet (prefetchable BARs go to
-		 * the memory window when the port has no 64-bit one). */
+		 * the memory window when the port has no 64-bit one), and
+		 * bus numbers for a bridge or switch card. */
 		ecam_space_room(&e->mem32, m0, room.mem +
 				(pref64 && e->mem64.end > p0 ? 0 : room.pref));
 		if (pref64)
 			ecam_space_room(&e->mem64, p0, room.pref);
+		if (e->last_bus < f->secondary + room.buses - 1)
+			e->last_bus = f->secondary + room.buses - 1 <
+				      e->bus_end ? f->secondary + room.buses - 1 :
+				      e->bus_end;
 	}
 	f->subordinate = (uint8_t)e->last_bus;
 	ecam_write32(e, f->bus, f->dev, f->fn, PCI_PRIMARY_BUS,
