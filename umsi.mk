@@ -30,7 +30,8 @@
 # UMSI_DIR       where this file lives; found from MAKEFILE_LIST when it is
 #                included
 # UMSI_BACKENDS  the interrupt-controller back ends to compile, any of
-#                  x86    the local APIC (src/arch/x86/lapic.c, msg.c)
+#                  x86    the local APIC (src/arch/x86/lapic.c, msg.c;
+#                         ioapics.c, the remapping back ends' IO-APICs)
 #                  vtd    Intel VT-d interrupt remapping (src/arch/x86/
 #                         vtd.c); it builds on x86, which it adds
 #                  imsic  the RISC-V AIA IMSIC (src/arch/riscv/)
@@ -111,7 +112,8 @@ UMSI_SRCS_core := \
 # One list a back end.
 UMSI_SRCS_x86 := \
 	arch/x86/lapic.c \
-	arch/x86/msg.c
+	arch/x86/msg.c \
+	arch/x86/ioapics.c
 UMSI_SRCS_vtd := \
 	arch/x86/vtd.c
 UMSI_SRCS_amdvi := \

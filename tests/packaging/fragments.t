@@ -215,7 +215,7 @@ declare -A kflags=([all]="$KFLAGS" [its]="${KFLAGS/-O2 -g/-O1}" [vtd]="${KFLAGS/
 declare -A mopt=([all]=--optimization=2 [its]=--buildtype=plain [vtd]=--buildtype=plain)
 declare -A backends=([its]=its [vtd]=vtd)
 declare -A prog=([all]=ALL [its]=ITS [vtd]=VTD)
-declare -A nsrcs=([all]=36 [its]=30 [vtd]=30)
+declare -A nsrcs=([all]=37 [its]=30 [vtd]=31)
 archives=()
 names=()
 # scoped NAME FILE SUBSET: FILE has the compile commands of a build (make's

@@ -581,7 +581,8 @@ static struct machine *av_two_ioapic_machine(uint32_t n)
  * no ioapic_devid): each line's entry goes in its own IO-APIC's table, so
  * both lines, first in their tables, have the same index; each is
  * delivered through its table to its CPU and ended at its own IO-APIC's
- * EOI register (one write each time), with nothing aborted. A GSI of
+ * EOI register (one write each time, which leaves the other IO-APIC's
+ * line at that index in Remote IRR), with nothing aborted. A GSI of
  * neither IO-APIC is refused with the GSI in the log, leaving nothing.
  */
 static void test_intx_of_two_ioapics(void **state)
@@ -590,7 +591,9 @@ static void test_intx_of_two_ioapics(void **state)
 	struct umsi_sim_amdvi_stats a0;
 	struct fx_two_lines t;
 	struct umsi_pci_dev *b;
-	uint64_t eoiw;
+	struct umsi_sim_rte r;
+	uint64_t eoiw, w, sent;
+	struct umsi_cpumask mask = { &w, 4 };
 
 	(void)state;
 	fx_two_lines_up(m, &t);
@@ -604,8 +607,41 @@ static void test_intx_of_two_ioapics(void **state)
 	fx_two_lines_fire(m, &t, 2);
 	assert_int_equal(sstats(m).ioapic_eoi_writes - eoiw, 4);
 	assert_int_equal(astats(m).remapped - a0.remapped, 4);
+	/*
+	 * The EOI register is each IO-APIC's own: with the second line
+	 * delivered and not yet taken (its CPU's interrupts off), the first
+	 * line's end at the first IO-APIC, naming the same index, leaves the
+	 * second's Remote IRR set; it is ended when its own CPU takes it.
+	 */
+	w = 1ull << ((t.info[0].cpu + 1) % 4);
+	assert_int_equal(umsi_irq_set_affinity(m->sys, t.gsi[1], &mask), 0);
+	assert_int_equal(umsi_irq_get_info(m->sys, t.gsi[1], &t.info[1]), 0);
+	assert_int_not_equal(t.info[1].cpu, t.info[0].cpu);
+	assert_int_equal(umsi_sim_cpu_irq_disable(m->sim, t.info[1].cpu), 0);
+	fx_intx_serve(m, FX_LINE_BDF(1));
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, t.gsi[1], &r), 0);
+	sent = r.deliveries;
+	assert_int_equal(umsi_sim_intx_set(m->sim, FX_LINE_BDF(1), true), 0);
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, t.gsi[1], &r), 0);
+	assert_true(r.remote_irr);
+	assert_int_equal(fx_fire_line(m, FX_LINE_BDF(0), t.gsi[0]), 1);
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, t.gsi[0], &r), 0);
+	assert_false(r.remote_irr);
+	/* Not ended, so not sent again (an end would resend the line). */
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, t.gsi[1], &r), 0);
+	assert_true(r.remote_irr);
+	assert_int_equal(r.deliveries - sent, 1);
+	assert_int_equal(m->handled[t.gsi[1]], 2);
+	fx_intx_serve(m, FX_LINE_BDF(1));
+	assert_int_equal(umsi_sim_cpu_irq_enable(m->sim, t.info[1].cpu), 0);
+	umsi_sim_quiesce(m->sim);
+	assert_int_equal(m->handled[t.gsi[1]], 3);
+	assert_int_equal(m->last_cpu[t.gsi[1]], t.info[1].cpu);
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, t.gsi[1], &r), 0);
+	assert_false(r.remote_irr);
 	assert_int_equal(astats(m).aborted, a0.aborted);
 	assert_int_equal(sstats(m).undeliverable, 0);
+	assert_int_equal(sstats(m).ioapic_eoi_writes - eoiw, 6);
 	fx_two_lines_down(m, &t);
 	av_machine_free(m);
 
