@@ -56,7 +56,7 @@ static void check_dmar(const struct acpi_dmar *d)
 	}
 }
 
-static void check_ivrs(const struct acpi_ivrs *v)
+static void check_ivrs(const struct acpi_ivrs *v, uint8_t first_id)
 {
 	FUZZ_CHECK(v->present);
 	if (!v->valid) {
@@ -68,11 +68,11 @@ static void check_ivrs(const struct acpi_ivrs *v)
 	FUZZ_CHECK(v->ioapic_devid == ACPI_NO_DEVID || v->ioapic_devid <= 0xffff);
 	for (uint32_t i = 0; i < v->naliases && i < ACPI_MAX_ALIASES; i++)
 		FUZZ_CHECK(v->alias[i].first <= v->alias[i].last);
-	/* Each IO-APIC ID once, the first MADT one's DeviceID among them. */
-	FUZZ_CHECK(v->nioapic <= ACPI_MAX_IOAPICS);
-	for (uint32_t i = 0; i < v->nioapic; i++)
-		for (uint32_t k = 0; k < i; k++)
-			FUZZ_CHECK(v->ioapic[i].id != v->ioapic[k].id);
+	/* Each IO-APIC ID's DeviceID, the first MADT one's among them. */
+	for (uint32_t i = 0; i < 256; i++)
+		FUZZ_CHECK(v->ioapic_devid_of[i] == ACPI_NO_DEVID ||
+			   v->ioapic_devid_of[i] <= 0xffff);
+	FUZZ_CHECK(v->ioapic_devid == v->ioapic_devid_of[first_id]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -116,7 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	default:
 		acpi_parse_ivrs(t, len, t[len - 1], &acpi.ivrs);
-		check_ivrs(&acpi.ivrs);
+		check_ivrs(&acpi.ivrs, t[len - 1]);
 		break;
 	}
 	free(t);

@@ -122,6 +122,7 @@ static void test_contradictory_config_refused(void **state)
 	struct umsi_sim *sim = av_sim(2);
 	struct umsi_sim_config sc = { .ncpus = 2 };
 	struct umsi_sim *plain;
+	struct umsi_system *sys;
 	struct av_cfg c;
 
 	(void)state;
@@ -165,6 +166,12 @@ static void test_contradictory_config_refused(void **state)
 		t[0].gsi_count = 0;
 		fx_refused(sim, &c.cfg, -UMSI_EINVAL, "x86-amdvi: ioapics[0]: "
 			   "gsi_count 0 is not 1 to 256");
+		/* With a table, ioapic_devid is not used, nor checked. */
+		t[0].gsi_count = 24;
+		c.ac.ioapic_devid = 0xff00;
+		assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim,
+						    &c.cfg, &sys), 0);
+		umsi_system_destroy(sys);
 	}
 	/* Already on: someone else's tables. */
 	umsi_sim_mmio_write32(sim, AV + 0x18, 1u);

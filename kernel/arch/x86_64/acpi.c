@@ -364,14 +364,11 @@ static void ivrs_alias(struct acpi_ivrs *out, uint16_t first, uint16_t last,
 static void ivrs_ioapic(struct acpi_ivrs *out, uint8_t id, uint16_t devid,
 			uint8_t first_id)
 {
-	for (uint32_t i = 0; i < out->nioapic; i++)
-		if (out->ioapic[i].id == id)
-			return;
-	if (id == first_id && out->ioapic_devid == ACPI_NO_DEVID)
+	if (out->ioapic_devid_of[id] != ACPI_NO_DEVID)
+		return;
+	out->ioapic_devid_of[id] = devid;
+	if (id == first_id)
 		out->ioapic_devid = devid;
-	if (out->nioapic < ACPI_MAX_IOAPICS)
-		out->ioapic[out->nioapic++] = (struct acpi_ivrs_ioapic){
-			id, devid };
 }
 
 /* The device entries of the IVHD at @b (@blen bytes, checked). */
@@ -430,6 +427,8 @@ void acpi_parse_ivrs(const uint8_t *t, uint32_t len, uint8_t ioapic_id,
 	out->present = true;
 	out->valid = true;
 	out->ioapic_devid = ACPI_NO_DEVID;
+	for (uint32_t i = 0; i < 256; i++)
+		out->ioapic_devid_of[i] = ACPI_NO_DEVID;
 	if (len < IVRS_HDR_LEN) {
 		ivrs_fail(out, "table of %u bytes, the header alone is %u",
 			  len, IVRS_HDR_LEN);

@@ -94,14 +94,10 @@ struct acpi_ivrs {
 	uint16_t segment;
 	uint64_t base;			/* IOMMU Base Address */
 	uint32_t ioapic_devid;		/* of the first MADT IO-APIC, or NO */
-	/* Every IO-APIC special device entry (variety 1): the IO-APIC ID
-	 * (handle) and its DeviceID; the first ACPI_MAX_IOAPICS IDs, each
-	 * once (its first entry). */
-	struct acpi_ivrs_ioapic {
-		uint8_t id;
-		uint16_t devid;
-	} ioapic[ACPI_MAX_IOAPICS];
-	uint32_t nioapic;
+	/* Every IO-APIC special device entry (variety 1): the DeviceID of
+	 * IO-APIC ID n (its handle) at [n], from its first entry; NO when
+	 * the table has none. */
+	uint32_t ioapic_devid_of[256];
 	uint32_t ndev_entries;		/* device entries read */
 	/*
 	 * Alias entries (0x42 alias select, 0x43 alias start of range up to

@@ -244,6 +244,18 @@ static struct umsi_vtd_config vtd_config;
 static struct umsi_amdvi_config amdvi_config;
 static struct umsi_ioapic_source ioapic_table[ACPI_MAX_IOAPICS];
 
+/* Whether GSIs @base.. (@count) fit beside the first @n of ioapic_table. */
+static bool ioapic_span_ok(uint32_t n, uint32_t base, uint32_t count)
+{
+	if (!count || count > 256 || base > UINT32_MAX - count)
+		return false;
+	for (uint32_t k = 0; k < n; k++)
+		if (base < ioapic_table[k].gsi_base + ioapic_table[k].gsi_count &&
+		    ioapic_table[k].gsi_base < base + count)
+			return false;
+	return true;
+}
+
 /*
  * Every IO-APIC, with the requester ID its messages carry at the unit
  * (umsi_vtd_config.ioapics, umsi_amdvi_config.ioapics): each one's own,
@@ -260,8 +272,16 @@ static uint32_t ioapic_sources(bool keep_unknown, uint32_t *top)
 	*top = 0;
 	for (uint32_t i = 0; i < ioapic_count(); i++) {
 		ioapic_span(i, &base, &count, &id);
+		/* A MADT that repeats an IO-APIC or wraps its GSIs would make
+		 * uMSI refuse the table, and with it every interrupt. */
+		if (!ioapic_span_ok(n, base, count)) {
+			kprintf("remap: IO-APIC %u: GSIs %u+%u overlap another's "
+				"or pass 2^32; its lines get no interrupts\n",
+				id, base, count);
+			continue;
+		}
 		sid = iommu_ioapic_source(id);
-		if (sid == ACPI_NO_SID && !keep_unknown) {
+		if (sid == ACPI_NO_DEVID && !keep_unknown) {
 			kprintf("remap: IO-APIC %u: no DeviceID in the IVRS "
 				"table; its GSIs %u-%u get no interrupts\n",
 				id, base, base + count - 1);
@@ -271,8 +291,12 @@ static uint32_t ioapic_sources(bool keep_unknown, uint32_t *top)
 			.gsi_base = base, .gsi_count = count,
 			.source_id = sid == ACPI_NO_SID ? UMSI_VTD_NO_SID :
 							  sid };
-		if (sid == ACPI_NO_SID)
+		if (sid == ACPI_NO_SID) {
+			kprintf("remap: IO-APIC %u: GSIs %u-%u, requester not "
+				"known (not validated)\n", id, base,
+				base + count - 1);
 			continue;
+		}
 		kprintf("remap: IO-APIC %u: GSIs %u-%u, requester 0x%x\n", id,
 			base, base + count - 1, sid);
 		if (sid > *top)

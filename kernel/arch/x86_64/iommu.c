@@ -409,12 +409,8 @@ uint32_t iommu_ioapic_sid(void)
 
 uint32_t iommu_ioapic_source(uint8_t id)
 {
-	if (amdvi_base) {
-		for (uint32_t i = 0; i < acpi.ivrs.nioapic; i++)
-			if (acpi.ivrs.ioapic[i].id == id)
-				return acpi.ivrs.ioapic[i].devid;
-		return ACPI_NO_DEVID;
-	}
+	if (amdvi_base)
+		return acpi.ivrs.ioapic_devid_of[id];
 	return unit ? find_ioapic_sid(&acpi.dmar, id) : ACPI_NO_SID;
 }
 

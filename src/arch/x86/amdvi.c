@@ -736,14 +736,15 @@ static int av_check_config(struct umsi_system *sys,
 			 "a multiple of 128 from 128 to 65536", *ndev);
 		return -UMSI_EINVAL;
 	}
-	if (c->ioapic_devid != UMSI_AMDVI_NO_DEVID && c->ioapic_devid >= *ndev) {
+	if (!c->nioapics && c->ioapic_devid != UMSI_AMDVI_NO_DEVID &&
+	    c->ioapic_devid >= *ndev) {
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: ioapic_devid 0x%x is "
 			 "beyond the %u DeviceIDs of the device table",
 			 c->ioapic_devid, *ndev);
 		return -UMSI_EINVAL;
 	}
 	return umsi_x86_ioapics_check(sys, "x86-amdvi", c->ioapics,
-				      c->nioapics, *ndev, 0);
+				      c->nioapics, *ndev, false);
 }
 
 /* The unit answers and nobody else turned it on. */

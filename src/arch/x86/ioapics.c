@@ -11,7 +11,7 @@
 
 int umsi_x86_ioapics_check(struct umsi_system *sys, const char *name,
 			   const struct umsi_ioapic_source *t, uint32_t n,
-			   uint32_t id_limit, uint32_t id_none)
+			   uint32_t id_limit, bool none_ok)
 {
 	uint32_t i, k;
 
@@ -40,7 +40,8 @@ int umsi_x86_ioapics_check(struct umsi_system *sys, const char *name,
 				 a->gsi_count);
 			return -UMSI_EINVAL;
 		}
-		if (a->source_id >= id_limit && a->source_id != id_none) {
+		if (a->source_id >= id_limit &&
+		    !(none_ok && a->source_id == UMSI_VTD_NO_SID)) {
 			umsi_log(sys, UMSI_LOG_ERROR, "%s: ioapics[%u]: "
 				 "source_id 0x%x is not below 0x%x", name, i,
 				 a->source_id, id_limit);

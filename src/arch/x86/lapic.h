@@ -49,13 +49,13 @@ struct umsi_ioapic_source;
 /*
  * Check a configuration's IO-APIC table (@n entries of @t, as umsi/ctl.h
  * asks: a table when @n, at most UMSI_MAX_IOAPICS, 1 to 256 inputs each,
- * no GSI twice, each source_id below @id_limit or equal to @id_none, a
- * value that means "none" (0 when there is no such value)): 0, or
- * -UMSI_EINVAL after a log line naming the entry, prefixed with @name.
+ * no GSI twice, each source_id below @id_limit, or all-ones when
+ * @none_ok, UMSI_VTD_NO_SID): 0, or -UMSI_EINVAL after a log line naming
+ * the entry, prefixed with @name.
  */
 int umsi_x86_ioapics_check(struct umsi_system *sys, const char *name,
 			   const struct umsi_ioapic_source *t, uint32_t n,
-			   uint32_t id_limit, uint32_t id_none);
+			   uint32_t id_limit, bool none_ok);
 
 /* Whether an IO-APIC of @t has input @gsi; its source_id in *@id. */
 bool umsi_x86_ioapic_source(const struct umsi_ioapic_source *t, uint32_t n,

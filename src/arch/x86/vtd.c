@@ -667,7 +667,7 @@ static int vtd_check_config(struct umsi_system *sys,
 		return -UMSI_EINVAL;
 	}
 	return umsi_x86_ioapics_check(sys, "x86-vtd", c->ioapics, c->nioapics,
-				      0x10000, UMSI_VTD_NO_SID);
+				      0x10000, true);
 }
 
 /* The unit's registers against what the configuration asks. */
