@@ -487,9 +487,10 @@ int umsi_vtd_faults(struct umsi_system *sys,
  * Every command batch ends in a COMPLETION_WAIT whose store says the unit
  * has done it, polled with a deadline: one that does not come within 10 ms
  * fails the call with -UMSI_ETIMEDOUT and the unit is not trusted again.
- * Wired inputs (IO-APIC inputs, with @ioapic_devid given; else refused
- * with -UMSI_ENOTSUP) take entries of the IO-APIC's DeviceID's table (256
- * entries). Their message, for the host's gsi_program: address exactly
+ * Wired inputs (IO-APIC inputs, with @ioapic_devid or @ioapics given;
+ * else refused with -UMSI_ENOTSUP, as is a GSI of no IO-APIC of @ioapics)
+ * take entries of the table (256 entries) of the DeviceID of the IO-APIC
+ * that holds their GSI. Their message, for the host's gsi_program: address exactly
  * 0xFEE00000 (destination 0: QEMU 7.2's unit takes no other address), data
  * bits 7:0 the entry's index, which the redirection entry holds in its
  * vector field (compatibility format, delivery mode fixed, physical), and

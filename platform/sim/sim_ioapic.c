@@ -262,9 +262,10 @@ static int rte_program_remapped_locked(struct umsi_sim *sim, uint32_t gsi,
 /*
  * An IMSIC machine's wired inputs: an APLIC in MSI mode (AIA 1.0, 4.9).
  * The input sends its message once each time it becomes asserted while
- * programmed and unmasked; nothing ends it (Linux's APLIC MSI driver
- * retriggers a level input that is still asserted, which unmask and
- * reprogramming do here).
+ * programmed and unmasked; nothing ends it. A level input still asserted
+ * is sent again when unmasked or reprogrammed, and after each dispatch of
+ * its identity, which is the host's part (aplic_done_locked(), as the
+ * reference kernel and Linux's APLIC MSI driver retrigger it).
  */
 static void aplic_eval_locked(struct umsi_sim *sim, uint32_t gsi)
 {
@@ -850,7 +851,7 @@ static int ioapic_model_init(struct umsi_sim *sim,
 			     const struct umsi_sim_config *cfg)
 {
 	/* The requester ID a remapping unit sees on the IO-APIC's writes;
-	 * a second IO-APIC's from its first input on. */
+	 * with config.ioapics, each IO-APIC's own. */
 	uint32_t pins = 0;
 
 	sim->ioapic_rid = cfg->vtd_ioapic_sid;

@@ -100,7 +100,8 @@ enum umsi_sim_ctl {
 	 * APLIC in MSI mode: gsi_program takes the message (file address,
 	 * identity) as is, and an input sends it once each time it becomes
 	 * asserted and unmasked (a level input still asserted when unmasked
-	 * or reprogrammed sends again).
+	 * or reprogrammed sends again, and is made pending again by the
+	 * host after each dispatch of its identity: aplic_retriggers).
 	 */
 	UMSI_SIM_CTL_IMSIC,
 	/*
@@ -239,7 +240,8 @@ enum umsi_sim_ctl {
  * @vtd_ioapic_sid: the requester ID the unit sees on IO-APIC messages
  *                  (bus << 8 | devfn, as the DMAR table's IOAPIC device
  *                  scope says; QEMU q35: UMSI_SIM_VTD_IOAPIC_SID); also the
- *                  AMD-Vi unit's IO-APIC DeviceID
+ *                  AMD-Vi unit's IO-APIC DeviceID. With @nioapics, each
+ *                  IO-APIC's source_id instead
  * @amdvi: x86 machines: an AMD-Vi IOMMU at UMSI_SIM_AMDVI_BASE (see "The
  *         AMD-Vi unit" below); not with @vtd
  * @ioapics: with @nioapics, several IO-APICs (as a server has: one in
@@ -586,7 +588,8 @@ uint64_t umsi_sim_gicr_addr(struct umsi_sim *sim, uint32_t cpu);
  *
  * Remapping: while IRES, every message the machine delivers to the
  * 0xfeexxxxx window (devices' MSI and MSI-X, umsi_sim_msg_write(_from),
- * IO-APIC inputs, requester vtd_ioapic_sid) goes through the unit (VT-d
+ * IO-APIC inputs, requester vtd_ioapic_sid or their IO-APIC's source_id
+ * with config.ioapics) goes through the unit (VT-d
  * 5.1.4):
  *  - remappable format (address bit 4): index = handle (address 19:5,
  *    bit 2 as bit 15), plus data 15:0 when SHV (bit 3). Beyond the table
@@ -632,7 +635,8 @@ uint64_t umsi_sim_gicr_addr(struct umsi_sim *sim, uint32_t cpu);
  * and INVALIDATE_INTERRUPT_TABLE (which drop what the unit cached: it
  * keeps the DTE and the entries it used until told); any other stops the
  * buffer (status bit 0). A message from requester R while the unit is on:
- * R's DTE (IO-APIC messages: config.vtd_ioapic_sid), IV clear or IntCtl
+ * R's DTE (IO-APIC messages: config.vtd_ioapic_sid, or their IO-APIC's
+ * source_id), IV clear or IntCtl
  * pass: delivered as it is; IntCtl abort: undeliverable (remap); remapped:
  * the address must be 0xFEE00000 and data bits 10:8 fixed or arbitrated,
  * the entry data & 0x7ff within the table (IntTabLen), RemapEn set, the

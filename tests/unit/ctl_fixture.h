@@ -29,8 +29,9 @@
  *                                  AMD-Vi unit and the AMD-Vi back end
  *                                  (umsi_ctl_x86_amdvi): the same vectors,
  *                                  every MSI through an entry of its
- *                                  requester's table; no INTx, no APIC ID
- *                                  above 255
+ *                                  requester's table, INTx through the
+ *                                  IO-APIC's (given as a table of one,
+ *                                  ioapics); no APIC ID above 255
  *
  * make test runs each binary that uses the fixtures three ways
  * (mk/unit-imsic.mk and mk/unit-its.mk for the second and third). A test

@@ -10,8 +10,10 @@
  * messages (another device's index, an index nobody owns, a message
  * straight at a CPU) aborted by the unit and reaching no handler, removal
  * that takes the table away, functions behind a PCIe-to-PCI bridge
- * sharing one table, a unit that never completes a command, and INTx
- * through the IO-APIC's own table with the kernel's directed EOI.
+ * sharing one table, a unit that never completes a command, INTx
+ * through the IO-APIC's own table with the kernel's directed EOI, and
+ * INTx of two IO-APICs, each in its own table and ended at its own EOI
+ * register.
  */
 #include "test_pci_fixture.h"
 

@@ -9,6 +9,8 @@
  * each message on its own CPU, forged messages (another device's handle,
  * a handle nobody owns, a compatibility-format message) refused by the
  * unit and reaching no handler, INTx through a remappable IO-APIC entry,
+ * INTx of two IO-APICs each validated against its own requester ID (and
+ * what a single ioapic_sid does there, and a GSI of no known IO-APIC),
  * a full table, and an invalidation queue that never completes.
  */
 #include "test_pci_fixture.h"

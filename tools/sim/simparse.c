@@ -458,8 +458,10 @@ static int sim_check_ioapics(struct sim_parser *p)
 	if (sp->nioapics && (sp->imsic || sp->its || sp->gicv2m)) {
 		p->line = sp->ioapics_line;
 		return sim_fail(p, "platform ioapics= is for x86 machines: "
-				"platform %s routes INTx elsewhere",
-				sp->imsic ? "imsic" : sp->its ? "its" : "gicv2m");
+				"%s routes INTx elsewhere",
+				sp->imsic ? "a RISC-V machine (imsic, aplic)" :
+				sp->its ? "an Arm machine (its)" :
+				"an Arm machine (gicv2m)");
 	}
 	for (unsigned i = 0; i < sp->ndevs; i++) {
 		const struct sim_devspec *d = &sp->devs[i];
