@@ -669,6 +669,7 @@ bool pci_hp_port_room(uint32_t bdf, struct pci_hp_room *room)
 	static struct pci_hp_room want;
 	uint8_t ptr, type;
 	uint16_t flags;
+	uint32_t res;
 
 	if (!(pci_cfg_read(bdf, 0x06, 2) & (1u << 4)) ||
 	    (pci_cfg_read(bdf, 0x0e, 1) & 0x7f) != 1)
@@ -696,8 +697,9 @@ bool pci_hp_port_room(uint32_t bdf, struct pci_hp_room *room)
 		read = true;
 	}
 	*room = want;
-	if (room->buses < qemu_bus_reserve(bdf) + 1)
-		room->buses = qemu_bus_reserve(bdf) + 1;
+	res = qemu_bus_reserve(bdf) + 1;
+	if (room->buses < res)
+		room->buses = res;
 	return true;
 }
 

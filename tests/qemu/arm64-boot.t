@@ -112,7 +112,8 @@ for my $smp (1, 4) {
 # default (above), umsi.hp_buses=N, or QEMU's bus-reserve= hint on the port
 # (the larger); a bad value is said and the default kept.
 for my $c (['umsi.hp_buses=3', '', '01-03'], ['', ',bus-reserve=5', '01-06'],
-	   ['umsi.hp_buses=3', ',bus-reserve=1', '01-03'], ['umsi.hp_buses=40', '', '01-01']) {
+	   ['umsi.hp_buses=3', ',bus-reserve=1', '01-03'], ['umsi.hp_buses=2', ',bus-reserve=4', '01-05'],
+	   ['umsi.hp_buses=40', '', '01-01']) {
 	my ($arg, $prop, $buses) = @$c;
 	subtest "hot-plug port room: '$arg' '$prop'" => sub {
 		my $r = boot(smp => 1, append => "umsi.test umsi.nolib $arg",

@@ -626,6 +626,10 @@ static void test_intx_of_two_ioapics(void **state)
 	assert_int_equal(umsi_irq_set_affinity(m->sys, t.gsi[1], &mask), 0);
 	assert_int_equal(umsi_irq_get_info(m->sys, t.gsi[1], &t.info[1]), 0);
 	assert_int_not_equal(t.info[1].cpu, t.info[0].cpu);
+	/* A move keeps the index: the two entries still share it. */
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, t.gsi[0], &t.rte[0]), 0);
+	assert_int_equal(umsi_sim_ioapic_get(m->sim, t.gsi[1], &r), 0);
+	assert_int_equal(r.handle, t.rte[0].handle);
 	assert_int_equal(umsi_sim_cpu_irq_disable(m->sim, t.info[1].cpu), 0);
 	fx_intx_serve(m, FX_LINE_BDF(1));
 	assert_int_equal(umsi_sim_ioapic_get(m->sim, t.gsi[1], &r), 0);

@@ -276,7 +276,7 @@ static uint32_t ioapic_sources(bool keep_unknown, uint32_t *top)
 		 * uMSI refuse the table, and with it every interrupt. */
 		if (!ioapic_span_ok(n, base, count)) {
 			kprintf("remap: IO-APIC %u: GSIs %u+%u overlap another's "
-				"or pass 2^32; its lines get no interrupts\n",
+				"or pass 2^32; left out of uMSI's table\n",
 				id, base, count);
 			continue;
 		}
@@ -326,6 +326,10 @@ static void amdvi_umsi_config(struct umsi_config *cfg)
 							   dev;
 	amdvi_config.ioapics = ioapic_table;
 	amdvi_config.nioapics = nio;
+	/* No IO-APIC with a DeviceID: no wired input either (the single
+	 * ioapic_devid would stand in for the table). */
+	if (!nio && ioapic_count())
+		amdvi_config.ioapic_devid = UMSI_AMDVI_NO_DEVID;
 	amdvi_config.allow_pass = false;
 	cfg->ctl = &umsi_ctl_x86_amdvi;
 	cfg->ctl_config = &amdvi_config;
