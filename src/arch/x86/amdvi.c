@@ -320,37 +320,26 @@ static void av_unlink_dev(struct av_priv *p, struct av_dev *d)
 }
 
 /*
- * The DeviceID whose table holds @ci's entries: a wired input's IO-APIC
- * (the one whose inputs hold its GSI, with several), UMSI_AMDVI_NO_DEVID
- * when no known IO-APIC has it.
+ * Whether @ci may be aimed at (@cpu, @id): its APIC ID in *@apic, and in
+ * *@devid the DeviceID whose table holds its entries (a wired input's:
+ * its IO-APIC's, the one whose inputs hold its GSI with several).
  */
-static uint32_t av_devid(const struct av_priv *p, const struct umsi_ctl_irq *ci)
-{
-	uint32_t devid = p->ioapic_devid;
-
-	if (!ci->wired)
-		return ci->source_id;
-	if (p->nioapics &&
-	    !umsi_x86_ioapic_source(p->ioapics, p->nioapics, ci->index,
-				    &devid))
-		devid = UMSI_AMDVI_NO_DEVID;
-	return devid;
-}
-
 static int av_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
-		    uint32_t cpu, uint32_t id, uint32_t *apic)
+		    uint32_t cpu, uint32_t id, uint32_t *apic, uint32_t *devid)
 {
 	struct av_priv *p = av_priv(sys);
-	uint32_t devid = av_devid(p, ci);
+	int ret;
 
-	if (ci->wired && devid == UMSI_AMDVI_NO_DEVID && p->nioapics)
-		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: irq %u: GSI %u is an "
-			 "input of no IO-APIC of umsi_amdvi_config.ioapics",
-			 ci->irq, ci->index);
-	if (ci->wired && (devid == UMSI_AMDVI_NO_DEVID ||
-			  ci->count != 1 || ci->group_count))
-		return -UMSI_ENOTSUP;
-	if (devid == UMSI_NO_SOURCE || (devid >> 16) || devid >= p->ndev)
+	*devid = ci->source_id;
+	if (ci->wired) {
+		ret = umsi_x86_wired_source(sys, "x86-amdvi", p->ioapics,
+					    p->nioapics, p->ioapic_devid, ci,
+					    devid);
+		if (ret || *devid == UMSI_AMDVI_NO_DEVID || ci->count != 1 ||
+		    ci->group_count)
+			return -UMSI_ENOTSUP;
+	}
+	if (*devid == UMSI_NO_SOURCE || (*devid >> 16) || *devid >= p->ndev)
 		return -UMSI_EINVAL;
 	*apic = umsi_cpu_hwid(sys, cpu);
 	if (id < 0x10 || id + ci->count > 0x100 || !ci->count ||
@@ -380,11 +369,10 @@ static void irte_write(const struct av_irq *r, uint32_t from, uint32_t n,
  * entries. Memory is taken before the lock. [no lock; returns locked]
  */
 static int av_irq_new(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
-		      const struct umsi_x86_slice *sl, struct av_irq **out,
-		      umsi_irqflags_t *fl)
+		      uint32_t devid, const struct umsi_x86_slice *sl,
+		      struct av_irq **out, umsi_irqflags_t *fl)
 {
 	struct av_priv *p = av_priv(sys);
-	uint32_t devid = av_devid(p, ci);
 	struct av_irq *r = umsi_zalloc(sys, sizeof(*r));
 	struct av_dev *fresh = NULL, *d;
 	bool have;
@@ -480,11 +468,11 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	struct av_irq *r;
 	struct umsi_x86_slice sl;
 	umsi_irqflags_t fl;
-	uint32_t apic;
+	uint32_t apic, devid;
 	bool new_entry;
 	int ret, tries;
 
-	ret = av_check(sys, ci, cpu, id, &apic);
+	ret = av_check(sys, ci, cpu, id, &apic, &devid);
 	if (!ret)
 		ret = umsi_x86_slice(ci, &sl);
 	if (ret)
@@ -495,7 +483,7 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		if (r)
 			break;
 		av_unlock(sys, fl);
-		ret = av_irq_new(sys, ci, &sl, &r, &fl);
+		ret = av_irq_new(sys, ci, devid, &sl, &r, &fl);
 		if (!ret)
 			break;
 		if (ret != -UMSI_EAGAIN)
@@ -504,7 +492,7 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	if (ret)
 		return -UMSI_EBUSY;
 	if (r->count != sl.n || r->group != sl.group ||
-	    r->dev->devid != av_devid(p, ci)) {
+	    r->dev->devid != devid) {
 		av_unlock(sys, fl);
 		return -UMSI_EINVAL;
 	}
@@ -534,7 +522,7 @@ static int av_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	struct umsi_x86_slice sl;
 	struct av_irq *r;
 	umsi_irqflags_t fl;
-	uint32_t apic;
+	uint32_t apic, devid;
 	int ret;
 
 	/*
@@ -544,7 +532,7 @@ static int av_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	 */
 	if (ci->wired)
 		return UMSI_CTL_REWRITE;
-	ret = av_check(sys, ci, cpu, id, &apic);
+	ret = av_check(sys, ci, cpu, id, &apic, &devid);
 	if (!ret)
 		ret = umsi_x86_slice(ci, &sl);
 	if (ret)

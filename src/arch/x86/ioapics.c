@@ -63,16 +63,23 @@ int umsi_x86_ioapics_check(struct umsi_system *sys, const char *name,
 	return 0;
 }
 
-bool umsi_x86_ioapic_source(const struct umsi_ioapic_source *t, uint32_t n,
-			    uint32_t gsi, uint32_t *id)
+int umsi_x86_wired_source(struct umsi_system *sys, const char *name,
+			  const struct umsi_ioapic_source *t, uint32_t n,
+			  uint32_t single, const struct umsi_ctl_irq *ci,
+			  uint32_t *id)
 {
 	uint32_t i;
 
+	*id = single;
+	if (!n)
+		return 0;
 	for (i = 0; i < n; i++) {
-		if (gsi - t[i].gsi_base < t[i].gsi_count) {
+		if (ci->index - t[i].gsi_base < t[i].gsi_count) {
 			*id = t[i].source_id;
-			return true;
+			return 0;
 		}
 	}
-	return false;
+	umsi_log(sys, UMSI_LOG_ERROR, "%s: irq %u: GSI %u is an input of no "
+		 "IO-APIC of its ioapics table", name, ci->irq, ci->index);
+	return -UMSI_ENOTSUP;
 }

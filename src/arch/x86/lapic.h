@@ -57,8 +57,15 @@ int umsi_x86_ioapics_check(struct umsi_system *sys, const char *name,
 			   const struct umsi_ioapic_source *t, uint32_t n,
 			   uint32_t id_limit, bool none_ok);
 
-/* Whether an IO-APIC of @t has input @gsi; its source_id in *@id. */
-bool umsi_x86_ioapic_source(const struct umsi_ioapic_source *t, uint32_t n,
-			    uint32_t gsi, uint32_t *id);
+/*
+ * The requester ID wired input @ci (its GSI in @ci->index) sends with:
+ * @single without a table (@n 0), else the source_id of the IO-APIC of
+ * @t that has the GSI. 0, or -UMSI_ENOTSUP after a log line (prefixed
+ * with @name) when no IO-APIC of @t has it.
+ */
+int umsi_x86_wired_source(struct umsi_system *sys, const char *name,
+			  const struct umsi_ioapic_source *t, uint32_t n,
+			  uint32_t single, const struct umsi_ctl_irq *ci,
+			  uint32_t *id);
 
 #endif /* UMSI_ARCH_X86_LAPIC_H */

@@ -372,32 +372,11 @@ static void vtd_msg(const struct vtd_irq *r, bool wired, uint32_t vector,
 	msg->data = wired && !(lo & MSI_REMAP_SHV) ? vector : 0;
 }
 
-/* The requester ID that wired input @gsi's messages carry (its IO-APIC). */
-static uint32_t vtd_wired_sid(const struct vtd_priv *p, uint32_t gsi)
-{
-	uint32_t sid = p->ioapic_sid;
-
-	if (p->nioapics)
-		(void)umsi_x86_ioapic_source(p->ioapics, p->nioapics, gsi,
-					     &sid);
-	return sid;
-}
-
 static int vtd_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		     uint32_t cpu, uint32_t id, uint32_t *apic)
 {
 	struct vtd_priv *p = vtd_priv(sys);
-	uint32_t sid;
 
-	/* A wired input's GSI must be an input of an IO-APIC we know. */
-	if (ci->wired && p->nioapics &&
-	    !umsi_x86_ioapic_source(p->ioapics, p->nioapics, ci->index,
-				    &sid)) {
-		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irq %u: GSI %u is an "
-			 "input of no IO-APIC of umsi_vtd_config.ioapics",
-			 ci->irq, ci->index);
-		return -UMSI_ENOTSUP;
-	}
 	*apic = umsi_cpu_hwid(sys, cpu);
 	if (id < 0x10 || id + ci->count > 0x100 || !ci->count ||
 	    ci->count > 32)
@@ -426,6 +405,12 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	ret = vtd_check(sys, ci, cpu, id, &apic);
 	if (!ret)
 		ret = umsi_x86_slice(ci, &sl);
+	/* A wired input's entry validates its IO-APIC's requester ID. */
+	sid = ci->source_id;
+	if (!ret && ci->wired)
+		ret = umsi_x86_wired_source(sys, "x86-vtd", p->ioapics,
+					    p->nioapics, p->ioapic_sid, ci,
+					    &sid);
 	if (ret)
 		return ret;
 	fresh = umsi_zalloc(sys, sizeof(*fresh));
@@ -442,7 +427,6 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		r->irq = sl.key;
 		r->count = sl.n;
 		r->group = sl.group;
-		sid = ci->wired ? vtd_wired_sid(p, ci->index) : ci->source_id;
 		/* Verify all 16 bits of the requester ID (SQ 0). */
 		r->high = sid <= 0xffff ? IRTE_SVT_ALL | sid : 0;
 		r->base = p->broken ? UINT32_MAX :
