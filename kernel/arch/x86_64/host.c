@@ -244,42 +244,22 @@ static struct umsi_vtd_config vtd_config;
 static struct umsi_amdvi_config amdvi_config;
 static struct umsi_ioapic_source ioapic_table[ACPI_MAX_IOAPICS];
 
-/* Whether GSIs @base.. (@count) fit beside the first @n of ioapic_table. */
-static bool ioapic_span_ok(uint32_t n, uint32_t base, uint32_t count)
-{
-	if (!count || count > 256 || base > UINT32_MAX - count)
-		return false;
-	for (uint32_t k = 0; k < n; k++)
-		if (base < ioapic_table[k].gsi_base + ioapic_table[k].gsi_count &&
-		    ioapic_table[k].gsi_base < base + count)
-			return false;
-	return true;
-}
-
 /*
- * Every IO-APIC, with the requester ID its messages carry at the unit
+ * Every IO-APIC (ioapic.c has left out any whose GSIs meet another's),
+ * with the requester ID its messages carry at the unit
  * (umsi_vtd_config.ioapics, umsi_amdvi_config.ioapics): each one's own,
  * as a server with an IO-APIC per host bridge needs. One the tables do
  * not name is kept with UMSI_VTD_NO_SID when @keep_unknown (VT-d: its
  * entries are not validated), else left out (AMD-Vi: its lines are
- * refused). How many; *@top the largest ID listed (0 with none).
+ * refused). How many.
  */
-static uint32_t ioapic_sources(bool keep_unknown, uint32_t *top)
+static uint32_t ioapic_sources(bool keep_unknown)
 {
 	uint32_t n = 0, base, count, sid;
 	uint8_t id;
 
-	*top = 0;
 	for (uint32_t i = 0; i < ioapic_count(); i++) {
 		ioapic_span(i, &base, &count, &id);
-		/* A MADT that repeats an IO-APIC or wraps its GSIs would make
-		 * uMSI refuse the table, and with it every interrupt. */
-		if (!ioapic_span_ok(n, base, count)) {
-			kprintf("remap: IO-APIC %u: GSIs %u+%u overlap another's "
-				"or pass 2^32; left out of uMSI's table\n",
-				id, base, count);
-			continue;
-		}
 		sid = iommu_ioapic_source(id);
 		if (sid == ACPI_NO_DEVID && !keep_unknown) {
 			kprintf("remap: IO-APIC %u: no DeviceID in the IVRS "
@@ -299,8 +279,6 @@ static uint32_t ioapic_sources(bool keep_unknown, uint32_t *top)
 		}
 		kprintf("remap: IO-APIC %u: GSIs %u-%u, requester 0x%x\n", id,
 			base, base + count - 1, sid);
-		if (sid > *top)
-			*top = sid;
 	}
 	return n;
 }
@@ -314,10 +292,13 @@ static void amdvi_umsi_config(struct umsi_config *cfg)
 {
 	uint32_t n = acpi.have_mcfg ? ((uint32_t)acpi.ecam_bus_end + 1) * 256u :
 				      65536u, dev = iommu_amdvi_ioapic_devid();
-	uint32_t top, nio = ioapic_sources(false, &top);
+	uint32_t nio = ioapic_sources(false);
+	uint32_t top = dev == ACPI_NO_DEVID ? 0 : dev;
 
-	if (dev != ACPI_NO_DEVID && dev > top)
-		top = dev;
+	/* The device table covers every DeviceID uMSI is given. */
+	for (uint32_t i = 0; i < nio; i++)
+		if (ioapic_table[i].source_id > top)
+			top = ioapic_table[i].source_id;
 	if (top >= n)
 		n = (top / 128 + 1) * 128;
 	amdvi_config.reg_base = iommu_amdvi_base();
@@ -342,7 +323,7 @@ static void amdvi_umsi_config(struct umsi_config *cfg)
 void arch_umsi_config(struct umsi_config *cfg)
 {
 	const struct acpi_drhd *u = iommu_remap_unit();
-	uint32_t sid = iommu_ioapic_sid(), top;
+	uint32_t sid = iommu_ioapic_sid();
 
 	if (iommu_amdvi_base()) {
 		amdvi_umsi_config(cfg);
@@ -356,7 +337,7 @@ void arch_umsi_config(struct umsi_config *cfg)
 	vtd_config.allow_compat = false;
 	vtd_config.ioapic_sid = sid == ACPI_NO_SID ? UMSI_VTD_NO_SID : sid;
 	vtd_config.ioapics = ioapic_table;
-	vtd_config.nioapics = ioapic_sources(true, &top);
+	vtd_config.nioapics = ioapic_sources(true);
 	cfg->ctl = &umsi_ctl_x86_vtd;
 	cfg->ctl_config = &vtd_config;
 	kprintf("remap: uMSI takes the VT-d back end: unit 0x%lx, %s, "

@@ -41,6 +41,7 @@ struct ioapic {
 	uint64_t base;
 	uint32_t gsi_base;
 	uint32_t count;
+	uint8_t id;		/* the MADT's IO-APIC ID */
 	uint8_t version;	/* 0x20 and up: the EOI register at +0x40 */
 	struct spinlock lock;
 	/* A directed entry's EOI: DIRECTED | APIC ID << 8 | vector; or 0. */
@@ -90,19 +91,41 @@ static void reg_write(struct ioapic *io, uint8_t reg, uint32_t v)
 	mmio_write32(io->base + IOWIN, v);
 }
 
+/* Whether @io's GSIs wrap past 2^32 or meet those of one kept before. */
+static bool span_bad(const struct ioapic *io)
+{
+	if (io->gsi_base > UINT32_MAX - io->count)
+		return true;
+	for (uint32_t k = 0; k < nioapics; k++)
+		if (io->gsi_base < ioapics[k].gsi_base + ioapics[k].count &&
+		    ioapics[k].gsi_base < io->gsi_base + io->count)
+			return true;
+	return false;
+}
+
 void ioapic_init(void)
 {
 	for (uint32_t i = 0; i < acpi.nioapics; i++) {
-		struct ioapic *io = &ioapics[nioapics++];
+		struct ioapic *io = &ioapics[nioapics];
 
 		io->base = (uint64_t)mm_map_mmio(acpi.ioapic[i].addr, 4096);
 		io->gsi_base = acpi.ioapic[i].gsi_base;
+		io->id = acpi.ioapic[i].id;
 		io->count = ((reg_read(io, 1) >> 16) & 0xff) + 1;
 		io->version = (uint8_t)reg_read(io, 1);
 		for (uint32_t n = 0; n < io->count; n++) {
 			reg_write(io, (uint8_t)(0x10 + 2 * n), RTE_MASKED);
 			reg_write(io, (uint8_t)(0x11 + 2 * n), 0);
 		}
+		/* A MADT that repeats an IO-APIC or wraps its GSIs: the
+		 * inputs stay masked, and no GSI has two IO-APICs. */
+		if (span_bad(io)) {
+			kprintf("ioapic: IO-APIC %u: GSIs %u+%u overlap another's "
+				"or pass 2^32; not used\n", io->id,
+				io->gsi_base, io->count);
+			continue;
+		}
+		nioapics++;
 	}
 }
 
@@ -127,7 +150,7 @@ void ioapic_span(uint32_t i, uint32_t *gsi_base, uint32_t *count,
 {
 	*gsi_base = ioapics[i].gsi_base;
 	*count = ioapics[i].count;
-	*id = acpi.ioapic[i].id;
+	*id = ioapics[i].id;
 }
 
 static struct ioapic *find(uint32_t gsi, uint32_t *pin)

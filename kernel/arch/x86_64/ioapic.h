@@ -46,7 +46,8 @@ void pic_disable(void);
 void ioapic_init(void);			/* every input masked */
 uint32_t ioapic_gsi_count(void);	/* highest GSI + 1 */
 uint32_t ioapic_count(void);		/* IO-APICs, in the MADT's order */
-/* IO-APIC @i (below ioapic_count()): its first GSI, inputs and ID. */
+/* IO-APIC @i (below ioapic_count()): its first GSI, inputs and ID. No
+ * two have a GSI in common (ioapic_init() leaves out one that would). */
 void ioapic_span(uint32_t i, uint32_t *gsi_base, uint32_t *count,
 		 uint8_t *id);
 int ioapic_program(uint32_t gsi, const struct ioapic_route *r);

@@ -385,14 +385,9 @@ void iommu_init(void)
 	unit = d;
 	regs = (uint64_t)mm_map_mmio(d->base, 4096);
 	/* One IO-APIC's ID, for the line below; uMSI gets each one's
-	 * (iommu_ioapic_source()). */
+	 * (iommu_ioapic_source()), and host.c prints each, known or not. */
 	if (acpi.nioapics == 1)
 		ioapic_sid = find_ioapic_sid(dm, acpi.ioapic[0].id);
-	for (uint32_t i = 0; i < acpi.nioapics; i++)
-		if (find_ioapic_sid(dm, acpi.ioapic[i].id) == ACPI_NO_SID)
-			kprintf("remap: IO-APIC %u's source ID is not known; "
-				"its entries are not validated\n",
-				acpi.ioapic[i].id);
 	kprintf("remap: on (umsi.remap=%s): unit 0x%lx, ioapic sid 0x%x\n",
 		mode_name(mode), d->base, ioapic_sid);
 }
