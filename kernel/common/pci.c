@@ -637,6 +637,24 @@ static uint32_t hp_room_buses(void)
 }
 
 /*
+ * The first capability @id of bridge @bdf after the one at @after (0:
+ * from the start of the list), or 0. Bounded: 48 steps, pointers below
+ * 0x40 end the list.
+ */
+static uint8_t bridge_cap(uint32_t bdf, uint8_t id, uint8_t after)
+{
+	uint8_t ptr = (uint8_t)pci_cfg_read(bdf, after ? after + 1u : 0x34u, 1);
+
+	for (int n = 0; n < 48 && ptr >= 0x40; n++) {
+		ptr &= 0xfc;
+		if (pci_cfg_read(bdf, ptr, 1) == id)
+			return ptr;
+		ptr = (uint8_t)pci_cfg_read(bdf, ptr + 1, 1);
+	}
+	return 0;
+}
+
+/*
  * QEMU's hint to firmware on its own bridges (vendor 0x1b36): a
  * vendor-specific capability of type 1 (resource reserve) whose dword at
  * +4 is the bus numbers to keep below the secondary one (the bridge's
@@ -645,20 +663,19 @@ static uint32_t hp_room_buses(void)
  */
 static uint32_t qemu_bus_reserve(uint32_t bdf)
 {
-	uint8_t ptr = (uint8_t)pci_cfg_read(bdf, 0x34, 1);
+	uint8_t ptr = 0;
 	uint32_t res;
 
 	if ((pci_cfg_read(bdf, 0x00, 2) & 0xffff) != 0x1b36)
 		return 0;
-	for (int n = 0; n < 48 && ptr >= 0x40; n++) {
-		ptr &= 0xfc;
-		if (pci_cfg_read(bdf, ptr, 1) == 0x09 &&
-		    pci_cfg_read(bdf, ptr + 3, 1) == 1 &&
+	/* Each vendor-specific capability in turn (48 at most: a list
+	 * may loop). */
+	for (int n = 0; n < 48 && (ptr = bridge_cap(bdf, 0x09, ptr)); n++) {
+		if (pci_cfg_read(bdf, ptr + 3, 1) == 1 &&
 		    pci_cfg_read(bdf, ptr + 2, 1) >= 32 && ptr <= 0xf8) {
 			res = pci_cfg_read(bdf, ptr + 4, 4);
 			return res < 255 ? res : 0;
 		}
-		ptr = (uint8_t)pci_cfg_read(bdf, ptr + 1, 1);
 	}
 	return 0;
 }
@@ -674,14 +691,8 @@ bool pci_hp_port_room(uint32_t bdf, struct pci_hp_room *room)
 	if (!(pci_cfg_read(bdf, 0x06, 2) & (1u << 4)) ||
 	    (pci_cfg_read(bdf, 0x0e, 1) & 0x7f) != 1)
 		return false;
-	ptr = (uint8_t)pci_cfg_read(bdf, 0x34, 1);
-	for (int n = 0; n < 48 && ptr >= 0x40; n++) {
-		ptr &= 0xfc;
-		if (pci_cfg_read(bdf, ptr, 1) == 0x10)
-			break;
-		ptr = (uint8_t)pci_cfg_read(bdf, ptr + 1, 1);
-	}
-	if (ptr < 0x40 || pci_cfg_read(bdf, ptr, 1) != 0x10)
+	ptr = bridge_cap(bdf, 0x10, 0);
+	if (!ptr)
 		return false;
 	flags = (uint16_t)pci_cfg_read(bdf, ptr + 2, 2);
 	type = (flags >> 4) & 0xf;
