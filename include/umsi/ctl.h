@@ -293,12 +293,68 @@ struct umsi_ioapic_source {
 /* The requester ID of an IO-APIC unknown to the kernel: no validation. */
 #define UMSI_VTD_NO_SID         0xffffffffu
 
+/* The most remapping units (umsi_vtd_config.units) and the most scope
+ * ranges one unit may list. */
+#define UMSI_VTD_MAX_UNITS      64u
+#define UMSI_VTD_MAX_SCOPE      1024u
+
+/**
+ * struct umsi_rid_range - requesters @first..@last (both included), each
+ * segment << 16 | bus << 8 | devfn, as umsi_ctl_irq.source_id names them
+ * @first: the first requester
+ * @last: the last one, in the same segment, not below @first
+ *
+ * A DMAR device scope entry becomes one: a PCI endpoint its own requester
+ * ID (@first == @last), a PCI sub-hierarchy (a bridge) its secondary to
+ * subordinate buses whole (seg << 16 | sec << 8 .. seg << 16 | sub << 8 |
+ * 0xff), which holds the IDs that functions behind a PCIe-to-PCI bridge
+ * are seen with; an IOAPIC entry the IO-APIC's requester ID.
+ */
+struct umsi_rid_range {
+	uint32_t first;
+	uint32_t last;
+};
+
+/**
+ * struct umsi_vtd_unit - one remapping unit (a DMAR DRHD structure)
+ * @reg_base: physical address of its registers (the DRHD's Register Base
+ *            Address), 4 KiB aligned
+ * @segment: the PCI segment it serves (the DRHD's Segment Number)
+ * @include_all: the DRHD's INCLUDE_PCI_ALL flag: it remaps every
+ *            requester of @segment that no other unit's @scope holds (at
+ *            most one such unit per segment)
+ * @scope: with @nscope, the requesters it remaps (its device scope); each
+ *            range within @segment, and no range of one unit overlapping
+ *            another unit's. May be empty (0) only with @include_all
+ * @nscope: entries of @scope, 0 to UMSI_VTD_MAX_SCOPE
+ */
+struct umsi_vtd_unit {
+	uint64_t reg_base;
+	uint16_t segment;
+	bool include_all;
+	const struct umsi_rid_range *scope;
+	uint32_t nscope;
+};
+
 /**
  * struct umsi_vtd_config - the Intel VT-d interrupt-remapping back end
  * @reg_base: physical address of the remapping unit's registers (the
  *            ACPI DMAR table's DRHD Register Base Address; QEMU q35's
- *            intel-iommu: 0xfed90000), 4 KiB aligned. The unit must cover
- *            every PCI function uMSI will see (DRHD INCLUDE_PCI_ALL)
+ *            intel-iommu: 0xfed90000), 4 KiB aligned, for a machine of
+ *            one unit, which then remaps every requester of every
+ *            segment. 0 when @units is given
+ * @units: with @nunits, the machine's remapping units (servers have one
+ *            per root complex or I/O stack), each with its own table and
+ *            invalidation queue: an MSI/MSI-X message's entry is taken in
+ *            the table of the unit that remaps its requester (the one
+ *            whose @scope holds it, else the @include_all unit of its
+ *            segment), a wired input's in that of its IO-APIC's requester
+ *            ID (segment 0; an IO-APIC of unknown ID, UMSI_VTD_NO_SID, or
+ *            a source without a requester: the @include_all unit of
+ *            segment 0, else @units[0]). A requester no unit remaps is
+ *            refused (-UMSI_ENOTSUP, with a log line). Copied at creation
+ * @nunits: entries of @units, 0 to UMSI_VTD_MAX_UNITS; 0: the one unit at
+ *            @reg_base
  * @irte_count: entries of the interrupt remapping table, a power of two,
  *            2..65536 (0 means UMSI_VTD_DEFAULT_IRTE)
  * @x2apic: destinations are x2APIC IDs (32 bits, IRTA.EIME): needs the
@@ -355,12 +411,19 @@ struct umsi_ioapic_source {
  * base, a table size not a power of two, @x2apic without ECAP.EIM, a unit
  * without interrupt remapping or queued invalidation, an @ioapics table
  * that is missing, too long, has an IO-APIC of no or too many inputs or
- * a requester ID past 16 bits, or two IO-APICs sharing a GSI, remapping
- * already enabled by someone else) make it fail with -UMSI_EINVAL (-UMSI_EBUSY
- * for the last) and a log line naming the problem.
+ * a requester ID past 16 bits, or two IO-APICs sharing a GSI, both
+ * @reg_base and @units or neither, too many units, two at one address,
+ * two include-all units of one segment, a unit that remaps nothing, a
+ * scope range reversed, across segments, outside its unit's segment or
+ * overlapping another unit's, remapping already enabled by someone else)
+ * make it fail with -UMSI_EINVAL (-UMSI_EBUSY for the last) and a log
+ * line naming the problem. With several units each is brought up in
+ * turn, and a failure turns the ones already on off again.
  */
 struct umsi_vtd_config {
 	uint64_t reg_base;
+	const struct umsi_vtd_unit *units;
+	uint32_t nunits;
 	uint32_t irte_count;
 	bool x2apic;
 	bool allow_compat;
@@ -390,8 +453,11 @@ extern const struct umsi_ctl umsi_ctl_x86_vtd;
  * @index: an interrupt request's handle (+ subhandle): the table entry
  * @addr: a DMA fault's page address (FI, bits 63:12)
  * @write: a DMA fault on a write (FRCD.T clear)
+ * @unit: the unit that recorded it (its index in umsi_vtd_config.units;
+ *        0 for a machine of one unit)
  */
 struct umsi_vtd_fault {
+	uint32_t unit;
 	uint32_t sid;
 	uint8_t reason;
 	bool interrupt;
@@ -406,11 +472,11 @@ struct umsi_vtd_fault {
  * @report: called once per recorded fault (any context the caller is in;
  *          it must not call back into uMSI)
  * @arg: passed to @report
- * @overflowed: set when the unit lost faults for want of records
+ * @overflowed: set when a unit lost faults for want of records
  *          (FSTS.PFO, then cleared); may be NULL
  *
- * Walks the fault recording registers (CAP.FRO, CAP.NFR) from FSTS.FRI,
- * reports each with F set and clears it (write 1 to F). uMSI never reads
+ * Walks each unit's fault recording registers (CAP.FRO, CAP.NFR) from
+ * FSTS.FRI, reports each with F set and clears it (write 1 to F). uMSI never reads
  * them otherwise: the kernel calls this from its fault event or a poll.
  * Context: any; takes the back end's spinlock.
  * Return: the number of faults reported, or -UMSI_EINVAL when @sys has

@@ -22,6 +22,13 @@
  * wait descriptor whose status write says the unit has done it, polled
  * with a deadline: a unit that does not answer fails the call with
  * -UMSI_ETIMEDOUT, and is not trusted again.
+ *
+ * A machine may have several units (a DMAR table of several DRHDs), each
+ * remapping the requesters of its device scope, or every requester of its
+ * segment no other unit claims (INCLUDE_PCI_ALL). Each unit has its own
+ * table, queue and state (struct vtd_unit); an IRQ's entries live in the
+ * table of the unit that remaps its source, found once, at its first
+ * compose, and kept with the IRQ. One lock covers them all.
  */
 #include <umsi/ctl.h>
 #include <umsi/internal/bitops.h>
@@ -95,30 +102,20 @@
 #define VTD_MAX_POLLS           10000000u
 
 /*
- * An IRQ's entries: @base..@base + @count - 1; or a split MSI block's
- * (umsi_ctl_domain.block_targets), keyed by its first IRQ, entry @base + i for
- * message i, @live the messages whose IRQ holds its entry.
+ * One remapping unit: its registers, table, queue, and what it said.
+ * Under vtd_priv.lock.
  */
-struct vtd_irq {
-	struct vtd_irq *next;
-	uint32_t irq, base, count;
-	bool group;
-	bool stuck;             /* an invalidation unconfirmed: never reused */
-	uint32_t live;
-	uint64_t high;                  /* the high 64 bits (SID, SVT) */
-};
-
-/* The back end's state (umsi_ctl_env.priv). Under @lock. */
-struct vtd_priv {
+struct vtd_unit {
 	volatile uint8_t *regs;
-	void *lock;
+	uint64_t reg_base;
 	uint64_t ecap;
-	uint32_t nirte, irta_bits;
-	bool x2apic;
-	uint32_t ioapic_sid;
-	/* Several IO-APICs (umsi_vtd_config.ioapics): nioapics of them. */
-	uint32_t nioapics;
-	struct umsi_ioapic_source *ioapics;
+	uint32_t index;                 /* in umsi_vtd_config.units */
+	/* What it remaps (struct umsi_vtd_unit): @nscope ranges from
+	 * vtd_priv.ranges[@scope0]; @all_segments: the one unit of a
+	 * configuration without units, every requester. */
+	uint16_t segment;
+	bool include_all, all_segments;
+	uint32_t scope0, nscope;
 	/* The table and the queue (phys_alloc), the status dword. */
 	volatile uint64_t *irt;
 	uint64_t irt_phys;
@@ -135,6 +132,37 @@ struct vtd_priv {
 	uint32_t tell_fsts;
 	bool enabled;                   /* IRE set by us */
 	struct umsi_idmap used;         /* the entries taken */
+};
+
+/*
+ * An IRQ's entries: @base..@base + @count - 1 of @u's table; or a split
+ * MSI block's (umsi_ctl_domain.block_targets), keyed by its first IRQ,
+ * entry @base + i for message i, @live the messages whose IRQ holds its
+ * entry.
+ */
+struct vtd_irq {
+	struct vtd_irq *next;
+	struct vtd_unit *u;
+	uint32_t irq, base, count;
+	bool group;
+	bool stuck;             /* an invalidation unconfirmed: never reused */
+	uint32_t live;
+	uint64_t high;                  /* the high 64 bits (SID, SVT) */
+};
+
+/* The back end's state (umsi_ctl_env.priv). Under @lock. */
+struct vtd_priv {
+	void *lock;
+	uint32_t nirte, irta_bits;
+	bool x2apic;
+	uint32_t ioapic_sid;
+	/* Several IO-APICs (umsi_vtd_config.ioapics): nioapics of them. */
+	uint32_t nioapics;
+	struct umsi_ioapic_source *ioapics;
+	/* The units, and every unit's scope ranges back to back. */
+	uint32_t nunits;
+	struct vtd_unit *units;
+	struct umsi_rid_range *ranges;
 	struct vtd_irq **hash;          /* nirte buckets, by IRQ */
 	size_t size;
 };
@@ -146,52 +174,59 @@ static struct vtd_priv *vtd_priv(struct umsi_system *sys)
 
 /* ---- Registers ------------------------------------------------------------ */
 
-static uint32_t rd32(struct umsi_system *sys, uint32_t off)
+static uint32_t rd32(struct umsi_system *sys, struct vtd_unit *u,
+		     uint32_t off)
 {
-	return umsi_mmio_read32(sys, vtd_priv(sys)->regs + off);
+	return umsi_mmio_read32(sys, u->regs + off);
 }
 
-static void wr32(struct umsi_system *sys, uint32_t off, uint32_t v)
+static void wr32(struct umsi_system *sys, struct vtd_unit *u, uint32_t off,
+		 uint32_t v)
 {
-	umsi_mmio_write32(sys, vtd_priv(sys)->regs + off, v);
+	umsi_mmio_write32(sys, u->regs + off, v);
 }
 
 /* 64-bit registers as two 32-bit accesses, low first (11.2). */
-static uint64_t rd64(struct umsi_system *sys, uint32_t off)
+static uint64_t rd64(struct umsi_system *sys, struct vtd_unit *u,
+		     uint32_t off)
 {
-	return umsi_mmio_read64_lohi(sys, vtd_priv(sys)->regs + off);
+	return umsi_mmio_read64_lohi(sys, u->regs + off);
 }
 
-static void wr64(struct umsi_system *sys, uint32_t off, uint64_t v)
+static void wr64(struct umsi_system *sys, struct vtd_unit *u, uint32_t off,
+		 uint64_t v)
 {
-	umsi_mmio_write64_lohi(sys, vtd_priv(sys)->regs + off, v);
+	umsi_mmio_write64_lohi(sys, u->regs + off, v);
 }
 
-/* Poll until @done(sys, arg) or the deadline; false on timeout. */
-static bool vtd_poll(struct umsi_system *sys,
-		     bool (*done)(struct umsi_system *, uint32_t), uint32_t arg)
+/* Poll until @done(sys, u, arg) or the deadline; false on timeout. */
+static bool vtd_poll(struct umsi_system *sys, struct vtd_unit *u,
+		     bool (*done)(struct umsi_system *, struct vtd_unit *,
+				  uint32_t), uint32_t arg)
 {
 	uint64_t start = umsi_host_clock_ns(sys);
 	uint32_t n;
 
 	for (n = 0; n < VTD_MAX_POLLS; n++) {
-		if (done(sys, arg))
+		if (done(sys, u, arg))
 			return true;
 		if (umsi_host_clock_ns(sys) - start > VTD_TIMEOUT_NS)
 			break;
 		umsi_cpu_relax();
 	}
-	return done(sys, arg);
+	return done(sys, u, arg);
 }
 
-static bool gsts_has(struct umsi_system *sys, uint32_t bit)
+static bool gsts_has(struct umsi_system *sys, struct vtd_unit *u,
+		     uint32_t bit)
 {
-	return (rd32(sys, VTD_GSTS) & bit) != 0;
+	return (rd32(sys, u, VTD_GSTS) & bit) != 0;
 }
 
-static bool gsts_lacks(struct umsi_system *sys, uint32_t bit)
+static bool gsts_lacks(struct umsi_system *sys, struct vtd_unit *u,
+		       uint32_t bit)
 {
-	return (rd32(sys, VTD_GSTS) & bit) == 0;
+	return (rd32(sys, u, VTD_GSTS) & bit) == 0;
 }
 
 /*
@@ -199,72 +234,75 @@ static bool gsts_lacks(struct umsi_system *sys, uint32_t bit)
  * GCMD is written whole, from GSTS without its one-shot bits). SIRTP is
  * one-shot: its status bit only has to appear.
  */
-static int vtd_gcmd(struct umsi_system *sys, uint32_t bit, bool on,
-		    const char *what)
+static int vtd_gcmd(struct umsi_system *sys, struct vtd_unit *u,
+		    uint32_t bit, bool on, const char *what)
 {
-	uint32_t sts = rd32(sys, VTD_GSTS) & ~GSTS_ONE_SHOT;
+	uint32_t sts = rd32(sys, u, VTD_GSTS) & ~GSTS_ONE_SHOT;
 
-	wr32(sys, VTD_GCMD, on ? sts | bit : sts & ~bit);
-	if (on ? vtd_poll(sys, gsts_has, bit) : vtd_poll(sys, gsts_lacks, bit))
+	wr32(sys, u, VTD_GCMD, on ? sts | bit : sts & ~bit);
+	if (on ? vtd_poll(sys, u, gsts_has, bit) :
+	    vtd_poll(sys, u, gsts_lacks, bit))
 		return 0;
-	umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: %s: GSTS 0x%x did not follow "
-		 "within 10 ms", what, rd32(sys, VTD_GSTS));
+	umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: unit at 0x%llx: %s: GSTS "
+		 "0x%x did not follow within 10 ms",
+		 (unsigned long long)u->reg_base, what,
+		 rd32(sys, u, VTD_GSTS));
 	return -UMSI_ETIMEDOUT;
 }
 
 /* ---- The invalidation queue ------------------------------------------------ */
 
-static void iq_put(struct umsi_system *sys, uint64_t lo, uint64_t hi)
+static void iq_put(struct vtd_unit *u, uint64_t lo, uint64_t hi)
 {
-	struct vtd_priv *p = vtd_priv(sys);
-
-	p->iq[2 * p->iq_tail] = lo;
-	p->iq[2 * p->iq_tail + 1] = hi;
-	p->iq_tail = (p->iq_tail + 1) % IQ_ENTRIES;
+	u->iq[2 * u->iq_tail] = lo;
+	u->iq[2 * u->iq_tail + 1] = hi;
+	u->iq_tail = (u->iq_tail + 1) % IQ_ENTRIES;
 }
 
-static bool status_is(struct umsi_system *sys, uint32_t want)
+static bool status_is(struct umsi_system *sys, struct vtd_unit *u,
+		      uint32_t want)
 {
-	return *vtd_priv(sys)->status == want;
+	(void)sys;
+	return *u->status == want;
 }
 
 /*
  * Queue @n interrupt-entry-cache invalidations (index-selective from
- * @index, or global when @n is 0) and a wait descriptor, tell the unit,
+ * @index, or global when @n is 0) and a wait descriptor on @u, tell it,
  * and wait for the status write. [vtd lock]
  */
-static int vtd_invalidate(struct umsi_system *sys, uint32_t index, uint32_t n)
+static int vtd_invalidate(struct umsi_system *sys, struct vtd_unit *u,
+			  uint32_t index, uint32_t n)
 {
-	struct vtd_priv *p = vtd_priv(sys);
 	uint32_t i, seq;
 
-	if (p->broken)
+	if (u->broken)
 		return -UMSI_EIO;
-	seq = ++p->wait_seq;
+	seq = ++u->wait_seq;
 	if (!seq)
-		seq = p->wait_seq = 1;
-	*p->status = 0;
+		seq = u->wait_seq = 1;
+	*u->status = 0;
 	if (!n)
-		iq_put(sys, INV_IEC, 0);
+		iq_put(u, INV_IEC, 0);
 	for (i = 0; i < n; i++)
-		iq_put(sys, INV_IEC | INV_IEC_INDEX |
-		       (uint64_t)(index + i) << 32, 0);
-	iq_put(sys, INV_WAIT | INV_WAIT_SW | INV_WAIT_FN | (uint64_t)seq << 32,
-	       p->status_phys);
+		iq_put(u, INV_IEC | INV_IEC_INDEX | (uint64_t)(index + i) << 32,
+		       0);
+	iq_put(u, INV_WAIT | INV_WAIT_SW | INV_WAIT_FN | (uint64_t)seq << 32,
+	       u->status_phys);
 	umsi_dev_wmb();
-	wr64(sys, VTD_IQT, (uint64_t)p->iq_tail << 4);
-	if (vtd_poll(sys, status_is, seq))
+	wr64(sys, u, VTD_IQT, (uint64_t)u->iq_tail << 4);
+	if (vtd_poll(sys, u, status_is, seq))
 		return 0;
-	p->broken = true;
-	if (!p->told) {
+	u->broken = true;
+	if (!u->told) {
 		/* Said by vtd_tell(): log is not called under our lock. */
-		p->told = true;
-		p->tell = true;
-		p->tell_iqh = rd64(sys, VTD_IQH);
-		p->tell_iqt = rd64(sys, VTD_IQT);
-		p->tell_fsts = rd32(sys, VTD_FSTS);
+		u->told = true;
+		u->tell = true;
+		u->tell_iqh = rd64(sys, u, VTD_IQH);
+		u->tell_iqt = rd64(sys, u, VTD_IQT);
+		u->tell_fsts = rd32(sys, u, VTD_FSTS);
 	}
-	return (rd32(sys, VTD_FSTS) & (FSTS_IQE | FSTS_ITE)) ? -UMSI_EIO :
+	return (rd32(sys, u, VTD_FSTS) & (FSTS_IQE | FSTS_ITE)) ? -UMSI_EIO :
 	       -UMSI_ETIMEDOUT;
 }
 
@@ -281,29 +319,63 @@ static void vtd_unlock(struct umsi_system *sys, umsi_irqflags_t fl)
 }
 
 /*
- * Say what vtd_invalidate() found, once, outside the lock (host.h: log
- * is never called under a lock). [no lock]
+ * Say what vtd_invalidate() found, once per unit, outside the lock
+ * (host.h: log is never called under a lock). [no lock]
  */
 static void vtd_tell(struct umsi_system *sys)
 {
 	struct vtd_priv *p = vtd_priv(sys);
 	umsi_irqflags_t fl;
-	uint64_t iqh, iqt;
-	uint32_t fsts;
-	bool tell;
+	uint32_t i;
 
-	fl = vtd_lock(sys);
-	tell = p->tell;
-	p->tell = false;
-	iqh = p->tell_iqh;
-	iqt = p->tell_iqt;
-	fsts = p->tell_fsts;
-	vtd_unlock(sys, fl);
-	if (tell)
-		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: invalidation not done "
-			 "within 10 ms (IQH 0x%llx, IQT 0x%llx, FSTS 0x%x); the "
-			 "unit is not trusted again", (unsigned long long)iqh,
-			 (unsigned long long)iqt, fsts);
+	for (i = 0; i < p->nunits; i++) {
+		struct vtd_unit *u = &p->units[i];
+		uint64_t iqh, iqt;
+		uint32_t fsts;
+		bool tell;
+
+		fl = vtd_lock(sys);
+		tell = u->tell;
+		u->tell = false;
+		iqh = u->tell_iqh;
+		iqt = u->tell_iqt;
+		fsts = u->tell_fsts;
+		vtd_unlock(sys, fl);
+		if (tell)
+			umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: invalidation "
+				 "not done within 10 ms (IQH 0x%llx, IQT 0x%llx, "
+				 "FSTS 0x%x); the unit at 0x%llx is not trusted "
+				 "again", (unsigned long long)iqh,
+				 (unsigned long long)iqt, fsts,
+				 (unsigned long long)u->reg_base);
+	}
+}
+
+/*
+ * The unit that remaps requester @sid (segment << 16 | bus << 8 | devfn;
+ * UMSI_NO_SOURCE: none): the one whose scope holds it, else its
+ * segment's include-all unit; with no requester, segment 0's include-all
+ * unit, else the first. NULL: none remaps it.
+ */
+static struct vtd_unit *vtd_unit_of(struct vtd_priv *p, uint32_t sid)
+{
+	uint32_t i, k, seg = sid == UMSI_NO_SOURCE ? 0 : sid >> 16;
+
+	for (i = 0; i < p->nunits && sid != UMSI_NO_SOURCE; i++) {
+		const struct vtd_unit *u = &p->units[i];
+
+		for (k = 0; k < u->nscope; k++) {
+			const struct umsi_rid_range *r = &p->ranges[u->scope0 + k];
+
+			if (sid >= r->first && sid <= r->last)
+				return &p->units[i];
+		}
+	}
+	for (i = 0; i < p->nunits; i++)
+		if (p->units[i].all_segments || (p->units[i].include_all &&
+						 p->units[i].segment == seg))
+			return &p->units[i];
+	return sid == UMSI_NO_SOURCE ? &p->units[0] : NULL;
 }
 
 static struct vtd_irq **vtd_bucket(struct vtd_priv *p, uint32_t irq)
@@ -336,14 +408,14 @@ static uint64_t irte_low(const struct vtd_priv *p, uint32_t apic,
  * unit never sees half an entry (9.10: software updates a present entry
  * atomically; the high half of a live entry never changes).
  */
-static void irte_write(struct vtd_priv *p, const struct vtd_irq *r,
+static void irte_write(const struct vtd_priv *p, const struct vtd_irq *r,
 		       uint32_t from, uint32_t n, uint32_t apic,
 		       uint32_t vector, bool level, bool fresh)
 {
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		volatile uint64_t *e = &p->irt[2 * (r->base + from + i)];
+		volatile uint64_t *e = &r->u->irt[2 * (r->base + from + i)];
 
 		if (fresh)
 			e[1] = r->high;
@@ -397,6 +469,7 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	struct vtd_priv *p = vtd_priv(sys);
 	struct vtd_irq *r, *fresh;
 	struct umsi_x86_slice sl;
+	struct vtd_unit *u;
 	umsi_irqflags_t fl;
 	uint32_t apic, sid, i;
 	bool new_entry;
@@ -413,39 +486,53 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 					    &sid);
 	if (ret)
 		return ret;
+	u = vtd_unit_of(p, sid);
+	if (!u) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irq %u: no remapping "
+			 "unit remaps requester %04x:%02x:%02x.%u", ci->irq,
+			 sid >> 16, (sid >> 8) & 0xff, (sid >> 3) & 0x1f,
+			 sid & 7);
+		return -UMSI_ENOTSUP;
+	}
 	fresh = umsi_zalloc(sys, sizeof(*fresh));
 	if (!fresh)
 		return -UMSI_ENOMEM;
 	fl = vtd_lock(sys);
 	r = vtd_find(p, sl.key);
-	if (r && (r->count != sl.n || r->group != sl.group)) {
+	if (r && (r->count != sl.n || r->group != sl.group || r->u != u)) {
 		ret = -UMSI_EINVAL;
 		goto out;
 	}
 	if (!r) {
 		r = fresh;
+		r->u = u;
 		r->irq = sl.key;
 		r->count = sl.n;
 		r->group = sl.group;
-		/* Verify all 16 bits of the requester ID (SQ 0). */
-		r->high = sid <= 0xffff ? IRTE_SVT_ALL | sid : 0;
-		r->base = p->broken ? UINT32_MAX :
-			  umsi_idmap_take_run(&p->used, sl.n, 1);
+		/*
+		 * Verify all 16 bits of the requester ID (SQ 0); the unit
+		 * serves one segment, whose number the request does not
+		 * carry.
+		 */
+		r->high = sid != UMSI_NO_SOURCE ? IRTE_SVT_ALL | (sid & 0xffff) :
+			  0;
+		r->base = u->broken ? UINT32_MAX :
+			  umsi_idmap_take_run(&u->used, sl.n, 1);
 		if (r->base == UINT32_MAX) {
-			ret = p->broken ? -UMSI_EIO : -UMSI_ENOSPC;
+			ret = u->broken ? -UMSI_EIO : -UMSI_ENOSPC;
 			goto out;
 		}
 	}
 	new_entry = !(r->live & (1u << sl.from));
 	irte_write(p, r, sl.from, sl.count, apic, id, ci->wired, new_entry);
-	ret = vtd_invalidate(sys, r->base + sl.from, sl.count);
+	ret = vtd_invalidate(sys, u, r->base + sl.from, sl.count);
 	/*
 	 * Unconfirmed: the unit may hold them; never reused (fini frees the
 	 * record). New ones are made not present again all the same.
 	 */
 	r->stuck |= ret != 0;
 	for (i = 0; ret && new_entry && i < sl.count; i++)
-		p->irt[2 * (r->base + sl.from + i)] = 0;
+		u->irt[2 * (r->base + sl.from + i)] = 0;
 	if (r == fresh) {
 		fresh = NULL;
 		r->next = *vtd_bucket(p, r->irq);
@@ -461,7 +548,8 @@ out:
 	umsi_free(sys, fresh, sizeof(*fresh));
 	if (ret == -UMSI_ENOSPC)
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irq %u: no %u free "
-			 "consecutive entries of %u", ci->irq, sl.n, p->nirte);
+			 "consecutive entries of %u (unit at 0x%llx)", ci->irq,
+			 sl.n, p->nirte, (unsigned long long)u->reg_base);
 	return ret ? ret : 1;
 }
 
@@ -491,11 +579,11 @@ static int vtd_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	r = vtd_find(p, sl.key);
 	if (!r || !(r->live & (1u << sl.from))) {
 		ret = -UMSI_ENOENT;
-	} else if (p->broken) {
+	} else if (r->u->broken) {
 		ret = -UMSI_EIO;
 	} else {
 		irte_write(p, r, sl.from, sl.count, apic, id, ci->wired, false);
-		ret = vtd_invalidate(sys, r->base + sl.from, sl.count);
+		ret = vtd_invalidate(sys, r->u, r->base + sl.from, sl.count);
 		r->stuck |= ret != 0;
 	}
 	vtd_unlock(sys, fl);
@@ -527,17 +615,17 @@ static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 	if (r && (r->live & (1u << sl.from))) {
 		first = r->base + sl.from;
 		for (i = 0; i < sl.count; i++)
-			p->irt[2 * (r->base + sl.from + i)] = 0;
+			r->u->irt[2 * (r->base + sl.from + i)] = 0;
 		umsi_dev_wmb();
-		ret = vtd_invalidate(sys, r->base + sl.from, sl.count);
+		ret = vtd_invalidate(sys, r->u, r->base + sl.from, sl.count);
 		r->stuck |= ret != 0;
 		r->live &= ~(1u << sl.from);
 		if (!r->live) {
 			*l = r->next;
 			gone = r;
 			for (i = 0; i < r->count && !r->stuck; i++) {
-				p->irt[2 * (r->base + i) + 1] = 0;
-				umsi_idmap_clear(&p->used, r->base + i);
+				r->u->irt[2 * (r->base + i) + 1] = 0;
+				umsi_idmap_clear(&r->u->used, r->base + i);
 			}
 		}
 	}
@@ -573,29 +661,41 @@ static void *vtd_phys_alloc(struct umsi_system *sys, size_t size,
  * unit that will not turn remapping off may still read the table: it and
  * the queue stay allocated, and the log says so.
  */
+static void vtd_unit_fini(struct umsi_system *sys, struct vtd_priv *p,
+			  struct vtd_unit *u)
+{
+	bool keep = false;
+
+	if (u->regs && u->enabled) {
+		keep = vtd_gcmd(sys, u, GCMD_IRE, false, "remapping off") != 0;
+		if (!keep && (rd32(sys, u, VTD_GSTS) & GCMD_QIE))
+			keep = vtd_gcmd(sys, u, GCMD_QIE, false,
+					"queued invalidation off") != 0;
+	}
+	if (keep) {
+		umsi_log(sys, UMSI_LOG_WARN, "x86-vtd: the unit at 0x%llx keeps "
+			 "remapping on: its table and queue stay allocated",
+			 (unsigned long long)u->reg_base);
+	} else {
+		vtd_phys_free(sys, u->irt, (size_t)p->nirte * 16);
+		vtd_phys_free(sys, u->iq, IQ_SIZE);
+		vtd_phys_free(sys, u->status, 64);
+	}
+	if (u->regs)
+		umsi_host_mmio_unmap(sys, (void *)u->regs, VTD_REG_SIZE);
+}
+
 static void vtd_fini(struct umsi_system *sys)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 	struct vtd_priv *p = env->priv;
-	bool keep = false;
 	uint32_t i;
 
 	if (!p)
 		return;
-	if (p->regs && p->enabled) {
-		keep = vtd_gcmd(sys, GCMD_IRE, false, "remapping off") != 0;
-		if (!keep && (rd32(sys, VTD_GSTS) & GCMD_QIE))
-			keep = vtd_gcmd(sys, GCMD_QIE, false,
-					"queued invalidation off") != 0;
-	}
-	if (keep) {
-		umsi_log(sys, UMSI_LOG_WARN, "x86-vtd: the unit keeps "
-			 "remapping on: its table and queue stay allocated");
-	} else {
-		vtd_phys_free(sys, p->irt, (size_t)p->nirte * 16);
-		vtd_phys_free(sys, p->iq, IQ_SIZE);
-		vtd_phys_free(sys, p->status, 64);
-	}
+	/* The last unit brought up is the first taken down. */
+	for (i = p->nunits; i-- > 0;)
+		vtd_unit_fini(sys, p, &p->units[i]);
 	if (p->hash) {
 		for (i = 0; i < p->nirte; i++) {
 			while (p->hash[i]) {
@@ -606,16 +706,120 @@ static void vtd_fini(struct umsi_system *sys)
 			}
 		}
 	}
-	if (p->regs)
-		umsi_host_mmio_unmap(sys, (void *)p->regs, VTD_REG_SIZE);
 	if (p->lock)
 		umsi_host_lock_destroy(sys, p->lock);
 	env->priv = NULL;
 	umsi_free(sys, p, p->size);
 }
 
+/* @base (of unit @i, or the one unit when @i is UINT32_MAX) is usable. */
+static bool vtd_base_ok(struct umsi_system *sys, uint64_t base, uint32_t i)
+{
+	if (base && !(base % VTD_REG_SIZE))
+		return true;
+	if (i == UINT32_MAX)
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: reg_base 0x%llx is not "
+			 "a 4 KiB aligned address", (unsigned long long)base);
+	else
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: unit %u reg_base "
+			 "0x%llx is not a 4 KiB aligned address", i,
+			 (unsigned long long)base);
+	return false;
+}
+
+/*
+ * The units of @c (umsi/ctl.h, struct umsi_vtd_unit): 0, or -UMSI_EINVAL
+ * after a log line naming the unit and what is wrong. @nranges: their
+ * scope ranges in all.
+ */
+static int vtd_check_units(struct umsi_system *sys,
+			   const struct umsi_vtd_config *c, uint32_t *nranges)
+{
+	uint32_t i, j, k, l;
+
+	*nranges = 0;
+	if (!c->nunits) {
+		if (!vtd_base_ok(sys, c->reg_base, UINT32_MAX))
+			return -UMSI_EINVAL;
+		return 0;
+	}
+	if (c->reg_base || !c->units || c->nunits > UMSI_VTD_MAX_UNITS) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: %s", c->reg_base ?
+			 "reg_base and units both given (reg_base is for a "
+			 "machine of one unit)" : !c->units ?
+			 "nunits without a units table" :
+			 "more than UMSI_VTD_MAX_UNITS units");
+		return -UMSI_EINVAL;
+	}
+	for (i = 0; i < c->nunits; i++) {
+		const struct umsi_vtd_unit *u = &c->units[i];
+
+		if (!vtd_base_ok(sys, u->reg_base, i))
+			return -UMSI_EINVAL;
+		if ((!u->nscope && !u->include_all) || (u->nscope && !u->scope) ||
+		    u->nscope > UMSI_VTD_MAX_SCOPE - *nranges) {
+			umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: unit %u (0x%llx) "
+				 "%s", i, (unsigned long long)u->reg_base,
+				 !u->nscope ? "remaps nothing (no scope, not "
+				 "include-all)" : !u->scope ? "has nscope "
+				 "without a scope table" : "takes the scope "
+				 "ranges past UMSI_VTD_MAX_SCOPE");
+			return -UMSI_EINVAL;
+		}
+		*nranges += u->nscope;
+		for (j = 0; j < i; j++) {
+			const struct umsi_vtd_unit *o = &c->units[j];
+
+			if (o->reg_base == u->reg_base ||
+			    (o->include_all && u->include_all &&
+			     o->segment == u->segment)) {
+				umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: units %u "
+					 "and %u %s", j, i,
+					 o->reg_base == u->reg_base ?
+					 "have one address" : "are both "
+					 "include-all units of one segment");
+				return -UMSI_EINVAL;
+			}
+		}
+		for (k = 0; k < u->nscope; k++) {
+			const struct umsi_rid_range *r = &u->scope[k];
+
+			if (r->first > r->last || r->first >> 16 != r->last >> 16 ||
+			    r->first >> 16 != u->segment) {
+				umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: unit %u "
+					 "scope %u: 0x%x..0x%x is %s", i, k,
+					 r->first, r->last,
+					 r->first > r->last ? "reversed" :
+					 r->first >> 16 != r->last >> 16 ?
+					 "across segments" :
+					 "outside the unit's segment");
+				return -UMSI_EINVAL;
+			}
+			/* Against the units before: one unit per requester. */
+			for (j = 0; j < i; j++) {
+				const struct umsi_vtd_unit *o = &c->units[j];
+
+				for (l = 0; l < o->nscope; l++) {
+					if (o->scope[l].first > r->last ||
+					    o->scope[l].last < r->first)
+						continue;
+					umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: "
+						 "unit %u scope %u (0x%x..0x%x) "
+						 "overlaps unit %u's (0x%x..0x%x)",
+						 i, k, r->first, r->last, j,
+						 o->scope[l].first,
+						 o->scope[l].last);
+					return -UMSI_EINVAL;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
 static int vtd_check_config(struct umsi_system *sys,
-			    const struct umsi_vtd_config *c, uint32_t *n)
+			    const struct umsi_vtd_config *c, uint32_t *n,
+			    uint32_t *nranges)
 {
 	const struct umsi_host_ops *o = umsi_ctl_env(sys)->ops;
 
@@ -638,12 +842,8 @@ static int vtd_check_config(struct umsi_system *sys,
 			 "end remaps itself");
 		return -UMSI_EINVAL;
 	}
-	if (!c->reg_base || c->reg_base % VTD_REG_SIZE) {
-		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: reg_base 0x%llx is not "
-			 "a 4 KiB aligned address",
-			 (unsigned long long)c->reg_base);
+	if (vtd_check_units(sys, c, nranges))
 		return -UMSI_EINVAL;
-	}
 	*n = c->irte_count ? c->irte_count : UMSI_VTD_DEFAULT_IRTE;
 	if (*n < 2 || *n > 65536 || (*n & (*n - 1))) {
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irte_count %u is not a "
@@ -655,74 +855,138 @@ static int vtd_check_config(struct umsi_system *sys,
 }
 
 /* The unit's registers against what the configuration asks. */
-static int vtd_check_unit(struct umsi_system *sys,
+static int vtd_check_unit(struct umsi_system *sys, struct vtd_unit *u,
 			  const struct umsi_vtd_config *c)
 {
-	struct vtd_priv *p = vtd_priv(sys);
-	uint32_t ver = rd32(sys, VTD_VER);
+	uint32_t ver = rd32(sys, u, VTD_VER);
 
 	/* Nothing there: a bus reads all-ones (or zeros). */
 	if (ver == 0xffffffffu || !ver) {
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: no remapping unit at "
 			 "0x%llx (VER reads 0x%x)",
-			 (unsigned long long)c->reg_base, ver);
+			 (unsigned long long)u->reg_base, ver);
 		return -UMSI_EINVAL;
 	}
-	p->ecap = rd64(sys, VTD_ECAP);
-	if (!(p->ecap & ECAP_IR) || !(p->ecap & ECAP_QI)) {
+	u->ecap = rd64(sys, u, VTD_ECAP);
+	if (!(u->ecap & ECAP_IR) || !(u->ecap & ECAP_QI)) {
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: unit at 0x%llx (version "
 			 "%u.%u, ECAP 0x%llx) has no %s",
-			 (unsigned long long)c->reg_base, (ver >> 4) & 0xf,
-			 ver & 0xf, (unsigned long long)p->ecap,
-			 !(p->ecap & ECAP_IR) ? "interrupt remapping" :
+			 (unsigned long long)u->reg_base, (ver >> 4) & 0xf,
+			 ver & 0xf, (unsigned long long)u->ecap,
+			 !(u->ecap & ECAP_IR) ? "interrupt remapping" :
 			 "queued invalidation");
 		return -UMSI_EINVAL;
 	}
-	if (c->x2apic && !(p->ecap & ECAP_EIM)) {
+	if (c->x2apic && !(u->ecap & ECAP_EIM)) {
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: x2apic asked but ECAP "
-			 "0x%llx has no EIM", (unsigned long long)p->ecap);
+			 "0x%llx of the unit at 0x%llx has no EIM",
+			 (unsigned long long)u->ecap,
+			 (unsigned long long)u->reg_base);
 		return -UMSI_EINVAL;
 	}
-	if (rd32(sys, VTD_GSTS) & (GCMD_IRE | GCMD_QIE)) {
-		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: GSTS 0x%x: remapping "
-			 "or queued invalidation already on (someone else's "
-			 "table)", rd32(sys, VTD_GSTS));
+	if (rd32(sys, u, VTD_GSTS) & (GCMD_IRE | GCMD_QIE)) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: unit at 0x%llx: GSTS "
+			 "0x%x: remapping or queued invalidation already on "
+			 "(someone else's table)",
+			 (unsigned long long)u->reg_base,
+			 rd32(sys, u, VTD_GSTS));
 		return -UMSI_EBUSY;
 	}
 	return 0;
 }
 
 /* Queue, table, a global cache invalidation, then remapping on. */
-static int vtd_start(struct umsi_system *sys, const struct umsi_vtd_config *c)
+static int vtd_start(struct umsi_system *sys, struct vtd_unit *u,
+		     const struct umsi_vtd_config *c)
 {
 	struct vtd_priv *p = vtd_priv(sys);
 	int ret;
 
-	wr64(sys, VTD_IQT, 0);
-	wr64(sys, VTD_IQA, p->iq_phys);         /* 4 KiB, 128-bit entries */
-	ret = vtd_gcmd(sys, GCMD_QIE, true, "queued invalidation on");
+	wr64(sys, u, VTD_IQT, 0);
+	wr64(sys, u, VTD_IQA, u->iq_phys);      /* 4 KiB, 128-bit entries */
+	ret = vtd_gcmd(sys, u, GCMD_QIE, true, "queued invalidation on");
 	if (ret)
 		return ret;
-	wr64(sys, VTD_IRTA, p->irt_phys | (p->x2apic ? IRTA_EIME : 0) |
+	wr64(sys, u, VTD_IRTA, u->irt_phys | (p->x2apic ? IRTA_EIME : 0) |
 	     (p->irta_bits - 1));
-	ret = vtd_gcmd(sys, GCMD_SIRTP, true, "table pointer");
+	ret = vtd_gcmd(sys, u, GCMD_SIRTP, true, "table pointer");
 	if (!ret)
-		ret = vtd_invalidate(sys, 0, 0);
+		ret = vtd_invalidate(sys, u, 0, 0);
 	if (ret) {
 		vtd_tell(sys);
 		return ret;
 	}
-	p->enabled = true;
-	ret = vtd_gcmd(sys, GCMD_IRE, true, "remapping on");
+	u->enabled = true;
+	ret = vtd_gcmd(sys, u, GCMD_IRE, true, "remapping on");
 	/*
 	 * GCMD.CFI set lets compatibility-format messages bypass remapping
 	 * (11.4.4); clear, they fault. Blocked unless asked otherwise.
 	 */
-	if (!ret && c->allow_compat != !!(rd32(sys, VTD_GSTS) & GCMD_CFI))
-		ret = vtd_gcmd(sys, GCMD_CFI, c->allow_compat,
+	if (!ret && c->allow_compat != !!(rd32(sys, u, VTD_GSTS) & GCMD_CFI))
+		ret = vtd_gcmd(sys, u, GCMD_CFI, c->allow_compat,
 			       c->allow_compat ? "compatibility format allowed" :
 			       "compatibility format blocked");
 	return ret;
+}
+
+/* Map, check, give memory to and turn on unit @u. */
+static int vtd_unit_init(struct umsi_system *sys, struct vtd_unit *u,
+			 const struct umsi_vtd_config *c)
+{
+	struct vtd_priv *p = vtd_priv(sys);
+	size_t n = p->nirte;
+	void *v;
+	int ret;
+
+	ret = umsi_host_mmio_map(sys, u->reg_base, VTD_REG_SIZE, &v);
+	if (ret)
+		return ret;
+	u->regs = v;
+	ret = vtd_check_unit(sys, u, c);
+	if (ret)
+		return ret;
+	u->irt = vtd_phys_alloc(sys, n * 16, 4096, &u->irt_phys);
+	u->iq = vtd_phys_alloc(sys, IQ_SIZE, 4096, &u->iq_phys);
+	u->status = vtd_phys_alloc(sys, 64, 64, &u->status_phys);
+	if (!u->irt || !u->iq || !u->status)
+		return -UMSI_ENOMEM;
+	ret = vtd_start(sys, u, c);
+	if (ret)
+		return ret;
+	umsi_log(sys, UMSI_LOG_INFO, "x86-vtd: unit at 0x%llx, %u entries, "
+		 "table at 0x%llx, %s destinations, compatibility format %s",
+		 (unsigned long long)u->reg_base, p->nirte,
+		 (unsigned long long)u->irt_phys,
+		 p->x2apic ? "x2APIC" : "xAPIC",
+		 c->allow_compat ? "allowed" : "blocked");
+	return 0;
+}
+
+/* The units and their scopes from @c into @p (checked already). */
+static void vtd_units_from(struct vtd_priv *p, const struct umsi_vtd_config *c)
+{
+	uint32_t i, next = 0;
+
+	if (!c->nunits) {
+		p->units[0].reg_base = c->reg_base;
+		p->units[0].include_all = true;
+		p->units[0].all_segments = true;
+		return;
+	}
+	for (i = 0; i < c->nunits; i++) {
+		struct vtd_unit *u = &p->units[i];
+
+		u->index = i;
+		u->reg_base = c->units[i].reg_base;
+		u->segment = c->units[i].segment;
+		u->include_all = c->units[i].include_all;
+		u->scope0 = next;
+		u->nscope = c->units[i].nscope;
+		if (u->nscope)
+			umsi_memcpy(&p->ranges[next], c->units[i].scope,
+				    u->nscope * sizeof(*p->ranges));
+		next += u->nscope;
+	}
 }
 
 static int vtd_init(struct umsi_system *sys, uint32_t ncpus,
@@ -730,16 +994,24 @@ static int vtd_init(struct umsi_system *sys, uint32_t ncpus,
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 	const struct umsi_vtd_config *c = env->ctl_config;
+	uint32_t n, i, nunits, nranges;
+	size_t size, map;
 	struct vtd_priv *p;
-	uint32_t n;
-	size_t size;
-	void *v;
+	char *at;
 	int ret;
 
-	ret = vtd_check_config(sys, c, &n);
+	ret = vtd_check_config(sys, c, &n, &nranges);
 	if (ret)
 		return ret;
-	size = sizeof(*p) + (size_t)n * sizeof(*p->hash) + umsi_idmap_size(n) +
+	nunits = c->nunits ? c->nunits : 1;
+	map = umsi_idmap_size(n);
+	/*
+	 * One allocation: the buckets, the units, each unit's entry map
+	 * (64-bit words), the scope ranges, the IO-APICs.
+	 */
+	size = sizeof(*p) + (size_t)n * sizeof(*p->hash) +
+	       nunits * (sizeof(*p->units) + map) +
+	       (size_t)nranges * sizeof(*p->ranges) +
 	       (size_t)c->nioapics * sizeof(*p->ioapics);
 	p = umsi_zalloc(sys, size);
 	if (!p)
@@ -747,10 +1019,14 @@ static int vtd_init(struct umsi_system *sys, uint32_t ncpus,
 	p->size = size;
 	p->nirte = n;
 	p->hash = (struct vtd_irq **)(p + 1);
-	umsi_idmap_init(&p->used, n, (uint64_t *)(p->hash + n));
-	/* The IO-APICs after the map (its words keep them aligned). */
-	p->ioapics = (struct umsi_ioapic_source *)((char *)(p->hash + n) +
-						   umsi_idmap_size(n));
+	p->units = (struct vtd_unit *)(p->hash + n);
+	p->nunits = nunits;
+	at = (char *)(p->units + nunits);
+	for (i = 0; i < nunits; i++, at += map)
+		umsi_idmap_init(&p->units[i].used, n, (uint64_t *)(void *)at);
+	p->ranges = (struct umsi_rid_range *)(void *)at;
+	p->ioapics = (struct umsi_ioapic_source *)(p->ranges + nranges);
+	vtd_units_from(p, c);
 	p->nioapics = c->nioapics;
 	if (c->nioapics)
 		umsi_memcpy(p->ioapics, c->ioapics,
@@ -765,28 +1041,11 @@ static int vtd_init(struct umsi_system *sys, uint32_t ncpus,
 	p->lock = umsi_host_lock_create(sys);
 	if (!p->lock)
 		goto fail;
-	ret = umsi_host_mmio_map(sys, c->reg_base, VTD_REG_SIZE, &v);
-	if (ret)
-		goto fail;
-	p->regs = v;
-	ret = vtd_check_unit(sys, c);
-	if (ret)
-		goto fail;
-	ret = -UMSI_ENOMEM;
-	p->irt = vtd_phys_alloc(sys, (size_t)n * 16, 4096, &p->irt_phys);
-	p->iq = vtd_phys_alloc(sys, IQ_SIZE, 4096, &p->iq_phys);
-	p->status = vtd_phys_alloc(sys, 64, 64, &p->status_phys);
-	if (!p->irt || !p->iq || !p->status)
-		goto fail;
-	ret = vtd_start(sys, c);
-	if (ret)
-		goto fail;
-	umsi_log(sys, UMSI_LOG_INFO, "x86-vtd: unit at 0x%llx, %u entries, "
-		 "table at 0x%llx, %s destinations, compatibility format %s",
-		 (unsigned long long)c->reg_base, n,
-		 (unsigned long long)p->irt_phys,
-		 p->x2apic ? "x2APIC" : "xAPIC",
-		 c->allow_compat ? "allowed" : "blocked");
+	for (i = 0; i < nunits; i++) {
+		ret = vtd_unit_init(sys, &p->units[i], c);
+		if (ret)
+			goto fail;
+	}
 	umsi_matrix_default_config(space, ncpus);
 	if (!(env->plat_flags & UMSI_PLAT_ISA_PIC))
 		space->legacy_count = 0;
@@ -810,22 +1069,18 @@ static int vtd_cpu_init(struct umsi_system *sys, uint32_t cpu,
 	return 0;
 }
 
-int umsi_vtd_faults(struct umsi_system *sys,
-		    void (*report)(void *arg, const struct umsi_vtd_fault *f),
-		    void *arg, bool *overflowed)
+/* Unit @u's recorded faults, each reported and cleared. [vtd lock] */
+static int vtd_unit_faults(struct umsi_system *sys, struct vtd_unit *u,
+			   void (*report)(void *arg,
+					  const struct umsi_vtd_fault *f),
+			   void *arg, bool *overflowed)
 {
-	umsi_irqflags_t fl;
 	uint32_t fsts, fro, nfr, i;
 	uint64_t cap;
 	int n = 0;
 
-	if (overflowed)
-		*overflowed = false;
-	if (!sys || umsi_ctl_env(sys)->ctl != &umsi_ctl_x86_vtd)
-		return -UMSI_EINVAL;
-	fl = vtd_lock(sys);
-	fsts = rd32(sys, VTD_FSTS);
-	cap = rd64(sys, VTD_CAP);
+	fsts = rd32(sys, u, VTD_FSTS);
+	cap = rd64(sys, u, VTD_CAP);
 	fro = CAP_FRO(cap);
 	nfr = CAP_NFR(cap);
 	/* Records beyond the register page are the unit's lie: none. */
@@ -834,14 +1089,15 @@ int umsi_vtd_faults(struct umsi_system *sys,
 		nfr = 0;
 	for (i = 0; i < nfr; i++) {
 		uint32_t rec = fro + 16 * ((FSTS_FRI(fsts) + i) % nfr);
-		uint32_t top = rd32(sys, rec + 12);
+		uint32_t top = rd32(sys, u, rec + 12);
 		struct umsi_vtd_fault f = { 0 };
 		uint64_t fi;
 
 		if (!(top & FRCD_F))
 			continue;
-		fi = rd64(sys, rec);
-		f.sid = rd32(sys, rec + 8) & 0xffff;
+		fi = rd64(sys, u, rec);
+		f.unit = u->index;
+		f.sid = rd32(sys, u, rec + 8) & 0xffff;
 		f.reason = (uint8_t)top;
 		f.interrupt = f.reason >= UMSI_VTD_FR_IR_FIRST &&
 			      f.reason <= UMSI_VTD_FR_IR_LAST;
@@ -849,16 +1105,37 @@ int umsi_vtd_faults(struct umsi_system *sys,
 		f.addr = fi & ~0xfffull;
 		f.write = !(top & FRCD_T);
 		/* Cleared before reported: a new fault may take it again. */
-		wr32(sys, rec + 12, FRCD_F);
+		wr32(sys, u, rec + 12, FRCD_F);
 		if (report)
 			report(arg, &f);
 		n++;
 	}
 	if (fsts & FSTS_PFO) {
-		wr32(sys, VTD_FSTS, FSTS_PFO);
+		wr32(sys, u, VTD_FSTS, FSTS_PFO);
 		if (overflowed)
 			*overflowed = true;
 	}
+	return n;
+}
+
+int umsi_vtd_faults(struct umsi_system *sys,
+		    void (*report)(void *arg, const struct umsi_vtd_fault *f),
+		    void *arg, bool *overflowed)
+{
+	struct vtd_priv *p;
+	umsi_irqflags_t fl;
+	uint32_t i;
+	int n = 0;
+
+	if (overflowed)
+		*overflowed = false;
+	if (!sys || umsi_ctl_env(sys)->ctl != &umsi_ctl_x86_vtd)
+		return -UMSI_EINVAL;
+	p = vtd_priv(sys);
+	fl = vtd_lock(sys);
+	for (i = 0; i < p->nunits; i++)
+		n += vtd_unit_faults(sys, &p->units[i], report, arg,
+				     overflowed);
 	vtd_unlock(sys, fl);
 	return n;
 }
