@@ -190,11 +190,19 @@ struct sim_vtd_fault {
 };
 
 /*
- * The VT-d interrupt-remapping unit (sim_vtd.c): its registers, the
+ * A VT-d interrupt-remapping unit (sim_vtd.c): its registers, the
  * interrupt entry cache (@iec, 65536 slots, a slot valid while its @gen
  * equals @gen: a global invalidation is one increment) and every fault.
  */
 struct sim_vtd {
+	uint64_t base;                /* its 4 KiB of registers */
+	uint32_t index;               /* in config.vtd_units */
+	/* What it remaps (struct umsi_vtd_unit); @all_segments: the one
+	 * unit of config.vtd alone, every requester. */
+	uint16_t segment;
+	bool include_all, all_segments;
+	struct umsi_rid_range *scope;
+	uint32_t nscope;
 	bool eim;
 	uint32_t gsts, fsts, ics;
 	uint32_t fri;
@@ -452,8 +460,10 @@ struct umsi_sim {
 	struct sim_its *its;
 	/* GICv2 + v2m model (sim_gicv2m.c); NULL on other machines. */
 	struct sim_gicv2 *gicv2;
-	/* The VT-d unit (sim_vtd.c); NULL without config.vtd. */
+	/* The VT-d units (sim_vtd.c), nvtd of them; none without
+	 * config.vtd or config.vtd_units. */
 	struct sim_vtd *vtd;
+	uint32_t nvtd;
 	/* The AMD-Vi unit (sim_amdvi.c); NULL without config.amdvi. */
 	struct sim_amdvi *amdvi;
 	/* The requester ID the IO-APIC's messages carry (sim_ioapic.c);

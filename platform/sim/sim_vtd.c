@@ -95,34 +95,103 @@
 
 #define IEC_SLOTS       65536u
 
-static struct sim_vtd *vtd_of(struct umsi_sim *sim)
+/* Unit @i of @cfg's (the one of a machine of config.vtd alone: @i 0). */
+static int sim_vtd_unit_init(struct sim_vtd *v,
+			     const struct umsi_sim_config *cfg, uint32_t i)
 {
-	return sim->vtd;
-}
-
-static int sim_vtd_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
-{
-	struct sim_vtd *v = calloc(1, sizeof(*v));
-
-	if (!v)
-		return -UMSI_ENOMEM;
-	sim->vtd = v;
 	v->iec = calloc(IEC_SLOTS, sizeof(*v->iec));
 	if (!v->iec)
 		return -UMSI_ENOMEM;
 	v->eim = cfg->vtd_eim;
 	v->gen = 1;
+	v->index = i;
+	if (!cfg->nvtd_units) {
+		v->base = UMSI_SIM_VTD_BASE;
+		v->include_all = v->all_segments = true;
+		return 0;
+	}
+	const struct umsi_vtd_unit *u = &cfg->vtd_units[i];
+
+	v->base = u->reg_base;
+	v->segment = u->segment;
+	v->include_all = u->include_all;
+	if (u->reg_base < UMSI_SIM_VTD_BASE || u->reg_base % VTD_SIZE ||
+	    u->reg_base >= UMSI_SIM_VTD_BASE +
+			   (uint64_t)UMSI_SIM_VTD_MAX_UNITS * VTD_SIZE ||
+	    (u->nscope && !u->scope) || u->nscope > UMSI_VTD_MAX_SCOPE)
+		return -UMSI_EINVAL;
+	if (u->nscope) {
+		v->scope = malloc(u->nscope * sizeof(*v->scope));
+		if (!v->scope)
+			return -UMSI_ENOMEM;
+		memcpy(v->scope, u->scope, u->nscope * sizeof(*v->scope));
+		v->nscope = u->nscope;
+	}
+	for (uint32_t k = 0; k < v->nscope; k++)
+		if (v->scope[k].first > v->scope[k].last)
+			return -UMSI_EINVAL;
 	return 0;
 }
 
 static void sim_vtd_fini(struct umsi_sim *sim)
 {
-	if (!sim->vtd)
-		return;
-	free(sim->vtd->iec);
-	free(sim->vtd->faults);
+	for (uint32_t i = 0; i < sim->nvtd; i++) {
+		free(sim->vtd[i].iec);
+		free(sim->vtd[i].faults);
+		free(sim->vtd[i].scope);
+	}
 	free(sim->vtd);
 	sim->vtd = NULL;
+	sim->nvtd = 0;
+}
+
+static int sim_vtd_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
+{
+	uint32_t n = cfg->nvtd_units ? cfg->nvtd_units : 1;
+	int err;
+
+	if (n > UMSI_SIM_VTD_MAX_UNITS || (cfg->nvtd_units && !cfg->vtd_units))
+		return -UMSI_EINVAL;
+	sim->vtd = calloc(n, sizeof(*sim->vtd));
+	if (!sim->vtd)
+		return -UMSI_ENOMEM;
+	sim->nvtd = n;
+	for (uint32_t i = 0; i < n; i++) {
+		err = sim_vtd_unit_init(&sim->vtd[i], cfg, i);
+		if (err)
+			return err;
+		for (uint32_t j = 0; j < i; j++)
+			if (sim->vtd[j].base == sim->vtd[i].base)
+				return -UMSI_EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The unit that remaps requester @rid (as a DMAR table's scopes say,
+ * VT-d 8.3.1: a device scope first, else its segment's INCLUDE_PCI_ALL
+ * unit); a message without a requester: segment 0's include-all unit,
+ * else the first. NULL: no unit (the message goes as without one).
+ */
+static struct sim_vtd *vtd_for(struct umsi_sim *sim, uint32_t rid)
+{
+	uint32_t seg = rid == UMSI_SIM_NO_REQUESTER ? 0 : rid >> 16;
+
+	for (uint32_t i = 0; i < sim->nvtd && rid != UMSI_SIM_NO_REQUESTER; i++)
+		for (uint32_t k = 0; k < sim->vtd[i].nscope; k++)
+			if (rid >= sim->vtd[i].scope[k].first &&
+			    rid <= sim->vtd[i].scope[k].last)
+				return &sim->vtd[i];
+	for (uint32_t i = 0; i < sim->nvtd; i++)
+		if (sim->vtd[i].all_segments || (sim->vtd[i].include_all &&
+						 sim->vtd[i].segment == seg))
+			return &sim->vtd[i];
+	return rid == UMSI_SIM_NO_REQUESTER && sim->nvtd ? &sim->vtd[0] : NULL;
+}
+
+static struct sim_vtd *vtd_unit(struct umsi_sim *sim, uint32_t unit)
+{
+	return unit < sim->nvtd ? &sim->vtd[unit] : NULL;
 }
 
 static bool eime(const struct sim_vtd *v)
@@ -136,11 +205,10 @@ static bool eime(const struct sim_vtd *v)
  * Record a fault in FRCD[FRI] (7.1.3): not when PFO is set, and PFO
  * instead when that register still holds one. The message is lost.
  */
-static int vtd_fault_locked(struct umsi_sim *sim, uint32_t rid,
-			    uint32_t index, uint32_t reason, uint64_t address,
-			    uint32_t data)
+static int vtd_fault_locked(struct umsi_sim *sim, struct sim_vtd *v,
+			    uint32_t rid, uint32_t index, uint32_t reason,
+			    uint64_t address, uint32_t data)
 {
-	struct sim_vtd *v = sim->vtd;
 	uint64_t *f = v->frcd[v->fri];
 
 	v->st.faults++;
@@ -186,10 +254,10 @@ static void iec_invalidate(struct sim_vtd *v, uint32_t index, uint32_t im)
  * Entry @index as the unit sees it: from the cache, else from memory
  * (cached when present and @fill). Return: 0, or the fault reason.
  */
-static uint32_t vtd_entry_locked(struct umsi_sim *sim, uint32_t index,
-				 bool fill, uint64_t *lo, uint64_t *hi)
+static uint32_t vtd_entry_locked(struct umsi_sim *sim, struct sim_vtd *v,
+				 uint32_t index, bool fill, uint64_t *lo,
+				 uint64_t *hi)
 {
-	struct sim_vtd *v = sim->vtd;
 	uint64_t n = 2ull << (v->irta_latched & IRTA_S);
 	struct sim_vtd_iec *c;
 	const uint64_t *p;
@@ -252,10 +320,9 @@ static uint32_t msg_index(const struct umsi_x86_msi *d)
 }
 
 /* Whether the unit takes this request at all; decodes it into @d. */
-static bool vtd_takes(struct umsi_sim *sim, uint64_t address, uint32_t data,
+static bool vtd_takes(struct sim_vtd *v, uint64_t address, uint32_t data,
 		      struct umsi_x86_msi *d)
 {
-	struct sim_vtd *v = vtd_of(sim);
 	struct umsi_msg m = { address, data };
 
 	if (!v || !(v->gsts & G_IRE))
@@ -271,26 +338,27 @@ static bool sim_vtd_intercept_locked(struct umsi_sim *sim, uint32_t rid,
 			      uint64_t address, uint32_t data, int *n,
 			      uint32_t *apic_id, uint8_t *vector)
 {
-	struct sim_vtd *v = vtd_of(sim);
+	struct sim_vtd *v = vtd_for(sim, rid);
 	struct umsi_x86_msi d;
 	uint64_t lo, hi;
 	uint32_t index, reason, dst, dlm;
 	uint8_t vec;
 	bool level;
 
-	if (!vtd_takes(sim, address, data, &d))
+	if (!vtd_takes(v, address, data, &d))
 		return false;
 	if (!d.remapped) {
-		*n = vtd_fault_locked(sim, rid, 0, UMSI_SIM_VTD_FR_COMPAT,
+		*n = vtd_fault_locked(sim, v, rid, 0, UMSI_SIM_VTD_FR_COMPAT,
 				      address, data);
 		return true;
 	}
 	index = msg_index(&d);
-	reason = vtd_entry_locked(sim, index, true, &lo, &hi);
+	reason = vtd_entry_locked(sim, v, index, true, &lo, &hi);
 	if (!reason && !sid_ok(hi, rid))
 		reason = UMSI_SIM_VTD_FR_SID;
 	if (reason) {
-		*n = vtd_fault_locked(sim, rid, index, reason, address, data);
+		*n = vtd_fault_locked(sim, v, rid, index, reason, address,
+				      data);
 		return true;
 	}
 	v->st.remapped++;
@@ -319,15 +387,16 @@ static bool sim_vtd_target_locked(struct umsi_sim *sim, uint32_t rid,
 			   uint64_t address, uint32_t data, bool *ok,
 			   uint32_t *apic_id, uint8_t *vector)
 {
+	struct sim_vtd *v = vtd_for(sim, rid);
 	struct umsi_x86_msi d;
 	uint64_t lo, hi;
 	uint32_t dlm;
 
-	if (!vtd_takes(sim, address, data, &d))
+	if (!vtd_takes(v, address, data, &d))
 		return false;
 	*ok = false;
 	if (!d.remapped ||
-	    vtd_entry_locked(sim, msg_index(&d), false, &lo, &hi) ||
+	    vtd_entry_locked(sim, v, msg_index(&d), false, &lo, &hi) ||
 	    !sid_ok(hi, rid))
 		return true;
 	dlm = (lo >> 5) & 7;
@@ -338,27 +407,25 @@ static bool sim_vtd_target_locked(struct umsi_sim *sim, uint32_t rid,
 	if (lo & IRTE_DM)
 		*apic_id = UINT32_MAX;
 	else
-		*apic_id = eime(sim->vtd) ? (uint32_t)(lo >> 32) :
+		*apic_id = eime(v) ? (uint32_t)(lo >> 32) :
 			   (uint32_t)(lo >> 40) & 0xff;
 	return true;
 }
 
 /* ---- Queued invalidation (6.5.2) ----------------------------------------------- */
 
-static void vtd_iqe_locked(struct umsi_sim *sim, const char *why)
+static void vtd_iqe_locked(struct umsi_sim *sim, struct sim_vtd *v,
+			   const char *why)
 {
-	struct sim_vtd *v = sim->vtd;
-
 	v->fsts |= FSTS_IQE;
-	sim_bad_access_locked(sim, "vtd: invalidation queue error at IQH "
-			      "0x%x: %s", v->iqh << 4, why);
+	sim_bad_access_locked(sim, "vtd%u: invalidation queue error at IQH "
+			      "0x%x: %s", v->index, v->iqh << 4, why);
 }
 
 /* Run one descriptor. Return: NULL, or why it is an error. */
-static const char *vtd_desc_locked(struct umsi_sim *sim, uint64_t lo,
-				   uint64_t hi)
+static const char *vtd_desc_locked(struct umsi_sim *sim, struct sim_vtd *v,
+				   uint64_t lo, uint64_t hi)
 {
-	struct sim_vtd *v = sim->vtd;
 	uint32_t type = (uint32_t)(lo & 0xf) | (uint32_t)((lo >> 9) & 7) << 4;
 	uint32_t *status;
 
@@ -394,16 +461,15 @@ static const char *vtd_desc_locked(struct umsi_sim *sim, uint64_t lo,
 }
 
 /* Run the queue from IQH to IQT, stopping at an error (IQE). */
-static void vtd_process_locked(struct umsi_sim *sim)
+static void vtd_process_locked(struct umsi_sim *sim, struct sim_vtd *v)
 {
-	struct sim_vtd *v = sim->vtd;
 	uint32_t n = 256u << (v->iqa_latched & IQA_QS);
 	uint64_t base = v->iqa_latched & ADDR_4K;
 
 	if (!(v->gsts & G_QIE) || v->silent || (v->fsts & FSTS_IQE))
 		return;
 	if (v->iqt >= n) {
-		vtd_iqe_locked(sim, "IQT beyond the queue");
+		vtd_iqe_locked(sim, v, "IQT beyond the queue");
 		return;
 	}
 	while (v->iqh != v->iqt) {
@@ -412,9 +478,9 @@ static void vtd_process_locked(struct umsi_sim *sim)
 		const char *why = "descriptor outside memory";
 
 		if (p)
-			why = vtd_desc_locked(sim, p[0], p[1]);
+			why = vtd_desc_locked(sim, v, p[0], p[1]);
 		if (why) {
-			vtd_iqe_locked(sim, why);
+			vtd_iqe_locked(sim, v, why);
 			return;
 		}
 		v->iqh = (v->iqh + 1) % n;
@@ -445,9 +511,8 @@ static uint32_t vtd_fsts(const struct sim_vtd *v)
 	return s | v->fri << 8;
 }
 
-static uint32_t vtd_read(struct umsi_sim *sim, uint32_t off)
+static uint32_t vtd_read(struct sim_vtd *v, uint32_t off)
 {
-	struct sim_vtd *v = sim->vtd;
 	uint64_t ecap = ECAP_QI | ECAP_IR | (v->eim ? ECAP_EIM : 0);
 
 	if (off >= R_FRCD && off < R_FRCD + 16 * UMSI_SIM_VTD_NFR) {
@@ -484,19 +549,19 @@ static uint32_t vtd_read(struct umsi_sim *sim, uint32_t off)
 }
 
 /* GCMD (11.4.4): each modelled command acted on at once. */
-static void vtd_gcmd(struct umsi_sim *sim, uint32_t val)
+static void vtd_gcmd(struct umsi_sim *sim, struct sim_vtd *v, uint32_t val)
 {
-	struct sim_vtd *v = sim->vtd;
 	uint32_t was = v->gsts;
 
 	if ((val & G_QIE) && !(was & G_QIE)) {
 		v->iqa_latched = v->iqa;
 		v->gsts |= G_QIE;
-		vtd_process_locked(sim);
+		vtd_process_locked(sim, v);
 	} else if (!(val & G_QIE) && (was & G_QIE)) {
 		if (v->iqh != v->iqt && !(v->fsts & FSTS_IQE))
-			sim_logf_locked(sim, "vtd: queued invalidation "
-					"disabled with descriptors pending");
+			sim_logf_locked(sim, "vtd%u: queued invalidation "
+					"disabled with descriptors pending",
+					v->index);
 		v->gsts &= ~G_QIE;
 		v->iqh = 0;
 	}
@@ -506,13 +571,13 @@ static void vtd_gcmd(struct umsi_sim *sim, uint32_t val)
 	}
 	v->gsts = (v->gsts & ~(G_IRE | G_CFI)) | (val & (G_IRE | G_CFI));
 	if (val & ~G_MODELLED)
-		sim_logf_locked(sim, "vtd: GCMD 0x%x: only QIE, IRE, SIRTP "
-				"and CFI are modelled", val);
+		sim_logf_locked(sim, "vtd%u: GCMD 0x%x: only QIE, IRE, SIRTP "
+				"and CFI are modelled", v->index, val);
 }
 
-static void vtd_write(struct umsi_sim *sim, uint32_t off, uint32_t val)
+static void vtd_write(struct umsi_sim *sim, struct sim_vtd *v, uint32_t off,
+		      uint32_t val)
 {
-	struct sim_vtd *v = sim->vtd;
 
 	if (off >= R_FRCD && off < R_FRCD + 16 * UMSI_SIM_VTD_NFR) {
 		uint32_t i = (off - R_FRCD) / 16, k = (off - R_FRCD) % 16;
@@ -523,17 +588,17 @@ static void vtd_write(struct umsi_sim *sim, uint32_t off, uint32_t val)
 	}
 	switch (off) {
 	case R_GCMD:
-		vtd_gcmd(sim, val);
+		vtd_gcmd(sim, v, val);
 		return;
 	case R_FSTS:
 		v->fsts &= ~(val & FSTS_RW1C);
 		/* IQE cleared: the queue goes on from IQH. */
 		if (val & FSTS_IQE)
-			vtd_process_locked(sim);
+			vtd_process_locked(sim, v);
 		return;
 	case R_IQT:
 		v->iqt = (val >> 4) & 0x7fff;
-		vtd_process_locked(sim);
+		vtd_process_locked(sim, v);
 		return;
 	case R_IQA: case R_IQA + 4:
 		v->iqa = set_half(v->iqa, off, val) & (ADDR_4K | IQA_QS);
@@ -553,46 +618,67 @@ static void vtd_write(struct umsi_sim *sim, uint32_t off, uint32_t val)
 static bool sim_vtd_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
 			 uint32_t *val)
 {
+	struct sim_vtd *v = NULL;
 	uint32_t off;
 
-	if (!sim->vtd || phys < UMSI_SIM_VTD_BASE ||
-	    phys - UMSI_SIM_VTD_BASE >= VTD_SIZE)
+	for (uint32_t i = 0; i < sim->nvtd && !v; i++)
+		if (phys >= sim->vtd[i].base &&
+		    phys - sim->vtd[i].base < VTD_SIZE)
+			v = &sim->vtd[i];
+	if (!v)
 		return false;
-	off = (uint32_t)(phys - UMSI_SIM_VTD_BASE) & ~3u;
+	off = (uint32_t)(phys - v->base) & ~3u;
 	if (write)
-		vtd_write(sim, off, *val);
+		vtd_write(sim, v, off, *val);
 	else
-		*val = vtd_read(sim, off);
+		*val = vtd_read(v, off);
 	return true;
 }
 
 /* ---- Public ------------------------------------------------------------------- */
 
-int umsi_sim_vtd_stats(struct umsi_sim *sim, struct umsi_sim_vtd_stats *out)
+int umsi_sim_vtd_unit_stats(struct umsi_sim *sim, uint32_t unit,
+			    struct umsi_sim_vtd_stats *out)
 {
-	if (!sim->vtd)
+	struct sim_vtd *v = vtd_unit(sim, unit);
+
+	if (!v)
 		return -UMSI_EINVAL;
 	sim_lock(sim);
-	*out = sim->vtd->st;
+	*out = v->st;
+	sim_unlock(sim);
+	return 0;
+}
+
+int umsi_sim_vtd_stats(struct umsi_sim *sim, struct umsi_sim_vtd_stats *out)
+{
+	return umsi_sim_vtd_unit_stats(sim, 0, out);
+}
+
+int umsi_sim_vtd_unit_silent(struct umsi_sim *sim, uint32_t unit,
+			     bool silent)
+{
+	struct sim_vtd *v = vtd_unit(sim, unit);
+
+	if (!v)
+		return -UMSI_EINVAL;
+	sim_lock(sim);
+	v->silent = silent;
+	/* Awake: what was queued meanwhile runs now. */
+	vtd_process_locked(sim, v);
 	sim_unlock(sim);
 	return 0;
 }
 
 int umsi_sim_vtd_silent(struct umsi_sim *sim, bool silent)
 {
-	if (!sim->vtd)
-		return -UMSI_EINVAL;
-	sim_lock(sim);
-	sim->vtd->silent = silent;
-	/* Awake: what was queued meanwhile runs now. */
-	vtd_process_locked(sim);
-	sim_unlock(sim);
-	return 0;
+	return umsi_sim_vtd_unit_silent(sim, 0, silent);
 }
 
-int umsi_sim_vtd_irte(struct umsi_sim *sim, uint32_t index, uint64_t out[2])
+int umsi_sim_vtd_unit_irte(struct umsi_sim *sim, uint32_t unit,
+			   uint32_t index, uint64_t out[2])
 {
-	struct sim_vtd *v = sim->vtd;
+	struct sim_vtd *v = vtd_unit(sim, unit);
 	const uint64_t *p = NULL;
 
 	if (!v)
@@ -609,10 +695,15 @@ int umsi_sim_vtd_irte(struct umsi_sim *sim, uint32_t index, uint64_t out[2])
 	return p ? 0 : -UMSI_ENOENT;
 }
 
-int umsi_sim_vtd_fault(struct umsi_sim *sim, uint32_t n, uint32_t *sid,
-		       uint32_t *index, uint32_t *reason)
+int umsi_sim_vtd_irte(struct umsi_sim *sim, uint32_t index, uint64_t out[2])
 {
-	struct sim_vtd *v = sim->vtd;
+	return umsi_sim_vtd_unit_irte(sim, 0, index, out);
+}
+
+int umsi_sim_vtd_unit_fault(struct umsi_sim *sim, uint32_t unit, uint32_t n,
+			    uint32_t *sid, uint32_t *index, uint32_t *reason)
+{
+	struct sim_vtd *v = vtd_unit(sim, unit);
 	int err = 0;
 
 	if (!v)
@@ -632,12 +723,18 @@ int umsi_sim_vtd_fault(struct umsi_sim *sim, uint32_t n, uint32_t *sid,
 	return err;
 }
 
+int umsi_sim_vtd_fault(struct umsi_sim *sim, uint32_t n, uint32_t *sid,
+		       uint32_t *index, uint32_t *reason)
+{
+	return umsi_sim_vtd_unit_fault(sim, 0, n, sid, index, reason);
+}
+
 /* ---- The model (sim_models.c) ---------------------------------------------- */
 
 static int vtd_model_init(struct umsi_sim *sim,
 			  const struct umsi_sim_config *cfg)
 {
-	if (!cfg->vtd)
+	if (!cfg->vtd && !cfg->nvtd_units)
 		return 0;
 	/* An x86 machine's unit: in front of local APICs only. */
 	if (cfg->controller != UMSI_SIM_CTL_X86_LAPIC)
@@ -652,10 +749,14 @@ static bool vtd_remaps(const struct umsi_sim *sim)
 
 static void vtd_dump(struct umsi_sim *sim, FILE *out)
 {
-	if (sim->vtd) {
-		const struct sim_vtd *v = sim->vtd;
+	for (uint32_t i = 0; i < sim->nvtd; i++) {
+		const struct sim_vtd *v = &sim->vtd[i];
 
-		fprintf(out, "vtd gsts 0x%08x fsts 0x%x irta 0x%llx iqh %u iqt "
+		fprintf(out, "vtd");
+		if (sim->nvtd > 1)
+			fprintf(out, "%u (0x%llx)", i,
+				(unsigned long long)v->base);
+		fprintf(out, " gsts 0x%08x fsts 0x%x irta 0x%llx iqh %u iqt "
 			"%u%s, remapped %llu, faults %llu (compat %llu), iec "
 			"global %llu index %llu, waits %llu\n", v->gsts, v->fsts,
 			(unsigned long long)v->irta_latched, v->iqh, v->iqt,

@@ -235,8 +235,20 @@ enum umsi_sim_ctl {
  *             value, so that tests can give a hostile one
  * @vtd: x86 machines: an Intel VT-d interrupt-remapping unit at
  *       UMSI_SIM_VTD_BASE (see "The VT-d interrupt-remapping unit" below)
+ * @vtd_units: with @nvtd_units, several VT-d units instead (a server's
+ *       DMAR table of several DRHDs), described as the library's
+ *       struct umsi_vtd_unit: each at its reg_base (4 KiB aligned, within
+ *       UMSI_SIM_VTD_MAX_UNITS pages from UMSI_SIM_VTD_BASE), remapping
+ *       the requesters its scope ranges hold, or with include_all every
+ *       requester of its segment no unit's scope holds. A requester no
+ *       unit remaps goes as on a machine without one; one without a
+ *       requester goes through segment 0's include-all unit, else the
+ *       first. IO-APIC messages are requesters of segment 0 (their
+ *       source_id). Copied at creation
+ * @nvtd_units: entries of @vtd_units, 0 to UMSI_SIM_VTD_MAX_UNITS (0: one
+ *       unit at UMSI_SIM_VTD_BASE when @vtd, remapping every requester)
  * @vtd_eim: the unit has Extended Interrupt Mode (ECAP.EIM: 32-bit x2APIC
- *           destinations in its table entries)
+ *           destinations in its table entries); every unit alike
  * @vtd_ioapic_sid: the requester ID the unit sees on IO-APIC messages
  *                  (bus << 8 | devfn, as the DMAR table's IOAPIC device
  *                  scope says; QEMU q35: UMSI_SIM_VTD_IOAPIC_SID); also the
@@ -268,6 +280,8 @@ struct umsi_sim_config {
 	uint32_t its_lpi_bits;
 	uint32_t v2m_typer;
 	bool vtd;
+	const struct umsi_vtd_unit *vtd_units;
+	uint32_t nvtd_units;
 	bool vtd_eim;
 	uint32_t vtd_ioapic_sid;
 	bool amdvi;
@@ -554,7 +568,9 @@ uint64_t umsi_sim_gicr_addr(struct umsi_sim *sim, uint32_t cpu);
  * An x86 machine with config.vtd has one Intel VT-d remapping unit (VT-d
  * specification rev. 3, chapters 5, 6.5, 7, 9.10, 11; QEMU 7.2's
  * intel-iommu register layout) covering every function and the IO-APIC,
- * interrupt remapping only (no DMA translation). Its 4 KiB of registers
+ * interrupt remapping only (no DMA translation); with config.vtd_units,
+ * several, each as described here for the requesters it remaps, with its
+ * own registers, entry cache and faults. Its 4 KiB of registers
  * at UMSI_SIM_VTD_BASE are reached by 32-bit MMIO (mmio_map, or
  * umsi_sim_mmio_read32/write32), 64-bit registers as two halves, low
  * first; offsets not listed read 0 and ignore writes:
@@ -622,6 +638,8 @@ uint64_t umsi_sim_gicr_addr(struct umsi_sim *sim, uint32_t cpu);
  * EOI's Remote IRR match is the one the last message went to.
  */
 #define UMSI_SIM_VTD_BASE 0xfed90000ull
+/* The most VT-d units a machine has (config.vtd_units). */
+#define UMSI_SIM_VTD_MAX_UNITS 16u
 
 /*
  * The AMD-Vi unit (config.amdvi; platform/sim/sim_amdvi.c), after the AMD
@@ -729,6 +747,19 @@ int umsi_sim_vtd_irte(struct umsi_sim *sim, uint32_t index, uint64_t out[2]);
  */
 int umsi_sim_vtd_fault(struct umsi_sim *sim, uint32_t n, uint32_t *sid,
 		       uint32_t *index, uint32_t *reason);
+
+/*
+ * The same four for unit @unit of config.vtd_units (unit 0 is what the
+ * calls above address): -UMSI_EINVAL when there is no such unit.
+ */
+int umsi_sim_vtd_unit_stats(struct umsi_sim *sim, uint32_t unit,
+			    struct umsi_sim_vtd_stats *out);
+int umsi_sim_vtd_unit_silent(struct umsi_sim *sim, uint32_t unit,
+			     bool silent);
+int umsi_sim_vtd_unit_irte(struct umsi_sim *sim, uint32_t unit,
+			   uint32_t index, uint64_t out[2]);
+int umsi_sim_vtd_unit_fault(struct umsi_sim *sim, uint32_t unit, uint32_t n,
+			    uint32_t *sid, uint32_t *index, uint32_t *reason);
 
 /**
  * umsi_sim_retrigger - send a fixed IPI of @vector to @cpu, uncounted

@@ -527,13 +527,15 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	irte_write(p, r, sl.from, sl.count, apic, id, ci->wired, new_entry);
 	ret = vtd_invalidate(sys, u, r->base + sl.from, sl.count);
 	/*
-	 * Unconfirmed: the unit may hold them; never reused (fini frees the
-	 * record). New ones are made not present again all the same.
+	 * Unconfirmed: the unit may hold them; never reused. New ones are
+	 * made not present again all the same. A new record goes (its
+	 * entries stay taken, as release leaves them): the IRQ number may
+	 * come back, on another unit too.
 	 */
 	r->stuck |= ret != 0;
 	for (i = 0; ret && new_entry && i < sl.count; i++)
 		u->irt[2 * (r->base + sl.from + i)] = 0;
-	if (r == fresh) {
+	if (r == fresh && !ret) {
 		fresh = NULL;
 		r->next = *vtd_bucket(p, r->irq);
 		*vtd_bucket(p, r->irq) = r;
