@@ -304,11 +304,14 @@ struct umsi_ioapic_source {
  * @first: the first requester
  * @last: the last one, in the same segment, not below @first
  *
- * A DMAR device scope entry becomes one: a PCI endpoint its own requester
- * ID (@first == @last), a PCI sub-hierarchy (a bridge) its secondary to
- * subordinate buses whole (seg << 16 | sec << 8 .. seg << 16 | sub << 8 |
- * 0xff), which holds the IDs that functions behind a PCIe-to-PCI bridge
- * are seen with; an IOAPIC entry the IO-APIC's requester ID.
+ * A DMAR device scope entry becomes one or two: a PCI endpoint its own
+ * requester ID (@first == @last); a PCI sub-hierarchy (a bridge) its own
+ * ID and its secondary to subordinate buses whole (seg << 16 | sec << 8 ..
+ * seg << 16 | sub << 8 | 0xff), which hold the IDs that functions behind
+ * a PCIe-to-PCI bridge (secondary bus, devfn 0) or a conventional bridge
+ * (the bridge's) are seen with; an IOAPIC entry the IO-APIC's requester
+ * ID. The reference kernel's kernel/arch/x86_64/iommu.c
+ * (iommu_scope_ranges) does this.
  */
 struct umsi_rid_range {
 	uint32_t first;

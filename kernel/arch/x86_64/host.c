@@ -241,6 +241,10 @@ const struct umsi_host_ops kernel_host_ops = {
  * remapped messages (remap_compose), and here the back end does.
  */
 static struct umsi_vtd_config vtd_config;
+/* Two ranges per scope entry at most: a bridge and the buses below. */
+#define VTD_SCOPE_MAX (2 * ACPI_MAX_SCOPES)
+static struct umsi_vtd_unit vtd_unit;
+static struct umsi_rid_range vtd_scope[VTD_SCOPE_MAX];
 static struct umsi_amdvi_config amdvi_config;
 static struct umsi_ioapic_source ioapic_table[ACPI_MAX_IOAPICS];
 
@@ -331,7 +335,19 @@ void arch_umsi_config(struct umsi_config *cfg)
 	}
 	if (!u)
 		return;
-	vtd_config.reg_base = u->base;
+	/*
+	 * The unit as the DMAR table describes it: its segment, whether it
+	 * takes every function (INCLUDE_PCI_ALL), its device scope (QEMU's
+	 * lists the root bus's functions and bridges, not INCLUDE_PCI_ALL),
+	 * so the back end takes for it exactly what it remaps.
+	 */
+	vtd_unit = (struct umsi_vtd_unit){
+		.reg_base = u->base, .segment = u->segment,
+		.include_all = u->include_pci_all, .scope = vtd_scope,
+		.nscope = iommu_scope_ranges(vtd_scope, VTD_SCOPE_MAX) };
+	vtd_config.reg_base = 0;
+	vtd_config.units = &vtd_unit;
+	vtd_config.nunits = 1;
 	vtd_config.irte_count = 0;	/* UMSI_VTD_DEFAULT_IRTE */
 	vtd_config.x2apic = apic_mode() == APIC_X2APIC;
 	vtd_config.allow_compat = false;
@@ -341,8 +357,15 @@ void arch_umsi_config(struct umsi_config *cfg)
 	cfg->ctl = &umsi_ctl_x86_vtd;
 	cfg->ctl_config = &vtd_config;
 	kprintf("remap: uMSI takes the VT-d back end: unit 0x%lx, %s, "
-		"ioapic sid 0x%x\n", u->base,
-		vtd_config.x2apic ? "x2apic" : "xapic", vtd_config.ioapic_sid);
+		"ioapic sid 0x%x, %s%u scope ranges\n", u->base,
+		vtd_config.x2apic ? "x2apic" : "xapic", vtd_config.ioapic_sid,
+		vtd_unit.include_all ? "include-all, " : "", vtd_unit.nscope);
+	for (uint32_t i = 0; i < vtd_unit.nscope; i++)
+		kprintf("remap: scope %04x:%02x:%02x.%u..%02x:%02x.%u\n",
+			vtd_scope[i].first >> 16, (vtd_scope[i].first >> 8) & 0xff,
+			(vtd_scope[i].first >> 3) & 0x1f, vtd_scope[i].first & 7,
+			(vtd_scope[i].last >> 8) & 0xff,
+			(vtd_scope[i].last >> 3) & 0x1f, vtd_scope[i].last & 7);
 }
 
 /*

@@ -315,6 +315,39 @@ static const struct acpi_drhd *usable_unit(const struct acpi_dmar *dm,
 	return found;
 }
 
+uint32_t iommu_scope_ranges(struct umsi_rid_range *out, uint32_t max)
+{
+	uint32_t n = 0, seg;
+
+	if (!unit)
+		return 0;
+	seg = (uint32_t)unit->segment << 16;
+	for (uint32_t k = 0; k < nkept(unit); k++) {
+		const struct acpi_dmar_scope *sc = &unit->scope[k];
+		int b = scope_bdf(sc);
+		uint32_t sec, sub;
+
+		if (b < 0 || (sc->type != DMAR_SCOPE_ENDPOINT &&
+			      sc->type != DMAR_SCOPE_SUBHIERARCHY &&
+			      (sc->type != DMAR_SCOPE_IOAPIC || seg)))
+			continue;	/* unresolved, HPET, ACPI namespace */
+		/* The function itself (a bridge too: its own messages). */
+		if (n < max)
+			out[n++] = (struct umsi_rid_range){ seg | (uint32_t)b,
+							    seg | (uint32_t)b };
+		if (sc->type != DMAR_SCOPE_SUBHIERARCHY ||
+		    (pci_cfg_read((uint32_t)b, 0x0e, 1) & 0x7f) != 1)
+			continue;
+		/* And every bus below it, read now (after enumeration). */
+		sec = pci_cfg_read((uint32_t)b, 0x19, 1);
+		sub = pci_cfg_read((uint32_t)b, 0x1a, 1);
+		if (sec && sec <= sub && n < max)
+			out[n++] = (struct umsi_rid_range){ seg | sec << 8,
+							    seg | sub << 8 | 0xff };
+	}
+	return n;
+}
+
 /* The source ID of IO-APIC @id, from any unit's device scope. */
 static uint32_t find_ioapic_sid(const struct acpi_dmar *dm, uint8_t id)
 {

@@ -42,6 +42,15 @@ const char *iommu_kind(void);
 /* The unit chosen for interrupt remapping, or NULL: remapping off. */
 const struct acpi_drhd *iommu_remap_unit(void);
 
+/*
+ * The chosen unit's device scope as uMSI's requester ranges (struct
+ * umsi_rid_range), read now, after enumeration: each endpoint, each
+ * bridge with the buses from its secondary to its subordinate, each
+ * IO-APIC (segment 0); at most @max of them, how many. 0 without a unit.
+ */
+struct umsi_rid_range;
+uint32_t iommu_scope_ranges(struct umsi_rid_range *out, uint32_t max);
+
 /* The IO-APIC's source ID from the DMAR device scope, or ACPI_NO_SID
  * (also when there are several IO-APICs). */
 uint32_t iommu_ioapic_sid(void);
