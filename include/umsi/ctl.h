@@ -507,12 +507,47 @@ int umsi_vtd_faults(struct umsi_system *sys,
 #define UMSI_AMDVI_WIRED_VECTOR(data)  (((uint32_t)(data) >> 16) & 0xffu)
 #define UMSI_AMDVI_WIRED_APIC(data)    (((uint32_t)(data) >> 24) & 0xffu)
 
+/* The most IOMMUs of umsi_amdvi_config.units. */
+#define UMSI_AMDVI_MAX_UNITS    64u
+
+/**
+ * struct umsi_amdvi_unit - one IOMMU (an IVRS IVHD block)
+ * @reg_base: its registers (the IVHD's IOMMU Base Address), 16 KiB
+ *            aligned
+ * @segment: the PCI segment of its DeviceIDs (the IVHD's PCI Segment
+ *            Group)
+ * @devices: with @ndevices, the DeviceIDs whose requests go through it
+ *            (the IVHD's device entries: a select entry one ID, a range
+ *            start..end, an alias entry its source IDs; IO-APIC special
+ *            entries their DeviceID), each segment << 16 | DeviceID,
+ *            within @segment, none overlapping another unit's
+ * @ndevices: entries of @devices, 1 to UMSI_VTD_MAX_SCOPE (all units
+ *            together)
+ */
+struct umsi_amdvi_unit {
+	uint64_t reg_base;
+	uint16_t segment;
+	const struct umsi_rid_range *devices;
+	uint32_t ndevices;
+};
+
 /**
  * struct umsi_amdvi_config - the AMD-Vi interrupt-remapping back end
  * @reg_base: physical address of the IOMMU's registers (the ACPI IVRS
  *            table's IVHD IOMMU Base Address; QEMU q35's amd-iommu:
- *            0xfed80000), 16 KiB aligned. The unit must cover every PCI
- *            function uMSI will see (the IVHD's device entries)
+ *            0xfed80000), 16 KiB aligned, for a machine of one IOMMU,
+ *            which must then cover every PCI function uMSI will see (the
+ *            IVHD's device entries). 0 when @units is given
+ * @units: with @nunits, the machine's IOMMUs (an EPYC has several per
+ *            socket), each with its own device table and command buffer:
+ *            a DeviceID's interrupt table is pointed at by its entry in
+ *            the device table of the IOMMU whose @devices hold it, and
+ *            every command for it goes to that IOMMU; a wired input's by
+ *            its IO-APIC's DeviceID (segment 0). A DeviceID no unit
+ *            holds is refused (-UMSI_ENOTSUP, with a log line). Copied
+ *            at creation
+ * @nunits: entries of @units, 0 to UMSI_AMDVI_MAX_UNITS; 0: the one IOMMU
+ *            at @reg_base
  * @devid_count: DeviceIDs (requester IDs) the device table covers, a
  *            multiple of 128 from 128 to 65536 (0 means 65536): every
  *            function's requester ID, and @ioapic_devid, must be below it
@@ -587,12 +622,19 @@ int umsi_vtd_faults(struct umsi_system *sys,
  * Read during umsi_system_create() only. Contradictions (a misaligned
  * base, a bad @devid_count, an @ioapic_devid beyond it, an @ioapics table
  * that is missing, too long, has an IO-APIC of no or too many inputs or a
- * DeviceID beyond @devid_count, or two IO-APICs sharing a GSI, a unit
- * that does not answer, a unit already enabled by someone else) make it fail with
- * -UMSI_EINVAL (-UMSI_EBUSY for the last) and a log line naming the problem.
+ * DeviceID beyond @devid_count, or two IO-APICs sharing a GSI, both
+ * @reg_base and @units or neither, too many units, two at one address, a
+ * unit of no DeviceIDs, a DeviceID range reversed, beyond @devid_count,
+ * outside its unit's segment or overlapping another unit's, a unit that
+ * does not answer, a unit already enabled by someone else) make it fail
+ * with -UMSI_EINVAL (-UMSI_EBUSY for the last) and a log line naming the
+ * problem. With several units each is brought up in turn, and a failure
+ * turns the ones already on off again.
  */
 struct umsi_amdvi_config {
 	uint64_t reg_base;
+	const struct umsi_amdvi_unit *units;
+	uint32_t nunits;
 	uint32_t devid_count;
 	uint32_t ioapic_devid;
 	bool allow_pass;

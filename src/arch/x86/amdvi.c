@@ -31,6 +31,12 @@
  * the matching invalidation command and a COMPLETION_WAIT whose store the
  * back end polls with a deadline: a unit that does not answer fails the
  * call with -UMSI_ETIMEDOUT, and is not trusted again.
+ *
+ * A machine may have several IOMMUs (an IVRS table of several IVHDs),
+ * each serving the DeviceIDs of its device entries with its own device
+ * table and command buffer (struct av_unit). A DeviceID's table is
+ * pointed at from its own IOMMU's device table, and every command about
+ * it goes there. One lock covers them all.
  */
 #include <umsi/ctl.h>
 #include <umsi/internal/bitops.h>
@@ -90,9 +96,35 @@
 #define AV_MAX_POLLS            10000000u
 #define AV_HASH                 256u
 
+/*
+ * One IOMMU: its registers, device table and command buffer. Under
+ * av_priv.lock.
+ */
+struct av_unit {
+	volatile uint8_t *regs;
+	uint64_t reg_base;
+	uint32_t index;                 /* in umsi_amdvi_config.units */
+	/* Its DeviceIDs: @ndevs ranges from av_priv.ranges[@devs0];
+	 * @all: the one unit of a configuration without units. */
+	uint16_t segment;
+	bool all;
+	uint32_t devs0, ndevs;
+	volatile uint64_t *devtab;
+	uint64_t devtab_phys;
+	volatile uint64_t *cmd;
+	uint64_t cmd_phys;
+	volatile uint64_t *status;
+	uint64_t status_phys;
+	uint32_t cmd_tail;
+	uint64_t wait_seq;
+	bool broken, told, tell, enabled;
+	uint64_t tell_head, tell_tail;
+};
+
 /* One DeviceID with interrupts of uMSI's: its table. */
 struct av_dev {
 	struct av_dev *next;
+	struct av_unit *u;
 	uint32_t devid, nirqs, bits;
 	volatile uint32_t *irt;
 	uint64_t irt_phys;
@@ -116,24 +148,18 @@ struct av_irq {
 
 /* The back end's state (umsi_ctl_env.priv). Under @lock. */
 struct av_priv {
-	volatile uint8_t *regs;
 	void *lock;
 	uint32_t ndev, ioapic_devid;
 	/* Several IO-APICs (umsi_amdvi_config.ioapics): nioapics of them. */
 	uint32_t nioapics;
 	struct umsi_ioapic_source *ioapics;
 	uint64_t idle_dte;              /* a DeviceID without a table */
-	volatile uint64_t *devtab;
-	uint64_t devtab_phys;
 	size_t devtab_size;
-	volatile uint64_t *cmd;
-	uint64_t cmd_phys;
-	volatile uint64_t *status;
-	uint64_t status_phys;
-	uint32_t cmd_tail;
-	uint64_t wait_seq;
-	bool broken, told, tell, enabled;
-	uint64_t tell_head, tell_tail;
+	/* The units, and every unit's DeviceID ranges back to back. */
+	uint32_t nunits;
+	struct av_unit *units;
+	struct umsi_rid_range *ranges;
+	size_t size;
 	struct av_dev *devs, *held;
 	struct av_irq *hash[AV_HASH];
 };
@@ -143,14 +169,15 @@ static struct av_priv *av_priv(struct umsi_system *sys)
 	return umsi_ctl_env(sys)->priv;
 }
 
-static uint64_t rd64(struct umsi_system *sys, uint32_t off)
+static uint64_t rd64(struct umsi_system *sys, struct av_unit *u, uint32_t off)
 {
-	return umsi_mmio_read64_lohi(sys, av_priv(sys)->regs + off);
+	return umsi_mmio_read64_lohi(sys, u->regs + off);
 }
 
-static void wr64(struct umsi_system *sys, uint32_t off, uint64_t v)
+static void wr64(struct umsi_system *sys, struct av_unit *u, uint32_t off,
+		 uint64_t v)
 {
-	umsi_mmio_write64_lohi(sys, av_priv(sys)->regs + off, v);
+	umsi_mmio_write64_lohi(sys, u->regs + off, v);
 }
 
 static umsi_irqflags_t av_lock(struct umsi_system *sys)
@@ -165,51 +192,51 @@ static void av_unlock(struct umsi_system *sys, umsi_irqflags_t fl)
 
 /* ---- Commands ----------------------------------------------------------------- */
 
-static void cmd_put(struct av_priv *p, uint64_t lo, uint64_t hi)
+static void cmd_put(struct av_unit *u, uint64_t lo, uint64_t hi)
 {
-	p->cmd[2 * p->cmd_tail] = lo;
-	p->cmd[2 * p->cmd_tail + 1] = hi;
-	p->cmd_tail = (p->cmd_tail + 1) % CMD_ENTRIES;
+	u->cmd[2 * u->cmd_tail] = lo;
+	u->cmd[2 * u->cmd_tail + 1] = hi;
+	u->cmd_tail = (u->cmd_tail + 1) % CMD_ENTRIES;
 }
 
 /*
- * Queue @what (CMD_INV_DEVTAB or CMD_INV_INTR_TABLE) for DeviceID @devid,
- * or nothing when @what is 0, then a COMPLETION_WAIT storing a new
+ * Queue @what (CMD_INV_DEVTAB or CMD_INV_INTR_TABLE) for DeviceID @devid
+ * on @u, or nothing when @what is 0, then a COMPLETION_WAIT storing a new
  * sequence number; tell the unit and wait for the store. [av lock]
  */
-static int av_sync(struct umsi_system *sys, uint32_t what, uint32_t devid)
+static int av_sync(struct umsi_system *sys, struct av_unit *u, uint32_t what,
+		   uint32_t devid)
 {
-	struct av_priv *p = av_priv(sys);
 	uint64_t start, seq;
 	uint32_t n;
 
-	if (p->broken)
+	if (u->broken)
 		return -UMSI_EIO;
-	seq = ++p->wait_seq;
-	*p->status = 0;
+	seq = ++u->wait_seq;
+	*u->status = 0;
 	if (what)
-		cmd_put(p, CMD_OP(what) | (devid & 0xffff), 0);
-	cmd_put(p, CMD_OP(CMD_COMPLETION_WAIT) | CW_STORE | p->status_phys,
+		cmd_put(u, CMD_OP(what) | (devid & 0xffff), 0);
+	cmd_put(u, CMD_OP(CMD_COMPLETION_WAIT) | CW_STORE | u->status_phys,
 		seq);
 	umsi_dev_wmb();
-	wr64(sys, AV_CMD_TAIL, (uint64_t)p->cmd_tail << 4);
+	wr64(sys, u, AV_CMD_TAIL, (uint64_t)u->cmd_tail << 4);
 	start = umsi_host_clock_ns(sys);
 	for (n = 0; n < AV_MAX_POLLS; n++) {
-		if (*p->status == seq)
+		if (*u->status == seq)
 			return 0;
 		if (umsi_host_clock_ns(sys) - start > AV_TIMEOUT_NS)
 			break;
 		umsi_cpu_relax();
 	}
-	if (*p->status == seq)
+	if (*u->status == seq)
 		return 0;
-	p->broken = true;
-	if (!p->told) {
+	u->broken = true;
+	if (!u->told) {
 		/* Said by av_tell(): log is not called under our lock. */
-		p->told = true;
-		p->tell = true;
-		p->tell_head = rd64(sys, AV_CMD_HEAD);
-		p->tell_tail = rd64(sys, AV_CMD_TAIL);
+		u->told = true;
+		u->tell = true;
+		u->tell_head = rd64(sys, u, AV_CMD_HEAD);
+		u->tell_tail = rd64(sys, u, AV_CMD_TAIL);
 	}
 	return -UMSI_ETIMEDOUT;
 }
@@ -219,29 +246,56 @@ static void av_tell(struct umsi_system *sys)
 	struct av_priv *p = av_priv(sys);
 	umsi_irqflags_t fl;
 	uint64_t head, tail;
+	uint32_t i;
 	bool tell;
 
-	fl = av_lock(sys);
-	tell = p->tell;
-	p->tell = false;
-	head = p->tell_head;
-	tail = p->tell_tail;
-	av_unlock(sys, fl);
-	if (tell)
-		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: command not done "
-			 "within 10 ms (head 0x%llx, tail 0x%llx); the unit is "
-			 "not trusted again", (unsigned long long)head,
-			 (unsigned long long)tail);
+	for (i = 0; i < p->nunits; i++) {
+		struct av_unit *u = &p->units[i];
+
+		fl = av_lock(sys);
+		tell = u->tell;
+		u->tell = false;
+		head = u->tell_head;
+		tail = u->tell_tail;
+		av_unlock(sys, fl);
+		if (tell)
+			umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: command not "
+				 "done within 10 ms (head 0x%llx, tail 0x%llx); "
+				 "the unit at 0x%llx is not trusted again",
+				 (unsigned long long)head,
+				 (unsigned long long)tail,
+				 (unsigned long long)u->reg_base);
+	}
 }
 
-/* Point DeviceID @devid's entry at @dte's third quadword. [av lock] */
-static int av_dte_set(struct umsi_system *sys, uint32_t devid, uint64_t dte2)
+/* Point DeviceID @devid's entry in @u at @dte's third quadword. [av lock] */
+static int av_dte_set(struct umsi_system *sys, struct av_unit *u,
+		      uint32_t devid, uint64_t dte2)
 {
-	struct av_priv *p = av_priv(sys);
-
-	p->devtab[4 * devid + 2] = dte2;
+	u->devtab[4 * devid + 2] = dte2;
 	umsi_dev_wmb();
-	return av_sync(sys, CMD_INV_DEVTAB, devid);
+	return av_sync(sys, u, CMD_INV_DEVTAB, devid);
+}
+
+/*
+ * The unit of requester @sid (segment << 16 | DeviceID): the one whose
+ * DeviceIDs hold it. NULL: none.
+ */
+static struct av_unit *av_unit_of(struct av_priv *p, uint32_t sid)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < p->nunits; i++) {
+		struct av_unit *u = &p->units[i];
+
+		if (u->all)
+			return u;
+		for (k = 0; k < u->ndevs; k++)
+			if (sid >= p->ranges[u->devs0 + k].first &&
+			    sid <= p->ranges[u->devs0 + k].last)
+				return u;
+	}
+	return NULL;
 }
 
 /* ---- Devices and IRQs ---------------------------------------------------------- */
@@ -260,18 +314,19 @@ static struct av_irq *av_find(struct av_priv *p, uint32_t irq)
 	return r;
 }
 
-static struct av_dev *av_find_dev(struct av_priv *p, uint32_t devid)
+static struct av_dev *av_find_dev(struct av_priv *p, struct av_unit *u,
+				  uint32_t devid)
 {
 	struct av_dev *d;
 
-	for (d = p->devs; d && d->devid != devid; d = d->next)
+	for (d = p->devs; d && (d->devid != devid || d->u != u); d = d->next)
 		;
 	return d;
 }
 
 /* A device record with a zeroed table of at least @events entries. */
-static struct av_dev *av_dev_new(struct umsi_system *sys, uint32_t devid,
-				 uint32_t events)
+static struct av_dev *av_dev_new(struct umsi_system *sys, struct av_unit *u,
+				 uint32_t devid, uint32_t events)
 {
 	uint32_t bits = umsi_order_of(events > 2 ? events : 2);
 	struct av_dev *d;
@@ -284,6 +339,7 @@ static struct av_dev *av_dev_new(struct umsi_system *sys, uint32_t devid,
 	if (!d)
 		return NULL;
 	d->size = size;
+	d->u = u;
 	d->devid = devid;
 	d->bits = bits;
 	umsi_idmap_init(&d->used, 1u << bits,
@@ -320,27 +376,39 @@ static void av_unlink_dev(struct av_priv *p, struct av_dev *d)
 }
 
 /*
- * Whether @ci may be aimed at (@cpu, @id): its APIC ID in *@apic, and in
+ * Whether @ci may be aimed at (@cpu, @id): its APIC ID in *@apic, in
  * *@devid the DeviceID whose table holds its entries (a wired input's:
- * its IO-APIC's, the one whose inputs hold its GSI with several).
+ * its IO-APIC's, the one whose inputs hold its GSI with several), and in
+ * *@u the IOMMU that serves that DeviceID.
  */
 static int av_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
-		    uint32_t cpu, uint32_t id, uint32_t *apic, uint32_t *devid)
+		    uint32_t cpu, uint32_t id, uint32_t *apic, uint32_t *devid,
+		    struct av_unit **u)
 {
 	struct av_priv *p = av_priv(sys);
+	uint32_t sid = ci->source_id;
 	int ret;
 
-	*devid = ci->source_id;
 	if (ci->wired) {
 		ret = umsi_x86_wired_source(sys, "x86-amdvi", p->ioapics,
 					    p->nioapics, p->ioapic_devid, ci,
-					    devid);
-		if (ret || *devid == UMSI_AMDVI_NO_DEVID || ci->count != 1 ||
+					    &sid);
+		if (ret || sid == UMSI_AMDVI_NO_DEVID || ci->count != 1 ||
 		    ci->group_count)
 			return -UMSI_ENOTSUP;
 	}
-	if (*devid == UMSI_NO_SOURCE || (*devid >> 16) || *devid >= p->ndev)
+	/* The one unit of a configuration without units: segment 0. */
+	if (sid == UMSI_NO_SOURCE || (p->units[0].all && (sid >> 16)) ||
+	    (sid & 0xffff) >= p->ndev)
 		return -UMSI_EINVAL;
+	*u = av_unit_of(p, sid);
+	if (!*u) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: irq %u: no IOMMU "
+			 "serves DeviceID %04x:%02x:%02x.%u", ci->irq, sid >> 16,
+			 (sid >> 8) & 0xff, (sid >> 3) & 0x1f, sid & 7);
+		return -UMSI_ENOTSUP;
+	}
+	*devid = sid & 0xffff;
 	*apic = umsi_cpu_hwid(sys, cpu);
 	if (id < 0x10 || id + ci->count > 0x100 || !ci->count ||
 	    ci->count > 32)
@@ -369,8 +437,9 @@ static void irte_write(const struct av_irq *r, uint32_t from, uint32_t n,
  * entries. Memory is taken before the lock. [no lock; returns locked]
  */
 static int av_irq_new(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
-		      uint32_t devid, const struct umsi_x86_slice *sl,
-		      struct av_irq **out, umsi_irqflags_t *fl)
+		      struct av_unit *u, uint32_t devid,
+		      const struct umsi_x86_slice *sl, struct av_irq **out,
+		      umsi_irqflags_t *fl)
 {
 	struct av_priv *p = av_priv(sys);
 	struct av_irq *r = umsi_zalloc(sys, sizeof(*r));
@@ -381,10 +450,10 @@ static int av_irq_new(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	if (!r)
 		return -UMSI_ENOMEM;
 	*fl = av_lock(sys);
-	have = av_find_dev(p, devid) != NULL;
+	have = av_find_dev(p, u, devid) != NULL;
 	av_unlock(sys, *fl);
 	if (!have) {
-		fresh = av_dev_new(sys, devid, ci->wired ? IOAPIC_IRTE :
+		fresh = av_dev_new(sys, u, devid, ci->wired ? IOAPIC_IRTE :
 				   ci->source_events > sl->n ?
 				   ci->source_events : sl->n);
 		if (!fresh) {
@@ -393,13 +462,13 @@ static int av_irq_new(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		}
 	}
 	*fl = av_lock(sys);
-	d = av_find_dev(p, devid);
+	d = av_find_dev(p, u, devid);
 	if (!d && fresh) {
 		d = fresh;
 		fresh = NULL;
 		d->next = p->devs;
 		p->devs = d;
-		ret = av_dte_set(sys, devid, DTE_IV | DTE_INTTABLEN(d->bits) |
+		ret = av_dte_set(sys, u, devid, DTE_IV | DTE_INTTABLEN(d->bits) |
 				 (d->irt_phys & DTE_ROOT_MASK) |
 				 DTE_INTCTL_REMAP);
 		d->stuck |= ret != 0;
@@ -415,7 +484,7 @@ static int av_irq_new(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	if (ret) {
 		if (d && !d->nirqs && !d->stuck) {
 			av_unlink_dev(p, d);
-			(void)av_dte_set(sys, devid, p->idle_dte);
+			(void)av_dte_set(sys, u, devid, p->idle_dte);
 			fresh = d;
 		}
 		av_unlock(sys, *fl);
@@ -467,12 +536,13 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	struct av_priv *p = av_priv(sys);
 	struct av_irq *r;
 	struct umsi_x86_slice sl;
+	struct av_unit *u;
 	umsi_irqflags_t fl;
 	uint32_t apic, devid;
 	bool new_entry;
 	int ret, tries;
 
-	ret = av_check(sys, ci, cpu, id, &apic, &devid);
+	ret = av_check(sys, ci, cpu, id, &apic, &devid, &u);
 	if (!ret)
 		ret = umsi_x86_slice(ci, &sl);
 	if (ret)
@@ -483,7 +553,7 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		if (r)
 			break;
 		av_unlock(sys, fl);
-		ret = av_irq_new(sys, ci, devid, &sl, &r, &fl);
+		ret = av_irq_new(sys, ci, u, devid, &sl, &r, &fl);
 		if (!ret)
 			break;
 		if (ret != -UMSI_EAGAIN)
@@ -492,13 +562,13 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	if (ret)
 		return -UMSI_EBUSY;
 	if (r->count != sl.n || r->group != sl.group ||
-	    r->dev->devid != devid) {
+	    r->dev->devid != devid || r->dev->u != u) {
 		av_unlock(sys, fl);
 		return -UMSI_EINVAL;
 	}
 	new_entry = !(r->live & (1u << sl.from));
 	irte_write(r, sl.from, sl.count, apic, id);
-	ret = av_sync(sys, CMD_INV_INTR_TABLE, r->dev->devid);
+	ret = av_sync(sys, u, CMD_INV_INTR_TABLE, r->dev->devid);
 	r->stuck |= ret != 0;
 	/* Unconfirmed: the unit may hold them; new ones are cleared all
 	 * the same, and the record keeps them taken (fini frees it). */
@@ -520,6 +590,7 @@ static int av_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 {
 	struct av_priv *p = av_priv(sys);
 	struct umsi_x86_slice sl;
+	struct av_unit *u;
 	struct av_irq *r;
 	umsi_irqflags_t fl;
 	uint32_t apic, devid;
@@ -532,7 +603,7 @@ static int av_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	 */
 	if (ci->wired)
 		return UMSI_CTL_REWRITE;
-	ret = av_check(sys, ci, cpu, id, &apic, &devid);
+	ret = av_check(sys, ci, cpu, id, &apic, &devid, &u);
 	if (!ret)
 		ret = umsi_x86_slice(ci, &sl);
 	if (ret)
@@ -541,11 +612,12 @@ static int av_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	r = av_find(p, sl.key);
 	if (!r || !(r->live & (1u << sl.from))) {
 		ret = -UMSI_ENOENT;
-	} else if (p->broken) {
+	} else if (r->dev->u->broken) {
 		ret = -UMSI_EIO;
 	} else {
 		irte_write(r, sl.from, sl.count, apic, id);
-		ret = av_sync(sys, CMD_INV_INTR_TABLE, r->dev->devid);
+		ret = av_sync(sys, r->dev->u, CMD_INV_INTR_TABLE,
+			      r->dev->devid);
 		r->stuck |= ret != 0;
 	}
 	av_unlock(sys, fl);
@@ -582,7 +654,7 @@ static void av_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 	for (i = 0; i < sl.count; i++)
 		d->irt[first + i] = 0;
 	umsi_dev_wmb();
-	ret = av_sync(sys, CMD_INV_INTR_TABLE, d->devid);
+	ret = av_sync(sys, d->u, CMD_INV_INTR_TABLE, d->devid);
 	r->stuck |= ret != 0;
 	r->live &= ~(1u << sl.from);
 	if (!r->live) {
@@ -596,7 +668,7 @@ static void av_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 			d->stuck = true;
 		gone = r;
 		if (--d->nirqs == 0 && !d->stuck) {
-			ret = av_dte_set(sys, d->devid, p->idle_dte);
+			ret = av_dte_set(sys, d->u, d->devid, p->idle_dte);
 			av_unlink_dev(p, d);
 			if (ret) {
 				/* The unit may still read it: kept. */
@@ -635,24 +707,41 @@ static void *av_phys_alloc(struct umsi_system *sys, size_t size, size_t align,
 	return v;
 }
 
+/* Unit @u off (if we turned it on and it answered), its memory back
+ * unless it may still read it (@keep). */
+static void av_unit_fini(struct umsi_system *sys, struct av_priv *p,
+			 struct av_unit *u, bool keep)
+{
+	if (u->regs && u->enabled && !u->broken)
+		wr64(sys, u, AV_CONTROL, rd64(sys, u, AV_CONTROL) &
+		     ~(CTL_IOMMU_EN | CTL_CMDBUF_EN));
+	if (keep) {
+		umsi_log(sys, UMSI_LOG_WARN, "x86-amdvi: the unit at 0x%llx did "
+			 "not answer: its tables and command buffer stay "
+			 "allocated", (unsigned long long)u->reg_base);
+	} else {
+		av_phys_free(sys, u->devtab, p->devtab_size);
+		av_phys_free(sys, u->cmd, CMD_SIZE);
+		av_phys_free(sys, u->status, 64);
+	}
+	if (u->regs)
+		umsi_host_mmio_unmap(sys, (void *)u->regs, AV_REG_SIZE);
+}
+
 /*
- * The unit off (if we turned it on), the memory back. A unit that may
- * still read the tables (an unconfirmed command) keeps them.
+ * The units off (if we turned them on), the memory back. A unit that may
+ * still read the tables (an unconfirmed command) keeps its own, and the
+ * interrupt tables of its DeviceIDs.
  */
 static void av_fini(struct umsi_system *sys)
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 	struct av_priv *p = env->priv;
 	struct av_dev *d;
-	bool keep;
 	uint32_t i;
 
 	if (!p)
 		return;
-	keep = p->broken;
-	if (p->regs && p->enabled && !keep)
-		wr64(sys, AV_CONTROL, rd64(sys, AV_CONTROL) &
-		     ~(CTL_IOMMU_EN | CTL_CMDBUF_EN));
 	for (i = 0; i < AV_HASH; i++) {
 		while (p->hash[i]) {
 			struct av_irq *r = p->hash[i];
@@ -667,29 +756,124 @@ static void av_fini(struct umsi_system *sys)
 			p->devs = d->next;
 		else
 			p->held = d->next;
-		if (keep)
+		if (d->u->broken)
 			umsi_free(sys, d, d->size);
 		else
 			av_dev_free(sys, d);
 	}
-	if (keep) {
-		umsi_log(sys, UMSI_LOG_WARN, "x86-amdvi: the unit did not "
-			 "answer: its tables and command buffer stay allocated");
-	} else {
-		av_phys_free(sys, p->devtab, p->devtab_size);
-		av_phys_free(sys, p->cmd, CMD_SIZE);
-		av_phys_free(sys, p->status, 64);
-	}
-	if (p->regs)
-		umsi_host_mmio_unmap(sys, (void *)p->regs, AV_REG_SIZE);
+	/* The last unit brought up is the first taken down. */
+	for (i = p->nunits; i-- > 0;)
+		av_unit_fini(sys, p, &p->units[i], p->units[i].broken);
 	if (p->lock)
 		umsi_host_lock_destroy(sys, p->lock);
 	env->priv = NULL;
-	umsi_free(sys, p, sizeof(*p) + p->nioapics * sizeof(*p->ioapics));
+	umsi_free(sys, p, p->size);
+}
+
+static bool av_base_ok(struct umsi_system *sys, uint64_t base, uint32_t i)
+{
+	if (base && !(base % AV_REG_SIZE))
+		return true;
+	if (i == UINT32_MAX)
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: reg_base 0x%llx is "
+			 "not a 16 KiB aligned address",
+			 (unsigned long long)base);
+	else
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: unit %u reg_base "
+			 "0x%llx is not a 16 KiB aligned address", i,
+			 (unsigned long long)base);
+	return false;
+}
+
+/*
+ * The units of @c (umsi/ctl.h, struct umsi_amdvi_unit), their DeviceIDs
+ * below @ndev: 0, or -UMSI_EINVAL after a log line naming the unit and
+ * what is wrong. @nranges: their DeviceID ranges in all.
+ */
+static int av_check_units(struct umsi_system *sys,
+			  const struct umsi_amdvi_config *c, uint32_t ndev,
+			  uint32_t *nranges)
+{
+	uint32_t i, j, k, l;
+
+	*nranges = 0;
+	if (!c->nunits)
+		return av_base_ok(sys, c->reg_base, UINT32_MAX) ? 0 :
+		       -UMSI_EINVAL;
+	if (c->reg_base || !c->units || c->nunits > UMSI_AMDVI_MAX_UNITS) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: %s", c->reg_base ?
+			 "reg_base and units both given (reg_base is for a "
+			 "machine of one IOMMU)" : !c->units ?
+			 "nunits without a units table" :
+			 "more than UMSI_AMDVI_MAX_UNITS units");
+		return -UMSI_EINVAL;
+	}
+	for (i = 0; i < c->nunits; i++) {
+		const struct umsi_amdvi_unit *u = &c->units[i];
+
+		if (!av_base_ok(sys, u->reg_base, i))
+			return -UMSI_EINVAL;
+		if (!u->ndevices || !u->devices ||
+		    u->ndevices > UMSI_VTD_MAX_SCOPE - *nranges) {
+			umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: unit %u "
+				 "(0x%llx) %s", i,
+				 (unsigned long long)u->reg_base,
+				 !u->ndevices ? "serves no DeviceID" :
+				 !u->devices ? "has ndevices without a table" :
+				 "takes the DeviceID ranges past "
+				 "UMSI_VTD_MAX_SCOPE");
+			return -UMSI_EINVAL;
+		}
+		*nranges += u->ndevices;
+		for (j = 0; j < i; j++) {
+			if (c->units[j].reg_base != u->reg_base)
+				continue;
+			umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: units %u and "
+				 "%u have one address", j, i);
+			return -UMSI_EINVAL;
+		}
+		for (k = 0; k < u->ndevices; k++) {
+			const struct umsi_rid_range *r = &u->devices[k];
+
+			if (r->first > r->last || r->first >> 16 != r->last >> 16 ||
+			    r->first >> 16 != u->segment ||
+			    (r->last & 0xffff) >= ndev) {
+				umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: unit %u "
+					 "DeviceIDs %u: 0x%x..0x%x is %s", i, k,
+					 r->first, r->last,
+					 r->first > r->last ? "reversed" :
+					 r->first >> 16 != r->last >> 16 ?
+					 "across segments" :
+					 r->first >> 16 != u->segment ?
+					 "outside the unit's segment" :
+					 "beyond devid_count");
+				return -UMSI_EINVAL;
+			}
+			for (j = 0; j < i; j++) {
+				const struct umsi_amdvi_unit *o = &c->units[j];
+
+				for (l = 0; l < o->ndevices; l++) {
+					if (o->devices[l].first > r->last ||
+					    o->devices[l].last < r->first)
+						continue;
+					umsi_log(sys, UMSI_LOG_ERROR,
+						 "x86-amdvi: unit %u DeviceIDs "
+						 "%u (0x%x..0x%x) overlap unit "
+						 "%u's (0x%x..0x%x)", i, k,
+						 r->first, r->last, j,
+						 o->devices[l].first,
+						 o->devices[l].last);
+					return -UMSI_EINVAL;
+				}
+			}
+		}
+	}
+	return 0;
 }
 
 static int av_check_config(struct umsi_system *sys,
-			   const struct umsi_amdvi_config *c, uint32_t *ndev)
+			   const struct umsi_amdvi_config *c, uint32_t *ndev,
+			   uint32_t *nranges)
 {
 	const struct umsi_host_ops *o = umsi_ctl_env(sys)->ops;
 
@@ -712,18 +896,14 @@ static int av_check_config(struct umsi_system *sys,
 			 "end remaps itself");
 		return -UMSI_EINVAL;
 	}
-	if (!c->reg_base || c->reg_base % AV_REG_SIZE) {
-		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: reg_base 0x%llx is "
-			 "not a 16 KiB aligned address",
-			 (unsigned long long)c->reg_base);
-		return -UMSI_EINVAL;
-	}
 	*ndev = c->devid_count ? c->devid_count : 65536u;
 	if (*ndev > 65536u || *ndev % DTE_PER_PAGE) {
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: devid_count %u is not "
 			 "a multiple of 128 from 128 to 65536", *ndev);
 		return -UMSI_EINVAL;
 	}
+	if (av_check_units(sys, c, *ndev, nranges))
+		return -UMSI_EINVAL;
 	if (!c->nioapics && c->ioapic_devid != UMSI_AMDVI_NO_DEVID &&
 	    c->ioapic_devid >= *ndev) {
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: ioapic_devid 0x%x is "
@@ -736,45 +916,101 @@ static int av_check_config(struct umsi_system *sys,
 }
 
 /* The unit answers and nobody else turned it on. */
-static int av_check_unit(struct umsi_system *sys,
-			 const struct umsi_amdvi_config *c)
+static int av_check_unit(struct umsi_system *sys, struct av_unit *u)
 {
-	uint64_t efr = rd64(sys, AV_EFR), ctl = rd64(sys, AV_CONTROL);
+	uint64_t efr = rd64(sys, u, AV_EFR), ctl = rd64(sys, u, AV_CONTROL);
 
 	if (efr == ~0ull || ctl == ~0ull) {
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: no IOMMU at 0x%llx "
 			 "(registers read all-ones)",
-			 (unsigned long long)c->reg_base);
+			 (unsigned long long)u->reg_base);
 		return -UMSI_EINVAL;
 	}
 	if (ctl & (CTL_IOMMU_EN | CTL_CMDBUF_EN)) {
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: control 0x%llx: the "
-			 "unit or its command buffer is already on (someone "
-			 "else's tables)", (unsigned long long)ctl);
+			 "unit at 0x%llx or its command buffer is already on "
+			 "(someone else's tables)", (unsigned long long)ctl,
+			 (unsigned long long)u->reg_base);
 		return -UMSI_EBUSY;
 	}
 	return 0;
 }
 
 /* Every DTE idle, the tables in, the command buffer and the unit on. */
-static int av_start(struct umsi_system *sys)
+static int av_start(struct umsi_system *sys, struct av_unit *u)
 {
 	struct av_priv *p = av_priv(sys);
 	uint32_t i;
 
 	for (i = 0; i < p->ndev; i++)
-		p->devtab[4 * i + 2] = p->idle_dte;
+		u->devtab[4 * i + 2] = p->idle_dte;
 	umsi_dev_wmb();
-	wr64(sys, AV_DEVTAB, p->devtab_phys | (p->ndev / DTE_PER_PAGE - 1));
-	wr64(sys, AV_CMDBUF, p->cmd_phys | CMDBUF_LEN(8));
-	wr64(sys, AV_CMD_HEAD, 0);
-	wr64(sys, AV_CMD_TAIL, 0);
-	p->cmd_tail = 0;
-	wr64(sys, AV_CONTROL, rd64(sys, AV_CONTROL) | CTL_CMDBUF_EN |
+	wr64(sys, u, AV_DEVTAB, u->devtab_phys | (p->ndev / DTE_PER_PAGE - 1));
+	wr64(sys, u, AV_CMDBUF, u->cmd_phys | CMDBUF_LEN(8));
+	wr64(sys, u, AV_CMD_HEAD, 0);
+	wr64(sys, u, AV_CMD_TAIL, 0);
+	u->cmd_tail = 0;
+	wr64(sys, u, AV_CONTROL, rd64(sys, u, AV_CONTROL) | CTL_CMDBUF_EN |
 	     CTL_IOMMU_EN);
-	p->enabled = true;
+	u->enabled = true;
 	/* Nothing cached from before: every DTE is new to the unit. */
-	return av_sync(sys, 0, 0);
+	return av_sync(sys, u, 0, 0);
+}
+
+/* Map, check, give memory to and turn on unit @u. */
+static int av_unit_init(struct umsi_system *sys, struct av_unit *u,
+			const struct umsi_amdvi_config *c)
+{
+	struct av_priv *p = av_priv(sys);
+	void *v;
+	int ret;
+
+	ret = umsi_host_mmio_map(sys, u->reg_base, AV_REG_SIZE, &v);
+	if (ret)
+		return ret;
+	u->regs = v;
+	ret = av_check_unit(sys, u);
+	if (ret)
+		return ret;
+	u->devtab = av_phys_alloc(sys, p->devtab_size, 4096, &u->devtab_phys);
+	u->cmd = av_phys_alloc(sys, CMD_SIZE, 4096, &u->cmd_phys);
+	u->status = av_phys_alloc(sys, 64, 64, &u->status_phys);
+	if (!u->devtab || !u->cmd || !u->status)
+		return -UMSI_ENOMEM;
+	ret = av_start(sys, u);
+	av_tell(sys);
+	if (ret)
+		return ret;
+	umsi_log(sys, UMSI_LOG_INFO, "x86-amdvi: unit at 0x%llx, %u DeviceIDs, "
+		 "device table at 0x%llx, other devices' interrupts %s",
+		 (unsigned long long)u->reg_base, p->ndev,
+		 (unsigned long long)u->devtab_phys,
+		 c->allow_pass ? "passed" : "aborted");
+	return 0;
+}
+
+/* The units and their DeviceIDs from @c into @p (checked already). */
+static void av_units_from(struct av_priv *p, const struct umsi_amdvi_config *c)
+{
+	uint32_t i, next = 0;
+
+	if (!c->nunits) {
+		p->units[0].reg_base = c->reg_base;
+		p->units[0].all = true;
+		return;
+	}
+	for (i = 0; i < c->nunits; i++) {
+		struct av_unit *u = &p->units[i];
+
+		u->index = i;
+		u->reg_base = c->units[i].reg_base;
+		u->segment = c->units[i].segment;
+		u->devs0 = next;
+		u->ndevs = c->units[i].ndevices;
+		umsi_memcpy(&p->ranges[next], c->units[i].devices,
+			    u->ndevs * sizeof(*p->ranges));
+		next += u->ndevs;
+	}
 }
 
 static int av_init(struct umsi_system *sys, uint32_t ncpus,
@@ -782,20 +1018,30 @@ static int av_init(struct umsi_system *sys, uint32_t ncpus,
 {
 	struct umsi_ctl_env *env = umsi_ctl_env(sys);
 	const struct umsi_amdvi_config *c = env->ctl_config;
+	uint32_t ndev, nunits, nranges, i;
 	struct av_priv *p;
-	uint32_t ndev;
-	void *v;
+	size_t size;
 	int ret;
 
-	ret = av_check_config(sys, c, &ndev);
+	ret = av_check_config(sys, c, &ndev, &nranges);
 	if (ret)
 		return ret;
-	p = umsi_zalloc(sys, sizeof(*p) + c->nioapics * sizeof(*p->ioapics));
+	nunits = c->nunits ? c->nunits : 1;
+	/* One allocation: the units, the DeviceID ranges, the IO-APICs. */
+	size = sizeof(*p) + nunits * sizeof(*p->units) +
+	       (size_t)nranges * sizeof(*p->ranges) +
+	       (size_t)c->nioapics * sizeof(*p->ioapics);
+	p = umsi_zalloc(sys, size);
 	if (!p)
 		return -UMSI_ENOMEM;
+	p->size = size;
 	p->ndev = ndev;
+	p->units = (struct av_unit *)(p + 1);
+	p->nunits = nunits;
+	p->ranges = (struct umsi_rid_range *)(void *)(p->units + nunits);
+	p->ioapics = (struct umsi_ioapic_source *)(p->ranges + nranges);
+	av_units_from(p, c);
 	p->ioapic_devid = c->ioapic_devid;
-	p->ioapics = (struct umsi_ioapic_source *)(p + 1);
 	p->nioapics = c->nioapics;
 	if (c->nioapics)
 		umsi_memcpy(p->ioapics, c->ioapics,
@@ -808,28 +1054,11 @@ static int av_init(struct umsi_system *sys, uint32_t ncpus,
 	p->lock = umsi_host_lock_create(sys);
 	if (!p->lock)
 		goto fail;
-	ret = umsi_host_mmio_map(sys, c->reg_base, AV_REG_SIZE, &v);
-	if (ret)
-		goto fail;
-	p->regs = v;
-	ret = av_check_unit(sys, c);
-	if (ret)
-		goto fail;
-	ret = -UMSI_ENOMEM;
-	p->devtab = av_phys_alloc(sys, p->devtab_size, 4096, &p->devtab_phys);
-	p->cmd = av_phys_alloc(sys, CMD_SIZE, 4096, &p->cmd_phys);
-	p->status = av_phys_alloc(sys, 64, 64, &p->status_phys);
-	if (!p->devtab || !p->cmd || !p->status)
-		goto fail;
-	ret = av_start(sys);
-	av_tell(sys);
-	if (ret)
-		goto fail;
-	umsi_log(sys, UMSI_LOG_INFO, "x86-amdvi: unit at 0x%llx, %u DeviceIDs, "
-		 "device table at 0x%llx, other devices' interrupts %s",
-		 (unsigned long long)c->reg_base, ndev,
-		 (unsigned long long)p->devtab_phys,
-		 c->allow_pass ? "passed" : "aborted");
+	for (i = 0; i < nunits; i++) {
+		ret = av_unit_init(sys, &p->units[i], c);
+		if (ret)
+			goto fail;
+	}
 	umsi_matrix_default_config(space, ncpus);
 	if (!(env->plat_flags & UMSI_PLAT_ISA_PIC))
 		space->legacy_count = 0;
