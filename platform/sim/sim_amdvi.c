@@ -56,6 +56,12 @@ struct av_cached {
 };
 
 struct sim_amdvi {
+	uint64_t base;                  /* its 16 KiB of registers */
+	/* Its DeviceIDs (struct umsi_amdvi_unit); @all: the one unit of
+	 * config.amdvi alone, every requester. */
+	bool all;
+	struct umsi_rid_range *devs;
+	uint32_t ndevs;
 	uint64_t devtab, cmdbuf, control, status;
 	uint32_t head, tail;
 	bool silent;
@@ -65,9 +71,30 @@ struct sim_amdvi {
 	struct umsi_sim_amdvi_stats st;
 };
 
-static struct sim_amdvi *av_of(const struct umsi_sim *sim)
+/*
+ * The unit that serves requester @rid (an IO-APIC's message without one:
+ * the IO-APIC's ID), as the IVHDs' device entries say; NULL: none, and
+ * the message goes as on a machine without one.
+ */
+static struct sim_amdvi *av_for(const struct umsi_sim *sim, uint32_t rid)
 {
-	return sim->amdvi;
+	if (rid == UMSI_SIM_NO_REQUESTER)
+		rid = sim->ioapic_rid;
+	for (uint32_t i = 0; i < sim->namdvi; i++) {
+		struct sim_amdvi *a = &sim->amdvi[i];
+
+		if (a->all)
+			return a;
+		for (uint32_t k = 0; k < a->ndevs; k++)
+			if (rid >= a->devs[k].first && rid <= a->devs[k].last)
+				return a;
+	}
+	return NULL;
+}
+
+static struct sim_amdvi *av_unit(const struct umsi_sim *sim, uint32_t unit)
+{
+	return sim && unit < sim->namdvi ? &sim->amdvi[unit] : NULL;
 }
 
 static uint32_t devtab_entries(const struct sim_amdvi *a)
@@ -76,10 +103,9 @@ static uint32_t devtab_entries(const struct sim_amdvi *a)
 }
 
 /* DeviceID @devid's third DTE quadword (cached), or false when unreadable. */
-static bool dte_read(struct umsi_sim *sim, uint32_t devid, uint64_t *q2,
-		     bool *stale)
+static bool dte_read(struct umsi_sim *sim, struct sim_amdvi *a,
+		     uint32_t devid, uint64_t *q2, bool *stale)
 {
-	struct sim_amdvi *a = av_of(sim);
 	struct av_cached *c = &a->dte[devid % CACHE_SLOTS];
 	const uint64_t *p;
 
@@ -102,10 +128,10 @@ static bool dte_read(struct umsi_sim *sim, uint32_t devid, uint64_t *q2,
 }
 
 /* Entry @index of DeviceID @devid's table at @root (cached). */
-static bool irte_read(struct umsi_sim *sim, uint32_t devid, uint64_t root,
-		      uint32_t index, uint32_t *irte, bool *stale)
+static bool irte_read(struct umsi_sim *sim, struct sim_amdvi *a,
+		      uint32_t devid, uint64_t root, uint32_t index,
+		      uint32_t *irte, bool *stale)
 {
-	struct sim_amdvi *a = av_of(sim);
 	uint32_t key = devid << 11 | index;
 	struct av_cached *c = &a->irte[(key * 2654435761u) % CACHE_SLOTS];
 	const uint32_t *p = sim_phys_ptr_locked(sim, root + 4ull * index, 4);
@@ -134,7 +160,7 @@ static bool av_resolve(struct umsi_sim *sim, uint32_t rid, uint64_t address,
 		       uint32_t data, bool *ok, uint32_t *apic_id,
 		       uint8_t *vector, bool count)
 {
-	struct sim_amdvi *a = av_of(sim);
+	struct sim_amdvi *a = av_for(sim, rid);
 	uint32_t devid, index, irte, len;
 	bool stale = false;
 	uint64_t q2;
@@ -144,7 +170,7 @@ static bool av_resolve(struct umsi_sim *sim, uint32_t rid, uint64_t address,
 		return false;
 	devid = rid == UMSI_SIM_NO_REQUESTER ? sim->ioapic_rid : rid & 0xffff;
 	*ok = false;
-	if (!dte_read(sim, devid, &q2, &stale) || (q2 & DTE_RSVD2))
+	if (!dte_read(sim, a, devid, &q2, &stale) || (q2 & DTE_RSVD2))
 		goto abort;
 	if (!(q2 & DTE_IV) || ((q2 >> 60) & 3) == 1)
 		return false;   /* passed as it is */
@@ -154,7 +180,7 @@ static bool av_resolve(struct umsi_sim *sim, uint32_t rid, uint64_t address,
 	len = (uint32_t)(q2 >> 1) & 0xf;
 	if (address != 0xfee00000ull || ((data >> 8) & 7) > 1 ||
 	    len > 11 || index >= (1u << len) ||
-	    !irte_read(sim, devid, q2 & DTE_ROOT, index, &irte, &stale) ||
+	    !irte_read(sim, a, devid, q2 & DTE_ROOT, index, &irte, &stale) ||
 	    !(irte & IRTE_REMAP_EN) || (irte & IRTE_GUEST) ||
 	    ((irte >> 2) & 7) > 1)
 		goto abort;
@@ -174,7 +200,7 @@ static bool av_intercept_locked(struct umsi_sim *sim, uint32_t rid,
 				uint64_t address, uint32_t data, int *n,
 				uint32_t *apic_id, uint8_t *vector)
 {
-	struct sim_amdvi *a = av_of(sim);
+	struct sim_amdvi *a = av_for(sim, rid);
 	uint32_t apic = 0;
 	uint8_t vec = 0;
 	bool ok = false;
@@ -211,9 +237,9 @@ static bool av_target_locked(struct umsi_sim *sim, uint32_t rid,
 /* ---- Commands ------------------------------------------------------------------- */
 
 /* One command; false stops the buffer (a command the unit does not know). */
-static bool av_command_locked(struct umsi_sim *sim, const uint64_t *c)
+static bool av_command_locked(struct umsi_sim *sim, struct sim_amdvi *a,
+			      const uint64_t *c)
 {
-	struct sim_amdvi *a = av_of(sim);
 	uint32_t op = (uint32_t)(c[0] >> 60), devid = (uint32_t)c[0] & 0xffff;
 	uint64_t *store;
 
@@ -241,9 +267,8 @@ static bool av_command_locked(struct umsi_sim *sim, const uint64_t *c)
 	}
 }
 
-static void av_run_locked(struct umsi_sim *sim)
+static void av_run_locked(struct umsi_sim *sim, struct sim_amdvi *a)
 {
-	struct sim_amdvi *a = av_of(sim);
 	uint32_t len = 16u << ((a->cmdbuf >> 56) & 0xf);
 
 	if (!(a->control & CTL_CMDBUF_EN) || a->silent ||
@@ -255,7 +280,7 @@ static void av_run_locked(struct umsi_sim *sim)
 							16);
 
 		if (a->head >= len || a->tail >= len || !c ||
-		    !av_command_locked(sim, c)) {
+		    !av_command_locked(sim, a, c)) {
 			a->status |= ST_CMD_ERROR;
 			return;
 		}
@@ -287,9 +312,9 @@ static uint64_t av_reg(const struct sim_amdvi *a, uint32_t off)
 	}
 }
 
-static void av_set(struct umsi_sim *sim, uint32_t off, uint64_t v)
+static void av_set(struct umsi_sim *sim, struct sim_amdvi *a, uint32_t off,
+		   uint64_t v)
 {
-	struct sim_amdvi *a = av_of(sim);
 
 	switch (off) {
 	case R_DEVTAB:
@@ -300,14 +325,14 @@ static void av_set(struct umsi_sim *sim, uint32_t off, uint64_t v)
 		break;
 	case R_CONTROL:
 		a->control = v;
-		av_run_locked(sim);
+		av_run_locked(sim, a);
 		break;
 	case R_CMD_HEAD:
 		a->head = (uint32_t)v & 0x7fff0u;
 		break;
 	case R_CMD_TAIL:
 		a->tail = (uint32_t)v & 0x7fff0u;
-		av_run_locked(sim);
+		av_run_locked(sim, a);
 		break;
 	case R_STATUS:
 		a->status &= ~v;        /* write 1 to clear */
@@ -320,14 +345,17 @@ static void av_set(struct umsi_sim *sim, uint32_t off, uint64_t v)
 static bool av_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
 			   uint32_t *val)
 {
-	struct sim_amdvi *a = av_of(sim);
+	struct sim_amdvi *a = NULL;
 	uint32_t off, reg;
 	uint64_t v;
 
-	if (!a || phys < UMSI_SIM_AMDVI_BASE ||
-	    phys - UMSI_SIM_AMDVI_BASE >= AV_SIZE)
+	for (uint32_t i = 0; i < sim->namdvi && !a; i++)
+		if (phys >= sim->amdvi[i].base &&
+		    phys - sim->amdvi[i].base < AV_SIZE)
+			a = &sim->amdvi[i];
+	if (!a)
 		return false;
-	off = (uint32_t)(phys - UMSI_SIM_AMDVI_BASE) & ~3u;
+	off = (uint32_t)(phys - a->base) & ~3u;
 	reg = off & ~7u;
 	v = av_reg(a, reg);
 	if (!write) {
@@ -340,92 +368,154 @@ static bool av_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
 		v = (v & 0xffffffffull) | (uint64_t)*val << 32;
 	else
 		v = (v & ~0xffffffffull) | *val;
-	av_set(sim, reg, v);
+	av_set(sim, a, reg, v);
 	return true;
 }
 
 /* ---- Public ------------------------------------------------------------------------ */
 
+int umsi_sim_amdvi_unit_stats(struct umsi_sim *sim, uint32_t unit,
+			      struct umsi_sim_amdvi_stats *out)
+{
+	struct sim_amdvi *a = av_unit(sim, unit);
+
+	if (!a || !out)
+		return -UMSI_EINVAL;
+	sim_lock(sim);
+	*out = a->st;
+	sim_unlock(sim);
+	return 0;
+}
+
 int umsi_sim_amdvi_stats(struct umsi_sim *sim,
 			 struct umsi_sim_amdvi_stats *out)
 {
-	if (!sim || !out || !av_of(sim))
+	return umsi_sim_amdvi_unit_stats(sim, 0, out);
+}
+
+int umsi_sim_amdvi_unit_silent(struct umsi_sim *sim, uint32_t unit,
+			       bool silent)
+{
+	struct sim_amdvi *a = av_unit(sim, unit);
+
+	if (!a)
 		return -UMSI_EINVAL;
 	sim_lock(sim);
-	*out = av_of(sim)->st;
+	a->silent = silent;
+	if (!silent)
+		av_run_locked(sim, a);
 	sim_unlock(sim);
 	return 0;
 }
 
 int umsi_sim_amdvi_silent(struct umsi_sim *sim, bool silent)
 {
-	if (!sim || !av_of(sim))
-		return -UMSI_EINVAL;
-	sim_lock(sim);
-	av_of(sim)->silent = silent;
-	if (!silent)
-		av_run_locked(sim);
-	sim_unlock(sim);
-	return 0;
+	return umsi_sim_amdvi_unit_silent(sim, 0, silent);
 }
 
 /* ---- The model (sim_models.c) --------------------------------------------------- */
 
-static int av_model_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
+static void av_model_fini(struct umsi_sim *sim)
 {
-	struct sim_amdvi *a;
+	for (uint32_t i = 0; i < sim->namdvi; i++) {
+		free(sim->amdvi[i].devgen);
+		free(sim->amdvi[i].tabgen);
+		free(sim->amdvi[i].devs);
+	}
+	free(sim->amdvi);
+	sim->amdvi = NULL;
+	sim->namdvi = 0;
+}
 
-	if (!cfg->amdvi)
-		return 0;
-	/* An x86 machine's unit, and one remapping unit at a time. */
-	if (cfg->controller != UMSI_SIM_CTL_X86_LAPIC || cfg->vtd)
-		return -UMSI_EINVAL;
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -UMSI_ENOMEM;
-	sim->amdvi = a;
+static int av_unit_init(struct sim_amdvi *a, const struct umsi_sim_config *cfg,
+			uint32_t i)
+{
+	const struct umsi_amdvi_unit *u;
+
 	a->devgen = calloc(65536, sizeof(*a->devgen));
 	a->tabgen = calloc(65536, sizeof(*a->tabgen));
 	if (!a->devgen || !a->tabgen)
 		return -UMSI_ENOMEM;
+	if (!cfg->namdvi_units) {
+		a->base = UMSI_SIM_AMDVI_BASE;
+		a->all = true;
+		return 0;
+	}
+	u = &cfg->amdvi_units[i];
+	a->base = u->reg_base;
+	if (u->reg_base < UMSI_SIM_AMDVI_BASE || u->reg_base % AV_SIZE ||
+	    u->reg_base >= UMSI_SIM_AMDVI_BASE +
+			   (uint64_t)UMSI_SIM_AMDVI_MAX_UNITS * AV_SIZE ||
+	    !u->ndevices || !u->devices || u->ndevices > UMSI_VTD_MAX_SCOPE)
+		return -UMSI_EINVAL;
+	a->devs = malloc(u->ndevices * sizeof(*a->devs));
+	if (!a->devs)
+		return -UMSI_ENOMEM;
+	memcpy(a->devs, u->devices, u->ndevices * sizeof(*a->devs));
+	a->ndevs = u->ndevices;
+	for (uint32_t k = 0; k < a->ndevs; k++)
+		if (a->devs[k].first > a->devs[k].last)
+			return -UMSI_EINVAL;
 	return 0;
 }
 
-static void av_model_fini(struct umsi_sim *sim)
+static int av_model_init(struct umsi_sim *sim, const struct umsi_sim_config *cfg)
 {
-	struct sim_amdvi *a = av_of(sim);
+	uint32_t n = cfg->namdvi_units ? cfg->namdvi_units : 1;
+	int err;
 
-	if (!a)
-		return;
-	free(a->devgen);
-	free(a->tabgen);
-	free(a);
-	sim->amdvi = NULL;
+	if (!cfg->amdvi && !cfg->namdvi_units)
+		return 0;
+	/* An x86 machine's units, and one kind of remapping at a time. */
+	if (cfg->controller != UMSI_SIM_CTL_X86_LAPIC || cfg->vtd ||
+	    cfg->nvtd_units || n > UMSI_SIM_AMDVI_MAX_UNITS ||
+	    (cfg->namdvi_units && !cfg->amdvi_units))
+		return -UMSI_EINVAL;
+	sim->amdvi = calloc(n, sizeof(*sim->amdvi));
+	if (!sim->amdvi)
+		return -UMSI_ENOMEM;
+	sim->namdvi = n;
+	for (uint32_t i = 0; i < n; i++) {
+		err = av_unit_init(&sim->amdvi[i], cfg, i);
+		if (err)
+			return err;
+		for (uint32_t j = 0; j < i; j++)
+			if (sim->amdvi[j].base == sim->amdvi[i].base)
+				return -UMSI_EINVAL;
+	}
+	return 0;
 }
 
 static bool av_remaps(const struct umsi_sim *sim)
 {
-	return av_of(sim) != NULL;
+	return sim->namdvi != 0;
 }
 
 static void av_dump(struct umsi_sim *sim, FILE *out)
 {
-	const struct sim_amdvi *a = av_of(sim);
+	for (uint32_t i = 0; i < sim->namdvi; i++) {
+		const struct sim_amdvi *a = &sim->amdvi[i];
 
-	if (!a)
-		return;
-	fprintf(out, "amdvi control 0x%llx devtab 0x%llx cmdbuf 0x%llx head "
-		"0x%x tail 0x%x status 0x%llx%s, remapped %llu, aborted %llu, "
-		"invalidations devtab %llu table %llu, waits %llu, stale %llu\n",
-		(unsigned long long)a->control, (unsigned long long)a->devtab,
-		(unsigned long long)a->cmdbuf, a->head, a->tail,
-		(unsigned long long)a->status, a->silent ? " silent" : "",
-		(unsigned long long)a->st.remapped,
-		(unsigned long long)a->st.aborted,
-		(unsigned long long)a->st.inv_devtab,
-		(unsigned long long)a->st.inv_table,
-		(unsigned long long)a->st.waits,
-		(unsigned long long)a->st.stale);
+		fprintf(out, "amdvi");
+		if (sim->namdvi > 1)
+			fprintf(out, "%u (0x%llx)", i,
+				(unsigned long long)a->base);
+		fprintf(out, " control 0x%llx devtab 0x%llx cmdbuf 0x%llx head "
+			"0x%x tail 0x%x status 0x%llx%s, remapped %llu, aborted "
+			"%llu, invalidations devtab %llu table %llu, waits "
+			"%llu, stale %llu\n",
+			(unsigned long long)a->control,
+			(unsigned long long)a->devtab,
+			(unsigned long long)a->cmdbuf, a->head, a->tail,
+			(unsigned long long)a->status,
+			a->silent ? " silent" : "",
+			(unsigned long long)a->st.remapped,
+			(unsigned long long)a->st.aborted,
+			(unsigned long long)a->st.inv_devtab,
+			(unsigned long long)a->st.inv_table,
+			(unsigned long long)a->st.waits,
+			(unsigned long long)a->st.stale);
+	}
 }
 
 const struct sim_model_ops sim_amdvi_ops = {

@@ -464,8 +464,10 @@ struct umsi_sim {
 	 * config.vtd or config.vtd_units. */
 	struct sim_vtd *vtd;
 	uint32_t nvtd;
-	/* The AMD-Vi unit (sim_amdvi.c); NULL without config.amdvi. */
+	/* The AMD-Vi units (sim_amdvi.c), namdvi of them; none without
+	 * config.amdvi or config.amdvi_units. */
 	struct sim_amdvi *amdvi;
+	uint32_t namdvi;
 	/* The requester ID the IO-APIC's messages carry (sim_ioapic.c);
 	 * with nioapics, each IO-APIC's inputs and ID (config.ioapics). */
 	uint32_t ioapic_rid, nioapics;

@@ -256,6 +256,16 @@ enum umsi_sim_ctl {
  *                  IO-APIC's source_id instead
  * @amdvi: x86 machines: an AMD-Vi IOMMU at UMSI_SIM_AMDVI_BASE (see "The
  *         AMD-Vi unit" below); not with @vtd
+ * @amdvi_units: with @namdvi_units, several AMD-Vi IOMMUs instead (an
+ *         IVRS table of several IVHDs), described as the library's struct
+ *         umsi_amdvi_unit: each at its reg_base (16 KiB aligned, within
+ *         UMSI_SIM_AMDVI_MAX_UNITS blocks of 16 KiB from
+ *         UMSI_SIM_AMDVI_BASE), with its own device table, command buffer
+ *         and caches, taking the messages of the requesters its DeviceID
+ *         ranges hold (an IO-APIC's: its source_id); a requester no unit
+ *         holds goes as on a machine without one. Not with @vtd or
+ *         @vtd_units. Copied at creation
+ * @namdvi_units: entries of @amdvi_units, 0 to UMSI_SIM_AMDVI_MAX_UNITS
  * @ioapics: with @nioapics, several IO-APICs (as a server has: one in
  *           the chipset, one per host bridge): each has the inputs
  *           gsi_base .. gsi_base + gsi_count - 1 (GSIs counted across
@@ -285,6 +295,8 @@ struct umsi_sim_config {
 	bool vtd_eim;
 	uint32_t vtd_ioapic_sid;
 	bool amdvi;
+	const struct umsi_amdvi_unit *amdvi_units;
+	uint32_t namdvi_units;
 	const struct umsi_ioapic_source *ioapics;
 	uint32_t nioapics;
 };
@@ -662,6 +674,8 @@ uint64_t umsi_sim_gicr_addr(struct umsi_sim *sim, uint32_t cpu);
  * what it did.
  */
 #define UMSI_SIM_AMDVI_BASE 0xfed80000ull
+/* The most AMD-Vi units a machine has (config.amdvi_units). */
+#define UMSI_SIM_AMDVI_MAX_UNITS 16u
 
 /**
  * struct umsi_sim_amdvi_stats - what the AMD-Vi unit did
@@ -686,6 +700,13 @@ int umsi_sim_amdvi_stats(struct umsi_sim *sim,
  * done, no COMPLETION_WAIT stores). 0, or -EINVAL without a unit.
  */
 int umsi_sim_amdvi_silent(struct umsi_sim *sim, bool silent);
+
+/* The same two for unit @unit of config.amdvi_units (unit 0 is what the
+ * calls above address): -EINVAL when there is no such unit. */
+int umsi_sim_amdvi_unit_stats(struct umsi_sim *sim, uint32_t unit,
+			      struct umsi_sim_amdvi_stats *out);
+int umsi_sim_amdvi_unit_silent(struct umsi_sim *sim, uint32_t unit,
+			       bool silent);
 /* Fault recording registers: how many, where (offset). */
 #define UMSI_SIM_VTD_NFR 4
 #define UMSI_SIM_VTD_FRCD 0x400u
