@@ -68,6 +68,9 @@ static void check_ivrs(const struct acpi_ivrs *v, uint8_t first_id)
 	FUZZ_CHECK(v->ioapic_devid == ACPI_NO_DEVID || v->ioapic_devid <= 0xffff);
 	for (uint32_t i = 0; i < v->naliases && i < ACPI_MAX_ALIASES; i++)
 		FUZZ_CHECK(v->alias[i].first <= v->alias[i].last);
+	/* Every DeviceID range kept runs forwards. */
+	for (uint32_t i = 0; i < v->ndevs && i < ACPI_MAX_DEVRANGES; i++)
+		FUZZ_CHECK(v->devs[i].first <= v->devs[i].last);
 	/* Each IO-APIC ID's DeviceID, the first MADT one's among them. */
 	for (uint32_t i = 0; i < 256; i++)
 		FUZZ_CHECK(v->ioapic_devid_of[i] == ACPI_NO_DEVID ||

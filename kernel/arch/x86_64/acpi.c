@@ -357,6 +357,14 @@ static void ivrs_alias(struct acpi_ivrs *out, uint16_t first, uint16_t last,
 	out->naliases++;
 }
 
+/* DeviceIDs @first..@last go through the IOMMU. */
+static void ivrs_devs(struct acpi_ivrs *out, uint16_t first, uint16_t last)
+{
+	if (out->ndevs < ACPI_MAX_DEVRANGES)
+		out->devs[out->ndevs] = (struct acpi_ivrs_devs){ first, last };
+	out->ndevs++;
+}
+
 /*
  * An IO-APIC special device entry: IO-APIC @id sends as DeviceID @devid.
  * The first entry of an ID counts; @first_id is the MADT's first IO-APIC.
@@ -378,6 +386,9 @@ static bool ivhd_entries(const uint8_t *b, uint32_t blen, uint32_t first,
 	/* An open alias range (0x43), until its end-of-range entry. */
 	bool range = false;
 	uint16_t range_first = 0, range_alias = 0;
+	/* An open range of any kind (3, 0x43, 0x47). */
+	bool open = false;
+	uint16_t open_first = 0;
 
 	for (uint32_t off = first; off < blen;) {
 		const uint8_t *e = b + off;
@@ -396,6 +407,27 @@ static bool ivhd_entries(const uint8_t *b, uint32_t blen, uint32_t first,
 					 elen, blen - off);
 		if (type == 0x48 && e[7] == 1)
 			ivrs_ioapic(out, e[4], rd16(e + 5), ioapic_id);
+		/* What the IOMMU serves (5.2.2.2: device entry types). */
+		if (type == 0x01)
+			out->all = true;
+		if (type == 0x02 || type == 0x42 || type == 0x46)
+			ivrs_devs(out, rd16(e + 1), rd16(e + 1));
+		if (type == 0x42 || type == 0x43)
+			ivrs_devs(out, rd16(e + 5), rd16(e + 5));
+		if (type == 0x48)
+			ivrs_devs(out, rd16(e + 5), rd16(e + 5));
+		if (type == 0x03 || type == 0x43 || type == 0x47) {
+			open = true;
+			open_first = rd16(e + 1);
+		}
+		if (type == 0x04 && open) {
+			if (rd16(e + 1) < open_first)
+				return ivrs_fail(out, "IVHD at %u: range "
+						 "0x%x..0x%x runs backwards", at,
+						 open_first, rd16(e + 1));
+			ivrs_devs(out, open_first, rd16(e + 1));
+			open = false;
+		}
 		if (type == 0x42)
 			ivrs_alias(out, rd16(e + 1), rd16(e + 1), rd16(e + 5));
 		if (type == 0x43) {
@@ -417,6 +449,9 @@ static bool ivhd_entries(const uint8_t *b, uint32_t blen, uint32_t first,
 	if (range)
 		return ivrs_fail(out, "IVHD at %u: alias range from 0x%x has no "
 				 "end", at, range_first);
+	if (open)
+		return ivrs_fail(out, "IVHD at %u: range from 0x%x has no end",
+				 at, open_first);
 	return true;
 }
 

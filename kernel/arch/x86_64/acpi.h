@@ -13,6 +13,7 @@
 #define ACPI_MAX_IOAPICS 8
 #define ACPI_ERROR_LEN   96	/* a table's parse error, NUL included */
 #define ACPI_MAX_ALIASES 32	/* IVRS alias entries kept */
+#define ACPI_MAX_DEVRANGES 64	/* IVRS DeviceID ranges kept */
 #define ACPI_MAX_ISOS    16
 #define ACPI_MAX_DRHDS   8
 #define ACPI_MAX_SCOPES  32	/* device scope entries kept per DRHD */
@@ -109,6 +110,19 @@ struct acpi_ivrs {
 		uint16_t first, last, alias;
 	} alias[ACPI_MAX_ALIASES];
 	uint32_t naliases;
+	/*
+	 * The DeviceIDs the IOMMU serves, as its device entries say: @all
+	 * (a type 1 entry: every one), else the ranges @devs[0..ndevs):
+	 * select entries (2, 0x42, 0x46) one ID, start..end of range (3,
+	 * 0x43, 0x47 up to 4) a run, an alias entry's alias ID too, special
+	 * entries (0x48) their DeviceID. The first ACPI_MAX_DEVRANGES are
+	 * kept; @ndevs counts them all.
+	 */
+	bool all;
+	struct acpi_ivrs_devs {
+		uint16_t first, last;
+	} devs[ACPI_MAX_DEVRANGES];
+	uint32_t ndevs;
 };
 
 struct acpi_info {

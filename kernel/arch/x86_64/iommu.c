@@ -110,6 +110,22 @@ static bool amdvi_choose(int mode)
 	return true;
 }
 
+uint32_t iommu_amdvi_devices(struct umsi_rid_range *out, uint32_t max)
+{
+	const struct acpi_ivrs *iv = &acpi.ivrs;
+	uint32_t seg = (uint32_t)iv->segment << 16, n = 0;
+
+	/* Every DeviceID (a type 1 entry), or more ranges than were kept:
+	 * the one-IOMMU form, which serves them all. */
+	if (!amdvi_base || iv->all || !iv->ndevs ||
+	    iv->ndevs > ACPI_MAX_DEVRANGES)
+		return 0;
+	for (uint32_t i = 0; i < iv->ndevs && n < max; i++)
+		out[n++] = (struct umsi_rid_range){ seg | iv->devs[i].first,
+						    seg | iv->devs[i].last };
+	return n;
+}
+
 uint64_t iommu_amdvi_base(void)
 {
 	return amdvi_base;

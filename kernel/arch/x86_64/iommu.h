@@ -29,6 +29,15 @@ uint64_t iommu_amdvi_base(void);
 uint32_t iommu_amdvi_ioapic_devid(void);
 
 /*
+ * AMD-Vi: the DeviceIDs the chosen IOMMU serves, as its IVHD's device
+ * entries list them, as uMSI's ranges (segment << 16 | DeviceID): at most
+ * @max, how many; 0 when it serves every one (a type 1 "all" entry) or
+ * the table listed more than the parser kept.
+ */
+struct umsi_rid_range;
+uint32_t iommu_amdvi_devices(struct umsi_rid_range *out, uint32_t max);
+
+/*
  * AMD-Vi: DeviceID @devid's interrupt remapping table as the device table
  * entry says (IV set, IntCtl remapped): its entries and where it is.
  * Return: 0, or -1 when the entry remaps nothing.
