@@ -79,18 +79,8 @@ sub remapped_ok {
 	my ($nscope) = $r->{serial} =~ /^remap: uMSI takes the VT-d back end: unit 0xfed90000, x?apic, ioapic sid 0x[0-9a-f]+, (\d+) scope ranges$/m;
 	ok(defined $nscope && $nscope > 0, "$tag: the unit's device scope handed over as requester ranges, not include-all")
 		or diag(join "\n", grep { /^remap:/ } split /\n/, $r->{serial});
-	my @ranges = map { [hex($_->[0]) << 16 | hex($_->[1]) << 8 | hex($_->[2]) << 3 | $_->[3],
-			    hex($_->[0]) << 16 | hex($_->[4]) << 8 | hex($_->[5]) << 3 | $_->[6]] }
-		map { [ /^remap: scope ([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.(\d)\.\.([0-9a-f]{2}):([0-9a-f]{2})\.(\d)$/ ] }
-		grep { /^remap: scope / } split /\n/, $r->{serial};
-	is(scalar @ranges, $nscope // -1, "$tag: each range printed");
-	my @outside;
-	for my $d (@{$r->{devices}}) {
-		my ($sg, $b, $dv, $f) = ($d->{bdf} // '') =~ /^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.(\d)$/ or next;
-		next unless ($d->{mode} // '') =~ /^msix?$/;
-		my $rid = hex($sg) << 16 | hex($b) << 8 | hex($dv) << 3 | $f;
-		push @outside, $d->{bdf} unless grep { $rid >= $_->[0] && $rid <= $_->[1] } @ranges;
-	}
+	my ($ranges, @outside) = UmsiCheck::ranges_and_outside($r, 'remap: scope');
+	is(scalar @$ranges, $nscope // -1, "$tag: each range printed");
 	is("@outside", '', "$tag: every MSI/MSI-X function is in the unit's scope");
 	is($r->{ready}{remap}, 'vt-d', "$tag: ready line \"remap\":\"vt-d\"");
 	my @v = msg_vectors($r);

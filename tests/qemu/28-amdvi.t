@@ -91,18 +91,8 @@ sub remapped_ok {
 	my ($nr) = $r->{serial} =~ /^remap: uMSI takes the AMD-Vi back end: unit 0xfed80000, \d+ DeviceIDs, ioapic devid 0xa0, (\d+) device ranges$/m;
 	ok(defined $nr && $nr > 0, "$tag: the IVHD's device entries handed over as DeviceID ranges")
 		or diag(join "\n", grep { /^remap:/ } split /\n/, $r->{serial});
-	my @ranges = map { [hex($_->[0]) << 16 | hex($_->[1]) << 8 | hex($_->[2]) << 3 | $_->[3],
-			    hex($_->[0]) << 16 | hex($_->[4]) << 8 | hex($_->[5]) << 3 | $_->[6]] }
-		map { [ /^remap: devices ([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.(\d)\.\.([0-9a-f]{2}):([0-9a-f]{2})\.(\d)$/ ] }
-		grep { /^remap: devices / } split /\n/, $r->{serial};
-	is(scalar @ranges, $nr // -1, "$tag: each range printed");
-	my @outside;
-	for my $d (@{$r->{devices}}) {
-		my ($sg, $b, $dv, $f) = ($d->{bdf} // '') =~ /^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.(\d)$/ or next;
-		next unless ($d->{mode} // '') =~ /^msix?$/;
-		my $rid = hex($sg) << 16 | hex($b) << 8 | hex($dv) << 3 | $f;
-		push @outside, $d->{bdf} unless grep { $rid >= $_->[0] && $rid <= $_->[1] } @ranges;
-	}
+	my ($ranges, @outside) = UmsiCheck::ranges_and_outside($r, 'remap: devices');
+	is(scalar @$ranges, $nr // -1, "$tag: each range printed");
 	is("@outside", '', "$tag: every MSI/MSI-X function is among the IOMMU's DeviceIDs");
 	ok(!grep({ /EXCEPTION|PANIC|^check: |"event":"error"/ } @{$r->{lines}}),
 	   "$tag: no crash, no kernel check failure, no error line");

@@ -172,7 +172,7 @@ static void test_units_config_refused(void **state)
 	u[1].devices = seg1;
 	refused_units(sim, u, 3, "is outside the unit's segment");
 	u[1].devices = over;
-	refused_units(sim, u, 3, "unit 1 DeviceIDs 0 (0x28..0x28) overlap "
+	refused_units(sim, u, 3, "unit 1 DeviceIDs 0 (0x28..0x28) meets "
 		      "unit 0's (0x0..0xf7)");
 	u[1].devices = high;
 	units_cfg_of(u, 3, false, &c);

@@ -238,7 +238,7 @@ static void test_units_config_refused(void **state)
 	u[2].scope = seg1;
 	refused_units(sim, u, 4, "is outside the unit's segment");
 	u[2].scope = over;
-	refused_units(sim, u, 4, "unit 2 scope 0 (0x1800..0x1800) overlaps "
+	refused_units(sim, u, 4, "unit 2 scope 0 (0x1800..0x1800) meets "
 		      "unit 1's (0x1000..0x1fff)");
 
 	/* A fifth unit where the machine has none: the four turned off. */

@@ -794,7 +794,7 @@ static int av_check_units(struct umsi_system *sys,
 			  const struct umsi_amdvi_config *c, uint32_t ndev,
 			  uint32_t *nranges)
 {
-	uint32_t i, j, k, l;
+	uint32_t i, j;
 
 	*nranges = 0;
 	if (!c->nunits)
@@ -832,41 +832,17 @@ static int av_check_units(struct umsi_system *sys,
 				 "%u have one address", j, i);
 			return -UMSI_EINVAL;
 		}
-		for (k = 0; k < u->ndevices; k++) {
-			const struct umsi_rid_range *r = &u->devices[k];
-
-			if (r->first > r->last || r->first >> 16 != r->last >> 16 ||
-			    r->first >> 16 != u->segment ||
-			    (r->last & 0xffff) >= ndev) {
-				umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: unit %u "
-					 "DeviceIDs %u: 0x%x..0x%x is %s", i, k,
-					 r->first, r->last,
-					 r->first > r->last ? "reversed" :
-					 r->first >> 16 != r->last >> 16 ?
-					 "across segments" :
-					 r->first >> 16 != u->segment ?
-					 "outside the unit's segment" :
-					 "beyond devid_count");
+		if (umsi_x86_ranges_check(sys, "x86-amdvi", "DeviceIDs", i,
+					  u->devices, u->ndevices, u->segment,
+					  ndev))
+			return -UMSI_EINVAL;
+		/* Against the units before: one IOMMU per DeviceID. */
+		for (j = 0; j < i; j++)
+			if (umsi_x86_ranges_apart(sys, "x86-amdvi", "DeviceIDs",
+						  i, u->devices, u->ndevices, j,
+						  c->units[j].devices,
+						  c->units[j].ndevices))
 				return -UMSI_EINVAL;
-			}
-			for (j = 0; j < i; j++) {
-				const struct umsi_amdvi_unit *o = &c->units[j];
-
-				for (l = 0; l < o->ndevices; l++) {
-					if (o->devices[l].first > r->last ||
-					    o->devices[l].last < r->first)
-						continue;
-					umsi_log(sys, UMSI_LOG_ERROR,
-						 "x86-amdvi: unit %u DeviceIDs "
-						 "%u (0x%x..0x%x) overlap unit "
-						 "%u's (0x%x..0x%x)", i, k,
-						 r->first, r->last, j,
-						 o->devices[l].first,
-						 o->devices[l].last);
-					return -UMSI_EINVAL;
-				}
-			}
-		}
 	}
 	return 0;
 }

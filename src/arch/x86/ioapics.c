@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The IO-APICs a remapping back end knows (struct umsi_ioapic_source):
- * which requester ID a wired input's messages carry, found by its GSI.
- * Shared by vtd.c and amdvi.c.
+ * which requester ID a wired input's messages carry, found by its GSI;
+ * and the requester ranges of a machine's remapping units (struct
+ * umsi_rid_range) checked. Shared by vtd.c and amdvi.c.
  */
 #include <umsi/ctl.h>
 #include <umsi/internal/lib.h>
@@ -82,4 +83,52 @@ int umsi_x86_wired_source(struct umsi_system *sys, const char *name,
 	umsi_log(sys, UMSI_LOG_ERROR, "%s: irq %u: GSI %u is an input of no "
 		 "IO-APIC of its ioapics table", name, ci->irq, ci->index);
 	return -UMSI_ENOTSUP;
+}
+
+int umsi_x86_ranges_check(struct umsi_system *sys, const char *name,
+			  const char *what, uint32_t unit,
+			  const struct umsi_rid_range *r, uint32_t n,
+			  uint16_t segment, uint32_t id_limit)
+{
+	const char *bad;
+	uint32_t k;
+
+	for (k = 0; k < n; k++) {
+		if (r[k].first > r[k].last)
+			bad = "reversed";
+		else if (r[k].first >> 16 != r[k].last >> 16)
+			bad = "across segments";
+		else if (r[k].first >> 16 != segment)
+			bad = "outside the unit's segment";
+		else if ((r[k].last & 0xffff) >= id_limit)
+			bad = "beyond devid_count";
+		else
+			continue;
+		umsi_log(sys, UMSI_LOG_ERROR, "%s: unit %u %s %u: 0x%x..0x%x is "
+			 "%s", name, unit, what, k, r[k].first, r[k].last, bad);
+		return -UMSI_EINVAL;
+	}
+	return 0;
+}
+
+int umsi_x86_ranges_apart(struct umsi_system *sys, const char *name,
+			  const char *what, uint32_t unit,
+			  const struct umsi_rid_range *r, uint32_t n,
+			  uint32_t ounit, const struct umsi_rid_range *o,
+			  uint32_t on)
+{
+	uint32_t k, l;
+
+	for (k = 0; k < n; k++) {
+		for (l = 0; l < on; l++) {
+			if (o[l].first > r[k].last || o[l].last < r[k].first)
+				continue;
+			umsi_log(sys, UMSI_LOG_ERROR, "%s: unit %u %s %u "
+				 "(0x%x..0x%x) meets unit %u's (0x%x..0x%x)",
+				 name, unit, what, k, r[k].first, r[k].last,
+				 ounit, o[l].first, o[l].last);
+			return -UMSI_EINVAL;
+		}
+	}
+	return 0;
 }

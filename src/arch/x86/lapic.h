@@ -68,4 +68,29 @@ int umsi_x86_wired_source(struct umsi_system *sys, const char *name,
 			  uint32_t single, const struct umsi_ctl_irq *ci,
 			  uint32_t *id);
 
+struct umsi_rid_range;
+
+/*
+ * Check unit @unit's requester ranges @r[0..@n) (@what names them in the
+ * log: "scope", "DeviceIDs"): each forwards, within one segment, that
+ * segment @segment, its last ID's low 16 bits below @id_limit. 0, or
+ * -UMSI_EINVAL after a log line naming the unit and range, prefixed with
+ * @name.
+ */
+int umsi_x86_ranges_check(struct umsi_system *sys, const char *name,
+			  const char *what, uint32_t unit,
+			  const struct umsi_rid_range *r, uint32_t n,
+			  uint16_t segment, uint32_t id_limit);
+
+/*
+ * No range of unit @unit's @r[0..@n) meets one of unit @ounit's
+ * @o[0..@on) (one unit per requester): 0, or -UMSI_EINVAL after a log
+ * line naming both.
+ */
+int umsi_x86_ranges_apart(struct umsi_system *sys, const char *name,
+			  const char *what, uint32_t unit,
+			  const struct umsi_rid_range *r, uint32_t n,
+			  uint32_t ounit, const struct umsi_rid_range *o,
+			  uint32_t on);
+
 #endif /* UMSI_ARCH_X86_LAPIC_H */

@@ -737,7 +737,7 @@ static bool vtd_base_ok(struct umsi_system *sys, uint64_t base, uint32_t i)
 static int vtd_check_units(struct umsi_system *sys,
 			   const struct umsi_vtd_config *c, uint32_t *nranges)
 {
-	uint32_t i, j, k, l;
+	uint32_t i, j;
 
 	*nranges = 0;
 	if (!c->nunits) {
@@ -783,38 +783,16 @@ static int vtd_check_units(struct umsi_system *sys,
 				return -UMSI_EINVAL;
 			}
 		}
-		for (k = 0; k < u->nscope; k++) {
-			const struct umsi_rid_range *r = &u->scope[k];
-
-			if (r->first > r->last || r->first >> 16 != r->last >> 16 ||
-			    r->first >> 16 != u->segment) {
-				umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: unit %u "
-					 "scope %u: 0x%x..0x%x is %s", i, k,
-					 r->first, r->last,
-					 r->first > r->last ? "reversed" :
-					 r->first >> 16 != r->last >> 16 ?
-					 "across segments" :
-					 "outside the unit's segment");
+		if (umsi_x86_ranges_check(sys, "x86-vtd", "scope", i, u->scope,
+					  u->nscope, u->segment, 0x10000))
+			return -UMSI_EINVAL;
+		/* Against the units before: one unit per requester. */
+		for (j = 0; j < i; j++)
+			if (umsi_x86_ranges_apart(sys, "x86-vtd", "scope", i,
+						  u->scope, u->nscope, j,
+						  c->units[j].scope,
+						  c->units[j].nscope))
 				return -UMSI_EINVAL;
-			}
-			/* Against the units before: one unit per requester. */
-			for (j = 0; j < i; j++) {
-				const struct umsi_vtd_unit *o = &c->units[j];
-
-				for (l = 0; l < o->nscope; l++) {
-					if (o->scope[l].first > r->last ||
-					    o->scope[l].last < r->first)
-						continue;
-					umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: "
-						 "unit %u scope %u (0x%x..0x%x) "
-						 "overlaps unit %u's (0x%x..0x%x)",
-						 i, k, r->first, r->last, j,
-						 o->scope[l].first,
-						 o->scope[l].last);
-					return -UMSI_EINVAL;
-				}
-			}
-		}
 	}
 	return 0;
 }

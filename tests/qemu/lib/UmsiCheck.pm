@@ -407,6 +407,31 @@ sub requester {
 	return $rid;
 }
 
+# The requester ranges a kernel printed as "$prefix SSSS:BB:DD.F..BB:DD.F"
+# lines (the VT-d unit's scope, the AMD-Vi IOMMU's DeviceIDs), each
+# [first, last] as segment << 16 | bus << 8 | devfn; and the MSI/MSI-X
+# functions of run $r in none of them.
+sub ranges_and_outside {
+	my ($r, $prefix) = @_;
+	my @ranges;
+	for my $l (split /\n/, $r->{serial} // '') {
+		my @f = $l =~ /^\Q$prefix\E ([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.(\d)\.\.([0-9a-f]{2}):([0-9a-f]{2})\.(\d)$/ or next;
+		my $seg = hex($f[0]) << 16;
+		push @ranges, [$seg | hex($f[1]) << 8 | hex($f[2]) << 3 | $f[3],
+			       $seg | hex($f[4]) << 8 | hex($f[5]) << 3 | $f[6]];
+	}
+	my @outside;
+	for my $d (@{$r->{devices} // []}) {
+		next unless ($d->{mode} // '') =~ /^msix?$/;
+		my ($seg, $bus, $dev, $fn) = parse_bdf($d->{bdf} // '');
+		next unless defined $fn;
+		my $rid = $seg << 16 | $bus << 8 | $dev << 3 | $fn;
+		push @outside, $d->{bdf}
+			unless grep { $rid >= $_->[0] && $rid <= $_->[1] } @ranges;
+	}
+	return (\@ranges, @outside);
+}
+
 sub remappable { my ($addr) = @_; return ($addr & 0xfff00010) == 0xfee00010; }
 
 # The entry a remappable message names: handle (+ subhandle with SHV).
