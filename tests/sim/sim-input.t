@@ -155,7 +155,7 @@ rejects(machine("cpus 2\ndevice a msi=1 vendor=+5\n"),
 
 # What a message quotes from the file cannot drive the terminal.
 rejects(machine("cpus 2\n\x1b[2Jbad\n"),
-	qr/:2: unknown keyword '\\x1b\[2Jbad' \(cpus, sockets, platform, cmdline, device\)\n/,
+	qr/:2: unknown keyword '\\x1b\[2Jbad' \(cpus, sockets, platform, cmdline, device, unit\)\n/,
 	'control bytes in a quoted word are shown as \\xNN');
 rejects(machine("cpus 2\ndevice " . ('n' x 32) . " msi=1\n"),
 	qr/:2: device name 'n{32}' is longer than 31 characters\n/, 'a device name too long to keep');
@@ -346,5 +346,43 @@ like($out, qr/^n-vf0-1 +2 .* none +8 +0 each$/m,
      'device_nomsi= with the VF Device ID: the VFs get nothing, the PF all');
 like($out, qr/^sr-iov: n: 1 PF x 2 VFs: 2 enabled, 0 with all 8 vectors; /m,
      'the sr-iov line counts them');
+
+# `unit` lines: remapping units of their own for named devices, each with
+# its own table, on VT-d and on AMD-Vi; what each unit remapped is read
+# from the unit.
+for my $c (['vtd', 0xfed91000, 0xfed92000, 'faults'],
+	   ['amd-vi', 0xfed84000, 0xfed88000, 'aborted']) {
+	my ($plat, $u1, $u2, $bad) = @$c;
+	($rc, $out) = run_umsi('sim', machine(sprintf("cpus 4\nplatform %s\n" .
+		"device a msix=4 count=2\ndevice b msi=8 addr64\ndevice c msix=2 vfs=2 vf-msix=2\n" .
+		"unit 0x%x a\nunit 0x%x c\n", $plat, $u1, $u2)));
+	is($rc, 0, "$plat with two unit lines runs") or diag($out);
+	like($out, qr/^machine: .*, 3 (VT-d remapping units|AMD-Vi IOMMUs) \(uMSI's tables\)/m,
+	     "$plat: the machine line counts the units");
+	like($out, qr/^remapping units: 0x[0-9a-f]+ 8 remapped, 0 $bad; 0x${\ sprintf('%x', $u1)} 8 remapped, 0 $bad; 0x${\ sprintf('%x', $u2)} 6 remapped, 0 $bad$/m,
+	     "$plat: b's 8 messages through the first unit, a's 8 through the second, c's and its VFs' 6 through the third");
+}
+rejects(machine("cpus 2\ndevice a msi=1\nunit 0xfed91000 a\n"),
+	qr/:3: 'unit' is a remapping unit of platform vtd or amd-vi \(x86\), and there is none\n/,
+	'unit without a remapping platform');
+rejects(machine("cpus 2\nplatform vtd\ndevice a msi=1\nunit 0xfed91000\n"),
+	qr/:4: 'unit' takes an address and the devices it remaps/, 'unit without devices');
+rejects(machine("cpus 2\nplatform vtd\ndevice a msi=1\nunit fed91000 a\n"),
+	qr/:4: unit: bad address 'fed91000'\n/, 'unit address not a number');
+rejects(machine("cpus 2\nplatform vtd\ndevice a msi=1\nunit 0xfed90000 a\n"),
+	qr/:4: unit 0xfed90000: a VT-d unit's registers are 4 KiB aligned, from 0xfed91000 to 0xfed9f000 \(0xfed90000 is the first unit's\)\n/,
+	"the first unit's address");
+rejects(machine("cpus 2\nplatform amd-vi\ndevice a msi=1\nunit 0xfed85000 a\n"),
+	qr/:4: unit 0xfed85000: a AMD-Vi unit's registers are 16 KiB aligned/, 'AMD-Vi unit misaligned');
+rejects(machine("cpus 2\nplatform vtd\ndevice a msi=1\ndevice b msi=1\nunit 0xfed91000 a\nunit 0xfed91000 b\n"),
+	qr/:6: unit 0xfed91000: line 5 has that address too\n/, 'two units at one address');
+rejects(machine("cpus 2\nplatform vtd\nunit 0xfed91000 a\ndevice a msi=1\n"),
+	qr/:3: unit: no device 'a' above this line\n/, 'a unit naming a device not yet given');
+rejects(machine("cpus 2\nplatform vtd\ndevice a msi=1\nunit 0xfed91000 a\nunit 0xfed92000 a\n"),
+	qr/:5: unit: device 'a' is already unit 1's \(line 4\)\n/, 'a device in two units');
+rejects(machine("cpus 2\nplatform vtd\n" . join('', map { "device d$_ msi=1\n" } 0 .. 15) .
+		join('', map { sprintf("unit 0x%x d$_\n", 0xfed91000 + 0x1000 * $_) } 0 .. 15)),
+	qr/:34: more than 15 'unit' lines \(the simulator has 16 remapping units, the platform's first among them\)\n/,
+	'a 16th unit line: more units than the simulator has');
 
 done_testing();

@@ -780,6 +780,98 @@ static int sim_parse_device(struct sim_parser *p)
 	}
 }
 
+/*
+ * `unit ADDRESS NAME ...`: a remapping unit of its own at ADDRESS for the
+ * instances of the named device lines (given above it; a PF's VFs with
+ * it). Its address is checked against the platform after the last line.
+ */
+static int sim_parse_unit(struct sim_parser *p)
+{
+	struct sim_spec *sp = p->sp;
+	struct sim_unitspec *u;
+	unsigned long long v;
+	char q[SIM_QUOTE_LEN];
+
+	if (sp->nunits == SIM_MAX_UNITS)
+		return sim_fail(p, "more than %u 'unit' lines (the simulator "
+				"has %u remapping units, the platform's first "
+				"among them)", SIM_MAX_UNITS, SIM_MAX_UNITS + 1);
+	if (p->n < 3)
+		return sim_fail(p, "'unit' takes an address and the devices it "
+				"remaps (unit 0xfed91000 NAME ...)");
+	if (!sim_uint(p->tok[1], ~0ull, &v))
+		return sim_fail(p, "unit: bad address '%s'",
+				sim_quote(p->tok[1], q));
+	u = &sp->units[sp->nunits];
+	u->base = v;
+	u->line = p->line;
+	for (unsigned i = 2; i < p->n; i++) {
+		bool found = false;
+
+		for (unsigned d = 0; d < sp->ndevs; d++) {
+			struct sim_devspec *ds = &sp->devs[d];
+
+			if (ds->is_vf || strcmp(ds->name, p->tok[i]))
+				continue;
+			if (ds->unit)
+				return sim_fail(p, "unit: device '%s' is "
+						"already unit %u's (line %u)",
+						ds->name, ds->unit,
+						sp->units[ds->unit - 1].line);
+			found = true;
+			ds->unit = sp->nunits + 1;
+			/* Its VFs' line, right after it, go with it. */
+			if (d + 1 < sp->ndevs && sp->devs[d + 1].is_vf)
+				sp->devs[d + 1].unit = ds->unit;
+		}
+		if (!found)
+			return sim_fail(p, "unit: no device '%s' above this "
+					"line", sim_quote(p->tok[i], q));
+	}
+	sp->nunits++;
+	return 0;
+}
+
+/*
+ * After the last line: `unit` lines need a remapping unit uMSI owns, and
+ * each address a free place in the simulator's window for that kind.
+ */
+static int sim_check_units(struct sim_parser *p)
+{
+	const struct sim_spec *sp = p->sp;
+	uint64_t first = sp->amdvi ? UMSI_SIM_AMDVI_BASE : UMSI_SIM_VTD_BASE;
+	uint64_t size = sp->amdvi ? 0x4000u : 0x1000u;
+
+	for (unsigned i = 0; i < sp->nunits; i++) {
+		const struct sim_unitspec *u = &sp->units[i];
+
+		p->line = u->line;
+		if (!sp->vtd && !sp->amdvi)
+			return sim_fail(p, "'unit' is a remapping unit of "
+					"platform vtd or amd-vi (x86), and "
+					"there is none");
+		if (u->base <= first || u->base % size ||
+		    (u->base - first) / size > SIM_MAX_UNITS)
+			return sim_fail(p, "unit 0x%llx: a %s unit's "
+					"registers are %s aligned, from 0x%llx "
+					"to 0x%llx (0x%llx is the first unit's)",
+					(unsigned long long)u->base,
+					sp->amdvi ? "AMD-Vi" : "VT-d",
+					sp->amdvi ? "16 KiB" : "4 KiB",
+					(unsigned long long)(first + size),
+					(unsigned long long)(first + size *
+							     SIM_MAX_UNITS),
+					(unsigned long long)first);
+		for (unsigned j = 0; j < i; j++)
+			if (sp->units[j].base == u->base)
+				return sim_fail(p, "unit 0x%llx: line %u has "
+						"that address too",
+						(unsigned long long)u->base,
+						sp->units[j].line);
+	}
+	return 0;
+}
+
 static int sim_parse_line(struct sim_parser *p, char *line)
 {
 	char *hash = strchr(line, '#'), q[SIM_QUOTE_LEN];
@@ -800,8 +892,10 @@ static int sim_parse_line(struct sim_parser *p, char *line)
 		return sim_parse_cmdline(p);
 	if (!strcmp(p->tok[0], "sockets"))
 		return sim_parse_sockets(p);
+	if (!strcmp(p->tok[0], "unit"))
+		return sim_parse_unit(p);
 	return sim_fail(p, "unknown keyword '%s' (cpus, sockets, platform, "
-			"cmdline, device)", sim_quote(p->tok[0], q));
+			"cmdline, device, unit)", sim_quote(p->tok[0], q));
 }
 
 /* A NUL would end the text early and silently: name where it is. */
@@ -858,7 +952,8 @@ int sim_parse(struct sim_spec *sp, const char *text, size_t len,
 		goto out;
 	}
 	if (sim_check_imsic(&p) || sim_check_its(&p) ||
-	    sim_check_ioapics(&p) || sim_check_sockets(&p))
+	    sim_check_ioapics(&p) || sim_check_sockets(&p) ||
+	    sim_check_units(&p))
 		goto out;
 	ret = 0;
 out:

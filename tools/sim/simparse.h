@@ -41,6 +41,8 @@
 #define SIM_MAX_VFS        255u         /* vfs=: functions 1..255 of a bus */
 #define SIM_MAX_IOAPICS    8u           /* platform ioapics=N */
 #define SIM_IOAPIC_PINS    24u          /* inputs of each IO-APIC */
+/* `unit` lines: remapping units besides the platform's first one. */
+#define SIM_MAX_UNITS      (UMSI_SIM_VTD_MAX_UNITS - 1u)
 
 /*
  * `platform its`: the simulated GICv3's redistributors have 16 INTID bits
@@ -82,6 +84,13 @@ struct sim_devspec {
 	unsigned vf_msix, vf_want;
 	uint16_t vf_device;
 	bool is_vf;             /* the VFs of the line before */
+	unsigned unit;          /* `unit` line naming it: 1..; 0: the first */
+};
+
+/* One `unit` line: a remapping unit of its own for some devices. */
+struct sim_unitspec {
+	uint64_t base;          /* its registers */
+	unsigned line;
 };
 
 /* A whole machine file. */
@@ -105,6 +114,9 @@ struct sim_spec {
 	uint32_t nioapics;      /* platform ioapics=N (x86); 0: one */
 	unsigned ioapics_line;
 	uint32_t num_ids;       /* platform num-ids=N (imsic); 0: 255 */
+	/* `unit` lines (vtd, amd-vi): units 1..nunits, units[k - 1]. */
+	struct sim_unitspec units[SIM_MAX_UNITS];
+	unsigned nunits;
 	unsigned num_ids_line;
 	char cmdline[SIM_CMDLINE_MAX];
 	unsigned cmdline_line;  /* 0: no cmdline line */

@@ -636,6 +636,7 @@ static void sim_print_machine_line(const struct sim_machine *m)
 {
 	const struct sim_spec *sp = m->spec;
 	char ids[SIM_LIST_LEN + 48], sockets[32] = "", ioapics[48] = "";
+	char units[64];
 
 	if (sp->sockets)
 		snprintf(sockets, sizeof(sockets), ", %u socket%s", sp->sockets,
@@ -680,25 +681,62 @@ static void sim_print_machine_line(const struct sim_machine *m)
 	if (sp->nioapics > 1)
 		snprintf(ioapics, sizeof(ioapics), ", %u IO-APICs (GSIs 0-%u)",
 			 sp->nioapics, sp->nioapics * SIM_IOAPIC_PINS - 1);
+	if (sp->nunits)
+		snprintf(units, sizeof(units), ", %u %s (uMSI's tables)",
+			 sp->nunits + 1, sp->vtd ? "VT-d remapping units" :
+			 "AMD-Vi IOMMUs");
+	else
+		snprintf(units, sizeof(units), "%s", sp->vtd ?
+			 ", a VT-d remapping unit (uMSI's table)" : sp->amdvi ?
+			 ", an AMD-Vi IOMMU (uMSI's tables)" : "");
 	printf("machine: %u CPU%s (APIC IDs %s)%s%s%s%s%s%s%s, %u device%s "
 	       "asking for %llu vectors\n\n", sp->ncpus,
 	       sp->ncpus == 1 ? "" : "s",
 	       ids, sockets, sp->plat & UMSI_PLAT_X2APIC ? ", x2apic" : "",
 	       sp->plat & UMSI_PLAT_EXT_DEST_ID ? ", ext-dest-id" : "",
 	       sp->plat & UMSI_PLAT_IRQ_REMAP ? ", remap" : "",
-	       sp->vtd ? ", a VT-d remapping unit (uMSI's table)" :
-	       sp->amdvi ? ", an AMD-Vi IOMMU (uMSI's tables)" : "",
-	       ioapics, sp->plat & UMSI_PLAT_NO_MSI ? ", no-msi" : "",
+	       units, ioapics, sp->plat & UMSI_PLAT_NO_MSI ? ", no-msi" : "",
 	       m->ninst, m->ninst == 1 ? "" : "s",
 	       (unsigned long long)sp->nvec);
 }
 
 static void sim_print_interrupts_line(const struct sim_machine *m)
 {
+	const struct sim_spec *sp = m->spec;
+
 	printf("interrupts: %llu fired, %llu handled, %llu on a CPU uMSI did "
 	       "not choose\n", (unsigned long long)m->fired,
 	       (unsigned long long)m->handled,
 	       (unsigned long long)m->wrong_cpu);
+	if (!sp->nunits || !m->sim)
+		return;
+	/* `unit` lines: what each unit's table carried, read from it. */
+	printf("remapping units:");
+	for (unsigned u = 0; u <= sp->nunits; u++) {
+		uint64_t base = u ? sp->units[u - 1].base : sp->vtd ?
+				UMSI_SIM_VTD_BASE : UMSI_SIM_AMDVI_BASE;
+		unsigned long long done = 0, bad = 0;
+
+		if (sp->vtd) {
+			struct umsi_sim_vtd_stats st;
+
+			if (!umsi_sim_vtd_unit_stats(m->sim, u, &st)) {
+				done = st.remapped;
+				bad = st.faults;
+			}
+		} else {
+			struct umsi_sim_amdvi_stats st;
+
+			if (!umsi_sim_amdvi_unit_stats(m->sim, u, &st)) {
+				done = st.remapped;
+				bad = st.aborted;
+			}
+		}
+		printf("%s 0x%llx %llu remapped, %llu %s", u ? ";" : "",
+		       (unsigned long long)base, done, bad,
+		       sp->vtd ? "faults" : "aborted");
+	}
+	printf("\n");
 }
 
 /*

@@ -170,6 +170,30 @@ static void sim_why(struct sim_inst *in, const char *fmt, ...)
 	in->reason = in->why;
 }
 
+/*
+ * Where the next instance of @ds (not a VF) goes, from @bus, @slot, which
+ * move on: 32 to a bus, a PF with VFs alone on one. The parser saw to it
+ * that the bus is at most 255.
+ */
+static umsi_bdf_t sim_next_place(const struct sim_devspec *ds, unsigned *bus,
+				 unsigned *slot)
+{
+	umsi_bdf_t bdf;
+
+	if (ds->vfs && *slot) {
+		(*bus)++;
+		*slot = 0;
+	}
+	bdf = UMSI_BDF(0, *bus, *slot, 0);
+	if (ds->vfs) {
+		(*bus)++;
+	} else if (++*slot == SIM_SLOTS_PER_BUS) {
+		(*bus)++;
+		*slot = 0;
+	}
+	return bdf;
+}
+
 /* Name and place every instance; the simulator gets each device. */
 static void sim_place(struct sim_machine *m)
 {
@@ -179,10 +203,6 @@ static void sim_place(struct sim_machine *m)
 	for (unsigned i = 0; i < sp->ndevs; i++) {
 		const struct sim_devspec *ds = &sp->devs[i];
 
-		if (ds->vfs && slot) {
-			bus++;
-			slot = 0;
-		}
 		if (!ds->is_vf)
 			pf0 = j;
 		for (unsigned k = 0; k < ds->count; k++, j++) {
@@ -208,14 +228,7 @@ static void sim_place(struct sim_machine *m)
 				in->bdf = in->pf->bdf + 1 + in->vf_index;
 				continue;
 			}
-			/* The parser saw to it that the bus is at most 255. */
-			in->bdf = UMSI_BDF(0, bus, slot, 0);
-			if (ds->vfs) {
-				bus++;
-			} else if (++slot == SIM_SLOTS_PER_BUS) {
-				bus++;
-				slot = 0;
-			}
+			in->bdf = sim_next_place(ds, &bus, &slot);
 			sim_describe(ds, &dd);
 			if (umsi_sim_add_device(m->sim, in->bdf, &dd))
 				sim_why(in, "error:sim_add_device");
@@ -279,6 +292,83 @@ static void sim_measure(struct sim_machine *m)
 	}
 }
 
+/* Append [@first, @last] to @out (@n of them), merged with the last one
+ * when they touch. */
+static void sim_range_add(struct umsi_rid_range *out, uint32_t *n,
+			  uint32_t first, uint32_t last)
+{
+	if (*n && out[*n - 1].last + 1 == first)
+		out[*n - 1].last = last;
+	else
+		out[(*n)++] = (struct umsi_rid_range){ first, last };
+}
+
+/*
+ * The requesters of `unit` line @unit's devices (1..), in order: each
+ * instance's slot, all eight functions (a PF with VFs: its whole bus,
+ * where its VFs are); with @unit 0, those of every `unit` line instead.
+ * @out has room for one a device instance. How many.
+ */
+static uint32_t sim_unit_ranges(const struct sim_spec *sp, unsigned unit,
+				struct umsi_rid_range *out)
+{
+	unsigned bus = SIM_FIRST_BUS, slot = 0;
+	uint32_t n = 0;
+
+	for (unsigned i = 0; i < sp->ndevs; i++) {
+		const struct sim_devspec *ds = &sp->devs[i];
+
+		for (unsigned k = 0; k < ds->count && !ds->is_vf; k++) {
+			umsi_bdf_t b = sim_next_place(ds, &bus, &slot);
+
+			if (unit ? ds->unit != unit : !ds->unit)
+				continue;
+			sim_range_add(out, &n, b, ds->vfs ? b | 0xff : b | 7);
+		}
+	}
+	return n;
+}
+
+/*
+ * `unit` lines: the platform's first unit and one per line, in @vu (VT-d:
+ * the first one include-all) or @au (AMD-Vi: the first one every
+ * requester the lines leave), their ranges in @r (room for 2 a device
+ * instance, plus 1). How many units.
+ */
+static uint32_t sim_units(const struct sim_spec *sp, struct umsi_rid_range *r,
+			  struct umsi_vtd_unit *vu, struct umsi_amdvi_unit *au)
+{
+	uint32_t at = 0, n, k, prev;
+
+	vu[0] = (struct umsi_vtd_unit){ .reg_base = UMSI_SIM_VTD_BASE,
+					.include_all = true };
+	/* AMD-Vi's first: what the other units do not have, in order. */
+	n = sim_unit_ranges(sp, 0, r);
+	au[0] = (struct umsi_amdvi_unit){ .reg_base = UMSI_SIM_AMDVI_BASE,
+					  .devices = r + n };
+	for (k = 0, prev = 0; k <= n; k++) {
+		uint32_t end = k < n ? r[k].first : 0x10000u;
+
+		if (end > prev)
+			r[n + au[0].ndevices++] = (struct umsi_rid_range){
+				prev, end - 1 };
+		if (k < n)
+			prev = r[k].last + 1;
+	}
+	at = n + au[0].ndevices;
+	for (k = 1; k <= sp->nunits; k++) {
+		n = sim_unit_ranges(sp, k, r + at);
+		vu[k] = (struct umsi_vtd_unit){
+			.reg_base = sp->units[k - 1].base, .scope = r + at,
+			.nscope = n };
+		au[k] = (struct umsi_amdvi_unit){
+			.reg_base = sp->units[k - 1].base, .devices = r + at,
+			.ndevices = n };
+		at += n;
+	}
+	return sp->nunits + 1;
+}
+
 int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	      size_t errlen)
 {
@@ -291,6 +381,10 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	struct umsi_gicv2m_config v2mcfg = { 0 };
 	uint8_t cpu_if[SIM_GICV2M_MAX_CPUS];
 	struct umsi_ioapic_source ioapics[SIM_MAX_IOAPICS];
+	struct umsi_vtd_unit vunits[SIM_MAX_UNITS + 1];
+	struct umsi_amdvi_unit aunits[SIM_MAX_UNITS + 1];
+	struct umsi_rid_range *ranges = NULL;
+	uint32_t nunits = 0;
 	uint64_t *files = NULL;
 	int ret;
 
@@ -335,6 +429,18 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	}
 	if (sp->gicv2m)
 		scfg.controller = UMSI_SIM_CTL_GICV2M;
+	/*
+	 * `unit` lines: a machine of several remapping units, described to
+	 * the simulator and to the back end alike.
+	 */
+	if (sp->nunits) {
+		ranges = calloc(2 * (size_t)sp->ninst + 2, sizeof(*ranges));
+		if (!ranges) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		nunits = sim_units(sp, ranges, vunits, aunits);
+	}
 	if (sp->vtd) {
 		/* x2APIC destinations through EIM when the CPUs are x2APIC. */
 		scfg.vtd = true;
@@ -346,6 +452,11 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		vtdcfg.irte_count = 65536;
 		vtdcfg.x2apic = scfg.vtd_eim;
 		vtdcfg.ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
+		if (nunits) {
+			scfg.vtd_units = vtdcfg.units = vunits;
+			scfg.nvtd_units = vtdcfg.nunits = nunits;
+			vtdcfg.reg_base = 0;
+		}
 		ucfg.ctl = &umsi_ctl_x86_vtd;
 		ucfg.ctl_config = &vtdcfg;
 	}
@@ -355,6 +466,11 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		scfg.vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
 		avcfg.reg_base = UMSI_SIM_AMDVI_BASE;
 		avcfg.ioapic_devid = UMSI_SIM_VTD_IOAPIC_SID;
+		if (nunits) {
+			scfg.amdvi_units = avcfg.units = aunits;
+			scfg.namdvi_units = avcfg.nunits = nunits;
+			avcfg.reg_base = 0;
+		}
 		ucfg.ctl = &umsi_ctl_x86_amdvi;
 		ucfg.ctl_config = &avcfg;
 	}
@@ -377,6 +493,7 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 				 "the machine (out of memory?)");
 		umsi_sim_destroy(m->sim);
 		m->sim = NULL;
+		free(ranges);
 		return -1;
 	}
 	ucfg.max_irqs = sim_irq_numbers(sp);
@@ -421,7 +538,9 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 		ucfg.ctl_config = &v2mcfg;
 	}
 	ret = umsi_system_create(umsi_sim_host_ops(), m->sim, &ucfg, &m->sys);
+	/* Both copied what they keep at creation. */
 	free(files);
+	free(ranges);
 	/* MSI policy is the PCI layer's. */
 	if (!ret && sp->cmdline_line)
 		(void)umsi_policy_parse(m->sys, sp->cmdline);
