@@ -20,18 +20,25 @@
  *                                  interface n (n < 8; beyond, none);
  *                                  the kernel's dispatch takes INTID -
  *                                  80 (UMSI_SIM_V2M_SPI_BASE)
- *   UMSI_TEST_CTL=vtd              the simulator's x86 machine with its
- *                                  VT-d remapping unit and the VT-d back
- *                                  end (umsi_ctl_x86_vtd): the same
- *                                  vectors, every message through a table
- *                                  entry (EIM when the machine is x2APIC)
- *   UMSI_TEST_CTL=amdvi            the simulator's x86 machine with its
- *                                  AMD-Vi unit and the AMD-Vi back end
+ *   UMSI_TEST_CTL=vtd              the simulator's x86 machine with
+ *                                  VT-d remapping and the VT-d back end
+ *                                  (umsi_ctl_x86_vtd): the same vectors,
+ *                                  every message through a table entry
+ *                                  (EIM when the machine is x2APIC); two
+ *                                  units (fx_vtd_units()), every requester
+ *                                  the IO-APIC's too in the second's
+ *                                  scope, so each test runs through a
+ *                                  unit a DMAR scope picks, not the first
+ *   UMSI_TEST_CTL=amdvi            the simulator's x86 machine with
+ *                                  AMD-Vi and the AMD-Vi back end
  *                                  (umsi_ctl_x86_amdvi): the same vectors,
  *                                  every MSI through an entry of its
  *                                  requester's table, INTx through the
  *                                  IO-APIC's (given as a table of one,
- *                                  ioapics); no APIC ID above 255
+ *                                  ioapics); no APIC ID above 255; two
+ *                                  IOMMUs (fx_amdvi_units()), every
+ *                                  DeviceID in use the second's
+ * (test_vtd.c and test_amdvi.c run the one-unit form, reg_base.)
  *
  * make test runs each binary that uses the fixtures three ways
  * (mk/unit-imsic.mk and mk/unit-its.mk for the second and third). A test
@@ -156,6 +163,41 @@ static inline const char *fx_ctl_name(void)
 	fx_skip_if_(!fx_x86(), fx_imsic() ? "IMSIC" : fx_its() ? "ITS" :     \
 		    fx_gicv2m() ? "GICV2M" : fx_vtd() ? "VTD" : "AMDVI", why)
 
+/*
+ * The remapping machines' units (for the simulator and the back end
+ * alike): a first unit whose scope is bus 0xfe, which no test uses, and
+ * a second with every other requester of segment 0 (VT-d: by scope, not
+ * INCLUDE_PCI_ALL; AMD-Vi: by DeviceID ranges).
+ */
+static inline const struct umsi_vtd_unit *fx_vtd_units(void)
+{
+	static const struct umsi_rid_range first[] = { { 0xfe00, 0xfeff } };
+	static const struct umsi_rid_range rest[] = {
+		{ 0x0000, 0xfdff }, { 0xff00, 0xffff } };
+	static const struct umsi_vtd_unit u[2] = {
+		{ .reg_base = UMSI_SIM_VTD_BASE, .scope = first, .nscope = 1 },
+		{ .reg_base = UMSI_SIM_VTD_BASE + 0x1000, .scope = rest,
+		  .nscope = 2 },
+	};
+
+	return u;
+}
+
+static inline const struct umsi_amdvi_unit *fx_amdvi_units(void)
+{
+	static const struct umsi_rid_range first[] = { { 0xfe00, 0xfeff } };
+	static const struct umsi_rid_range rest[] = {
+		{ 0x0000, 0xfdff }, { 0xff00, 0xffff } };
+	static const struct umsi_amdvi_unit u[2] = {
+		{ .reg_base = UMSI_SIM_AMDVI_BASE, .devices = first,
+		  .ndevices = 1 },
+		{ .reg_base = UMSI_SIM_AMDVI_BASE + 0x4000, .devices = rest,
+		  .ndevices = 2 },
+	};
+
+	return u;
+}
+
 /* The simulator's configuration for the chosen controller. */
 static inline void fx_sim_config(struct umsi_sim_config *sc)
 {
@@ -167,10 +209,12 @@ static inline void fx_sim_config(struct umsi_sim_config *sc)
 	} else if (fx_gicv2m()) {
 		sc->controller = UMSI_SIM_CTL_GICV2M;
 	} else if (fx_amdvi()) {
-		sc->amdvi = true;
+		sc->amdvi_units = fx_amdvi_units();
+		sc->namdvi_units = 2;
 		sc->vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
 	} else if (fx_vtd()) {
-		sc->vtd = true;
+		sc->vtd_units = fx_vtd_units();
+		sc->nvtd_units = 2;
 		sc->vtd_eim = (sc->plat_flags & UMSI_PLAT_X2APIC) != 0;
 		sc->vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
 	}
@@ -286,7 +330,8 @@ static inline int fx_system_create_nofile(const struct umsi_host_ops *ops,
 		struct umsi_amdvi_config ac;
 
 		memset(&ac, 0, sizeof(ac));
-		ac.reg_base = UMSI_SIM_AMDVI_BASE;
+		ac.units = fx_amdvi_units();
+		ac.nunits = 2;
 		ac.ioapic_devid = UMSI_AMDVI_NO_DEVID;
 		ac.ioapics = &one;
 		ac.nioapics = 1;
@@ -302,7 +347,8 @@ static inline int fx_system_create_nofile(const struct umsi_host_ops *ops,
 		struct umsi_vtd_config vc;
 
 		memset(&vc, 0, sizeof(vc));
-		vc.reg_base = UMSI_SIM_VTD_BASE;
+		vc.units = fx_vtd_units();
+		vc.nunits = 2;
 		vc.x2apic = (umsi_sim_host_ops()->platform_flags(sim) &
 			     UMSI_PLAT_X2APIC) != 0;
 		vc.ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID;
