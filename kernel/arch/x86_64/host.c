@@ -243,8 +243,8 @@ const struct umsi_host_ops kernel_host_ops = {
 static struct umsi_vtd_config vtd_config;
 /* Two ranges per scope entry at most: a bridge and the buses below. */
 #define VTD_SCOPE_MAX (2 * ACPI_MAX_SCOPES)
-static struct umsi_vtd_unit vtd_unit;
-static struct umsi_rid_range vtd_scope[VTD_SCOPE_MAX];
+static struct umsi_vtd_unit vtd_units[ACPI_MAX_DRHDS];
+static struct umsi_rid_range vtd_scope[ACPI_MAX_DRHDS][VTD_SCOPE_MAX];
 static struct umsi_amdvi_config amdvi_config;
 static struct umsi_amdvi_unit av_unit;
 static struct umsi_rid_range av_devs[ACPI_MAX_DEVRANGES];
@@ -365,13 +365,19 @@ void arch_umsi_config(struct umsi_config *cfg)
 	 * lists the root bus's functions and bridges, not INCLUDE_PCI_ALL),
 	 * so the back end takes for it exactly what it remaps.
 	 */
-	vtd_unit = (struct umsi_vtd_unit){
-		.reg_base = u->base, .segment = u->segment,
-		.include_all = u->include_pci_all, .scope = vtd_scope,
-		.nscope = iommu_scope_ranges(vtd_scope, VTD_SCOPE_MAX) };
+	for (uint32_t i = 0; i < iommu_nunits(); i++) {
+		const struct acpi_drhd *d = iommu_unit(i);
+
+		vtd_units[i] = (struct umsi_vtd_unit){
+			.reg_base = d->base, .segment = d->segment,
+			.include_all = d->include_pci_all,
+			.scope = vtd_scope[i],
+			.nscope = iommu_scope_ranges(i, vtd_scope[i],
+						     VTD_SCOPE_MAX) };
+	}
 	vtd_config.reg_base = 0;
-	vtd_config.units = &vtd_unit;
-	vtd_config.nunits = 1;
+	vtd_config.units = vtd_units;
+	vtd_config.nunits = iommu_nunits();
 	vtd_config.irte_count = 0;	/* UMSI_VTD_DEFAULT_IRTE */
 	vtd_config.x2apic = apic_mode() == APIC_X2APIC;
 	vtd_config.allow_compat = false;
@@ -380,16 +386,24 @@ void arch_umsi_config(struct umsi_config *cfg)
 	vtd_config.nioapics = ioapic_sources(true);
 	cfg->ctl = &umsi_ctl_x86_vtd;
 	cfg->ctl_config = &vtd_config;
-	kprintf("remap: uMSI takes the VT-d back end: unit 0x%lx, %s, "
-		"ioapic sid 0x%x, %s%u scope ranges\n", u->base,
-		vtd_config.x2apic ? "x2apic" : "xapic", vtd_config.ioapic_sid,
-		vtd_unit.include_all ? "include-all, " : "", vtd_unit.nscope);
-	for (uint32_t i = 0; i < vtd_unit.nscope; i++)
-		kprintf("remap: scope %04x:%02x:%02x.%u..%02x:%02x.%u\n",
-			vtd_scope[i].first >> 16, (vtd_scope[i].first >> 8) & 0xff,
-			(vtd_scope[i].first >> 3) & 0x1f, vtd_scope[i].first & 7,
-			(vtd_scope[i].last >> 8) & 0xff,
-			(vtd_scope[i].last >> 3) & 0x1f, vtd_scope[i].last & 7);
+	for (uint32_t i = 0; i < vtd_config.nunits; i++) {
+		const struct umsi_vtd_unit *vu = &vtd_units[i];
+
+		kprintf("remap: uMSI takes the VT-d back end: unit 0x%lx, %s, "
+			"ioapic sid 0x%x, %s%u scope ranges\n", vu->reg_base,
+			vtd_config.x2apic ? "x2apic" : "xapic",
+			vtd_config.ioapic_sid,
+			vu->include_all ? "include-all, " : "", vu->nscope);
+		for (uint32_t k = 0; k < vu->nscope; k++)
+			kprintf("remap: scope %04x:%02x:%02x.%u..%02x:%02x.%u\n",
+				vu->scope[k].first >> 16,
+				(vu->scope[k].first >> 8) & 0xff,
+				(vu->scope[k].first >> 3) & 0x1f,
+				vu->scope[k].first & 7,
+				(vu->scope[k].last >> 8) & 0xff,
+				(vu->scope[k].last >> 3) & 0x1f,
+				vu->scope[k].last & 7);
+	}
 }
 
 /*

@@ -62,8 +62,13 @@
 
 static uint64_t amdvi_base;		/* chosen for uMSI, or 0 */
 static uint64_t amdvi_regs;
-static const struct acpi_drhd *unit;	/* chosen for uMSI, or NULL */
-static uint64_t regs;			/* its registers, mapped */
+/* The DRHDs of segment 0 chosen for uMSI (none: remapping off), and
+ * their registers, mapped; the first is the one reports read. */
+static const struct acpi_drhd *units[ACPI_MAX_DRHDS];
+static uint64_t units_regs[ACPI_MAX_DRHDS];
+static uint32_t nunits;
+static const struct acpi_drhd *unit;	/* units[0], or NULL */
+static uint64_t regs;			/* units_regs[0] */
 static uint32_t ioapic_sid = ACPI_NO_SID;
 static uint32_t faults;			/* reported so far */
 
@@ -275,71 +280,83 @@ static bool unit_covers(const struct acpi_drhd *u, uint32_t bdf)
 }
 
 /*
- * The unit uMSI can drive, or NULL with @why: one back end drives one
- * unit, so it must be the only one of segment 0 and cover every function
- * the kernel found (INCLUDE_PCI_ALL, or device scopes naming them all:
- * QEMU 7.2 lists its root bus's functions and bridges instead).
+ * The units of segment 0 uMSI drives, in @out (how many; 0 with @why):
+ * every DRHD of segment 0, which together must cover every function the
+ * kernel found (a device scope naming it or its bridge, or an
+ * INCLUDE_PCI_ALL unit; QEMU 7.2 lists its root bus's functions and
+ * bridges instead of that flag). A device scope longer than the parser
+ * kept cannot be checked, nor handed over: such a table is refused.
  */
-static const struct acpi_drhd *usable_unit(const struct acpi_dmar *dm,
-					   bool need_flag, const char **why)
+static uint32_t usable_units(const struct acpi_dmar *dm, bool need_flag,
+			     const struct acpi_drhd **out, const char **why)
 {
 	static char buf[96];
-	const struct acpi_drhd *found = NULL;
-	uint32_t seg0 = 0;
+	uint32_t n = 0;
 
 	if (!dm->present) {
 		*why = "no DMAR table";
-		return NULL;
+		return 0;
 	}
 	if (!dm->valid) {
 		*why = "the DMAR table is bad";
-		return NULL;
+		return 0;
 	}
 	if (need_flag && !dm->intr_remap) {
 		*why = "the DMAR flags say no interrupt remapping";
-		return NULL;
+		return 0;
 	}
 	for (uint32_t i = 0; i < dm->ndrhds; i++) {
 		if (dm->drhd[i].segment)
 			continue;
-		seg0++;
-		found = &dm->drhd[i];
+		if (!dm->drhd[i].include_pci_all &&
+		    dm->drhd[i].nscopes > ACPI_MAX_SCOPES) {
+			*why = "a DRHD's device scope is too long to check";
+			return 0;
+		}
+		out[n++] = &dm->drhd[i];
 	}
-	if (!found) {
+	if (!n) {
 		*why = "no DRHD in segment 0";
-		return NULL;
-	}
-	if (seg0 > 1) {
-		*why = "several DRHDs in segment 0; uMSI drives one unit";
-		return NULL;
-	}
-	if (!found->include_pci_all && found->nscopes > ACPI_MAX_SCOPES) {
-		*why = "the DRHD's device scope is too long to check";
-		return NULL;
+		return 0;
 	}
 	for (uint32_t i = 0; i < pci_ndevs; i++) {
 		const struct pci_dev *d = &pci_devs[i];
+		bool covered = !d->present;
 
-		if (!d->present || unit_covers(found, d->bdf))
+		for (uint32_t k = 0; k < n && !covered; k++)
+			covered = unit_covers(out[k], d->bdf);
+		if (covered)
 			continue;
 		ksnprintf(buf, sizeof(buf), "function 0000:%02x:%02x.%u is "
-			  "outside the DRHD's device scope", PCI_BUS(d->bdf),
+			  "outside every DRHD's device scope", PCI_BUS(d->bdf),
 			  PCI_DEV(d->bdf), PCI_FN(d->bdf));
 		*why = buf;
-		return NULL;
+		return 0;
 	}
-	return found;
+	return n;
 }
 
-uint32_t iommu_scope_ranges(struct umsi_rid_range *out, uint32_t max)
+uint32_t iommu_nunits(void)
 {
+	return nunits;
+}
+
+const struct acpi_drhd *iommu_unit(uint32_t i)
+{
+	return i < nunits ? units[i] : NULL;
+}
+
+uint32_t iommu_scope_ranges(uint32_t i, struct umsi_rid_range *out,
+			    uint32_t max)
+{
+	const struct acpi_drhd *u = iommu_unit(i);
 	uint32_t n = 0, seg;
 
-	if (!unit)
+	if (!u)
 		return 0;
-	seg = (uint32_t)unit->segment << 16;
-	for (uint32_t k = 0; k < nkept(unit); k++) {
-		const struct acpi_dmar_scope *sc = &unit->scope[k];
+	seg = (uint32_t)u->segment << 16;
+	for (uint32_t k = 0; k < nkept(u); k++) {
+		const struct acpi_dmar_scope *sc = &u->scope[k];
 		int b = scope_bdf(sc);
 		uint32_t sec, sub;
 
@@ -385,8 +402,9 @@ static uint32_t find_ioapic_sid(const struct acpi_dmar *dm, uint8_t id)
 void iommu_init(void)
 {
 	const struct acpi_dmar *dm = &acpi.dmar;
-	const struct acpi_drhd *d;
+	const struct acpi_drhd *found[ACPI_MAX_DRHDS], *d;
 	const char *why = NULL;
+	uint32_t n = 0;
 	char val[16];
 	int mode = 0;	/* auto */
 
@@ -410,7 +428,9 @@ void iommu_init(void)
 	}
 	/* The unit the tables name: a DMAR table's VT-d unit, else an
 	 * IVRS table's AMD-Vi IOMMU (umsi.remap=vt-d or amd-vi: only it). */
-	d = mode == 4 ? NULL : usable_unit(dm, mode == 0, &why);
+	if (mode != 4)
+		n = usable_units(dm, mode == 0, found, &why);
+	d = n ? found[0] : NULL;
 	if (mode == 4)
 		why = "no IVRS table, or one that did not parse";
 	if (!d && mode != 3 && !dm->present && amdvi_choose(mode))
@@ -431,8 +451,17 @@ void iommu_init(void)
 	if (!dm->intr_remap)
 		kprintf("remap: the DMAR flags say no interrupt remapping; "
 			"umsi.remap=on tries the unit anyway\n");
+	for (uint32_t i = 0; i < n; i++) {
+		units[i] = found[i];
+		units_regs[i] = (uint64_t)mm_map_mmio(found[i]->base, 4096);
+		if (i)
+			kprintf("remap: unit 0x%lx too (%s)\n", found[i]->base,
+				found[i]->include_pci_all ? "include_pci_all" :
+				"its device scope");
+	}
+	nunits = n;
 	unit = d;
-	regs = (uint64_t)mm_map_mmio(d->base, 4096);
+	regs = units_regs[0];
 	/* One IO-APIC's ID, for the line below; uMSI gets each one's
 	 * (iommu_ioapic_source()), and host.c prints each, known or not. */
 	if (acpi.nioapics == 1)
@@ -464,7 +493,10 @@ bool iommu_remap_active(void)
 		return (mmio_read32(amdvi_regs + AMDVI_CONTROL) &
 			(AMDVI_CTL_EN | AMDVI_CTL_CMDBUF)) ==
 		       (AMDVI_CTL_EN | AMDVI_CTL_CMDBUF);
-	return unit && (mmio_read32(regs + DMAR_GSTS) & GSTS_IRES);
+	for (uint32_t i = 0; i < nunits; i++)
+		if (!(mmio_read32(units_regs[i] + DMAR_GSTS) & GSTS_IRES))
+			return false;
+	return nunits != 0;
 }
 
 int iommu_irte_vector(uint32_t index, uint8_t *vector)
@@ -538,28 +570,35 @@ void iommu_setup_done(void)
 				"uMSI's set-up\n");
 		return;
 	}
-	if (!unit)
-		return;
-	gsts = mmio_read32(regs + DMAR_GSTS);
-	irta = rd64(DMAR_IRTA);
-	kprintf("dmar: unit 0x%lx gsts 0x%08x fsts 0x%x: ir %s, qi %s, "
-		"compat %s, translation %s; table 0x%lx entries %u eime %u\n",
-		unit->base, gsts, mmio_read32(regs + DMAR_FSTS),
-		gsts & GSTS_IRES ? "on" : "off",
-		gsts & GSTS_QIES ? "on" : "off",
-		gsts & GSTS_CFIS ? "allowed" : "blocked",
-		gsts & GSTS_TES ? "on" : "off", irta & ~(uint64_t)0xfff,
-		2u << (irta & 0xf), (irta & IRTA_EIME) ? 1 : 0);
-	if (!(gsts & GSTS_IRES))
-		kprintf("remap: error: interrupt remapping is off in the unit "
-			"after uMSI's set-up\n");
-	/* The fault event: the wake vector, physical, to the boot CPU. */
-	bsp_id = smp_cpu_apic_id(smp_bsp_cpu);
-	mmio_write32(regs + DMAR_FEDATA, VECTOR_WAKE);
-	mmio_write32(regs + DMAR_FEADDR, 0xfee00000u | (bsp_id & 0xff) << 12);
-	mmio_write32(regs + DMAR_FEUADDR,
-		     apic_mode() == APIC_X2APIC ? bsp_id & ~0xffu : 0);
-	mmio_write32(regs + DMAR_FECTL, 0);
+	for (uint32_t i = 0; i < nunits; i++) {
+		uint64_t r = units_regs[i];
+
+		gsts = mmio_read32(r + DMAR_GSTS);
+		irta = mmio_read32(r + DMAR_IRTA) |
+		       (uint64_t)mmio_read32(r + DMAR_IRTA + 4) << 32;
+		kprintf("dmar: unit 0x%lx gsts 0x%08x fsts 0x%x: ir %s, qi %s, "
+			"compat %s, translation %s; table 0x%lx entries %u "
+			"eime %u\n", units[i]->base, gsts,
+			mmio_read32(r + DMAR_FSTS),
+			gsts & GSTS_IRES ? "on" : "off",
+			gsts & GSTS_QIES ? "on" : "off",
+			gsts & GSTS_CFIS ? "allowed" : "blocked",
+			gsts & GSTS_TES ? "on" : "off", irta & ~(uint64_t)0xfff,
+			2u << (irta & 0xf), (irta & IRTA_EIME) ? 1 : 0);
+		if (!(gsts & GSTS_IRES))
+			kprintf("remap: error: interrupt remapping is off in the "
+				"unit at 0x%lx after uMSI's set-up\n",
+				units[i]->base);
+		/* The fault event: the wake vector, physical, to the boot
+		 * CPU. */
+		bsp_id = smp_cpu_apic_id(smp_bsp_cpu);
+		mmio_write32(r + DMAR_FEDATA, VECTOR_WAKE);
+		mmio_write32(r + DMAR_FEADDR, 0xfee00000u |
+			     (bsp_id & 0xff) << 12);
+		mmio_write32(r + DMAR_FEUADDR,
+			     apic_mode() == APIC_X2APIC ? bsp_id & ~0xffu : 0);
+		mmio_write32(r + DMAR_FECTL, 0);
+	}
 	iommu_poll_faults();
 }
 
@@ -585,17 +624,19 @@ static const char *ir_reason(uint8_t fr)
 static void report_fault(void *arg, const struct umsi_vtd_fault *f)
 {
 	const char *why = f->interrupt ? ir_reason(f->reason) : NULL;
+	/* The unit that recorded it names the segment. */
+	uint32_t seg = f->unit < nunits ? units[f->unit]->segment : 0;
 
 	(void)arg;
 	if (why)
 		kprintf("UMSI {\"event\":\"ir_fault\",\"sid\":\"%04x:%02x:%02x.%u\","
 			"\"index\":%u,\"reason\":\"0x%02x %s\"}\n",
-			unit->segment, f->sid >> 8, (f->sid >> 3) & 0x1f,
+			seg, f->sid >> 8, (f->sid >> 3) & 0x1f,
 			f->sid & 7, f->index, f->reason, why);
 	else
 		kprintf("UMSI {\"event\":\"dma_fault\",\"sid\":\"%04x:%02x:%02x.%u\","
 			"\"addr\":\"0x%lx\",\"%s\":true,\"reason\":\"0x%02x\"}\n",
-			unit->segment, f->sid >> 8, (f->sid >> 3) & 0x1f,
+			seg, f->sid >> 8, (f->sid >> 3) & 0x1f,
 			f->sid & 7, f->addr, f->write ? "write" : "read",
 			f->reason);
 }

@@ -14,9 +14,9 @@
 
 /*
  * After PCI enumeration: print what the DMAR table says, read
- * umsi.remap= (on, off, auto; auto is the default) and choose the unit
- * uMSI's VT-d back end is to drive, if any: the one unit of segment 0,
- * covering every function found.
+ * umsi.remap= (on, off, auto; auto is the default) and choose the units
+ * uMSI's VT-d back end is to drive, if any: every DRHD of segment 0,
+ * together covering every function found.
  */
 void iommu_init(void);
 
@@ -48,17 +48,23 @@ int iommu_amdvi_table(uint32_t devid, uint32_t *entries,
 /* "vt-d" or "amd-vi" while the chosen unit remaps, else NULL. */
 const char *iommu_kind(void);
 
-/* The unit chosen for interrupt remapping, or NULL: remapping off. */
+/* The first unit chosen for interrupt remapping, or NULL: remapping off
+ * (the entries the kernel prints and reads back are this unit's). */
 const struct acpi_drhd *iommu_remap_unit(void);
 
+/* The VT-d units chosen (0: remapping off or AMD-Vi), unit @i of them. */
+uint32_t iommu_nunits(void);
+const struct acpi_drhd *iommu_unit(uint32_t i);
+
 /*
- * The chosen unit's device scope as uMSI's requester ranges (struct
+ * Chosen unit @i's device scope as uMSI's requester ranges (struct
  * umsi_rid_range), read now, after enumeration: each endpoint, each
  * bridge with the buses from its secondary to its subordinate, each
- * IO-APIC (segment 0); at most @max of them, how many. 0 without a unit.
+ * IO-APIC (segment 0); at most @max of them, how many. 0 without it.
  */
 struct umsi_rid_range;
-uint32_t iommu_scope_ranges(struct umsi_rid_range *out, uint32_t max);
+uint32_t iommu_scope_ranges(uint32_t i, struct umsi_rid_range *out,
+			    uint32_t max);
 
 /* The IO-APIC's source ID from the DMAR device scope, or ACPI_NO_SID
  * (also when there are several IO-APICs). */
