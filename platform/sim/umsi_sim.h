@@ -701,10 +701,19 @@ int umsi_sim_amdvi_stats(struct umsi_sim *sim,
  */
 int umsi_sim_amdvi_silent(struct umsi_sim *sim, bool silent);
 
-/* The same two for unit @unit of config.amdvi_units (unit 0 is what the
- * calls above address): -EINVAL when there is no such unit. */
+/**
+ * umsi_sim_amdvi_unit_stats - umsi_sim_amdvi_stats() of unit @unit of
+ * config.amdvi_units (unit 0 is what umsi_sim_amdvi_stats() reads)
+ * Return: 0 or -UMSI_EINVAL (no such unit).
+ */
 int umsi_sim_amdvi_unit_stats(struct umsi_sim *sim, uint32_t unit,
 			      struct umsi_sim_amdvi_stats *out);
+
+/**
+ * umsi_sim_amdvi_unit_silent - umsi_sim_amdvi_silent() of unit @unit
+ * alone
+ * Return: 0 or -UMSI_EINVAL (no such unit).
+ */
 int umsi_sim_amdvi_unit_silent(struct umsi_sim *sim, uint32_t unit,
 			       bool silent);
 /* Fault recording registers: how many, where (offset). */
@@ -769,16 +778,34 @@ int umsi_sim_vtd_irte(struct umsi_sim *sim, uint32_t index, uint64_t out[2]);
 int umsi_sim_vtd_fault(struct umsi_sim *sim, uint32_t n, uint32_t *sid,
 		       uint32_t *index, uint32_t *reason);
 
-/*
- * The same four for unit @unit of config.vtd_units (unit 0 is what the
- * calls above address): -UMSI_EINVAL when there is no such unit.
+/**
+ * umsi_sim_vtd_unit_stats - umsi_sim_vtd_stats() of unit @unit of
+ * config.vtd_units (its index there; unit 0 is what umsi_sim_vtd_stats()
+ * reads)
+ * Return: 0 or -UMSI_EINVAL (no such unit).
  */
 int umsi_sim_vtd_unit_stats(struct umsi_sim *sim, uint32_t unit,
 			    struct umsi_sim_vtd_stats *out);
+
+/**
+ * umsi_sim_vtd_unit_silent - umsi_sim_vtd_silent() of unit @unit alone
+ * Return: 0 or -UMSI_EINVAL (no such unit).
+ */
 int umsi_sim_vtd_unit_silent(struct umsi_sim *sim, uint32_t unit,
 			     bool silent);
+
+/**
+ * umsi_sim_vtd_unit_irte - umsi_sim_vtd_irte() of unit @unit's table
+ * Return: 0, -UMSI_EINVAL (no such unit) or -UMSI_ENOENT as there.
+ */
 int umsi_sim_vtd_unit_irte(struct umsi_sim *sim, uint32_t unit,
 			   uint32_t index, uint64_t out[2]);
+
+/**
+ * umsi_sim_vtd_unit_fault - umsi_sim_vtd_fault() of the faults unit
+ * @unit recorded
+ * Return: 0, -UMSI_EINVAL (no such unit) or -UMSI_ENOENT as there.
+ */
 int umsi_sim_vtd_unit_fault(struct umsi_sim *sim, uint32_t unit, uint32_t n,
 			    uint32_t *sid, uint32_t *index, uint32_t *reason);
 
