@@ -26,3 +26,15 @@ $(FUZZ_ACPI): tests/fuzz/fuzz_acpi.c kernel/arch/x86_64/acpi.c kernel/arch/x86_6
 	$(FUZZ_ACPI_CC) $(FUZZ_ACPI_FLAGS) -Ikernel/arch/x86_64 -Ikernel/common \
 		-Ikernel/common/lib -Iinclude -o $@ $< \
 		kernel/common/lib/printf.c src/lib/format.c src/lib/mem.c
+
+# What the parsers make of the seeds (tests/fuzz/test_acpi.c): the host
+# compiler, the unit tests' flags, run by make test.
+TEST_BINS += $(BUILD)/tests/test_acpi
+
+$(BUILD)/tests/test_acpi: tests/fuzz/test_acpi.c kernel/arch/x86_64/acpi.c \
+		kernel/arch/x86_64/acpi.h kernel/common/kernel.h \
+		kernel/common/lib/printf.c src/lib/format.c src/lib/mem.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_HOST) -Ikernel/arch/x86_64 -Ikernel/common \
+		-Ikernel/common/lib -Iinclude -o $@ $< kernel/common/lib/printf.c \
+		src/lib/format.c src/lib/mem.c $(LDFLAGS_HOST) -lcmocka

@@ -68,9 +68,20 @@ static void check_ivrs(const struct acpi_ivrs *v, uint8_t first_id)
 	FUZZ_CHECK(v->ioapic_devid == ACPI_NO_DEVID || v->ioapic_devid <= 0xffff);
 	for (uint32_t i = 0; i < v->naliases && i < ACPI_MAX_ALIASES; i++)
 		FUZZ_CHECK(v->alias[i].first <= v->alias[i].last);
-	/* Every DeviceID range kept runs forwards. */
-	for (uint32_t i = 0; i < v->ndevs && i < ACPI_MAX_DEVRANGES; i++)
-		FUZZ_CHECK(v->devs[i].first <= v->devs[i].last);
+	/* Every IOMMU kept: aligned, its own base, the first the one
+	 * above; every DeviceID range kept runs forwards. */
+	FUZZ_CHECK(v->niommus >= 1 && v->niommus <= v->nivhds);
+	FUZZ_CHECK(v->iommu[0].base == v->base);
+	for (uint32_t k = 0; k < v->niommus && k < ACPI_MAX_IOMMUS; k++) {
+		const struct acpi_ivrs_iommu *io = &v->iommu[k];
+
+		FUZZ_CHECK(io->base && !(io->base % 0x4000));
+		for (uint32_t j = 0; j < k; j++)
+			FUZZ_CHECK(v->iommu[j].base != io->base);
+		for (uint32_t i = 0; i < io->ndevs && i < ACPI_MAX_DEVRANGES;
+		     i++)
+			FUZZ_CHECK(io->devs[i].first <= io->devs[i].last);
+	}
 	/* Each IO-APIC ID's DeviceID, the first MADT one's among them. */
 	for (uint32_t i = 0; i < 256; i++)
 		FUZZ_CHECK(v->ioapic_devid_of[i] == ACPI_NO_DEVID ||

@@ -357,12 +357,15 @@ static void ivrs_alias(struct acpi_ivrs *out, uint16_t first, uint16_t last,
 	out->naliases++;
 }
 
-/* DeviceIDs @first..@last go through the IOMMU. */
-static void ivrs_devs(struct acpi_ivrs *out, uint16_t first, uint16_t last)
+/* DeviceIDs @first..@last go through IOMMU @io (NULL: one not kept). */
+static void ivrs_devs(struct acpi_ivrs_iommu *io, uint16_t first,
+		      uint16_t last)
 {
-	if (out->ndevs < ACPI_MAX_DEVRANGES)
-		out->devs[out->ndevs] = (struct acpi_ivrs_devs){ first, last };
-	out->ndevs++;
+	if (!io)
+		return;
+	if (io->ndevs < ACPI_MAX_DEVRANGES)
+		io->devs[io->ndevs] = (struct acpi_ivrs_devs){ first, last };
+	io->ndevs++;
 }
 
 /*
@@ -379,9 +382,13 @@ static void ivrs_ioapic(struct acpi_ivrs *out, uint8_t id, uint16_t devid,
 		out->ioapic_devid = devid;
 }
 
-/* The device entries of the IVHD at @b (@blen bytes, checked). */
+/*
+ * The device entries of the IVHD at @b (@blen bytes, checked), of IOMMU
+ * @io (NULL: past those kept; its entries are still checked).
+ */
 static bool ivhd_entries(const uint8_t *b, uint32_t blen, uint32_t first,
-			 uint32_t at, uint8_t ioapic_id, struct acpi_ivrs *out)
+			 uint32_t at, uint8_t ioapic_id, struct acpi_ivrs *out,
+			 struct acpi_ivrs_iommu *io)
 {
 	/* An open alias range (0x43), until its end-of-range entry. */
 	bool range = false;
@@ -408,14 +415,14 @@ static bool ivhd_entries(const uint8_t *b, uint32_t blen, uint32_t first,
 		if (type == 0x48 && e[7] == 1)
 			ivrs_ioapic(out, e[4], rd16(e + 5), ioapic_id);
 		/* What the IOMMU serves (5.2.2.2: device entry types). */
-		if (type == 0x01)
-			out->all = true;
+		if (type == 0x01 && io)
+			io->all = true;
 		if (type == 0x02 || type == 0x42 || type == 0x46)
-			ivrs_devs(out, rd16(e + 1), rd16(e + 1));
+			ivrs_devs(io, rd16(e + 1), rd16(e + 1));
 		if (type == 0x42 || type == 0x43)
-			ivrs_devs(out, rd16(e + 5), rd16(e + 5));
+			ivrs_devs(io, rd16(e + 5), rd16(e + 5));
 		if (type == 0x48)
-			ivrs_devs(out, rd16(e + 5), rd16(e + 5));
+			ivrs_devs(io, rd16(e + 5), rd16(e + 5));
 		if (type == 0x03 || type == 0x43 || type == 0x47) {
 			open = true;
 			open_first = rd16(e + 1);
@@ -425,7 +432,7 @@ static bool ivhd_entries(const uint8_t *b, uint32_t blen, uint32_t first,
 				return ivrs_fail(out, "IVHD at %u: range "
 						 "0x%x..0x%x runs backwards", at,
 						 open_first, rd16(e + 1));
-			ivrs_devs(out, open_first, rd16(e + 1));
+			ivrs_devs(io, open_first, rd16(e + 1));
 			open = false;
 		}
 		if (type == 0x42)
@@ -453,6 +460,43 @@ static bool ivhd_entries(const uint8_t *b, uint32_t blen, uint32_t first,
 		return ivrs_fail(out, "IVHD at %u: range from 0x%x has no end",
 				 at, open_first);
 	return true;
+}
+
+/*
+ * An IVHD at @b (@blen bytes, at least @first): a new IOMMU, or a later
+ * IVHD of one seen (0x11, 0x40 after 0x10 repeat it: the first is kept).
+ */
+static bool ivhd_block(const uint8_t *b, uint32_t blen, uint32_t first,
+		       uint32_t off, uint8_t ioapic_id, struct acpi_ivrs *out)
+{
+	uint64_t base = rd64(b + 8);
+	struct acpi_ivrs_iommu *io = NULL;
+	uint32_t k, kept;
+
+	if (!base || base % 0x4000)
+		return ivrs_fail(out, "IVHD at %u: base 0x%lx not a 16 KiB "
+				 "aligned address", off, (unsigned long)base);
+	kept = out->niommus < ACPI_MAX_IOMMUS ? out->niommus : ACPI_MAX_IOMMUS;
+	for (k = 0; k < kept; k++)
+		if (out->iommu[k].base == base)
+			break;
+	out->nivhds++;
+	if (k < kept)
+		return true;
+	if (!out->niommus) {
+		out->ivhd_type = b[0];
+		out->iommu_devid = rd16(b + 4);
+		out->base = base;
+		out->segment = rd16(b + 16);
+	}
+	if (out->niommus < ACPI_MAX_IOMMUS) {
+		io = &out->iommu[out->niommus];
+		io->base = base;
+		io->devid = rd16(b + 4);
+		io->segment = rd16(b + 16);
+	}
+	out->niommus++;
+	return ivhd_entries(b, blen, first, off, ioapic_id, out, io);
 }
 
 void acpi_parse_ivrs(const uint8_t *t, uint32_t len, uint8_t ioapic_id,
@@ -491,24 +535,8 @@ void acpi_parse_ivrs(const uint8_t *t, uint32_t len, uint8_t ioapic_id,
 					  "%u, below %u", b[0], off, blen, first);
 				return;
 			}
-			/* Later IVHDs of the same IOMMU repeat it (0x11, 0x40
-			 * after 0x10): the first one is kept. */
-			if (!out->nivhds) {
-				out->ivhd_type = b[0];
-				out->iommu_devid = rd16(b + 4);
-				out->base = rd64(b + 8);
-				out->segment = rd16(b + 16);
-				if (!out->base || out->base % 0x4000) {
-					ivrs_fail(out, "IVHD at %u: base 0x%lx "
-						  "not a 16 KiB aligned address",
-						  off, (unsigned long)out->base);
-					return;
-				}
-				if (!ivhd_entries(b, blen, first, off, ioapic_id,
-						  out))
-					return;
-			}
-			out->nivhds++;
+			if (!ivhd_block(b, blen, first, off, ioapic_id, out))
+				return;
 		}
 		off += blen;
 	}

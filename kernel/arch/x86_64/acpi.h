@@ -13,7 +13,8 @@
 #define ACPI_MAX_IOAPICS 8
 #define ACPI_ERROR_LEN   96	/* a table's parse error, NUL included */
 #define ACPI_MAX_ALIASES 32	/* IVRS alias entries kept */
-#define ACPI_MAX_DEVRANGES 64	/* IVRS DeviceID ranges kept */
+#define ACPI_MAX_DEVRANGES 64	/* IVRS DeviceID ranges kept an IOMMU */
+#define ACPI_MAX_IOMMUS  8	/* IVRS IOMMUs kept */
 #define ACPI_MAX_ISOS    16
 #define ACPI_MAX_DRHDS   8
 #define ACPI_MAX_SCOPES  32	/* device scope entries kept per DRHD */
@@ -81,8 +82,9 @@ struct acpi_dmar {
 
 /*
  * The IVRS table (AMD I/O Virtualization Technology 5.2), as far as it was
- * found sound: its first IOMMU (IVHD of type 0x10, 0x11 or 0x40) and the
- * IO-APIC special device entry of the IO-APIC the MADT lists first.
+ * found sound: its first IOMMU (IVHD of type 0x10, 0x11 or 0x40), every
+ * IOMMU's DeviceIDs, and the IO-APIC special device entry of the IO-APIC
+ * the MADT lists first.
  */
 #define ACPI_NO_DEVID    0xffffffffu
 struct acpi_ivrs {
@@ -111,18 +113,26 @@ struct acpi_ivrs {
 	} alias[ACPI_MAX_ALIASES];
 	uint32_t naliases;
 	/*
-	 * The DeviceIDs the IOMMU serves, as its device entries say: @all
-	 * (a type 1 entry: every one), else the ranges @devs[0..ndevs):
-	 * select entries (2, 0x42, 0x46) one ID, start..end of range (3,
-	 * 0x43, 0x47 up to 4) a run, an alias entry's alias ID too, special
-	 * entries (0x48) their DeviceID. The first ACPI_MAX_DEVRANGES are
-	 * kept; @ndevs counts them all.
+	 * Every IOMMU (an IVHD of a base not seen before; later IVHDs of
+	 * the same base repeat it), the first ACPI_MAX_IOMMUS of them,
+	 * @niommus counting all: iommu[0] is the one above. Each with the
+	 * DeviceIDs it serves, as its device entries say: @all (a type 1
+	 * entry: every one), else the ranges @devs[0..ndevs): select entries
+	 * (2, 0x42, 0x46) one ID, start..end of range (3, 0x43, 0x47 up to
+	 * 4) a run, an alias entry's alias ID too, special entries (0x48)
+	 * their DeviceID. The first ACPI_MAX_DEVRANGES are kept; @ndevs
+	 * counts them all.
 	 */
-	bool all;
-	struct acpi_ivrs_devs {
-		uint16_t first, last;
-	} devs[ACPI_MAX_DEVRANGES];
-	uint32_t ndevs;
+	struct acpi_ivrs_iommu {
+		uint64_t base;
+		uint16_t devid, segment;
+		bool all;
+		struct acpi_ivrs_devs {
+			uint16_t first, last;
+		} devs[ACPI_MAX_DEVRANGES];
+		uint32_t ndevs;
+	} iommu[ACPI_MAX_IOMMUS];
+	uint32_t niommus;
 };
 
 struct acpi_info {

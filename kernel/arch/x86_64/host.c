@@ -246,8 +246,8 @@ static struct umsi_vtd_config vtd_config;
 static struct umsi_vtd_unit vtd_units[ACPI_MAX_DRHDS];
 static struct umsi_rid_range vtd_scope[ACPI_MAX_DRHDS][VTD_SCOPE_MAX];
 static struct umsi_amdvi_config amdvi_config;
-static struct umsi_amdvi_unit av_unit;
-static struct umsi_rid_range av_devs[ACPI_MAX_DEVRANGES];
+static struct umsi_amdvi_unit av_units[ACPI_MAX_IOMMUS];
+static struct umsi_rid_range av_devs[ACPI_MAX_IOMMUS][ACPI_MAX_DEVRANGES];
 static struct umsi_ioapic_source ioapic_table[ACPI_MAX_IOAPICS];
 
 /*
@@ -308,22 +308,27 @@ static void amdvi_umsi_config(struct umsi_config *cfg)
 	 * a function the IOMMU does not serve instead of pointing a device
 	 * table entry it never reads.
 	 */
-	av_unit = (struct umsi_amdvi_unit){
-		.reg_base = iommu_amdvi_base(), .segment = acpi.ivrs.segment,
-		.devices = av_devs,
-		.ndevices = iommu_amdvi_devices(av_devs, ACPI_MAX_DEVRANGES) };
-	/* The device table covers every DeviceID uMSI is given. */
+	for (uint32_t u = 0; u < iommu_amdvi_nunits(); u++) {
+		av_units[u] = (struct umsi_amdvi_unit){
+			.reg_base = iommu_amdvi_unit_base(u),
+			.segment = acpi.ivrs.iommu[u].segment,
+			.devices = av_devs[u],
+			.ndevices = iommu_amdvi_devices(u, av_devs[u],
+							ACPI_MAX_DEVRANGES) };
+		/* The device table covers every DeviceID uMSI is given. */
+		for (uint32_t i = 0; i < av_units[u].ndevices; i++)
+			if ((av_devs[u][i].last & 0xffff) > top)
+				top = av_devs[u][i].last & 0xffff;
+	}
 	for (uint32_t i = 0; i < nio; i++)
 		if (ioapic_table[i].source_id > top)
 			top = ioapic_table[i].source_id;
-	for (uint32_t i = 0; i < av_unit.ndevices; i++)
-		if ((av_devs[i].last & 0xffff) > top)
-			top = av_devs[i].last & 0xffff;
 	if (top >= n)
 		n = (top / 128 + 1) * 128;
-	amdvi_config.reg_base = av_unit.ndevices ? 0 : av_unit.reg_base;
-	amdvi_config.units = av_unit.ndevices ? &av_unit : NULL;
-	amdvi_config.nunits = av_unit.ndevices ? 1 : 0;
+	/* One IOMMU serving every DeviceID: the one-unit form. */
+	amdvi_config.nunits = av_units[0].ndevices ? iommu_amdvi_nunits() : 0;
+	amdvi_config.reg_base = amdvi_config.nunits ? 0 : av_units[0].reg_base;
+	amdvi_config.units = amdvi_config.nunits ? av_units : NULL;
 	amdvi_config.devid_count = n;
 	amdvi_config.ioapic_devid = dev == ACPI_NO_DEVID ? UMSI_AMDVI_NO_DEVID :
 							   dev;
@@ -336,16 +341,23 @@ static void amdvi_umsi_config(struct umsi_config *cfg)
 	amdvi_config.allow_pass = false;
 	cfg->ctl = &umsi_ctl_x86_amdvi;
 	cfg->ctl_config = &amdvi_config;
-	kprintf("remap: uMSI takes the AMD-Vi back end: unit 0x%lx, %u "
-		"DeviceIDs, ioapic devid 0x%x, %u device ranges\n",
-		(unsigned long)av_unit.reg_base, n, amdvi_config.ioapic_devid,
-		av_unit.ndevices);
-	for (uint32_t i = 0; i < av_unit.ndevices; i++)
-		kprintf("remap: devices %04x:%02x:%02x.%u..%02x:%02x.%u\n",
-			av_devs[i].first >> 16, (av_devs[i].first >> 8) & 0xff,
-			(av_devs[i].first >> 3) & 0x1f, av_devs[i].first & 7,
-			(av_devs[i].last >> 8) & 0xff,
-			(av_devs[i].last >> 3) & 0x1f, av_devs[i].last & 7);
+	for (uint32_t u = 0; u < iommu_amdvi_nunits(); u++) {
+		const struct umsi_amdvi_unit *au = &av_units[u];
+
+		kprintf("remap: uMSI takes the AMD-Vi back end: unit 0x%lx, %u "
+			"DeviceIDs, ioapic devid 0x%x, %u device ranges\n",
+			(unsigned long)au->reg_base, n,
+			amdvi_config.ioapic_devid, au->ndevices);
+		for (uint32_t i = 0; i < au->ndevices; i++)
+			kprintf("remap: devices %04x:%02x:%02x.%u..%02x:%02x.%u\n",
+				au->devices[i].first >> 16,
+				(au->devices[i].first >> 8) & 0xff,
+				(au->devices[i].first >> 3) & 0x1f,
+				au->devices[i].first & 7,
+				(au->devices[i].last >> 8) & 0xff,
+				(au->devices[i].last >> 3) & 0x1f,
+				au->devices[i].last & 7);
+	}
 }
 
 void arch_umsi_config(struct umsi_config *cfg)

@@ -62,6 +62,9 @@
 
 static uint64_t amdvi_base;		/* chosen for uMSI, or 0 */
 static uint64_t amdvi_regs;
+/* Every IOMMU chosen (the IVRS table's, amdvi_base the first), mapped. */
+static uint64_t amdvi_units_regs[ACPI_MAX_IOMMUS];
+static uint32_t amdvi_nunits;
 /* The DRHDs of segment 0 chosen for uMSI (none: remapping off), and
  * their registers, mapped; the first is the one reports read. */
 static const struct acpi_drhd *units[ACPI_MAX_DRHDS];
@@ -107,28 +110,87 @@ static bool amdvi_choose(int mode)
 			iv->alias[i].alias);
 	if (!iv->valid || iv->segment)
 		return false;
+	/*
+	 * Several IOMMUs: each must list its DeviceIDs (an "all" entry
+	 * would claim another's too), all of segment 0 and kept whole.
+	 */
+	if (iv->niommus > 1) {
+		for (uint32_t i = 0; i < iv->niommus; i++) {
+			const struct acpi_ivrs_iommu *io = &iv->iommu[i];
+
+			if (i < ACPI_MAX_IOMMUS && !io->segment && !io->all &&
+			    io->ndevs && io->ndevs <= ACPI_MAX_DEVRANGES)
+				continue;
+			kprintf("remap: error: %u IOMMUs, and IOMMU %u %s; "
+				"AMD-Vi remapping stays off\n", iv->niommus, i,
+				i >= ACPI_MAX_IOMMUS ? "is past those kept" :
+				io->segment ? "is not in segment 0" :
+				io->all ? "claims every DeviceID" :
+				"lists no DeviceIDs or more than are kept");
+			return false;
+		}
+	}
 	amdvi_base = iv->base;
 	amdvi_regs = (uint64_t)mm_map_mmio(iv->base, 0x4000);
+	amdvi_nunits = iv->niommus < ACPI_MAX_IOMMUS ? iv->niommus :
+						     ACPI_MAX_IOMMUS;
+	amdvi_units_regs[0] = amdvi_regs;
+	for (uint32_t i = 1; i < amdvi_nunits; i++) {
+		amdvi_units_regs[i] = (uint64_t)mm_map_mmio(iv->iommu[i].base,
+							    0x4000);
+		kprintf("remap: amd-vi unit 0x%lx too, %u device entries\n",
+			(unsigned long)iv->iommu[i].base, iv->iommu[i].ndevs);
+	}
 	kprintf("remap: on (umsi.remap=%s): amd-vi unit 0x%lx, ioapic devid "
 		"0x%x\n", mode_name(mode), (unsigned long)iv->base,
 		iv->ioapic_devid);
 	return true;
 }
 
-uint32_t iommu_amdvi_devices(struct umsi_rid_range *out, uint32_t max)
+uint32_t iommu_amdvi_nunits(void)
 {
-	const struct acpi_ivrs *iv = &acpi.ivrs;
-	uint32_t seg = (uint32_t)iv->segment << 16, n = 0;
+	return amdvi_nunits;
+}
+
+uint64_t iommu_amdvi_unit_base(uint32_t i)
+{
+	return i < amdvi_nunits ? acpi.ivrs.iommu[i].base : 0;
+}
+
+uint32_t iommu_amdvi_devices(uint32_t i, struct umsi_rid_range *out,
+			     uint32_t max)
+{
+	const struct acpi_ivrs_iommu *io = &acpi.ivrs.iommu[i];
+	uint32_t seg, n = 0;
 
 	/* Every DeviceID (a type 1 entry), or more ranges than were kept:
 	 * the one-IOMMU form, which serves them all. */
-	if (!amdvi_base || iv->all || !iv->ndevs ||
-	    iv->ndevs > ACPI_MAX_DEVRANGES)
+	if (i >= amdvi_nunits || io->all || !io->ndevs ||
+	    io->ndevs > ACPI_MAX_DEVRANGES)
 		return 0;
-	for (uint32_t i = 0; i < iv->ndevs && n < max; i++)
-		out[n++] = (struct umsi_rid_range){ seg | iv->devs[i].first,
-						    seg | iv->devs[i].last };
+	seg = (uint32_t)io->segment << 16;
+	for (uint32_t k = 0; k < io->ndevs && n < max; k++)
+		out[n++] = (struct umsi_rid_range){ seg | io->devs[k].first,
+						    seg | io->devs[k].last };
 	return n;
+}
+
+/* The registers of the IOMMU that serves DeviceID @devid (the first when
+ * one serves them all). */
+static uint64_t amdvi_regs_of(uint32_t devid)
+{
+	for (uint32_t i = 0; i < amdvi_nunits; i++) {
+		const struct acpi_ivrs_iommu *io = &acpi.ivrs.iommu[i];
+
+		if (io->all)
+			return amdvi_units_regs[i];
+		for (uint32_t k = 0; k < io->ndevs && k < ACPI_MAX_DEVRANGES;
+		     k++)
+			if (devid >= io->devs[k].first &&
+			    devid <= io->devs[k].last)
+				return amdvi_units_regs[i];
+	}
+	return amdvi_regs;
 }
 
 uint64_t iommu_amdvi_base(void)
@@ -489,10 +551,14 @@ uint32_t iommu_ioapic_source(uint8_t id)
 
 bool iommu_remap_active(void)
 {
-	if (amdvi_base)
-		return (mmio_read32(amdvi_regs + AMDVI_CONTROL) &
-			(AMDVI_CTL_EN | AMDVI_CTL_CMDBUF)) ==
-		       (AMDVI_CTL_EN | AMDVI_CTL_CMDBUF);
+	if (amdvi_base) {
+		for (uint32_t i = 0; i < amdvi_nunits; i++)
+			if ((mmio_read32(amdvi_units_regs[i] + AMDVI_CONTROL) &
+			     (AMDVI_CTL_EN | AMDVI_CTL_CMDBUF)) !=
+			    (AMDVI_CTL_EN | AMDVI_CTL_CMDBUF))
+				return false;
+		return true;
+	}
 	for (uint32_t i = 0; i < nunits; i++)
 		if (!(mmio_read32(units_regs[i] + DMAR_GSTS) & GSTS_IRES))
 			return false;
@@ -518,13 +584,14 @@ int iommu_irte_vector(uint32_t index, uint8_t *vector)
 int iommu_amdvi_table(uint32_t devid, uint32_t *entries,
 		      const volatile uint32_t **table)
 {
-	uint64_t dt, q2;
+	uint64_t dt, q2, r;
 	uint32_t ndev;
 
 	if (!amdvi_base || devid > 0xffff)
 		return -1;
-	dt = mmio_read32(amdvi_regs + AMDVI_DEVTAB) |
-	     (uint64_t)mmio_read32(amdvi_regs + AMDVI_DEVTAB + 4) << 32;
+	r = amdvi_regs_of(devid);
+	dt = mmio_read32(r + AMDVI_DEVTAB) |
+	     (uint64_t)mmio_read32(r + AMDVI_DEVTAB + 4) << 32;
 	ndev = ((uint32_t)(dt & 0x1ff) + 1) * 128;
 	if (!(dt & ~0xfffull) || devid >= ndev)
 		return -1;
@@ -553,18 +620,22 @@ void iommu_setup_done(void)
 	uint64_t irta;
 
 	if (amdvi_base) {
-		uint32_t ctl = mmio_read32(amdvi_regs + AMDVI_CONTROL);
-		uint64_t dt = mmio_read32(amdvi_regs + AMDVI_DEVTAB) |
-			      (uint64_t)mmio_read32(amdvi_regs + AMDVI_DEVTAB +
-						    4) << 32;
+		for (uint32_t i = 0; i < amdvi_nunits; i++) {
+			uint64_t r = amdvi_units_regs[i];
+			uint32_t ctl = mmio_read32(r + AMDVI_CONTROL);
+			uint64_t dt = mmio_read32(r + AMDVI_DEVTAB) |
+				      (uint64_t)mmio_read32(r + AMDVI_DEVTAB +
+							    4) << 32;
 
-		kprintf("amdvi: unit 0x%lx control 0x%x: iommu %s, command "
-			"buffer %s; device table 0x%lx, %u DeviceIDs\n",
-			(unsigned long)amdvi_base, ctl,
-			ctl & AMDVI_CTL_EN ? "on" : "off",
-			ctl & AMDVI_CTL_CMDBUF ? "on" : "off",
-			(unsigned long)(dt & ~0xfffull),
-			((unsigned)(dt & 0x1ff) + 1) * 128);
+			kprintf("amdvi: unit 0x%lx control 0x%x: iommu %s, "
+				"command buffer %s; device table 0x%lx, %u "
+				"DeviceIDs\n",
+				(unsigned long)acpi.ivrs.iommu[i].base, ctl,
+				ctl & AMDVI_CTL_EN ? "on" : "off",
+				ctl & AMDVI_CTL_CMDBUF ? "on" : "off",
+				(unsigned long)(dt & ~0xfffull),
+				((unsigned)(dt & 0x1ff) + 1) * 128);
+		}
 		if (!iommu_remap_active())
 			kprintf("remap: error: the AMD-Vi unit is off after "
 				"uMSI's set-up\n");

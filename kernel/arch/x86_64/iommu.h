@@ -29,13 +29,18 @@ uint64_t iommu_amdvi_base(void);
 uint32_t iommu_amdvi_ioapic_devid(void);
 
 /*
- * AMD-Vi: the DeviceIDs the chosen IOMMU serves, as its IVHD's device
+ * AMD-Vi: the IOMMUs chosen (every one of the IVRS table; 0: none), the
+ * base of IOMMU @i, and the DeviceIDs it serves, as its IVHD's device
  * entries list them, as uMSI's ranges (segment << 16 | DeviceID): at most
  * @max, how many; 0 when it serves every one (a type 1 "all" entry) or
- * the table listed more than the parser kept.
+ * the table listed more than the parser kept (one IOMMU only: with
+ * several, each must list its own, or AMD-Vi stays off).
  */
 struct umsi_rid_range;
-uint32_t iommu_amdvi_devices(struct umsi_rid_range *out, uint32_t max);
+uint32_t iommu_amdvi_nunits(void);
+uint64_t iommu_amdvi_unit_base(uint32_t i);
+uint32_t iommu_amdvi_devices(uint32_t i, struct umsi_rid_range *out,
+			     uint32_t max);
 
 /*
  * AMD-Vi: DeviceID @devid's interrupt remapping table as the device table
