@@ -64,17 +64,24 @@ static void units_cfg_of(const struct umsi_amdvi_unit *u, uint32_t n,
 	c->cfg.ctl_config = &c->ac;
 }
 
+static void units_sim_config(bool two_ioapics, struct umsi_sim_config *sc)
+{
+	*sc = (struct umsi_sim_config){ .ncpus = 4,
+					.amdvi_units = three_units,
+					.namdvi_units = 3,
+					.vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID };
+	if (two_ioapics) {
+		sc->ioapics = fx_two_ioapics();
+		sc->nioapics = 2;
+	}
+}
+
 static struct umsi_sim *units_sim(bool two_ioapics)
 {
-	struct umsi_sim_config sc = { .ncpus = 4, .amdvi_units = three_units,
-				      .namdvi_units = 3,
-				      .vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID };
+	struct umsi_sim_config sc;
 	struct umsi_sim *sim;
 
-	if (two_ioapics) {
-		sc.ioapics = fx_two_ioapics();
-		sc.nioapics = 2;
-	}
+	units_sim_config(two_ioapics, &sc);
 	sim = umsi_sim_create(&sc);
 	assert_non_null(sim);
 	return sim;
@@ -82,18 +89,12 @@ static struct umsi_sim *units_sim(bool two_ioapics)
 
 static struct machine *units_machine(bool two_ioapics)
 {
-	struct machine *m = calloc(1, sizeof(*m));
+	struct umsi_sim_config sc;
 	struct units_cfg c;
 
-	assert_non_null(m);
-	m->sim = units_sim(two_ioapics);
-	umsi_sim_leaks(m->sim, &m->leaks0);
+	units_sim_config(two_ioapics, &sc);
 	units_cfg_of(three_units, 3, two_ioapics, &c);
-	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim,
-					    &c.cfg, &m->sys), 0);
-	(void)umsi_policy_parse(m->sys, "");
-	fx_set_dispatch(m->sim, m->sys);
-	return m;
+	return fx_machine_of(&sc, &c.cfg);
 }
 
 static void all_units_off(struct umsi_sim *sim)

@@ -347,17 +347,18 @@ static inline const struct umsi_ioapic_source *fx_two_ioapics(void)
 
 /* A machine of those two, with a VT-d unit, or an AMD-Vi one when @amdvi;
  * uMSI created on it with @cfg. */
-static inline struct machine *fx_two_ioapic_machine(bool amdvi,
-						    const struct umsi_config *cfg)
+/*
+ * A machine of the simulator built from @sc, uMSI created on it with
+ * @cfg (no boot parameters), the simulator dispatching to it; its leak
+ * counters taken before.
+ */
+static inline struct machine *fx_machine_of(const struct umsi_sim_config *sc,
+					    const struct umsi_config *cfg)
 {
-	struct umsi_sim_config sc = { .ncpus = 4, .vtd = !amdvi,
-				      .amdvi = amdvi,
-				      .ioapics = fx_two_ioapics(),
-				      .nioapics = 2 };
 	struct machine *m = calloc(1, sizeof(*m));
 
 	assert_non_null(m);
-	m->sim = umsi_sim_create(&sc);
+	m->sim = umsi_sim_create(sc);
 	assert_non_null(m->sim);
 	umsi_sim_leaks(m->sim, &m->leaks0);
 	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim, cfg,
@@ -365,6 +366,31 @@ static inline struct machine *fx_two_ioapic_machine(bool amdvi,
 	(void)umsi_policy_parse(m->sys, "");
 	fx_set_dispatch(m->sim, m->sys);
 	return m;
+}
+
+static inline struct machine *fx_two_ioapic_machine(bool amdvi,
+						    const struct umsi_config *cfg)
+{
+	struct umsi_sim_config sc = { .ncpus = 4, .vtd = !amdvi,
+				      .amdvi = amdvi,
+				      .ioapics = fx_two_ioapics(),
+				      .nioapics = 2 };
+
+	return fx_machine_of(&sc, cfg);
+}
+
+/* Faults as umsi_vtd_faults() reports them (fx_vtd_collect), 8 kept. */
+struct fx_vtd_faults {
+	struct umsi_vtd_fault f[8];
+	unsigned n;
+};
+
+static inline void fx_vtd_collect(void *arg, const struct umsi_vtd_fault *f)
+{
+	struct fx_vtd_faults *fl = arg;
+
+	if (fl->n < 8)
+		fl->f[fl->n++] = *f;
 }
 
 /*

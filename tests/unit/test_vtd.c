@@ -554,20 +554,6 @@ static void test_apic_ids_above_255(void **state)
 	vtd_machine_free(m);
 }
 
-/* Faults as umsi_vtd_faults() reports them. */
-struct faults {
-	struct umsi_vtd_fault f[8];
-	unsigned n;
-};
-
-static void collect(void *arg, const struct umsi_vtd_fault *f)
-{
-	struct faults *fl = arg;
-
-	if (fl->n < 8)
-		fl->f[fl->n++] = *f;
-}
-
 /* ---- forgery ------------------------------------------------------------------ */
 
 /*
@@ -591,7 +577,7 @@ static void test_forged_messages_refused(void **state)
 	struct umsi_msg msg, direct;
 	uint32_t irq, sid, index, reason, h, k;
 	struct umsi_sim_stats st;
-	struct faults fl;
+	struct fx_vtd_faults fl;
 	bool over;
 
 	(void)state;
@@ -630,7 +616,7 @@ static void test_forged_messages_refused(void **state)
 	assert_int_equal(reason, UMSI_SIM_VTD_FR_COMPAT);
 	/* What a kernel reads from the fault recording registers. */
 	fl.n = 0;
-	assert_int_equal(umsi_vtd_faults(m->sys, collect, &fl, &over), 3);
+	assert_int_equal(umsi_vtd_faults(m->sys, fx_vtd_collect, &fl, &over), 3);
 	assert_false(over);
 	assert_int_equal(fl.f[0].sid, DEV);
 	assert_int_equal(fl.f[0].index, h);
@@ -641,7 +627,7 @@ static void test_forged_messages_refused(void **state)
 	assert_int_equal(fl.f[1].reason, UMSI_VTD_FR_NOT_PRESENT);
 	assert_int_equal(fl.f[2].reason, UMSI_VTD_FR_COMPAT);
 	/* Read once: cleared. */
-	assert_int_equal(umsi_vtd_faults(m->sys, collect, &fl, &over), 0);
+	assert_int_equal(umsi_vtd_faults(m->sys, fx_vtd_collect, &fl, &over), 0);
 	st = sstats(m);
 	assert_int_equal(st.dispatched, 0);
 	assert_int_equal(st.undeliverable_by[UMSI_SIM_UNDELIV_IR], 3);
@@ -655,7 +641,7 @@ static void test_forged_messages_refused(void **state)
 		assert_int_equal(umsi_sim_msg_write_from(m->sim, DEV, msg.address,
 							 msg.data), 0);
 	fl.n = 0;
-	assert_int_equal(umsi_vtd_faults(m->sys, collect, &fl, &over),
+	assert_int_equal(umsi_vtd_faults(m->sys, fx_vtd_collect, &fl, &over),
 			 UMSI_SIM_VTD_NFR);
 	assert_true(over);
 	assert_int_equal(umsi_vtd_faults(m->sys, NULL, NULL, &over), 0);

@@ -68,18 +68,25 @@ static void units_cfg_of(const struct umsi_vtd_unit *u, uint32_t n,
 	c->cfg.ctl_config = &c->vc;
 }
 
+static void units_sim_config(const struct umsi_vtd_unit *u, uint32_t n,
+			     bool two_ioapics, struct umsi_sim_config *sc)
+{
+	*sc = (struct umsi_sim_config){ .ncpus = 4, .vtd_units = u,
+					.nvtd_units = n,
+					.vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID };
+	if (two_ioapics) {
+		sc->ioapics = fx_two_ioapics();
+		sc->nioapics = 2;
+	}
+}
+
 static struct umsi_sim *units_sim(const struct umsi_vtd_unit *u, uint32_t n,
 				  bool two_ioapics)
 {
-	struct umsi_sim_config sc = { .ncpus = 4, .vtd_units = u,
-				      .nvtd_units = n,
-				      .vtd_ioapic_sid = UMSI_SIM_VTD_IOAPIC_SID };
+	struct umsi_sim_config sc;
 	struct umsi_sim *sim;
 
-	if (two_ioapics) {
-		sc.ioapics = fx_two_ioapics();
-		sc.nioapics = 2;
-	}
+	units_sim_config(u, n, two_ioapics, &sc);
 	sim = umsi_sim_create(&sc);
 	assert_non_null(sim);
 	return sim;
@@ -88,18 +95,12 @@ static struct umsi_sim *units_sim(const struct umsi_vtd_unit *u, uint32_t n,
 static struct machine *units_machine(const struct umsi_vtd_unit *u,
 				     uint32_t n, bool two_ioapics)
 {
-	struct machine *m = calloc(1, sizeof(*m));
+	struct umsi_sim_config sc;
 	struct units_cfg c;
 
-	assert_non_null(m);
-	m->sim = units_sim(u, n, two_ioapics);
-	umsi_sim_leaks(m->sim, &m->leaks0);
+	units_sim_config(u, n, two_ioapics, &sc);
 	units_cfg_of(u, n, two_ioapics, &c);
-	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), m->sim,
-					    &c.cfg, &m->sys), 0);
-	(void)umsi_policy_parse(m->sys, "");
-	fx_set_dispatch(m->sim, m->sys);
-	return m;
+	return fx_machine_of(&sc, &c.cfg);
 }
 
 /* Every unit of the four-unit machine has remapping and its queue off. */
@@ -517,19 +518,6 @@ static void test_silent_unit_fails_alone(void **state)
 
 /* ---- faults ---------------------------------------------------------------- */
 
-struct faults {
-	struct umsi_vtd_fault f[8];
-	unsigned n;
-};
-
-static void collect(void *arg, const struct umsi_vtd_fault *f)
-{
-	struct faults *fl = arg;
-
-	if (fl->n < 8)
-		fl->f[fl->n++] = *f;
-}
-
 /*
  * A handle means something only in the table of the writer's unit: the
  * function behind the root port writing DEV_B's message (handle 0) raises
@@ -542,7 +530,7 @@ static void test_faults_of_each_unit(void **state)
 	struct machine *m = units_machine(four_units, 4, false);
 	struct umsi_msg msg_b;
 	uint32_t irq_b, irq_c, sid, index, reason;
-	struct faults fl = { .n = 0 };
+	struct fx_vtd_faults fl = { .n = 0 };
 	struct three t;
 	bool over;
 
@@ -571,7 +559,7 @@ static void test_faults_of_each_unit(void **state)
 	assert_int_equal(sid, DEV_C);
 	assert_int_equal(umsi_sim_vtd_unit_fault(m->sim, 2, 0, NULL, NULL,
 						 NULL), -UMSI_ENOENT);
-	assert_int_equal(umsi_vtd_faults(m->sys, collect, &fl, &over), 2);
+	assert_int_equal(umsi_vtd_faults(m->sys, fx_vtd_collect, &fl, &over), 2);
 	assert_false(over);
 	assert_int_equal(fl.f[0].unit, 0);
 	assert_int_equal(fl.f[0].sid, DEV_A);
@@ -580,7 +568,7 @@ static void test_faults_of_each_unit(void **state)
 	assert_int_equal(fl.f[1].unit, 1);
 	assert_int_equal(fl.f[1].sid, DEV_C);
 	/* Read and cleared: none the second time. */
-	assert_int_equal(umsi_vtd_faults(m->sys, collect, &fl, &over), 0);
+	assert_int_equal(umsi_vtd_faults(m->sys, fx_vtd_collect, &fl, &over), 0);
 	free_all(m, t.a);
 	free_all(m, t.b);
 	free_all(m, t.c);
