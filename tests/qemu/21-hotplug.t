@@ -14,6 +14,12 @@
 # list, and the vectors the matrix holds are back at the ready line's
 # count; the kernel heap stops growing once every kind was seen once.
 #
+# A third x86 run puts intel-iommu in front (two cycles of each kind):
+# each card hot-added behind a root port must fall in the device scope
+# the kernel handed uMSI's VT-d back end at boot, and its messages' table
+# entries (read through the unit) must send the line's vector to its CPU
+# and validate its requester ID.
+#
 # Cycles: UMSI_HOTPLUG_CYCLES (default 100). Timings per cycle (host
 # clock: device_add to the kernel's slot line, device_del to
 # DEVICE_DELETED; kernel clock: event to first interrupt) are printed
@@ -41,7 +47,7 @@ use UmsiTest;
 
 UmsiTest::require_library();
 
-my $cycles = $ENV{UMSI_HOTPLUG_CYCLES} // 100;
+our $cycles = $ENV{UMSI_HOTPLUG_CYCLES} // 100;
 
 my ($fh, $img) = tempfile('umsi-hp-XXXXXX', TMPDIR => 1, UNLINK => 1, SUFFIX => '.img');
 binmode($fh);
@@ -149,8 +155,12 @@ sub hotplug_cycles {
 				unless $v && $v->{cpu} == $f->{cpu} && $v->{vector} == $f->{vector};
 		}
 		$bad->(grep { /EXCEPTION|PANIC|^check: |probe failed/ } split(/\n/, $ser->since_mark));
-		# The hardware, read through the monitor.
+		# The hardware, read through the monitor; with remapping, the
+		# table entries its messages name too (read through the unit).
 		my $hw = read_function($mon, $ecam, $bdf);
+		local $UmsiCheck::HW = { functions => { lc($bdf) => $hw }, ioapic => {} };
+		UmsiCheck::remap_snapshot($mon, $text, $UmsiCheck::HW)
+			if $hw && $ready && $ready->{remap};
 		if (!$d->{bdf}) {
 			# nothing to compare
 		} elsif (!$hw) {
@@ -260,10 +270,16 @@ my $kvm = UmsiQemu::kvm_status();
 # port room for a card (kernel/common/pci.c, pci_hp_port_room()).
 # UMSI_HOTPLUG_ARCH=arm64 (a comma list) runs only those.
 my %only = map { $_ => 1 } split(/,/, $ENV{UMSI_HOTPLUG_ARCH} // '');
-for my $run (['x86_64', 'tcg'], ['x86_64', 'kvm'], ['arm64', 'tcg'], ['riscv64', 'tcg']) {
-	my ($arch, $accel) = @$run;
+# x86 with intel-iommu too (a shorter run: two of each kind): the kernel
+# hands uMSI's VT-d back end the DMAR unit with its device scope as
+# requester ranges, read at boot, and every card hot-added behind a root
+# port must fall in its port's range and be remapped.
+for my $run (['x86_64', 'tcg'], ['x86_64', 'kvm'], ['x86_64', 'tcg', 'vtd'],
+	     ['arm64', 'tcg'], ['riscv64', 'tcg']) {
+	my ($arch, $accel, $remap) = @$run;
 	next if %only && !$only{$arch};
 	my $x86 = $arch eq 'x86_64';
+	my $n = $remap ? min($cycles, 2 * @kinds) : $cycles;
     SKIP: {
 		if ($accel eq 'kvm' && $kvm ne 'yes') {
 			UmsiQemu::skip_kvm(1);
@@ -276,7 +292,11 @@ for my $run (['x86_64', 'tcg'], ['x86_64', 'kvm'], ['arm64', 'tcg'], ['riscv64',
 		if (!$x86 && !-f $kernel) {
 			skip("$arch: $kernel not built", 1);
 		}
-		subtest "$arch $accel $cycles hot-plug cycles" => sub {
+		if ($remap && `$UmsiQemu::QEMU -device help 2>&1` !~ /"intel-iommu"/) {
+			skip("$UmsiQemu::QEMU has no intel-iommu device", 1);
+		}
+		subtest "$arch $accel" . ($remap ? " $remap" : '') . " $n hot-plug cycles" => sub {
+			local $cycles = $n;
 			my $t_start = time();
 			# arm64: QEMU's ITS says what was mapped and unmapped.
 			my (undef, $trace) = tempfile('umsi-hp-its-XXXXXX', TMPDIR => 1, UNLINK => 1);
@@ -285,7 +305,8 @@ for my $run (['x86_64', 'tcg'], ['x86_64', 'kvm'], ['arm64', 'tcg'], ['riscv64',
 			my $r = UmsiQemu::run(($x86 ? (accel => $accel) : (arch => $arch)), smp => 4,
 				timeout => 60 + ($x86 ? 6 : 12) * $cycles, hold => 1, qmp => 1,
 				append => 'umsi.drivers=all umsi.probe=all umsi.fire=3',
-				devices => [($x86 ? ('-global', 'ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off') : ()),
+				devices => [($remap ? ('-device', 'intel-iommu,intremap=on') : ()),
+					    ($x86 ? ('-global', 'ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off') : ()),
 					    '-blockdev', "driver=file,node-name=file0,filename=$img,read-only=on",
 					    '-blockdev', 'driver=raw,node-name=img0,file=file0,read-only=on',
 					    map({ ('-device', sprintf('pcie-root-port,id=rp%d,chassis=%d,addr=0x%x', $_, $_, 7 + $_)) } 1 .. 3),
@@ -293,6 +314,11 @@ for my $run (['x86_64', 'tcg'], ['x86_64', 'kvm'], ['arm64', 'tcg'], ['riscv64',
 				monitor => \&hotplug_cycles);
 			my $res = $r->{monitor};
 			is($r->{exit}, 'held', 'machine came up and held') or diag($r->{serial});
+			if ($remap) {
+				is($r->{ready}{remap}, 'vt-d', 'remapping on: ready line "remap":"vt-d"');
+				like($r->{serial}, qr/^remap: uMSI takes the VT-d back end: unit 0xfed90000, .* (\d+) scope ranges$/m,
+				     'the unit handed over with its device scope');
+			}
 			ok($res && ref $res eq 'HASH' && !$res->{error}, 'hot-plug cycles ran')
 				or diag(explain($res));
 			$res = { cycles => [] } unless ref $res eq 'HASH';
