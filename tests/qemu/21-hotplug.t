@@ -14,11 +14,12 @@
 # list, and the vectors the matrix holds are back at the ready line's
 # count; the kernel heap stops growing once every kind was seen once.
 #
-# A third x86 run puts intel-iommu in front (two cycles of each kind):
-# each card hot-added behind a root port must fall in the device scope
-# the kernel handed uMSI's VT-d back end at boot, and its messages' table
+# Two more x86 runs put intel-iommu, then amd-iommu, in front (two cycles
+# of each kind): each card hot-added behind a root port must fall in the
+# device scope the kernel handed uMSI's VT-d back end at boot, or get its
+# own interrupt table in the IOMMU's device table, and its messages' table
 # entries (read through the unit) must send the line's vector to its CPU
-# and validate its requester ID.
+# (VT-d: and validate its requester ID).
 #
 # Cycles: UMSI_HOTPLUG_CYCLES (default 100). Timings per cycle (host
 # clock: device_add to the kernel's slot line, device_del to
@@ -159,7 +160,8 @@ sub hotplug_cycles {
 		# table entries its messages name too (read through the unit).
 		my $hw = read_function($mon, $ecam, $bdf);
 		local $UmsiCheck::HW = { functions => { lc($bdf) => $hw }, ioapic => {} };
-		UmsiCheck::remap_snapshot($mon, $text, $UmsiCheck::HW)
+		UmsiCheck::remap_snapshot($mon, $text . "\n" . $ser->since_mark,
+					  $UmsiCheck::HW)
 			if $hw && $ready && $ready->{remap};
 		if (!$d->{bdf}) {
 			# nothing to compare
@@ -275,7 +277,7 @@ my %only = map { $_ => 1 } split(/,/, $ENV{UMSI_HOTPLUG_ARCH} // '');
 # requester ranges, read at boot, and every card hot-added behind a root
 # port must fall in its port's range and be remapped.
 for my $run (['x86_64', 'tcg'], ['x86_64', 'kvm'], ['x86_64', 'tcg', 'vtd'],
-	     ['arm64', 'tcg'], ['riscv64', 'tcg']) {
+	     ['x86_64', 'tcg', 'amd-vi'], ['arm64', 'tcg'], ['riscv64', 'tcg']) {
 	my ($arch, $accel, $remap) = @$run;
 	next if %only && !$only{$arch};
 	my $x86 = $arch eq 'x86_64';
@@ -292,8 +294,9 @@ for my $run (['x86_64', 'tcg'], ['x86_64', 'kvm'], ['x86_64', 'tcg', 'vtd'],
 		if (!$x86 && !-f $kernel) {
 			skip("$arch: $kernel not built", 1);
 		}
-		if ($remap && `$UmsiQemu::QEMU -device help 2>&1` !~ /"intel-iommu"/) {
-			skip("$UmsiQemu::QEMU has no intel-iommu device", 1);
+		my $iommu = !$remap ? undef : $remap eq 'vtd' ? 'intel-iommu' : 'amd-iommu';
+		if ($remap && `$UmsiQemu::QEMU -device help 2>&1` !~ /"$iommu"/) {
+			skip("$UmsiQemu::QEMU has no $iommu device", 1);
 		}
 		subtest "$arch $accel" . ($remap ? " $remap" : '') . " $n hot-plug cycles" => sub {
 			local $cycles = $n;
@@ -305,7 +308,7 @@ for my $run (['x86_64', 'tcg'], ['x86_64', 'kvm'], ['x86_64', 'tcg', 'vtd'],
 			my $r = UmsiQemu::run(($x86 ? (accel => $accel) : (arch => $arch)), smp => 4,
 				timeout => 60 + ($x86 ? 6 : 12) * $cycles, hold => 1, qmp => 1,
 				append => 'umsi.drivers=all umsi.probe=all umsi.fire=3',
-				devices => [($remap ? ('-device', 'intel-iommu,intremap=on') : ()),
+				devices => [($remap ? ('-device', "$iommu,intremap=on") : ()),
 					    ($x86 ? ('-global', 'ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off') : ()),
 					    '-blockdev', "driver=file,node-name=file0,filename=$img,read-only=on",
 					    '-blockdev', 'driver=raw,node-name=img0,file=file0,read-only=on',
@@ -314,10 +317,14 @@ for my $run (['x86_64', 'tcg'], ['x86_64', 'kvm'], ['x86_64', 'tcg', 'vtd'],
 				monitor => \&hotplug_cycles);
 			my $res = $r->{monitor};
 			is($r->{exit}, 'held', 'machine came up and held') or diag($r->{serial});
-			if ($remap) {
+			if ($remap && $remap eq 'vtd') {
 				is($r->{ready}{remap}, 'vt-d', 'remapping on: ready line "remap":"vt-d"');
 				like($r->{serial}, qr/^remap: uMSI takes the VT-d back end: unit 0xfed90000, .* (\d+) scope ranges$/m,
 				     'the unit handed over with its device scope');
+			} elsif ($remap) {
+				is($r->{ready}{remap}, 'amd-vi', 'remapping on: ready line "remap":"amd-vi"');
+				like($r->{serial}, qr/^remap: uMSI takes the AMD-Vi back end: unit 0xfed80000, /m,
+				     'the IOMMU handed over');
 			}
 			ok($res && ref $res eq 'HASH' && !$res->{error}, 'hot-plug cycles ran')
 				or diag(explain($res));
