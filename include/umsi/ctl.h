@@ -293,8 +293,9 @@ struct umsi_ioapic_source {
 /* The requester ID of an IO-APIC unknown to the kernel: no validation. */
 #define UMSI_VTD_NO_SID         0xffffffffu
 
-/* The most remapping units (umsi_vtd_config.units) and the most scope
- * ranges one unit may list. */
+/* The most remapping units (umsi_vtd_config.units), and the most scope
+ * ranges all units together may list (umsi_amdvi_config.units' DeviceID
+ * ranges too). */
 #define UMSI_VTD_MAX_UNITS      64u
 #define UMSI_VTD_MAX_SCOPE      1024u
 
@@ -329,7 +330,8 @@ struct umsi_rid_range {
  * @scope: with @nscope, the requesters it remaps (its device scope); each
  *            range within @segment, and no range of one unit overlapping
  *            another unit's. May be empty (0) only with @include_all
- * @nscope: entries of @scope, 0 to UMSI_VTD_MAX_SCOPE
+ * @nscope: entries of @scope, 0 to UMSI_VTD_MAX_SCOPE (all units
+ *            together)
  */
 struct umsi_vtd_unit {
 	uint64_t reg_base;
@@ -414,8 +416,8 @@ struct umsi_vtd_unit {
  * base, a table size not a power of two, @x2apic without ECAP.EIM, a unit
  * without interrupt remapping or queued invalidation, an @ioapics table
  * that is missing, too long, has an IO-APIC of no or too many inputs or
- * a requester ID past 16 bits, or two IO-APICs sharing a GSI, both
- * @reg_base and @units or neither, too many units, two at one address,
+ * a requester ID past 16 bits, or two IO-APICs sharing a GSI, an
+ * @ioapic_sid past 16 bits, both @reg_base and @units or neither, too many units, two at one address,
  * two include-all units of one segment, a unit that remaps nothing, a
  * scope range reversed, across segments, outside its unit's segment or
  * overlapping another unit's, remapping already enabled by someone else)

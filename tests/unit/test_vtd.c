@@ -149,6 +149,11 @@ static void test_contradictory_config_refused(void **state)
 	vtd_cfg_of(0, &c);
 	c.vc.x2apic = true;
 	fx_refused(sim, &c.cfg, -UMSI_EINVAL, "x2apic asked but ECAP");
+	/* An IO-APIC ID that is no 16-bit requester ID. */
+	vtd_cfg_of(0, &c);
+	c.vc.ioapic_sid = 0x1f0f8;
+	fx_refused(sim, &c.cfg, -UMSI_EINVAL, "ioapic_sid 0x1f0f8 is not a "
+		   "requester ID");
 	/* Remapping already on: someone else's table. */
 	umsi_sim_mmio_write32(sim, UMSI_SIM_VTD_BASE + 0x18, 1u << 25);
 	vtd_cfg_of(0, &c);

@@ -534,7 +534,7 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		      uint32_t cpu, uint32_t id, struct umsi_msg *msg)
 {
 	struct av_priv *p = av_priv(sys);
-	struct av_irq *r;
+	struct av_irq *r, *gone = NULL;
 	struct umsi_x86_slice sl;
 	struct av_unit *u;
 	umsi_irqflags_t fl;
@@ -571,16 +571,32 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	ret = av_sync(sys, u, CMD_INV_INTR_TABLE, r->dev->devid);
 	r->stuck |= ret != 0;
 	/* Unconfirmed: the unit may hold them; new ones are cleared all
-	 * the same, and the record keeps them taken (fini frees it). */
+	 * the same, and stay taken. */
 	for (uint32_t i = 0; ret && new_entry && i < sl.count; i++)
 		r->dev->irt[r->base + sl.from + i] = 0;
 	if (!ret) {
 		r->live |= 1u << sl.from;
 		/* A block's one message, whichever member. */
 		av_msg(r, ci->wired, apic, id, msg);
+	} else if (!r->live) {
+		/*
+		 * A record no member holds goes, so that its IRQ number can
+		 * come back (on another IOMMU too); its entries stay taken
+		 * and its device's table is kept (stuck): the unit may
+		 * still read them.
+		 */
+		struct av_irq **l;
+
+		for (l = av_bucket(p, r->irq); *l != r; l = &(*l)->next)
+			;
+		*l = r->next;
+		r->dev->stuck = true;
+		r->dev->nirqs--;
+		gone = r;
 	}
 	av_unlock(sys, fl);
 	av_tell(sys);
+	umsi_free(sys, gone, sizeof(*gone));
 	return ret ? ret : 1;
 }
 
@@ -707,14 +723,19 @@ static void *av_phys_alloc(struct umsi_system *sys, size_t size, size_t align,
 	return v;
 }
 
-/* Unit @u off (if we turned it on and it answered), its memory back
- * unless it may still read it (@keep). */
-static void av_unit_fini(struct umsi_system *sys, struct av_priv *p,
-			 struct av_unit *u, bool keep)
+/* Unit @u off, if we turned it on and it answered. */
+static void av_unit_off(struct umsi_system *sys, struct av_unit *u)
 {
 	if (u->regs && u->enabled && !u->broken)
 		wr64(sys, u, AV_CONTROL, rd64(sys, u, AV_CONTROL) &
 		     ~(CTL_IOMMU_EN | CTL_CMDBUF_EN));
+}
+
+/* Unit @u's memory back unless it may still read it (@keep), its
+ * registers unmapped. */
+static void av_unit_fini(struct umsi_system *sys, struct av_priv *p,
+			 struct av_unit *u, bool keep)
+{
 	if (keep) {
 		umsi_log(sys, UMSI_LOG_WARN, "x86-amdvi: the unit at 0x%llx did "
 			 "not answer: its tables and command buffer stay "
@@ -742,6 +763,9 @@ static void av_fini(struct umsi_system *sys)
 
 	if (!p)
 		return;
+	/* Every unit off before any table it may read goes. */
+	for (i = p->nunits; i-- > 0;)
+		av_unit_off(sys, &p->units[i]);
 	for (i = 0; i < AV_HASH; i++) {
 		while (p->hash[i]) {
 			struct av_irq *r = p->hash[i];
@@ -761,7 +785,6 @@ static void av_fini(struct umsi_system *sys)
 		else
 			av_dev_free(sys, d);
 	}
-	/* The last unit brought up is the first taken down. */
 	for (i = p->nunits; i-- > 0;)
 		av_unit_fini(sys, p, &p->units[i], p->units[i].broken);
 	if (p->lock)

@@ -130,7 +130,7 @@ struct vtd_unit {
 	bool tell;
 	uint64_t tell_iqh, tell_iqt;
 	uint32_t tell_fsts;
-	bool enabled;                   /* IRE set by us */
+	bool enabled;                   /* QIE (then IRE) set by us */
 	struct umsi_idmap used;         /* the entries taken */
 };
 
@@ -824,6 +824,13 @@ static int vtd_check_config(struct umsi_system *sys,
 	}
 	if (vtd_check_units(sys, c, nranges))
 		return -UMSI_EINVAL;
+	if (!c->nioapics && c->ioapic_sid != UMSI_VTD_NO_SID &&
+	    c->ioapic_sid > 0xffff) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: ioapic_sid 0x%x is not a "
+			 "requester ID (bus << 8 | devfn) or UMSI_VTD_NO_SID",
+			 c->ioapic_sid);
+		return -UMSI_EINVAL;
+	}
 	*n = c->irte_count ? c->irte_count : UMSI_VTD_DEFAULT_IRTE;
 	if (*n < 2 || *n > 65536 || (*n & (*n - 1))) {
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irte_count %u is not a "
@@ -884,6 +891,9 @@ static int vtd_start(struct umsi_system *sys, struct vtd_unit *u,
 
 	wr64(sys, u, VTD_IQT, 0);
 	wr64(sys, u, VTD_IQA, u->iq_phys);      /* 4 KiB, 128-bit entries */
+	/* Ours from here on: fini turns queued invalidation (and
+	 * remapping) off again, whatever step fails. */
+	u->enabled = true;
 	ret = vtd_gcmd(sys, u, GCMD_QIE, true, "queued invalidation on");
 	if (ret)
 		return ret;
@@ -896,7 +906,6 @@ static int vtd_start(struct umsi_system *sys, struct vtd_unit *u,
 		vtd_tell(sys);
 		return ret;
 	}
-	u->enabled = true;
 	ret = vtd_gcmd(sys, u, GCMD_IRE, true, "remapping on");
 	/*
 	 * GCMD.CFI set lets compatibility-format messages bypass remapping
