@@ -159,10 +159,12 @@ sub hotplug_cycles {
 		# The hardware, read through the monitor; with remapping, the
 		# table entries its messages name too (read through the unit).
 		my $hw = read_function($mon, $ecam, $bdf);
-		local $UmsiCheck::HW = { functions => { lc($bdf) => $hw }, ioapic => {} };
+		my $remap = $hw && $ready && $ready->{remap};
+		local $UmsiCheck::HW = $remap ?
+			{ %$UmsiCheck::HW, functions => { lc($bdf) => $hw }, ioapic => {} } :
+			$UmsiCheck::HW;
 		UmsiCheck::remap_snapshot($mon, $text . "\n" . $ser->since_mark,
-					  $UmsiCheck::HW)
-			if $hw && $ready && $ready->{remap};
+					  $UmsiCheck::HW) if $remap;
 		if (!$d->{bdf}) {
 			# nothing to compare
 		} elsif (!$hw) {
