@@ -86,17 +86,6 @@ static struct umsi_sim_amdvi_stats astats(struct machine *m)
 	return s;
 }
 
-static struct umsi_msg msix_msg(struct machine *m, umsi_bdf_t bdf, uint32_t k)
-{
-	struct umsi_msg msg;
-	uint32_t data, ctrl;
-
-	assert_int_equal(umsi_sim_msix_entry_get(m->sim, bdf, k, &msg.address,
-						 &data, &ctrl), 0);
-	msg.data = data;
-	return msg;
-}
-
 /* The MSI address and data of @bdf (its capability found by walking). */
 static void msi_msg(struct machine *m, umsi_bdf_t bdf, uint64_t *addr,
 		    uint32_t *data)
@@ -247,7 +236,7 @@ static void test_msix_remapped(void **state)
 			 UMSI_PCI_IRQ_MSIX | UMSI_PCI_IRQ_AFFINITY), 8);
 	for (k = 0; k < 8; k++) {
 		uint32_t irq = (uint32_t)umsi_pci_irq_vector(dev, k);
-		struct umsi_msg msg = msix_msg(m, NVME, k);
+		struct umsi_msg msg = fx_msix_msg(m, NVME, k);
 		struct umsi_irq_info info;
 
 		assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
@@ -296,7 +285,7 @@ static void test_migration_rewrites_entry(void **state)
 	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
 			 0);
 	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
-	before = msix_msg(m, NVME, 1);
+	before = fx_msix_msg(m, NVME, 1);
 	to = (info.cpu + 1) % 4;
 	w = 1ull << to;
 	handled = m->handled[irq];
@@ -316,7 +305,7 @@ static void test_migration_rewrites_entry(void **state)
 	assert_int_equal(a1.inv_table - a0.inv_table, 1);
 	assert_int_equal(a1.waits - a0.waits, 1);
 	assert_int_equal(dstats(m, NVME).mmio_writes, writes);
-	after = msix_msg(m, NVME, 1);
+	after = fx_msix_msg(m, NVME, 1);
 	assert_int_equal(after.address, before.address);
 	assert_int_equal(after.data, before.data);
 	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
@@ -397,7 +386,7 @@ static void test_forged_messages_aborted(void **state)
 	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
 			 0);
 	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
-	msg = msix_msg(m, NVME, 0);
+	msg = fx_msix_msg(m, NVME, 0);
 	handled = m->handled[irq];
 	/* (a) the nvme's index, written by DEV: DEV's own table. */
 	(void)umsi_sim_msg_write_from(m->sim, DEV, msg.address, msg.data + 1);
@@ -437,7 +426,7 @@ static void test_removal_takes_the_table(void **state)
 		dev = plug(m, NVME, &d, UMSI_PCI_ADD_FRESH);
 		assert_int_equal(umsi_pci_alloc_irq_vectors(dev, 4, 4,
 							    UMSI_PCI_IRQ_MSIX), 4);
-		msg = msix_msg(m, NVME, 0);
+		msg = fx_msix_msg(m, NVME, 0);
 		umsi_pci_remove(m->sys, dev);
 		assert_int_equal(umsi_sim_remove_device(m->sim, NVME), 0);
 		aborted = astats(m).aborted;

@@ -236,16 +236,6 @@ static void test_units_create_failure_leaves_nothing(void **state)
 
 /* ---- tables per unit -------------------------------------------------------- */
 
-static struct umsi_pci_dev *port_up(struct machine *m)
-{
-	struct umsi_sim_dev_desc rp = fx_bridge_desc(0x10,
-						     UMSI_PCIE_TYPE_ROOT_PORT,
-						     false);
-
-	rp.subordinate_bus = 0x1f;
-	return plug_under(m, PORT, &rp, NULL);
-}
-
 /* Two MSI-X vectors of @dev requested; each fired once, handled on its
  * CPU. */
 static void two_up(struct machine *m, struct umsi_pci_dev *dev,
@@ -287,7 +277,7 @@ static void test_each_unit_its_devices(void **state)
 	uint64_t addr;
 
 	(void)state;
-	port = port_up(m);
+	port = fx_root_port_up(m, PORT, 0x10, 0x1f);
 	a = plug(m, DEV_A, &d, UMSI_PCI_ADD_FRESH);
 	c = plug_under(m, DEV_C, &d, port);
 	s = plug(m, DEV_S1, &d, UMSI_PCI_ADD_FRESH);
@@ -368,7 +358,7 @@ static void test_silent_unit_fails_alone(void **state)
 {
 	struct machine *m = units_machine(false);
 	struct umsi_sim_dev_desc d = nvme_desc();
-	struct umsi_pci_dev *port = port_up(m);
+	struct umsi_pci_dev *port = fx_root_port_up(m, PORT, 0x10, 0x1f);
 	struct umsi_pci_dev *a = plug(m, DEV_A, &d, UMSI_PCI_ADD_FRESH);
 	struct umsi_pci_dev *c = plug_under(m, DEV_C, &d, port);
 	const char *log;

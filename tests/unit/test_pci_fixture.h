@@ -202,6 +202,35 @@ static inline struct umsi_pci_dev *plug_under(struct machine *m,
 }
 
 /*
+ * A PCI Express root port at @bdf whose buses run from @sec to @sub, from
+ * reset, on the root bus: the port functions behind it plug_under() it.
+ */
+static inline struct umsi_pci_dev *fx_root_port_up(struct machine *m,
+						   umsi_bdf_t bdf, uint8_t sec,
+						   uint8_t sub)
+{
+	struct umsi_sim_dev_desc rp = fx_bridge_desc(sec,
+						     UMSI_PCIE_TYPE_ROOT_PORT,
+						     false);
+
+	rp.subordinate_bus = sub;
+	return plug_under(m, bdf, &rp, NULL);
+}
+
+/* MSI-X entry @k of function @bdf as the device holds it. */
+static inline struct umsi_msg fx_msix_msg(struct machine *m, umsi_bdf_t bdf,
+					  uint32_t k)
+{
+	struct umsi_msg msg;
+	uint32_t data, ctrl;
+
+	assert_int_equal(umsi_sim_msix_entry_get(m->sim, bdf, k, &msg.address,
+						 &data, &ctrl), 0);
+	msg.data = data;
+	return msg;
+}
+
+/*
  * machine_free() for the back-end tests: no bad access and no host call
  * made where host.h forbids it, everything given back (every leak
  * counter), then @after (may be NULL) looks at the hardware the system

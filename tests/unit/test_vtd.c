@@ -116,17 +116,6 @@ static void assert_irte(struct machine *m, uint32_t index, uint32_t cpu,
 	assert_int_equal(IRTE_SID(e[1]), sid);
 }
 
-static struct umsi_msg msix_msg(struct machine *m, umsi_bdf_t bdf, uint32_t k)
-{
-	struct umsi_msg msg;
-	uint32_t data, ctrl;
-
-	assert_int_equal(umsi_sim_msix_entry_get(m->sim, bdf, k, &msg.address,
-						 &data, &ctrl), 0);
-	msg.data = data;
-	return msg;
-}
-
 /* ---- configuration --------------------------------------------------------- */
 
 
@@ -267,7 +256,7 @@ static void test_msix_remapped(void **state)
 			 UMSI_PCI_IRQ_MSIX | UMSI_PCI_IRQ_AFFINITY), 8);
 	for (k = 0; k < 8; k++) {
 		uint32_t irq = (uint32_t)umsi_pci_irq_vector(dev, k), h;
-		struct umsi_msg msg = msix_msg(m, NVME, k);
+		struct umsi_msg msg = fx_msix_msg(m, NVME, k);
 		struct umsi_irq_info info;
 
 		assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
@@ -314,7 +303,7 @@ static void test_migration_rewrites_entry(void **state)
 	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
 			 0);
 	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
-	before = msix_msg(m, NVME, 1);
+	before = fx_msix_msg(m, NVME, 1);
 	to = (info.cpu + 1) % 4;
 	w = 1ull << to;
 	handled = m->handled[irq];
@@ -333,7 +322,7 @@ static void test_migration_rewrites_entry(void **state)
 	assert_int_equal(v1.iec_index - v0.iec_index, 1);
 	assert_int_equal(v1.waits - v0.waits, 1);
 	assert_int_equal(dstats(m, NVME).mmio_writes, writes);
-	after = msix_msg(m, NVME, 1);
+	after = fx_msix_msg(m, NVME, 1);
 	assert_int_equal(after.address, before.address);
 	assert_int_equal(after.data, before.data);
 	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
@@ -524,7 +513,7 @@ static void test_apic_ids_above_255(void **state)
 		uint64_t w = 1ull << cpu;
 		struct umsi_cpumask one = { &w, 6 };
 		struct umsi_irq_info info;
-		struct umsi_msg msg = msix_msg(m, NVME, cpu);
+		struct umsi_msg msg = fx_msix_msg(m, NVME, cpu);
 
 		irq = (uint32_t)umsi_pci_irq_vector(dev, cpu);
 		assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0,
@@ -594,7 +583,7 @@ static void test_forged_messages_refused(void **state)
 	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
 			 0);
 	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
-	msg = msix_msg(m, NVME, 0);
+	msg = fx_msix_msg(m, NVME, 0);
 	h = handle_of(&msg, 0);
 	umsi_sim_stats_reset(m->sim);
 	/* (a) the nvme's handle, written by DEV. */

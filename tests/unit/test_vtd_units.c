@@ -134,17 +134,6 @@ static uint32_t handle_of(const struct umsi_msg *msg)
 	return d.handle;
 }
 
-static struct umsi_msg msix_msg(struct machine *m, umsi_bdf_t bdf, uint32_t k)
-{
-	struct umsi_msg msg;
-	uint32_t data, ctrl;
-
-	assert_int_equal(umsi_sim_msix_entry_get(m->sim, bdf, k, &msg.address,
-						 &data, &ctrl), 0);
-	msg.data = data;
-	return msg;
-}
-
 /* Entry @index of @unit's table sends @irq's vector to its CPU and
  * validates requester @sid. */
 static void assert_unit_irte(struct machine *m, uint32_t unit, uint32_t index,
@@ -308,13 +297,9 @@ struct three {
 static void three_up(struct machine *m, struct three *t)
 {
 	struct umsi_sim_dev_desc d = nvme_desc();
-	struct umsi_sim_dev_desc rp = fx_bridge_desc(0x10,
-						     UMSI_PCIE_TYPE_ROOT_PORT,
-						     false);
 	struct umsi_pci_dev *all[3];
 
-	rp.subordinate_bus = 0x1f;
-	t->port = plug_under(m, PORT, &rp, NULL);
+	t->port = fx_root_port_up(m, PORT, 0x10, 0x1f);
 	t->a = all[0] = plug(m, DEV_A, &d, UMSI_PCI_ADD_FRESH);
 	t->b = all[1] = plug(m, DEV_B, &d, UMSI_PCI_ADD_FRESH);
 	t->c = all[2] = plug_under(m, DEV_C, &d, t->port);
@@ -366,7 +351,7 @@ static void test_each_unit_its_table(void **state)
 	devs[2] = t.c;
 	for (int i = 0; i < 3; i++) {
 		for (uint32_t k = 0; k < 2; k++) {
-			struct umsi_msg msg = msix_msg(m, bdf[i], k);
+			struct umsi_msg msg = fx_msix_msg(m, bdf[i], k);
 
 			irq = (uint32_t)umsi_pci_irq_vector(devs[i], k);
 			assert_int_equal(handle_of(&msg), k);
@@ -388,7 +373,7 @@ static void test_each_unit_its_table(void **state)
 	/* DEV_C's second IRQ moves: unit 1 invalidates, no other. */
 	irq = (uint32_t)umsi_pci_irq_vector(t.c, 1);
 	assert_int_equal(umsi_irq_get_info(m->sys, irq, &info), 0);
-	before = msix_msg(m, DEV_C, 1);
+	before = fx_msix_msg(m, DEV_C, 1);
 	for (uint32_t u = 0; u < 3; u++)
 		s0[u] = ustats(m, u);
 	w = 1ull << ((info.cpu + 1) % 4);
@@ -398,7 +383,7 @@ static void test_each_unit_its_table(void **state)
 	assert_true(s1[1].iec_index > s0[1].iec_index);
 	assert_int_equal(s1[0].iec_index, s0[0].iec_index);
 	assert_int_equal(s1[2].iec_index, s0[2].iec_index);
-	after = msix_msg(m, DEV_C, 1);
+	after = fx_msix_msg(m, DEV_C, 1);
 	assert_int_equal(after.address, before.address);
 	assert_int_equal(after.data, before.data);
 	assert_unit_irte(m, 1, 1, irq, DEV_C);
@@ -432,15 +417,11 @@ static void test_requester_no_unit_remaps_refused(void **state)
 	};
 	struct machine *m = units_machine(scoped, 2, false);
 	struct umsi_sim_dev_desc d = nvme_desc();
-	struct umsi_sim_dev_desc rp = fx_bridge_desc(0x10,
-						     UMSI_PCIE_TYPE_ROOT_PORT,
-						     false);
 	struct umsi_pci_dev *port, *a, *c;
 	int ret;
 
 	(void)state;
-	rp.subordinate_bus = 0x1f;
-	port = plug_under(m, PORT, &rp, NULL);
+	port = fx_root_port_up(m, PORT, 0x10, 0x1f);
 	a = plug(m, DEV_A, &d, UMSI_PCI_ADD_FRESH);
 	c = plug_under(m, DEV_C, &d, port);
 	umsi_sim_log_clear(m->sim);
@@ -477,16 +458,12 @@ static void test_silent_unit_fails_alone(void **state)
 {
 	struct machine *m = units_machine(four_units, 4, false);
 	struct umsi_sim_dev_desc d = nvme_desc();
-	struct umsi_sim_dev_desc rp = fx_bridge_desc(0x10,
-						     UMSI_PCIE_TYPE_ROOT_PORT,
-						     false);
 	struct umsi_pci_dev *port, *a, *c;
 	const char *log;
 	uint32_t irq;
 
 	(void)state;
-	rp.subordinate_bus = 0x1f;
-	port = plug_under(m, PORT, &rp, NULL);
+	port = fx_root_port_up(m, PORT, 0x10, 0x1f);
 	a = plug(m, DEV_A, &d, UMSI_PCI_ADD_FRESH);
 	c = plug_under(m, DEV_C, &d, port);
 	umsi_sim_log_clear(m->sim);
@@ -538,7 +515,7 @@ static void test_faults_of_each_unit(void **state)
 	three_up(m, &t);
 	irq_b = (uint32_t)umsi_pci_irq_vector(t.b, 0);
 	irq_c = (uint32_t)umsi_pci_irq_vector(t.c, 0);
-	msg_b = msix_msg(m, DEV_B, 0);
+	msg_b = fx_msix_msg(m, DEV_B, 0);
 	assert_int_equal(umsi_sim_msg_write_from(m->sim, DEV_C, msg_b.address,
 						 msg_b.data), 1);
 	umsi_sim_quiesce(m->sim);
@@ -627,7 +604,7 @@ static void test_other_segment_unit(void **state)
 	irq = (uint32_t)umsi_pci_irq_vector(s1, 0);
 	assert_int_equal(umsi_request_irq(m->sys, irq, fx_handler, 0, "t", m),
 			 0);
-	msg = msix_msg(m, DEV_S1, 0);
+	msg = fx_msix_msg(m, DEV_S1, 0);
 	assert_int_equal(handle_of(&msg), 0);
 	assert_unit_irte(m, 3, 0, irq, DEV_S1 & 0xffff);
 	assert_not_present(m, 0, 0);
