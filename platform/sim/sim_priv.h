@@ -196,7 +196,6 @@ struct sim_vtd_fault {
  */
 struct sim_vtd {
 	uint64_t base;                /* its 4 KiB of registers */
-	uint32_t index;               /* in config.vtd_units */
 	/* What it remaps (struct umsi_vtd_unit); @all_segments: the one
 	 * unit of config.vtd alone, every requester. */
 	uint16_t segment;

@@ -104,7 +104,6 @@ static int sim_vtd_unit_init(struct sim_vtd *v,
 		return -UMSI_ENOMEM;
 	v->eim = cfg->vtd_eim;
 	v->gen = 1;
-	v->index = i;
 	if (!cfg->nvtd_units) {
 		v->base = UMSI_SIM_VTD_BASE;
 		v->include_all = v->all_segments = true;
@@ -187,6 +186,12 @@ static struct sim_vtd *vtd_for(struct umsi_sim *sim, uint32_t rid)
 						 sim->vtd[i].segment == seg))
 			return &sim->vtd[i];
 	return rid == UMSI_SIM_NO_REQUESTER && sim->nvtd ? &sim->vtd[0] : NULL;
+}
+
+/* The number of unit @v in config.vtd_units (0 for config.vtd alone). */
+static unsigned vtd_no(const struct umsi_sim *sim, const struct sim_vtd *v)
+{
+	return (unsigned)(v - sim->vtd);
 }
 
 static struct sim_vtd *vtd_unit(struct umsi_sim *sim, uint32_t unit)
@@ -419,7 +424,7 @@ static void vtd_iqe_locked(struct umsi_sim *sim, struct sim_vtd *v,
 {
 	v->fsts |= FSTS_IQE;
 	sim_bad_access_locked(sim, "vtd%u: invalidation queue error at IQH "
-			      "0x%x: %s", v->index, v->iqh << 4, why);
+			      "0x%x: %s", vtd_no(sim, v), v->iqh << 4, why);
 }
 
 /* Run one descriptor. Return: NULL, or why it is an error. */
@@ -561,7 +566,7 @@ static void vtd_gcmd(struct umsi_sim *sim, struct sim_vtd *v, uint32_t val)
 		if (v->iqh != v->iqt && !(v->fsts & FSTS_IQE))
 			sim_logf_locked(sim, "vtd%u: queued invalidation "
 					"disabled with descriptors pending",
-					v->index);
+					vtd_no(sim, v));
 		v->gsts &= ~G_QIE;
 		v->iqh = 0;
 	}
@@ -572,7 +577,7 @@ static void vtd_gcmd(struct umsi_sim *sim, struct sim_vtd *v, uint32_t val)
 	v->gsts = (v->gsts & ~(G_IRE | G_CFI)) | (val & (G_IRE | G_CFI));
 	if (val & ~G_MODELLED)
 		sim_logf_locked(sim, "vtd%u: GCMD 0x%x: only QIE, IRE, SIRTP "
-				"and CFI are modelled", v->index, val);
+				"and CFI are modelled", vtd_no(sim, v), val);
 }
 
 static void vtd_write(struct umsi_sim *sim, struct sim_vtd *v, uint32_t off,

@@ -103,7 +103,6 @@
 struct av_unit {
 	volatile uint8_t *regs;
 	uint64_t reg_base;
-	uint32_t index;                 /* in umsi_amdvi_config.units */
 	/* Its DeviceIDs: @ndevs ranges from av_priv.ranges[@devs0];
 	 * @all: the one unit of a configuration without units. */
 	uint16_t segment;
@@ -241,31 +240,28 @@ static int av_sync(struct umsi_system *sys, struct av_unit *u, uint32_t what,
 	return -UMSI_ETIMEDOUT;
 }
 
-static void av_tell(struct umsi_system *sys)
+/* Say what av_sync() found on @u (NULL: nothing to say), once, outside
+ * the lock. [no lock] */
+static void av_tell(struct umsi_system *sys, struct av_unit *u)
 {
-	struct av_priv *p = av_priv(sys);
 	umsi_irqflags_t fl;
 	uint64_t head, tail;
-	uint32_t i;
 	bool tell;
 
-	for (i = 0; i < p->nunits; i++) {
-		struct av_unit *u = &p->units[i];
-
-		fl = av_lock(sys);
-		tell = u->tell;
-		u->tell = false;
-		head = u->tell_head;
-		tail = u->tell_tail;
-		av_unlock(sys, fl);
-		if (tell)
-			umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: command not "
-				 "done within 10 ms (head 0x%llx, tail 0x%llx); "
-				 "the unit at 0x%llx is not trusted again",
-				 (unsigned long long)head,
-				 (unsigned long long)tail,
-				 (unsigned long long)u->reg_base);
-	}
+	if (!u)
+		return;
+	fl = av_lock(sys);
+	tell = u->tell;
+	u->tell = false;
+	head = u->tell_head;
+	tail = u->tell_tail;
+	av_unlock(sys, fl);
+	if (tell)
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: command not done "
+			 "within 10 ms (head 0x%llx, tail 0x%llx); the unit at "
+			 "0x%llx is not trusted again", (unsigned long long)head,
+			 (unsigned long long)tail,
+			 (unsigned long long)u->reg_base);
 }
 
 /* Point DeviceID @devid's entry in @u at @dte's third quadword. [av lock] */
@@ -376,39 +372,30 @@ static void av_unlink_dev(struct av_priv *p, struct av_dev *d)
 }
 
 /*
- * Whether @ci may be aimed at (@cpu, @id): its APIC ID in *@apic, in
- * *@devid the DeviceID whose table holds its entries (a wired input's:
- * its IO-APIC's, the one whose inputs hold its GSI with several), and in
- * *@u the IOMMU that serves that DeviceID.
+ * Whether @ci may be aimed at (@cpu, @id): its APIC ID in *@apic, and in
+ * *@sid the requester (segment << 16 | DeviceID) whose table holds its
+ * entries (a wired input's: its IO-APIC's, the one whose inputs hold its
+ * GSI with several).
  */
 static int av_check(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
-		    uint32_t cpu, uint32_t id, uint32_t *apic, uint32_t *devid,
-		    struct av_unit **u)
+		    uint32_t cpu, uint32_t id, uint32_t *apic, uint32_t *sid)
 {
 	struct av_priv *p = av_priv(sys);
-	uint32_t sid = ci->source_id;
 	int ret;
 
+	*sid = ci->source_id;
 	if (ci->wired) {
 		ret = umsi_x86_wired_source(sys, "x86-amdvi", p->ioapics,
 					    p->nioapics, p->ioapic_devid, ci,
-					    &sid);
-		if (ret || sid == UMSI_AMDVI_NO_DEVID || ci->count != 1 ||
+					    sid);
+		if (ret || *sid == UMSI_AMDVI_NO_DEVID || ci->count != 1 ||
 		    ci->group_count)
 			return -UMSI_ENOTSUP;
 	}
 	/* The one unit of a configuration without units: segment 0. */
-	if (sid == UMSI_NO_SOURCE || (p->units[0].all && (sid >> 16)) ||
-	    (sid & 0xffff) >= p->ndev)
+	if (*sid == UMSI_NO_SOURCE || (p->units[0].all && (*sid >> 16)) ||
+	    (*sid & 0xffff) >= p->ndev)
 		return -UMSI_EINVAL;
-	*u = av_unit_of(p, sid);
-	if (!*u) {
-		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: irq %u: no IOMMU "
-			 "serves DeviceID %04x:%02x:%02x.%u", ci->irq, sid >> 16,
-			 (sid >> 8) & 0xff, (sid >> 3) & 0x1f, sid & 7);
-		return -UMSI_ENOTSUP;
-	}
-	*devid = sid & 0xffff;
 	*apic = umsi_cpu_hwid(sys, cpu);
 	if (id < 0x10 || id + ci->count > 0x100 || !ci->count ||
 	    ci->count > 32)
@@ -488,7 +475,7 @@ static int av_irq_new(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 			fresh = d;
 		}
 		av_unlock(sys, *fl);
-		av_tell(sys);
+		av_tell(sys, u);
 		av_dev_free(sys, fresh);
 		umsi_free(sys, r, sizeof(*r));
 		if (ret == -UMSI_ENOSPC)
@@ -538,15 +525,24 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	struct umsi_x86_slice sl;
 	struct av_unit *u;
 	umsi_irqflags_t fl;
-	uint32_t apic, devid;
+	uint32_t apic, sid, devid;
 	bool new_entry;
 	int ret, tries;
 
-	ret = av_check(sys, ci, cpu, id, &apic, &devid, &u);
+	ret = av_check(sys, ci, cpu, id, &apic, &sid);
 	if (!ret)
 		ret = umsi_x86_slice(ci, &sl);
 	if (ret)
 		return ret;
+	/* The IOMMU whose device table points at the requester's table. */
+	u = av_unit_of(p, sid);
+	if (!u) {
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: irq %u: no IOMMU "
+			 "serves DeviceID %04x:%02x:%02x.%u", ci->irq, sid >> 16,
+			 (sid >> 8) & 0xff, (sid >> 3) & 0x1f, sid & 7);
+		return -UMSI_ENOTSUP;
+	}
+	devid = sid & 0xffff;
 	for (tries = 0; tries < 4; tries++) {
 		fl = av_lock(sys);
 		r = av_find(p, sl.key);
@@ -595,7 +591,7 @@ static int av_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		gone = r;
 	}
 	av_unlock(sys, fl);
-	av_tell(sys);
+	av_tell(sys, u);
 	umsi_free(sys, gone, sizeof(*gone));
 	return ret ? ret : 1;
 }
@@ -605,11 +601,11 @@ static int av_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 		       uint32_t cpu, uint32_t id)
 {
 	struct av_priv *p = av_priv(sys);
+	struct av_unit *u = NULL;
 	struct umsi_x86_slice sl;
-	struct av_unit *u;
 	struct av_irq *r;
 	umsi_irqflags_t fl;
-	uint32_t apic, devid;
+	uint32_t apic, sid;
 	int ret;
 
 	/*
@@ -619,7 +615,7 @@ static int av_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	 */
 	if (ci->wired)
 		return UMSI_CTL_REWRITE;
-	ret = av_check(sys, ci, cpu, id, &apic, &devid, &u);
+	ret = av_check(sys, ci, cpu, id, &apic, &sid);
 	if (!ret)
 		ret = umsi_x86_slice(ci, &sl);
 	if (ret)
@@ -631,13 +627,14 @@ static int av_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	} else if (r->dev->u->broken) {
 		ret = -UMSI_EIO;
 	} else {
+		/* The IRQ's IOMMU, from its first compose. */
+		u = r->dev->u;
 		irte_write(r, sl.from, sl.count, apic, id);
-		ret = av_sync(sys, r->dev->u, CMD_INV_INTR_TABLE,
-			      r->dev->devid);
+		ret = av_sync(sys, u, CMD_INV_INTR_TABLE, r->dev->devid);
 		r->stuck |= ret != 0;
 	}
 	av_unlock(sys, fl);
-	av_tell(sys);
+	av_tell(sys, u);
 	return ret;
 }
 
@@ -652,6 +649,7 @@ static void av_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 	struct av_priv *p = av_priv(sys);
 	struct av_irq **l, *r, *gone = NULL;
 	struct av_dev *d, *dev_gone = NULL;
+	struct av_unit *u;
 	struct umsi_x86_slice sl;
 	umsi_irqflags_t fl;
 	uint32_t i, first = 0;
@@ -666,6 +664,7 @@ static void av_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 		return;
 	}
 	d = r->dev;
+	u = d->u;
 	first = r->base + sl.from;
 	for (i = 0; i < sl.count; i++)
 		d->irt[first + i] = 0;
@@ -696,7 +695,7 @@ static void av_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 		}
 	}
 	av_unlock(sys, fl);
-	av_tell(sys);
+	av_tell(sys, u);
 	if (ret)
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-amdvi: irq %u: entries %u.. "
 			 "of DeviceID 0x%x not confirmed invalid (%d): kept",
@@ -977,7 +976,7 @@ static int av_unit_init(struct umsi_system *sys, struct av_unit *u,
 	if (!u->devtab || !u->cmd || !u->status)
 		return -UMSI_ENOMEM;
 	ret = av_start(sys, u);
-	av_tell(sys);
+	av_tell(sys, u);
 	if (ret)
 		return ret;
 	umsi_log(sys, UMSI_LOG_INFO, "x86-amdvi: unit at 0x%llx, %u DeviceIDs, "
@@ -1001,7 +1000,6 @@ static void av_units_from(struct av_priv *p, const struct umsi_amdvi_config *c)
 	for (i = 0; i < c->nunits; i++) {
 		struct av_unit *u = &p->units[i];
 
-		u->index = i;
 		u->reg_base = c->units[i].reg_base;
 		u->segment = c->units[i].segment;
 		u->devs0 = next;

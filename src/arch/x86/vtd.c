@@ -109,7 +109,6 @@ struct vtd_unit {
 	volatile uint8_t *regs;
 	uint64_t reg_base;
 	uint64_t ecap;
-	uint32_t index;                 /* in umsi_vtd_config.units */
 	/* What it remaps (struct umsi_vtd_unit): @nscope ranges from
 	 * vtd_priv.ranges[@scope0]; @all_segments: the one unit of a
 	 * configuration without units, every requester. */
@@ -319,36 +318,31 @@ static void vtd_unlock(struct umsi_system *sys, umsi_irqflags_t fl)
 }
 
 /*
- * Say what vtd_invalidate() found, once per unit, outside the lock
- * (host.h: log is never called under a lock). [no lock]
+ * Say what vtd_invalidate() found on @u (NULL: nothing to say), once,
+ * outside the lock (host.h: log is never called under a lock). [no lock]
  */
-static void vtd_tell(struct umsi_system *sys)
+static void vtd_tell(struct umsi_system *sys, struct vtd_unit *u)
 {
-	struct vtd_priv *p = vtd_priv(sys);
 	umsi_irqflags_t fl;
-	uint32_t i;
+	uint64_t iqh, iqt;
+	uint32_t fsts;
+	bool tell;
 
-	for (i = 0; i < p->nunits; i++) {
-		struct vtd_unit *u = &p->units[i];
-		uint64_t iqh, iqt;
-		uint32_t fsts;
-		bool tell;
-
-		fl = vtd_lock(sys);
-		tell = u->tell;
-		u->tell = false;
-		iqh = u->tell_iqh;
-		iqt = u->tell_iqt;
-		fsts = u->tell_fsts;
-		vtd_unlock(sys, fl);
-		if (tell)
-			umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: invalidation "
-				 "not done within 10 ms (IQH 0x%llx, IQT 0x%llx, "
-				 "FSTS 0x%x); the unit at 0x%llx is not trusted "
-				 "again", (unsigned long long)iqh,
-				 (unsigned long long)iqt, fsts,
-				 (unsigned long long)u->reg_base);
-	}
+	if (!u)
+		return;
+	fl = vtd_lock(sys);
+	tell = u->tell;
+	u->tell = false;
+	iqh = u->tell_iqh;
+	iqt = u->tell_iqt;
+	fsts = u->tell_fsts;
+	vtd_unlock(sys, fl);
+	if (tell)
+		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: invalidation not done "
+			 "within 10 ms (IQH 0x%llx, IQT 0x%llx, FSTS 0x%x); the "
+			 "unit at 0x%llx is not trusted again",
+			 (unsigned long long)iqh, (unsigned long long)iqt, fsts,
+			 (unsigned long long)u->reg_base);
 }
 
 /*
@@ -546,7 +540,7 @@ static int vtd_compose(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	}
 out:
 	vtd_unlock(sys, fl);
-	vtd_tell(sys);
+	vtd_tell(sys, u);
 	umsi_free(sys, fresh, sizeof(*fresh));
 	if (ret == -UMSI_ENOSPC)
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irq %u: no %u free "
@@ -560,6 +554,7 @@ static int vtd_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 			uint32_t cpu, uint32_t id)
 {
 	struct vtd_priv *p = vtd_priv(sys);
+	struct vtd_unit *u = NULL;
 	struct umsi_x86_slice sl;
 	struct vtd_irq *r;
 	umsi_irqflags_t fl;
@@ -584,12 +579,13 @@ static int vtd_retarget(struct umsi_system *sys, const struct umsi_ctl_irq *ci,
 	} else if (r->u->broken) {
 		ret = -UMSI_EIO;
 	} else {
+		u = r->u;
 		irte_write(p, r, sl.from, sl.count, apic, id, ci->wired, false);
-		ret = vtd_invalidate(sys, r->u, r->base + sl.from, sl.count);
+		ret = vtd_invalidate(sys, u, r->base + sl.from, sl.count);
 		r->stuck |= ret != 0;
 	}
 	vtd_unlock(sys, fl);
-	vtd_tell(sys);
+	vtd_tell(sys, u);
 	return ret;
 }
 
@@ -602,6 +598,7 @@ static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 {
 	struct vtd_priv *p = vtd_priv(sys);
 	struct vtd_irq **l, *r, *gone = NULL;
+	struct vtd_unit *u = NULL;
 	struct umsi_x86_slice sl;
 	umsi_irqflags_t fl;
 	uint32_t i, first = 0;
@@ -615,6 +612,7 @@ static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 		;
 	r = *l;
 	if (r && (r->live & (1u << sl.from))) {
+		u = r->u;
 		first = r->base + sl.from;
 		for (i = 0; i < sl.count; i++)
 			r->u->irt[2 * (r->base + sl.from + i)] = 0;
@@ -632,7 +630,7 @@ static void vtd_release(struct umsi_system *sys, const struct umsi_ctl_irq *ci)
 		}
 	}
 	vtd_unlock(sys, fl);
-	vtd_tell(sys);
+	vtd_tell(sys, u);
 	if (ret)
 		umsi_log(sys, UMSI_LOG_ERROR, "x86-vtd: irq %u: entries %u.. "
 			 "not confirmed invalid (%d): kept", ci->irq, first, ret);
@@ -903,7 +901,7 @@ static int vtd_start(struct umsi_system *sys, struct vtd_unit *u,
 	if (!ret)
 		ret = vtd_invalidate(sys, u, 0, 0);
 	if (ret) {
-		vtd_tell(sys);
+		vtd_tell(sys, u);
 		return ret;
 	}
 	ret = vtd_gcmd(sys, u, GCMD_IRE, true, "remapping on");
@@ -965,7 +963,6 @@ static void vtd_units_from(struct vtd_priv *p, const struct umsi_vtd_config *c)
 	for (i = 0; i < c->nunits; i++) {
 		struct vtd_unit *u = &p->units[i];
 
-		u->index = i;
 		u->reg_base = c->units[i].reg_base;
 		u->segment = c->units[i].segment;
 		u->include_all = c->units[i].include_all;
@@ -1085,7 +1082,7 @@ static int vtd_unit_faults(struct umsi_system *sys, struct vtd_unit *u,
 		if (!(top & FRCD_F))
 			continue;
 		fi = rd64(sys, u, rec);
-		f.unit = u->index;
+		f.unit = (uint32_t)(u - vtd_priv(sys)->units);
 		f.sid = rd32(sys, u, rec + 8) & 0xffff;
 		f.reason = (uint8_t)top;
 		f.interrupt = f.reason >= UMSI_VTD_FR_IR_FIRST &&
