@@ -332,8 +332,10 @@ static uint32_t sim_unit_ranges(const struct sim_spec *sp, unsigned unit,
 /*
  * `unit` lines: the platform's first unit and one per line, in @vu (VT-d:
  * the first one include-all) or @au (AMD-Vi: the first one every
- * requester the lines leave), their ranges in @r (room for 2 a device
- * instance, plus 1). How many units.
+ * requester the lines leave), their ranges in @r: the lines' ranges
+ * merged, the first unit's gaps between them (one more), then each
+ * line's own, each at most one a placed instance: room for 3 a device
+ * instance, plus 1. How many units.
  */
 static uint32_t sim_units(const struct sim_spec *sp, struct umsi_rid_range *r,
 			  struct umsi_vtd_unit *vu, struct umsi_amdvi_unit *au)
@@ -434,7 +436,7 @@ int sim_build(struct sim_machine *m, const struct sim_spec *sp, char *err,
 	 * the simulator and to the back end alike.
 	 */
 	if (sp->nunits) {
-		ranges = calloc(2 * (size_t)sp->ninst + 2, sizeof(*ranges));
+		ranges = calloc(3 * (size_t)sp->ninst + 1, sizeof(*ranges));
 		if (!ranges) {
 			snprintf(err, errlen, "out of memory");
 			return -1;

@@ -61,7 +61,6 @@
 #define AMDVI_CTL_CMDBUF (1u << 12)
 
 static uint64_t amdvi_base;		/* chosen for uMSI, or 0 */
-static uint64_t amdvi_regs;
 /* Every IOMMU chosen (the IVRS table's, amdvi_base the first), mapped. */
 static uint64_t amdvi_units_regs[ACPI_MAX_IOMMUS];
 static uint32_t amdvi_nunits;
@@ -70,15 +69,14 @@ static uint32_t amdvi_nunits;
 static const struct acpi_drhd *units[ACPI_MAX_DRHDS];
 static uint64_t units_regs[ACPI_MAX_DRHDS];
 static uint32_t nunits;
-static const struct acpi_drhd *unit;	/* units[0], or NULL */
-static uint64_t regs;			/* units_regs[0] */
+
 static uint32_t ioapic_sid = ACPI_NO_SID;
 static uint32_t faults;			/* reported so far */
 
 static uint64_t rd64(uint32_t off)
 {
-	return mmio_read32(regs + off) |
-	       (uint64_t)mmio_read32(regs + off + 4) << 32;
+	return mmio_read32(units_regs[0] + off) |
+	       (uint64_t)mmio_read32(units_regs[0] + off + 4) << 32;
 }
 
 static const char *mode_name(int mode)
@@ -114,27 +112,28 @@ static bool amdvi_choose(int mode)
 	 * Several IOMMUs: each must list its DeviceIDs (an "all" entry
 	 * would claim another's too), all of segment 0 and kept whole.
 	 */
-	if (iv->niommus > 1) {
-		for (uint32_t i = 0; i < iv->niommus; i++) {
-			const struct acpi_ivrs_iommu *io = &iv->iommu[i];
+	if (iv->niommus > ACPI_MAX_IOMMUS) {
+		kprintf("remap: error: %u IOMMUs, more than the %u kept; "
+			"AMD-Vi remapping stays off\n", iv->niommus,
+			ACPI_MAX_IOMMUS);
+		return false;
+	}
+	for (uint32_t i = 0; i < iv->niommus && iv->niommus > 1; i++) {
+		const struct acpi_ivrs_iommu *io = &iv->iommu[i];
 
-			if (i < ACPI_MAX_IOMMUS && !io->segment && !io->all &&
-			    io->ndevs && io->ndevs <= ACPI_MAX_DEVRANGES)
-				continue;
-			kprintf("remap: error: %u IOMMUs, and IOMMU %u %s; "
-				"AMD-Vi remapping stays off\n", iv->niommus, i,
-				i >= ACPI_MAX_IOMMUS ? "is past those kept" :
-				io->segment ? "is not in segment 0" :
-				io->all ? "claims every DeviceID" :
-				"lists no DeviceIDs or more than are kept");
-			return false;
-		}
+		if (!io->segment && !io->all && io->ndevs &&
+		    io->ndevs <= ACPI_MAX_DEVRANGES)
+			continue;
+		kprintf("remap: error: %u IOMMUs, and IOMMU %u %s; AMD-Vi "
+			"remapping stays off\n", iv->niommus, i,
+			io->segment ? "is not in segment 0" :
+			io->all ? "claims every DeviceID" :
+			"lists no DeviceIDs or more than are kept");
+		return false;
 	}
 	amdvi_base = iv->base;
-	amdvi_regs = (uint64_t)mm_map_mmio(iv->base, 0x4000);
-	amdvi_nunits = iv->niommus < ACPI_MAX_IOMMUS ? iv->niommus :
-						     ACPI_MAX_IOMMUS;
-	amdvi_units_regs[0] = amdvi_regs;
+	amdvi_units_regs[0] = (uint64_t)mm_map_mmio(iv->base, 0x4000);
+	amdvi_nunits = iv->niommus;
 	for (uint32_t i = 1; i < amdvi_nunits; i++) {
 		amdvi_units_regs[i] = (uint64_t)mm_map_mmio(iv->iommu[i].base,
 							    0x4000);
@@ -190,7 +189,7 @@ static uint64_t amdvi_regs_of(uint32_t devid)
 			    devid <= io->devs[k].last)
 				return amdvi_units_regs[i];
 	}
-	return amdvi_regs;
+	return amdvi_units_regs[0];
 }
 
 uint64_t iommu_amdvi_base(void)
@@ -522,8 +521,6 @@ void iommu_init(void)
 				"its device scope");
 	}
 	nunits = n;
-	unit = d;
-	regs = units_regs[0];
 	/* One IO-APIC's ID, for the line below; uMSI gets each one's
 	 * (iommu_ioapic_source()), and host.c prints each, known or not. */
 	if (acpi.nioapics == 1)
@@ -534,7 +531,7 @@ void iommu_init(void)
 
 const struct acpi_drhd *iommu_remap_unit(void)
 {
-	return unit;
+	return nunits ? units[0] : NULL;
 }
 
 uint32_t iommu_ioapic_sid(void)
@@ -546,7 +543,7 @@ uint32_t iommu_ioapic_source(uint8_t id)
 {
 	if (amdvi_base)
 		return acpi.ivrs.ioapic_devid_of[id];
-	return unit ? find_ioapic_sid(&acpi.dmar, id) : ACPI_NO_SID;
+	return nunits ? find_ioapic_sid(&acpi.dmar, id) : ACPI_NO_SID;
 }
 
 bool iommu_remap_active(void)
@@ -569,7 +566,7 @@ int iommu_irte_vector(uint32_t index, uint8_t *vector)
 {
 	uint64_t irta, lo;
 
-	if (!unit)
+	if (!nunits)
 		return -1;
 	irta = rd64(DMAR_IRTA);
 	if (!(irta & ~(uint64_t)0xfff) || index >= 2u << (irta & 0xf))
@@ -608,7 +605,7 @@ uint32_t iommu_irte_count(void)
 {
 	uint64_t irta;
 
-	if (!unit)
+	if (!nunits)
 		return 0;
 	irta = rd64(DMAR_IRTA);
 	return irta & ~(uint64_t)0xfff ? 2u << (irta & 0xf) : 0;
@@ -723,7 +720,7 @@ uint32_t iommu_poll_faults(void)
 	bool lost = false;
 	int n;
 
-	if (!unit || !s)
+	if (!nunits || !s)
 		return 0;
 	n = umsi_vtd_faults(s, report_fault, NULL, &lost);
 	if (n < 0)
