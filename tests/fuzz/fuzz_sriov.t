@@ -8,23 +8,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
-bin=$BUILD/fuzz/fuzz_sriov
-runs=${FUZZ_SRIOV_RUNS:-50000}
-echo "1..1"
-if [ ! -x "$bin" ]; then
-	echo "ok 1 - fuzz_sriov # SKIP not built (clang with libFuzzer needed)"
-	exit 0
-fi
-corpus=$BUILD/fuzz/corpus-sriov-smoke
-rm -rf "$corpus"
-mkdir -p "$corpus"
-log=$BUILD/fuzz/fuzz_sriov-smoke.log
-if "$bin" -seed=1 -runs="$runs" -max_total_time=30 -max_len=126 \
-	-artifact_prefix="$BUILD/fuzz/sriov-" "$corpus" tests/fuzz/corpus-sriov \
-	>"$log" 2>&1; then
-	echo "ok 1 - fuzz_sriov: $runs runs without a crash, a broken promise or a sanitizer report"
-else
-	echo "not ok 1 - fuzz_sriov failed; see $log"
-	tail -n 40 "$log" | sed 's/^/# /'
-	exit 1
-fi
+. tests/fuzz/smoke.sh
+fuzz_smoke fuzz_sriov "${FUZZ_SRIOV_RUNS:-50000}" \
+	"a crash, a broken promise or a sanitizer report" \
+	-max_total_time=30 -max_len=126 -artifact_prefix="$BUILD/fuzz/sriov-" \
+	-- tests/fuzz/corpus-sriov
