@@ -559,6 +559,51 @@ static inline void fx_fail_each_create(struct umsi_sim *sim,
 	umsi_sim_fail_at(sim, 0, 0);
 }
 
+/*
+ * A machine of @n remapping units: creation with @cfg on @sim turns each
+ * on (at @base + i * @stride, register @reg has every @on bit), says
+ * "@pre0xBASE, @post" for each, maps each once and takes @allocs
+ * phys_alloc blocks; destroy gives everything back and @off (the units
+ * are off) holds; every host call of a creation failed in turn leaves
+ * nothing and @off holding too.
+ */
+static inline void fx_units_create_each(struct umsi_sim *sim,
+					const struct umsi_config *cfg,
+					uint64_t base, uint64_t stride,
+					uint32_t n, uint32_t reg, uint32_t on,
+					const char *pre, const char *post,
+					uint64_t allocs,
+					void (*off)(struct umsi_sim *sim))
+{
+	struct umsi_sim_leaks l0, l1;
+	struct umsi_system *sys;
+	struct umsi_sim_stats st;
+
+	umsi_sim_leaks(sim, &l0);
+	umsi_sim_stats_reset(sim);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim, cfg,
+					    &sys), 0);
+	umsi_sim_stats(sim, &st);
+	for (uint32_t i = 0; i < n; i++) {
+		char line[96];
+
+		assert_int_equal(umsi_sim_mmio_read32(sim, base + i * stride +
+						      reg) & on, on);
+		snprintf(line, sizeof(line), "%s0x%llx, %s", pre,
+			 (unsigned long long)(base + i * stride), post);
+		assert_non_null(strstr(umsi_sim_log_text(sim), line));
+	}
+	assert_int_equal(st.op_calls[UMSI_SIM_OP_PHYS_ALLOC], allocs);
+	assert_int_equal(st.op_calls[UMSI_SIM_OP_MMIO_MAP], n);
+	umsi_system_destroy(sys);
+	umsi_sim_leaks(sim, &l1);
+	assert_true(umsi_sim_leaks_equal(&l0, &l1));
+	off(sim);
+	fx_fail_each_create(sim, cfg, &l0, st.fallible_calls, off);
+	umsi_sim_stats(sim, &st);
+	assert_int_equal(st.bad_accesses, 0);
+}
+
 /* ---- observation ------------------------------------------------------------ */
 
 static inline struct umsi_sim_dev_stats dstats(struct machine *m, umsi_bdf_t bdf)

@@ -252,37 +252,13 @@ static void test_units_config_refused(void **state)
 static void test_units_create_failure_leaves_nothing(void **state)
 {
 	struct umsi_sim *sim = units_sim(four_units, 4, false);
-	struct umsi_sim_leaks l0, l1;
-	struct umsi_system *sys;
-	struct umsi_sim_stats st;
 	struct units_cfg c;
 
 	(void)state;
 	units_cfg_of(four_units, 4, false, &c);
-	umsi_sim_leaks(sim, &l0);
-	umsi_sim_stats_reset(sim);
-	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim, &c.cfg,
-					    &sys), 0);
-	umsi_sim_stats(sim, &st);
-	for (uint32_t i = 0; i < 4; i++) {
-		char line[64];
-
-		assert_int_equal(umsi_sim_mmio_read32(sim, BASE(i) + GSTS) &
-				 (3u << 25), 3u << 25);
-		snprintf(line, sizeof(line), "x86-vtd: unit at 0x%llx, 256 "
-			 "entries", (unsigned long long)BASE(i));
-		assert_non_null(strstr(umsi_sim_log_text(sim), line));
-	}
-	assert_int_equal(st.op_calls[UMSI_SIM_OP_PHYS_ALLOC], 12);
-	assert_int_equal(st.op_calls[UMSI_SIM_OP_MMIO_MAP], 4);
-	umsi_system_destroy(sys);
-	umsi_sim_leaks(sim, &l1);
-	assert_true(umsi_sim_leaks_equal(&l0, &l1));
-	all_units_off(sim);
-	fx_fail_each_create(sim, &c.cfg, &l0, st.fallible_calls,
-			    all_units_off);
-	umsi_sim_stats(sim, &st);
-	assert_int_equal(st.bad_accesses, 0);
+	fx_units_create_each(sim, &c.cfg, BASE(0), 0x1000, 4, GSTS, 3u << 25,
+			     "x86-vtd: unit at ", "256 entries", 12,
+			     all_units_off);
 	umsi_sim_destroy(sim);
 }
 
