@@ -289,6 +289,18 @@ static uint32_t ioapic_sources(bool keep_unknown)
 	return n;
 }
 
+/* A unit's requester ranges, one "remap: @what S:B:D.F..B:D.F" line each. */
+static void print_ranges(const char *what, const struct umsi_rid_range *r,
+			 uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		kprintf("remap: %s %04x:%02x:%02x.%u..%02x:%02x.%u\n", what,
+			r[i].first >> 16, (r[i].first >> 8) & 0xff,
+			(r[i].first >> 3) & 0x1f, r[i].first & 7,
+			(r[i].last >> 8) & 0xff, (r[i].last >> 3) & 0x1f,
+			r[i].last & 7);
+}
+
 /*
  * AMD-Vi (iommu.c chose the IVRS table's IOMMU): a device table for every
  * DeviceID of the buses ECAM reaches (the IO-APIC's among them), other
@@ -348,15 +360,7 @@ static void amdvi_umsi_config(struct umsi_config *cfg)
 			"DeviceIDs, ioapic devid 0x%x, %u device ranges\n",
 			(unsigned long)au->reg_base, n,
 			amdvi_config.ioapic_devid, au->ndevices);
-		for (uint32_t i = 0; i < au->ndevices; i++)
-			kprintf("remap: devices %04x:%02x:%02x.%u..%02x:%02x.%u\n",
-				au->devices[i].first >> 16,
-				(au->devices[i].first >> 8) & 0xff,
-				(au->devices[i].first >> 3) & 0x1f,
-				au->devices[i].first & 7,
-				(au->devices[i].last >> 8) & 0xff,
-				(au->devices[i].last >> 3) & 0x1f,
-				au->devices[i].last & 7);
+		print_ranges("devices", au->devices, au->ndevices);
 	}
 }
 
@@ -406,15 +410,7 @@ void arch_umsi_config(struct umsi_config *cfg)
 			vtd_config.x2apic ? "x2apic" : "xapic",
 			vtd_config.ioapic_sid,
 			vu->include_all ? "include-all, " : "", vu->nscope);
-		for (uint32_t k = 0; k < vu->nscope; k++)
-			kprintf("remap: scope %04x:%02x:%02x.%u..%02x:%02x.%u\n",
-				vu->scope[k].first >> 16,
-				(vu->scope[k].first >> 8) & 0xff,
-				(vu->scope[k].first >> 3) & 0x1f,
-				vu->scope[k].first & 7,
-				(vu->scope[k].last >> 8) & 0xff,
-				(vu->scope[k].last >> 3) & 0x1f,
-				vu->scope[k].last & 7);
+		print_ranges("scope", vu->scope, vu->nscope);
 	}
 }
 
