@@ -375,6 +375,63 @@ static void test_silent_unit_fails_alone(void **state)
 	free(m);
 }
 
+/* Silences IOMMU 1 once its device-table entry is set: the second MMIO
+ * write (the command tail) after the interrupt table's allocation. */
+struct mid_gun {
+	struct machine *m;
+	unsigned armed, writes;
+	bool done;
+};
+
+static void silence_mid_compose(void *arg, enum umsi_sim_op op)
+{
+	struct mid_gun *g = arg;
+
+	if (op == UMSI_SIM_OP_PHYS_ALLOC && !g->done)
+		g->armed = 1;
+	else if (op == UMSI_SIM_OP_MMIO_WRITE32 && g->armed &&
+		 ++g->writes == 2) {
+		assert_int_equal(umsi_sim_amdvi_unit_silent(g->m->sim, 1,
+							    true), 0);
+		g->armed = 0;
+		g->done = true;
+	}
+}
+
+/*
+ * IOMMU 1 goes silent between pointing a new function's DTE at its table
+ * and invalidating the table after the first entry is written: the
+ * allocation fails with -UMSI_ETIMEDOUT, and nothing of it stays keyed by
+ * its IRQ numbers, so those numbers serve a function of IOMMU 0 right
+ * after (its messages handled where chosen).
+ */
+static void test_unit_silent_mid_compose(void **state)
+{
+	struct machine *m = units_machine(false);
+	struct umsi_sim_dev_desc d = nvme_desc();
+	struct umsi_pci_dev *port = fx_root_port_up(m, PORT, 0x10, 0x1f);
+	struct umsi_pci_dev *a = plug(m, DEV_A, &d, UMSI_PCI_ADD_FRESH);
+	struct umsi_pci_dev *c = plug_under(m, DEV_C, &d, port);
+	struct mid_gun g = { .m = m };
+
+	(void)state;
+	umsi_sim_set_hook(m->sim, silence_mid_compose, &g);
+	assert_int_equal(umsi_pci_alloc_irq_vectors(c, 2, 2, UMSI_PCI_IRQ_MSIX),
+			 -UMSI_ETIMEDOUT);
+	umsi_sim_set_hook(m->sim, NULL, NULL);
+	assert_true(g.done);
+	assert_int_equal(ustats(m, 1).inv_devtab, 1);
+	two_up(m, a, DEV_A);
+	assert_int_equal(umsi_sim_amdvi_unit_silent(m->sim, 1, false), 0);
+	umsi_pci_remove(m->sys, c);
+	umsi_pci_remove(m->sys, a);
+	umsi_pci_remove(m->sys, port);
+	/* IOMMU 1 may still read what it was given: left on, kept. */
+	umsi_system_destroy(m->sys);
+	umsi_sim_destroy(m->sim);
+	free(m);
+}
+
 /* ---- IO-APICs ------------------------------------------------------------------ */
 
 /*
@@ -410,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_each_unit_its_devices),
 		cmocka_unit_test(test_devid_no_unit_serves_refused),
 		cmocka_unit_test(test_silent_unit_fails_alone),
+		cmocka_unit_test(test_unit_silent_mid_compose),
 		cmocka_unit_test(test_ioapics_of_two_units),
 	};
 

@@ -262,6 +262,34 @@ static void test_units_create_failure_leaves_nothing(void **state)
 	umsi_sim_destroy(sim);
 }
 
+/*
+ * The second unit never runs its queue: its start times out at the first
+ * invalidation, after queued invalidation was turned on; the creation
+ * fails with -UMSI_ETIMEDOUT, said once, and every unit, that one too, is
+ * left with remapping and queued invalidation off, nothing kept.
+ */
+static void test_unit_silent_at_start(void **state)
+{
+	struct umsi_sim *sim = units_sim(four_units, 4, false);
+	struct umsi_sim_leaks l0, l1;
+	struct umsi_system *sys = NULL;
+	struct units_cfg c;
+
+	(void)state;
+	units_cfg_of(four_units, 4, false, &c);
+	umsi_sim_leaks(sim, &l0);
+	assert_int_equal(umsi_sim_vtd_unit_silent(sim, 1, true), 0);
+	assert_int_equal(umsi_system_create(umsi_sim_host_ops(), sim, &c.cfg,
+					    &sys), -UMSI_ETIMEDOUT);
+	assert_null(sys);
+	assert_non_null(strstr(umsi_sim_log_text(sim), "the unit at "
+			       "0xfed91000 is not trusted"));
+	all_units_off(sim);
+	umsi_sim_leaks(sim, &l1);
+	assert_true(umsi_sim_leaks_equal(&l0, &l1));
+	umsi_sim_destroy(sim);
+}
+
 /* ---- entries per unit ---------------------------------------------------- */
 
 struct three {
@@ -598,6 +626,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_units_config_refused),
 		cmocka_unit_test(test_units_create_failure_leaves_nothing),
+		cmocka_unit_test(test_unit_silent_at_start),
 		cmocka_unit_test(test_each_unit_its_table),
 		cmocka_unit_test(test_requester_no_unit_remaps_refused),
 		cmocka_unit_test(test_silent_unit_fails_alone),
