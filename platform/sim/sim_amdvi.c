@@ -68,6 +68,9 @@ struct sim_amdvi {
 	uint32_t *devgen;               /* per DeviceID: bumped to drop cache */
 	uint32_t *tabgen;
 	struct av_cached dte[CACHE_SLOTS], irte[CACHE_SLOTS];
+	/* DeviceIDs whose DTE software told it of (INVALIDATE_DEVTAB_ENTRY):
+	 * the ones whose interrupt tables it may read. */
+	uint64_t told[65536 / 64];
 	struct umsi_sim_amdvi_stats st;
 };
 
@@ -257,6 +260,7 @@ static bool av_command_locked(struct umsi_sim *sim, struct sim_amdvi *a,
 	case 2:         /* INVALIDATE_DEVTAB_ENTRY */
 		a->st.inv_devtab++;
 		a->devgen[devid]++;
+		a->told[devid / 64] |= 1ull << (devid % 64);
 		return true;
 	case 5:         /* INVALIDATE_INTERRUPT_TABLE */
 		a->st.inv_table++;
@@ -518,6 +522,52 @@ static void av_dump(struct umsi_sim *sim, FILE *out)
 	}
 }
 
+static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/*
+ * An IOMMU that is on reads its device table, its command buffer, and the
+ * interrupt table of every DeviceID whose DTE remaps (of those software
+ * told it of).
+ */
+static const char *av_reads(struct umsi_sim *sim, uint64_t phys, size_t size)
+{
+	for (uint32_t i = 0; i < sim->namdvi; i++) {
+		const struct sim_amdvi *a = &sim->amdvi[i];
+		uint32_t n = devtab_entries(a);
+
+		if (!(a->control & CTL_IOMMU_EN))
+			continue;
+		if (a->devtab && overlaps(phys, size, a->devtab & ADDR_4K,
+					  32ull * n))
+			return "an AMD-Vi unit's device table";
+		if ((a->control & CTL_CMDBUF_EN) &&
+		    overlaps(phys, size, a->cmdbuf & ADDR_4K,
+			     16ull << ((a->cmdbuf >> 56) & 0xf)))
+			return "an AMD-Vi unit's command buffer";
+		for (uint32_t w = 0; w < 65536 / 64; w++) {
+			for (uint64_t m = a->told[w]; m; m &= m - 1) {
+				uint32_t devid = w * 64 +
+						 (uint32_t)__builtin_ctzll(m);
+				const uint64_t *q;
+
+				if (devid >= n)
+					continue;
+				q = sim_phys_ptr_locked(sim, (a->devtab & ADDR_4K) +
+							32ull * devid + 16, 8);
+				if (q && (*q & DTE_IV) && ((*q >> 60) & 3) == 2 &&
+				    overlaps(phys, size, *q & DTE_ROOT,
+					     4ull << ((*q >> 1) & 0xf)))
+					return "an AMD-Vi unit's DTE (a "
+					       "DeviceID's interrupt table)";
+			}
+		}
+	}
+	return NULL;
+}
+
 const struct sim_model_ops sim_amdvi_ops = {
 	.name = "amd-vi",
 	.controller = SIM_NO_CTL,
@@ -527,5 +577,6 @@ const struct sim_model_ops sim_amdvi_ops = {
 	.remaps = av_remaps,
 	.intercept = av_intercept_locked,
 	.target = av_target_locked,
+	.reads = av_reads,
 	.dump = av_dump,
 };

@@ -665,10 +665,17 @@ static void h_phys_free(void *host, void *virt, size_t size)
 		sim_bad_access_locked(sim, "phys_free of %p: not from "
 				      "phys_alloc() or already freed", virt);
 	} else {
+		const char *what = sim_models_reads_locked(sim, b->phys,
+							   b->size);
+
 		if (b->size != size)
 			sim_bad_access_locked(sim, "phys_free of %p with size "
 					      "%zu, allocated %zu", virt, size,
 					      b->size);
+		if (what)
+			sim_bad_access_locked(sim, "phys_free of %p (0x%llx): "
+					      "%s, on, still reads it", virt,
+					      (unsigned long long)b->phys, what);
 		*pp = b->next;
 		sim->lk.phys_allocs--;
 		sim->lk.phys_bytes -= b->size;

@@ -182,6 +182,18 @@ void sim_models_targets_locked(struct umsi_sim *sim,
 			m->targets(sim, fn, arg, n);
 }
 
+const char *sim_models_reads_locked(struct umsi_sim *sim, uint64_t phys,
+				    size_t size)
+{
+	const struct sim_model_ops *m;
+	const char *what;
+
+	for_each_model(m, i)
+		if (m->reads && (what = m->reads(sim, phys, size)))
+			return what;
+	return NULL;
+}
+
 /* Outermost first: the wired inputs, the remapping unit, the controller. */
 void sim_models_dump(struct umsi_sim *sim, FILE *out)
 {

@@ -399,6 +399,10 @@ struct sim_model_ops {
 	void (*targets)(struct umsi_sim *sim,
 			void (*fn)(void *arg, const struct umsi_sim_target *t),
 			void *arg, unsigned *n);
+	/* A remapping unit that is on and may still read phys_alloc memory
+	 * [@phys, @phys + @size) (its table, its queue, a table an entry of
+	 * its points at): what it reads there, else NULL. */
+	const char *(*reads)(struct umsi_sim *sim, uint64_t phys, size_t size);
 	/* Its state, for umsi_sim_dump(); its counters to 0. */
 	void (*dump)(struct umsi_sim *sim, FILE *out);
 	void (*stats_reset)(struct umsi_sim *sim);
@@ -415,6 +419,8 @@ void sim_models_fini(struct umsi_sim *sim);
 bool sim_models_mmio_locked(struct umsi_sim *sim, uint64_t phys, bool write,
 			    uint32_t *val);
 bool sim_remap_present_locked(const struct umsi_sim *sim);
+const char *sim_models_reads_locked(struct umsi_sim *sim, uint64_t phys,
+				    size_t size);
 bool sim_remap_intercept_locked(struct umsi_sim *sim, uint32_t rid,
 				uint64_t address, uint32_t data, int *n,
 				uint32_t *apic_id, uint8_t *vector);

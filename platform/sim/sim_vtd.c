@@ -775,6 +775,30 @@ static void vtd_dump(struct umsi_sim *sim, FILE *out)
 	}
 }
 
+static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/* A unit with remapping or queued invalidation on reads its table and
+ * its queue. */
+static const char *vtd_reads(struct umsi_sim *sim, uint64_t phys, size_t size)
+{
+	for (uint32_t i = 0; i < sim->nvtd; i++) {
+		const struct sim_vtd *v = &sim->vtd[i];
+
+		if ((v->gsts & G_IRE) &&
+		    overlaps(phys, size, v->irta_latched & ADDR_4K,
+			     16ull * (2ull << (v->irta_latched & IRTA_S))))
+			return "a VT-d unit's interrupt remapping table";
+		if ((v->gsts & G_QIE) &&
+		    overlaps(phys, size, v->iqa_latched & ADDR_4K,
+			     4096ull << (v->iqa_latched & IQA_QS)))
+			return "a VT-d unit's invalidation queue";
+	}
+	return NULL;
+}
+
 const struct sim_model_ops sim_vtd_ops = {
 	.name = "vt-d",
 	.controller = SIM_NO_CTL,
@@ -784,5 +808,6 @@ const struct sim_model_ops sim_vtd_ops = {
 	.remaps = vtd_remaps,
 	.intercept = sim_vtd_intercept_locked,
 	.target = sim_vtd_target_locked,
+	.reads = vtd_reads,
 	.dump = vtd_dump,
 };

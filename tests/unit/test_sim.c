@@ -2940,6 +2940,32 @@ static void test_vtd_registers_and_enable_sequence(void **st)
 	vtd_world_free(v);
 }
 
+/*
+ * Memory a unit that is on still reads (its table while remapping is on,
+ * its queue while queued invalidation is) given back is a bad access,
+ * named; given back once each is off, it is not.
+ */
+static void test_vtd_freeing_what_the_unit_reads(void **st)
+{
+	struct vtd_world *v = vtd_world_new(1, NULL, false, false, true);
+	struct umsi_sim *sim = v->w->sim;
+
+	(void)st;
+	v->w->ops->phys_free(sim, v->irt, 16 * 16);
+	assert_int_equal(bad_accesses(sim), 1);
+	assert_non_null(strstr(umsi_sim_log_text(sim), "a VT-d unit's "
+			       "interrupt remapping table, on, still reads it"));
+	vtd_gcmd(sim, G_IRE, false);
+	v->w->ops->phys_free(sim, v->iq, 4096);
+	assert_int_equal(bad_accesses(sim), 2);
+	assert_non_null(strstr(umsi_sim_log_text(sim), "a VT-d unit's "
+			       "invalidation queue, on, still reads it"));
+	vtd_gcmd(sim, G_QIE, false);
+	v->w->ops->phys_free(sim, v->status, 64);
+	assert_int_equal(bad_accesses(sim), 2);
+	vtd_world_free(v);
+}
+
 static void test_vtd_iec_invalidation_and_wait_status_write(void **st)
 {
 	struct vtd_world *v = vtd_world_new(1, NULL, false, false, true);
@@ -3461,6 +3487,7 @@ int main(void)
 		cmocka_unit_test(test_its_redistributor_tables_outside_memory_drop_lpis),
 		cmocka_unit_test(test_its_enable_lpis_reads_the_pending_table_unless_ptz),
 		cmocka_unit_test(test_vtd_registers_and_enable_sequence),
+		cmocka_unit_test(test_vtd_freeing_what_the_unit_reads),
 		cmocka_unit_test(test_vtd_iec_invalidation_and_wait_status_write),
 		cmocka_unit_test(test_vtd_silent_unit_runs_nothing_until_it_wakes),
 		cmocka_unit_test(test_vtd_bad_descriptor_sets_iqe_and_stops_the_queue),
